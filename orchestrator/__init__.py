@@ -1,0 +1,1 @@
+"""StrawPot orchestration: Denden gRPC server, WrapperRuntime, staging, delegation policy, sessions."""

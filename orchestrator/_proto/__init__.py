@@ -1,0 +1,1 @@
+"""Generated Denden stubs (do not edit; run `python proto/generate.py`)."""
