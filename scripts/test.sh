@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set up (if needed) and run the whole test suite: lint, then pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+.venv/bin/ruff check .
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,3 @@
+"""strawpot: a package manager and launcher for AI-agent components."""
+
+__version__ = "0.2.0"

@@ -1,0 +1,105 @@
+"""The `strawpot` command line: discovers one module per command and maps failures to exit codes."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+from typing import Any
+
+import rich_click as click
+
+from strawpot import __version__
+
+SECTIONS = {
+    "packages": "Packages",
+    "publishing": "Publishing",
+    "registry": "Registry",
+    "sessions": "Sessions",
+    "other": "Other",
+}
+
+click.rich_click.SHOW_ARGUMENTS = True
+click.rich_click.STYLE_ERRORS_SUGGESTION = "dim"
+
+
+def _command_modules() -> list[str]:
+    import strawpot.commands as package
+
+    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
+
+
+def _load(module_name: str) -> Any:
+    return importlib.import_module(f"strawpot.commands.{module_name}")
+
+
+class StrawpotGroup(click.RichGroup):
+    """Imports a command's module only when that command runs (or when help lists them all)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [m.replace("_", "-") for m in _command_modules()]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module_name = cmd_name.replace("-", "_")
+        if module_name not in _command_modules():
+            return None
+        command: click.Command = _load(module_name).command
+        command.name = cmd_name
+        return command
+
+    def format_help(self, ctx: click.Context, formatter: Any) -> None:
+        groups: dict[str, list[str]] = {title: [] for title in SECTIONS.values()}
+        for name in self.list_commands(ctx):
+            section = getattr(_load(name.replace("-", "_")), "SECTION", "other")
+            groups[SECTIONS.get(section, "Other")].append(name)
+        formatter.config.command_groups = {
+            ctx.command_path: [{"name": title, "commands": cmds} for title, cmds in groups.items() if cmds]
+        }
+        super().format_help(ctx, formatter)
+
+
+@click.group(cls=StrawpotGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="strawpot")
+def cli() -> None:
+    """Install, lock, publish and run AI-agent skills, roles and agents from a StrawHub registry.
+
+    Exit codes: 0 ok, 1 error, 2 usage, 3 resolution conflict, 4 lock out of date,
+    5 integrity failure, 6 registry unreachable, 7 missing tool or agent.
+    """
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; an expected failure prints one `error:` line (and a hint) and exits with its code."""
+    from strawpot.model.errors import StrawpotError
+
+    try:
+        cli.main(args=argv, prog_name="strawpot", standalone_mode=False)
+    except StrawpotError as exc:
+        _print_error(exc.message, exc.hint)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        _print_error("aborted", None)
+        return 130
+    except KeyboardInterrupt:
+        _print_error("interrupted", None)
+        return 130
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        return 2 if isinstance(exc, click.UsageError) else exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except BrokenPipeError:
+        return 1
+    return 0
+
+
+def _print_error(message: str, hint: str | None) -> None:
+    from strawpot.console import err_console
+
+    err_console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    if hint:
+        err_console.print(f"[dim]hint:[/] {hint}", markup=True, highlight=False, soft_wrap=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Options shared by several commands, defined once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import rich_click as click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+JSON_FORMAT_VERSION = 1
+
+
+def project_option(func: F) -> F:
+    return click.option(
+        "--project", "-p", "project", type=click.Path(file_okay=False, path_type=Path), default=None,
+        help="Project folder (default: the current folder).",
+    )(func)
+
+
+def global_option(func: F) -> F:
+    return click.option(
+        "--global", "-g", "is_global", is_flag=True,
+        help="Use the global tree ($STRAWPOT_HOME or ~/.strawpot) instead of the project.",
+    )(func)
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print a versioned JSON report on stdout.")(func)
+
+
+def registry_option(func: F) -> F:
+    return click.option(
+        "--registry", "registry", metavar="URL", default=None,
+        help="Registry URL (default: $STRAWPOT_REGISTRY_URL, [registry].url, or the public StrawHub).",
+    )(func)
+
+
+def print_json(payload: dict[str, Any]) -> None:
+    """Print a JSON report with its format version, on stdout."""
+    import json
+    import sys
+
+    sys.stdout.write(json.dumps({"version": JSON_FORMAT_VERSION, **payload}, indent=2, sort_keys=False) + "\n")

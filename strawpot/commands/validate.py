@@ -1,0 +1,31 @@
+"""`strawpot validate PATH`: check a package the way the registry will, and summarise it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+SECTION = "publishing"
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--run-wrapper", is_flag=True, help="Also run an agent's wrapper `build` with sample arguments.")
+def command(path: Path, run_wrapper: bool) -> None:
+    """Validate the package at PATH and print a one-line summary, or every problem found."""
+    from strawpot.console import err_console, out_console
+    from strawpot.model.errors import UsageError
+    from strawpot.model.package import PackageInvalid, load_package
+
+    try:
+        package = load_package(path)
+    except PackageInvalid as exc:
+        for issue in exc.issues:
+            err_console.print(f"[red]✗[/] {issue}", markup=True, highlight=False, soft_wrap=True)
+        raise UsageError(f"{exc.where or path}: {len(exc.issues)} problem(s) found") from None
+    out_console.print(f"ok: {package.summary()}", markup=False)
+    if run_wrapper:
+        from strawpot.publishing.wrapper_check import check_wrapper
+
+        check_wrapper(package, path if path.is_dir() else path.parent)

@@ -1,0 +1,1 @@
+"""Package formats, the project manifest, the lockfile and the installed tree."""

@@ -1,0 +1,161 @@
+"""The project manifest `strawpot.toml`: read requirements and settings, edit without losing a byte."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+from tomlkit.items import InlineTable, Table
+
+from strawpot.model.errors import UsageError
+from strawpot.model.fs import atomic_write
+from strawpot.model.kinds import KIND_ORDER, Kind
+
+MANIFEST_NAME = "strawpot.toml"
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One requirement of the project: `[<kinds>] name = "spec"` or a table with `version`."""
+
+    kind: Kind
+    name: str
+    spec: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+class Manifest:
+    """A parsed `strawpot.toml`; edits change only the entries they touch."""
+
+    def __init__(self, path: Path, document: tomlkit.TOMLDocument) -> None:
+        self.path = path
+        self.doc = document
+
+    @classmethod
+    def load(cls, path: Path) -> Manifest:
+        if not path.exists():
+            return cls(path, tomlkit.document())
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        try:
+            doc = tomlkit.parse(text)
+        except tomlkit.exceptions.ParseError as exc:
+            raise UsageError(
+                f"{path}:{exc.line}:{exc.col}: invalid TOML: {_parse_reason(exc)}",
+                hint="fix the file by hand; strawpot never rewrites a file it cannot parse",
+            ) from None
+        manifest = cls(path, doc)
+        manifest.entries()  # validate shapes up front, so every command fails the same way
+        return manifest
+
+    def entries(self) -> list[ManifestEntry]:
+        """Every requirement, in kind order then file order."""
+        result: list[ManifestEntry] = []
+        for kind in KIND_ORDER:
+            section = self.doc.get(kind.plural)
+            if section is None:
+                continue
+            if not isinstance(section, dict):
+                raise UsageError(f"{self.path}: [{kind.plural}] must be a table of name = \"specifier\" entries")
+            for name, value in section.items():
+                result.append(self._entry(kind, str(name), value))
+        return result
+
+    def _entry(self, kind: Kind, name: str, value: Any) -> ManifestEntry:
+        where = f"{self.path}: {kind.plural}.{name}"
+        if isinstance(value, str):
+            return ManifestEntry(kind, name, value.strip() or "*")
+        if isinstance(value, dict):
+            spec = value.get("version", "*")
+            if not isinstance(spec, str):
+                raise UsageError(f"{where}.version must be a string such as \"^1.2\"")
+            settings = {str(k): _plain(v) for k, v in value.items() if k != "version"}
+            return ManifestEntry(kind, name, spec.strip() or "*", settings)
+        raise UsageError(f"{where} must be a version specifier string or a table with 'version'")
+
+    def get(self, kind: Kind, name: str) -> ManifestEntry | None:
+        section = self.doc.get(kind.plural)
+        if not isinstance(section, dict) or name not in section:
+            return None
+        return self._entry(kind, name, section[name])
+
+    # -- settings shared with the orchestrator ---------------------------------------------------
+
+    def table(self, key: str) -> dict[str, Any]:
+        value = self.doc.get(key)
+        return _plain(value) if isinstance(value, dict) else {}
+
+    @property
+    def orchestrator(self) -> dict[str, Any]:
+        return self.table("orchestrator")
+
+    @property
+    def policy(self) -> dict[str, Any]:
+        return self.table("policy")
+
+    @property
+    def registry_url(self) -> str | None:
+        url = self.table("registry").get("url")
+        return url if isinstance(url, str) and url else None
+
+    def agent_settings(self, name: str) -> dict[str, Any]:
+        entry = self.get(Kind.AGENT, name)
+        return dict(entry.settings) if entry else {}
+
+    def role_default_agent(self, slug: str) -> str | None:
+        entry = self.get(Kind.ROLE, slug)
+        agent = entry.settings.get("default_agent") if entry else None
+        return agent if isinstance(agent, str) else None
+
+    def dependency_hash(self) -> str:
+        """A hash of everything resolution reads from the manifest, to detect a stale lock."""
+        inputs = [
+            [e.kind.value, e.name, e.spec, e.settings.get("default_agent") if e.kind is Kind.ROLE else None]
+            for e in self.entries()
+        ]
+        inputs.sort(key=lambda row: (row[0], row[1]))
+        return "sha256:" + hashlib.sha256(json.dumps(inputs, separators=(",", ":")).encode()).hexdigest()
+
+    # -- edits -------------------------------------------------------------------------------------
+
+    def set_spec(self, kind: Kind, name: str, spec: str) -> None:
+        """Add or change a requirement; a table entry keeps its other keys."""
+        section = self.doc.get(kind.plural)
+        if section is None:
+            section = tomlkit.table()
+            self.doc.add(kind.plural, section)
+        current = section.get(name)
+        if isinstance(current, InlineTable | Table):
+            current["version"] = spec
+        else:
+            section[name] = spec
+
+    def remove(self, kind: Kind, name: str) -> bool:
+        section = self.doc.get(kind.plural)
+        if not isinstance(section, dict) or name not in section:
+            return False
+        del section[name]
+        return True
+
+    def dumps(self) -> str:
+        return tomlkit.dumps(self.doc)
+
+    def save(self) -> None:
+        atomic_write(self.path, self.dumps())
+
+
+def _plain(value: Any) -> Any:
+    """tomlkit items as plain Python values."""
+    return value.unwrap() if hasattr(value, "unwrap") else value
+
+
+def _parse_reason(exc: tomlkit.exceptions.ParseError) -> str:
+    message = str(exc)
+    return message.split(" at line ")[0] if " at line " in message else message

@@ -1,0 +1,31 @@
+"""The one check for relative paths that come from a package, an upload or an archive."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+MAX_PATH_LENGTH = 1024
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+class UnsafePath(ValueError):
+    """A path that could escape its package folder or is not portable."""
+
+
+def safe_relative_path(path: str) -> str:
+    """Return `path` as a normalised relative POSIX path, or raise UnsafePath saying why."""
+    if not path:
+        raise UnsafePath("empty path")
+    if len(path) > MAX_PATH_LENGTH:
+        raise UnsafePath(f"path longer than {MAX_PATH_LENGTH} characters")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
+        raise UnsafePath(f"control character in path {path!r}")
+    if "\\" in path:
+        raise UnsafePath(f"backslash in path {path!r}")
+    if path.startswith("/") or _DRIVE.match(path):
+        raise UnsafePath(f"absolute path {path!r}")
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise UnsafePath(f"path {path!r} has an empty, '.' or '..' component")
+    return str(PurePosixPath(*parts))
