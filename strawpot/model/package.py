@@ -306,10 +306,15 @@ class _FieldReader:
 
     def env(self) -> dict[str, EnvSpec]:
         raw = self.sp.get("env")
+        if raw is None:
+            return {}
         if isinstance(raw, list):
             raw = {str(name): {} for name in raw}
+        if not isinstance(raw, dict):
+            self.error("metadata.strawpot.env", f"must be a mapping or a list of names, not {type(raw).__name__}")
+            return {}
         envs: dict[str, EnvSpec] = {}
-        for name, spec in (raw or {}).items() if isinstance(raw, dict) else self.bad_env(raw):
+        for name, spec in raw.items():
             spec = spec if isinstance(spec, dict) else {"default": spec}
             default = spec.get("default")
             envs[str(name)] = EnvSpec(
@@ -317,10 +322,6 @@ class _FieldReader:
                 None if default is None else str(default),
             )
         return envs
-
-    def bad_env(self, raw: Any) -> list[tuple[str, Any]]:
-        self.error("metadata.strawpot.env", f"must be a mapping or a list of names, not {type(raw).__name__}")
-        return []
 
     def params(self) -> dict[str, Any]:
         return {
