@@ -1,0 +1,62 @@
+"""The one way commands open a registry client, and the one map from hub errors to exit codes."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from strawpot.model.errors import (
+    IntegrityFailure,
+    RegistryUnreachable,
+    StrawpotError,
+    UsageError,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+    from hub_client import HubClient
+
+
+def open_client(
+    url: str,
+    *,
+    token: str | None = None,
+    offline: bool = False,
+    transport: httpx.BaseTransport | None = None,
+) -> HubClient:
+    """A HubClient on `url` with the shared download cache."""
+    from hub_client import Cache, HubClient
+    from strawpot.settings import cache_dir
+
+    return HubClient(url, token=token, cache=Cache(cache_dir()), offline=offline, transport=transport)
+
+
+@contextlib.contextmanager
+def hub_errors(url: str) -> Iterator[None]:
+    """Turn hub_client's exceptions into StrawpotErrors with exit codes and hints."""
+    import hub_client as hc
+
+    try:
+        yield
+    except hc.RegistryUnreachable as exc:
+        raise RegistryUnreachable(
+            f"registry unreachable at {url}: {exc}",
+            hint="check the URL (--registry, STRAWPOT_REGISTRY_URL or [registry].url) and your network",
+        ) from None
+    except hc.OfflineMiss as exc:
+        raise RegistryUnreachable(f"offline and not in the cache: {exc}", hint="run once without --offline") from None
+    except hc.IntegrityError as exc:
+        raise IntegrityFailure(f"integrity failure: {exc}", hint="nothing was written; try again, or report the registry") from None
+    except hc.AuthError as exc:
+        raise StrawpotError(
+            f"not authorised by {url}: {exc}",
+            hint="log in with `strawpot login` or set STRAWPOT_TOKEN (a local registry: `strawpot registry token create`)",
+        ) from None
+    except hc.NotFound as exc:
+        raise UsageError(f"not found on {url}: {exc}") from None
+    except hc.RateLimited as exc:
+        raise StrawpotError(f"rate limited by {url}; retry after {exc.retry_after} s") from None
+    except hc.HubError as exc:
+        raise StrawpotError(f"registry {url}: {exc}") from None
