@@ -13,6 +13,6 @@ fi
 stamp=.venv/.strawpot-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --config-settings editable_mode=compat -e '.[test]'
   touch "$stamp"
 fi

@@ -1,26 +1,125 @@
-"""The README demo: validate the fixture packages (grows with the registry, install and start)."""
+"""The README demo: an embedded registry, the fixtures published to it, a role installed and locked,
+and a headless session in which the lead delegates to the reviewer, who delegates to the implementer."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STRAWPOT = str(ROOT / ".venv" / "bin" / "strawpot")
+BIN = ROOT / ".venv" / "bin"
+DEMO = ROOT / ".demo"
+TASK = "echo:lead planned the change then delegate:reviewer:echo:reviewer approved then delegate:implementer:echo:implemented"
 
 
-def run(*args: str) -> None:
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def step(title: str) -> None:
+    print(f"\n== {title}", flush=True)
+
+
+def strawpot(*args: str, cwd: Path, env: dict[str, str], capture: bool = False) -> str:
     print(f"$ strawpot {' '.join(args)}", flush=True)
-    subprocess.run([STRAWPOT, *args], check=True, cwd=ROOT)
+    result = subprocess.run(
+        [str(BIN / "strawpot"), *args], cwd=cwd, env=env, check=True, text=True,
+        stdout=subprocess.PIPE if capture else None,
+    )
+    return result.stdout or ""
+
+
+def publish_order() -> list[Path]:
+    """Fixture packages, each after everything it depends on (the registry checks that deps exist)."""
+    sys.path.insert(0, str(ROOT))
+    from strawpot.model.package import load_package
+
+    packages = {}
+    for kind in ("skills", "agents", "roles"):
+        for folder in sorted((ROOT / "fixtures" / kind).glob("*")):
+            pkg = load_package(folder)
+            packages[(pkg.kind.value, pkg.name)] = (folder, [(d.kind.value, d.name) for d in pkg.dependencies])
+    ordered: list[Path] = []
+    done: set[tuple[str, str]] = set()
+
+    def visit(key: tuple[str, str]) -> None:
+        if key in done:
+            return
+        done.add(key)
+        folder, deps = packages[key]
+        for dep in deps:
+            visit(dep)
+        ordered.append(folder)
+
+    for key in packages:
+        visit(key)
+    return ordered
 
 
 def main() -> int:
-    for kind in ("skills", "roles", "agents"):
-        for pkg in sorted((ROOT / "fixtures" / kind).glob("*")):
-            run("validate", str(pkg.relative_to(ROOT)))
+    shutil.rmtree(DEMO, ignore_errors=True)
+    project = DEMO / "project"
+    project.mkdir(parents=True)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "STRAWPOT_REGISTRY_URL": url,
+        "STRAWPOT_CACHE_DIR": str(DEMO / "cache"),
+        "STRAWPOT_CONFIG_DIR": str(DEMO / "config"),
+        "STRAWPOT_HOME": str(DEMO / "home"),
+    }
+    step("Start the embedded registry (SQLite + blob store, nothing else to run)")
+    token = strawpot("registry", "token", "create", "--user", "demo", "--admin", "--data", str(DEMO / "registry"),
+                     cwd=DEMO, env=env, capture=True).strip().splitlines()[-1]
+    env["STRAWPOT_TOKEN"] = token
+    server = subprocess.Popen(
+        [str(BIN / "strawpot"), "registry", "serve", "--port", str(port), "--data", str(DEMO / "registry")],
+        cwd=DEMO, env=env,
+    )
+    try:
+        wait_for(url)
+        step("Publish the fixture skills, agent and roles")
+        for folder in publish_order():
+            strawpot("publish", str(folder), cwd=ROOT, env=env)
+        step("Install and lock the lead role (its skills, the roles it delegates to, and its agent)")
+        strawpot("install", "role", "lead", cwd=project, env=env)
+        strawpot("tree", cwd=project, env=env)
+        strawpot("verify", cwd=project, env=env)
+        print((project / "strawpot.toml").read_text())
+        step("Start a headless session: lead → reviewer → implementer, on the locked environment")
+        strawpot("start", "--role", "lead", "--headless", "--task", TASK, cwd=project, env=env)
+        strawpot("sessions", cwd=project, env=env)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    print("\ndemo finished: everything it made is under .demo/")
     return 0
 
 
+def wait_for(url: str) -> None:
+    import httpx
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"{url}/api/v1/skills", timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise SystemExit(f"the registry did not start at {url}")
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except subprocess.CalledProcessError as exc:
+        print(f"\ndemo failed: `{' '.join(map(str, exc.cmd[1:]))}` exited with {exc.returncode}", file=sys.stderr)
+        sys.exit(1)
