@@ -1,0 +1,38 @@
+"""httpx client for the StrawHub registry API (v1 and extensions) with a content-addressed download cache."""
+
+from __future__ import annotations
+
+from ._cache import Cache, CachedMetadata
+from ._client import ArchiveItem, HubClient
+from ._exceptions import (
+    AuthError,
+    HubError,
+    IntegrityError,
+    NotFound,
+    OfflineMiss,
+    ProtocolError,
+    RateLimited,
+    RegistryUnreachable,
+    ServerError,
+)
+from ._models import KINDS, FileInfo, PackageVersions, VersionInfo
+
+__all__ = [
+    "ArchiveItem",
+    "AuthError",
+    "Cache",
+    "CachedMetadata",
+    "FileInfo",
+    "HubClient",
+    "HubError",
+    "IntegrityError",
+    "KINDS",
+    "NotFound",
+    "OfflineMiss",
+    "PackageVersions",
+    "ProtocolError",
+    "RateLimited",
+    "RegistryUnreachable",
+    "ServerError",
+    "VersionInfo",
+]

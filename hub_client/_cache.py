@@ -1,0 +1,197 @@
+"""A content-addressed download cache shared by all projects: archives by sha256, metadata with ETags.
+
+Layout under the root the caller passes (the app derives it from STRAWPOT_CACHE_DIR / platformdirs)::
+
+    archives-v1/<sha256[:2]>/<sha256>                     archive bytes, named by their own hash
+    metadata-v1/<registry>/<kind>/<slug>.json             {"source", "etag", "body"} of a /versions
+                                                          (or v1 detail) answer
+
+`<registry>` is the registry's host plus a short hash of its URL: two registries may both have a
+`role/reviewer`, and they must not share metadata (archives need no such split: a hash is a hash).
+The number in each bucket name is the format version; a new format gets a new folder.
+
+Every write goes to a temp file in the destination folder and is renamed into place, so readers
+(other threads or other strawpot processes) see a whole file or none; concurrent writers of the same
+archive write identical bytes, so no lock is needed.
+
+Corrupted archives: every read re-hashes the bytes. An entry whose hash is wrong is deleted and
+reported as a miss (never raised, never returned), so the client simply downloads it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+from ._exceptions import IntegrityError
+from ._models import check_slug, kind_and_plural
+
+__all__ = ["Cache", "CachedMetadata"]
+
+ARCHIVES_BUCKET = "archives-v1"
+METADATA_BUCKET = "metadata-v1"
+_CHUNK = 1 << 16
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+
+
+def _check_sha256(sha256: str) -> str:
+    digest = sha256.lower() if isinstance(sha256, str) else sha256
+    if not isinstance(digest, str) or not _SHA256_RE.fullmatch(digest):
+        raise ValueError(f"not a sha256 hex digest: {sha256!r}")
+    return digest
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def registry_key(base_url: str) -> str:
+    """A folder name for one registry: readable host, plus a hash of the whole normalised URL."""
+    normalised = base_url.strip().rstrip("/").lower()
+    host = re.sub(r"[^a-z0-9.-]+", "_", urlsplit(normalised).netloc) or "registry"
+    return f"{host}-{hashlib.sha256(normalised.encode()).hexdigest()[:12]}"
+
+
+@contextmanager
+def _atomic_writer(target: Path) -> Iterator[IO[bytes]]:
+    """Yield a temp file beside `target`; on a clean exit it replaces `target`, otherwise it is removed."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class CachedMetadata:
+    """A cached metadata answer: the parsed JSON body, its ETag, and which endpoint it came from."""
+
+    body: Any
+    etag: str | None
+    source: str  # "versions" (the extension) or "detail" (v1 fallback)
+
+
+class Cache:
+    """The download cache rooted at `root` (created on first write)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    # -- archives ---------------------------------------------------------------------------------
+
+    def archive_path(self, sha256: str) -> Path:
+        """Where the archive with this sha256 lives (whether or not it is there)."""
+        digest = _check_sha256(sha256)
+        return self.root / ARCHIVES_BUCKET / digest[:2] / digest
+
+    def get_archive(self, sha256: str) -> Path | None:
+        """The path of a cached archive whose bytes hash to `sha256` (checked now), else None.
+
+        A corrupted entry is deleted and reported as a miss.
+        """
+        path = self.archive_path(sha256)
+        try:
+            actual = _file_sha256(path)
+        except FileNotFoundError:
+            return None
+        if actual != sha256.lower():
+            path.unlink(missing_ok=True)
+            return None
+        return path
+
+    def read_archive(self, sha256: str) -> bytes | None:
+        """The cached archive's bytes, verified in memory: the bytes returned are the bytes checked."""
+        path = self.archive_path(sha256)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        if hashlib.sha256(data).hexdigest() != sha256.lower():
+            path.unlink(missing_ok=True)
+            return None
+        return data
+
+    def put_archive(
+        self, data: bytes, sha256: str, *, size: int | None = None, what: str = "archive"
+    ) -> Path:
+        """Store `data` under `sha256` after checking it; IntegrityError (and nothing stored) on mismatch."""
+        return self.put_archive_stream([data], sha256, size=size, what=what)
+
+    def put_archive_stream(
+        self,
+        chunks: Iterable[bytes],
+        sha256: str,
+        *,
+        size: int | None = None,
+        what: str = "archive",
+        url: str | None = None,
+    ) -> Path:
+        """Stream chunks into the cache, hashing as they come; stored only if sha256 (and size) match.
+
+        Reading stops as soon as more than `size` bytes arrive. Errors raised by `chunks` propagate
+        and leave nothing behind.
+        """
+        target = self.archive_path(sha256)
+        expected = sha256.lower()
+        digest = hashlib.sha256()
+        received = 0
+        with _atomic_writer(target) as fh:
+            for chunk in chunks:
+                received += len(chunk)
+                if size is not None and received > size:
+                    raise IntegrityError(
+                        what, expected, None, expected_size=size, actual_size=received, url=url
+                    )
+                digest.update(chunk)
+                fh.write(chunk)
+            actual = digest.hexdigest()
+            if actual != expected or (size is not None and received != size):
+                raise IntegrityError(
+                    what, expected, actual, expected_size=size, actual_size=received, url=url
+                )
+        return target
+
+    # -- metadata ---------------------------------------------------------------------------------
+
+    def _metadata_path(self, registry: str, kind: str, slug: str) -> Path:
+        singular, _ = kind_and_plural(kind)
+        return self.root / METADATA_BUCKET / registry_key(registry) / singular / f"{check_slug(slug)}.json"
+
+    def get_metadata(self, registry: str, kind: str, slug: str) -> CachedMetadata | None:
+        """The cached answer for a package of the registry at URL `registry`, or None (also if unreadable)."""
+        path = self._metadata_path(registry, kind, slug)
+        try:
+            raw = json.loads(path.read_bytes())
+            return CachedMetadata(body=raw["body"], etag=raw.get("etag"), source=str(raw["source"]))
+        except FileNotFoundError:
+            return None
+        except (ValueError, KeyError, TypeError):
+            path.unlink(missing_ok=True)
+            return None
+
+    def put_metadata(
+        self, registry: str, kind: str, slug: str, body: Any, *, etag: str | None, source: str
+    ) -> None:
+        """Store a metadata answer (replacing any previous one)."""
+        payload = json.dumps({"source": source, "etag": etag, "body": body}, sort_keys=True).encode()
+        with _atomic_writer(self._metadata_path(registry, kind, slug)) as fh:
+            fh.write(payload)

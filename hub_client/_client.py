@@ -1,0 +1,465 @@
+"""HubClient: a thread-safe httpx client for the registry API (v1 and extensions), with retries and a cache."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from importlib import metadata
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from ._exceptions import HubError, OfflineMiss, ProtocolError, _map_error, _retry_after
+from ._models import PackageVersions, check_slug, kind_and_plural
+
+if TYPE_CHECKING:
+    from ._cache import Cache
+
+__all__ = ["ArchiveItem", "HubClient"]
+
+T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+
+# (kind, slug, version, sha256, size): one archive to fetch; also the key of its result
+ArchiveItem = tuple[str, str, str, str, int | None]
+
+_API = "/api/v1"
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# a POST may have taken effect unless the server said it did not (429, 503) or it was never sent
+_UNSENT_STATUSES = frozenset({429, 503})
+_UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries
+_BACKOFF_BASE = 0.25
+_BACKOFF_CAP = 8.0
+_VERSION_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+-")
+
+
+def _sleep(seconds: float) -> None:
+    """Sleep between retries (one name, so tests can replace it)."""
+    time.sleep(seconds)
+
+
+def _default_user_agent() -> str:
+    try:
+        version = metadata.version("strawpot")
+    except metadata.PackageNotFoundError:
+        version = "dev"
+    return f"strawpot/{version} (hub_client) httpx/{httpx.__version__}"
+
+
+def _check_version(version: str) -> str:
+    if not version or len(version) > 128 or not set(version) <= _VERSION_CHARS:
+        raise ValueError(f"invalid version {version!r}")
+    return version
+
+
+def _check_relative_path(path: str) -> str:
+    pure = PurePosixPath(path)
+    if not path or "\\" in path or pure.is_absolute() or ".." in pure.parts or str(pure) != path:
+        raise ValueError(f"file path must be relative POSIX without '..': {path!r}")
+    return path
+
+
+def _json_object(response: httpx.Response) -> dict[str, Any]:
+    """The body as a JSON object, or ProtocolError naming what came instead."""
+    response.read()
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        kind = response.headers.get("content-type", "no content type")
+        raise ProtocolError(
+            f"expected a JSON object from {response.request.url}, got {kind}: {response.text[:200]!r}",
+            url=str(response.request.url),
+        )
+    return body
+
+
+def _is_json_error(response: httpx.Response) -> bool:
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and "error" in body
+
+
+def _versions_outcome(response: httpx.Response) -> tuple[int, Any]:
+    """Classify a `/versions` answer: (304, None), (405, None) for "no such route", (404, NotFound),
+    or (status, (body, etag))."""
+    status = response.status_code
+    if status == 304:
+        return 304, None
+    if status in (404, 405):
+        response.read()
+        if status == 405 or not _is_json_error(response):
+            return 405, None
+        return 404, _map_error(response, str(response.request.url))
+    return status, (_json_object(response), response.headers.get("ETag"))
+
+
+def _backoff(attempt: int) -> float:
+    """Exponential backoff with jitter: somewhere in [b/2, b] with b = base * 2**attempt."""
+    ceiling = min(_BACKOFF_CAP, _BACKOFF_BASE * 2.0**attempt)
+    return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+class HubClient:
+    """A client for one registry; one pooled httpx.Client shared by all threads.
+
+    `base_url` is the registry root (`http://127.0.0.1:8787`; a trailing `/api/v1` is accepted too).
+    `cache` is needed by the archive methods and enables ETag revalidation and `offline` answers.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        cache: Cache | None = None,
+        offline: bool = False,
+        timeout: float = 30.0,
+        max_workers: int = 16,
+        retries: int = 3,
+        user_agent: str | None = None,
+    ) -> None:
+        if max_workers < 1 or retries < 0:
+            raise ValueError("max_workers must be >= 1 and retries >= 0")
+        root = base_url.strip().rstrip("/")
+        self.base_url = root.removesuffix(_API).rstrip("/")
+        self.cache = cache
+        self.offline = offline
+        self.max_workers = max_workers
+        self.retries = retries
+        headers = {"Accept": "application/json", "User-Agent": user_agent or _default_user_agent()}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            transport=transport,
+            timeout=timeout,
+            headers=headers,
+            follow_redirects=False,
+            limits=httpx.Limits(max_connections=max_workers, max_keepalive_connections=max_workers),
+        )
+        self._has_extensions: bool | None = None  # None until a server answer tells us
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> HubClient:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    # -- transport: one request with retries --------------------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        handler: Callable[[httpx.Response], T],
+        *,
+        params: Mapping[str, str | int] | None = None,
+        json_body: Any = None,
+        data: Mapping[str, str] | None = None,
+        files: list[tuple[str, tuple[str, bytes, str]]] | None = None,
+        headers: Mapping[str, str] | None = None,
+        passthrough: frozenset[int] = frozenset(),
+        retries: int | None = None,
+    ) -> T:
+        """Send a request, retrying what may be retried, and hand a successful response to `handler`.
+
+        Statuses >= 400 become HubErrors unless listed in `passthrough`. Transport errors while the
+        handler reads the body are retried like connect errors (for GETs).
+        """
+        if self.offline:
+            raise OfflineMiss(f"offline: {method} {path} needs the registry", url=self.base_url + path)
+        retries = self.retries if retries is None else retries
+        idempotent = method in ("GET", "HEAD")
+        waited = 0.0
+        for attempt in range(retries + 1):
+            request = self._http.build_request(
+                method, path, params=params, json=json_body, data=data, files=files, headers=headers
+            )
+            url = str(request.url)
+            last = attempt == retries
+            delay: float | None
+            try:
+                response = self._http.send(request, stream=True)
+                try:
+                    delay = None if last else self._status_delay(response, attempt, idempotent)
+                    if delay is None or waited + delay > _MAX_WAIT:
+                        if response.status_code >= 400 and response.status_code not in passthrough:
+                            response.read()
+                            raise _map_error(response, url)
+                        return handler(response)
+                finally:
+                    response.close()
+            except httpx.TransportError as exc:
+                retryable = idempotent or isinstance(exc, _UNSENT_ERRORS)
+                delay = min(_backoff(attempt), _MAX_WAIT - waited)
+                if last or not retryable or delay <= 0:
+                    raise _map_error(exc, url) from exc
+            _sleep(delay)
+            waited += delay
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _status_delay(response: httpx.Response, attempt: int, idempotent: bool) -> float | None:
+        """Seconds to wait before retrying this response, or None if it is final."""
+        status = response.status_code
+        if status not in _RETRY_STATUSES or (not idempotent and status not in _UNSENT_STATUSES):
+            return None
+        if "Retry-After" in response.headers:
+            return float(_retry_after(response))
+        return _backoff(attempt)
+
+    def _get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> dict[str, Any]:
+        return self._call("GET", path, _json_object, params=params)
+
+    # -- package metadata -------------------------------------------------------------------------
+
+    def _load_cached(self, kind: str, slug: str) -> tuple[PackageVersions, str | None, str] | None:
+        """(versions, etag, source) from the cache, or None when absent or unusable."""
+        entry = self.cache.get_metadata(self.base_url, kind, slug) if self.cache else None
+        if entry is None:
+            return None
+        try:
+            if entry.source == "versions":
+                parsed = PackageVersions.from_versions_json(entry.body)
+            else:
+                parsed = PackageVersions.from_detail_json(kind, entry.body)
+        except (KeyError, TypeError, ValueError):
+            return None
+        return parsed, entry.etag, entry.source
+
+    def package_versions(self, kind: str, slug: str) -> PackageVersions:
+        """Every version of a package (the `/versions` extension, or the v1 detail as a fallback)."""
+        kind, plural = kind_and_plural(kind)
+        check_slug(slug)
+        cached = self._load_cached(kind, slug)
+        if self.offline:
+            if cached is None:
+                raise OfflineMiss(f"{kind} {slug!r} is not in the cache (offline)", url=None)
+            return cached[0]
+        if self._has_extensions is not False:
+            found = self._versions_extension(kind, plural, slug, cached)
+            if found is not None:
+                return found
+        body = self._get_json(f"{_API}/{plural}/{slug}")
+        result = self._parse(lambda: PackageVersions.from_detail_json(kind, body), f"{_API}/{plural}/{slug}")
+        self._has_extensions = False
+        if self.cache:
+            self.cache.put_metadata(self.base_url, kind, slug, body, etag=None, source="detail")
+        return result
+
+    def _versions_extension(
+        self, kind: str, plural: str, slug: str, cached: tuple[PackageVersions, str | None, str] | None
+    ) -> PackageVersions | None:
+        """The `/versions` answer, or None when the server turns out not to have the extension."""
+        path = f"{_API}/{plural}/{slug}/versions"
+        headers = {}
+        if cached is not None and cached[2] == "versions" and cached[1]:
+            headers["If-None-Match"] = cached[1]
+
+        status, payload = self._call(
+            "GET", path, _versions_outcome, headers=headers, passthrough=frozenset({404, 405})
+        )
+        if status == 304 and cached is not None:
+            self._has_extensions = True
+            return cached[0]
+        if status == 405:  # the server has no /versions: remember, and let the caller use the v1 detail
+            self._has_extensions = False
+            return None
+        if status == 404:  # an unknown slug, or a server that answers unknown routes in JSON
+            if self._has_extensions:
+                raise payload
+            return None  # the v1 detail decides: it raises NotFound for an unknown slug
+        if payload is None:
+            raise ProtocolError(f"unexpected {status} without a body", url=self.base_url + path)
+        body, etag = payload
+        result = self._parse(lambda: PackageVersions.from_versions_json(body), path)
+        if (result.kind, result.slug) != (kind, slug):
+            raise ProtocolError(
+                f"asked for {kind} {slug}, got {result.kind} {result.slug}", url=self.base_url + path
+            )
+        self._has_extensions = True
+        if self.cache:
+            self.cache.put_metadata(self.base_url, kind, slug, body, etag=etag, source="versions")
+        return result
+
+    def _parse(self, build: Callable[[], T], path: str) -> T:
+        try:
+            return build()
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(f"unexpected body from {path}: {exc}", url=self.base_url + path) from exc
+
+    def package_versions_many(
+        self, items: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], PackageVersions | HubError]:
+        """`package_versions` for many (kind, slug) at once; results keyed by the items given."""
+        return self._map(items, lambda item: self.package_versions(*item))
+
+    def _map(
+        self,
+        items: Iterable[K],
+        work: Callable[[K], T],
+        progress: Callable[[K, T | HubError], None] | None = None,
+    ) -> dict[K, T | HubError]:
+        """Run `work` over the distinct items on a thread pool; HubErrors become values, in input order."""
+        keys = list(dict.fromkeys(items))
+        done: dict[K, T | HubError] = {}
+        if not keys:
+            return done
+        with ThreadPoolExecutor(
+            max_workers=min(self.max_workers, len(keys)), thread_name_prefix="hub"
+        ) as pool:
+            futures = {pool.submit(work, key): key for key in keys}
+            for future in as_completed(futures):
+                key = futures[future]
+                try:
+                    done[key] = future.result()
+                except HubError as exc:
+                    done[key] = exc
+                if progress is not None:
+                    progress(key, done[key])
+        return {key: done[key] for key in keys}
+
+    # -- archives and files -----------------------------------------------------------------------
+
+    def _require_cache(self) -> Cache:
+        if self.cache is None:
+            raise ValueError("fetching archives needs a HubClient with a cache")
+        return self.cache
+
+    def fetch_archive(self, kind: str, slug: str, version: str, sha256: str, size: int | None) -> Path:
+        """The path of the version's archive in the cache, downloaded and verified if not already there."""
+        kind, plural = kind_and_plural(kind)
+        check_slug(slug)
+        _check_version(version)
+        cache = self._require_cache()
+        hit = cache.get_archive(sha256)
+        if hit is not None:
+            return hit
+        what = f"archive of {kind} {slug} {version}"
+        if self.offline:
+            raise OfflineMiss(f"{what} is not in the cache (offline)")
+
+        def store(response: httpx.Response) -> Path:
+            url = str(response.request.url)
+            return cache.put_archive_stream(response.iter_bytes(), sha256, size=size, what=what, url=url)
+
+        path = f"{_API}/{plural}/{slug}/versions/{quote(version, safe='')}/archive"
+        return self._call(
+            "GET", path, store, headers={"Accept": "application/gzip", "Accept-Encoding": "identity"}
+        )
+
+    def fetch_archives(
+        self,
+        items: Iterable[ArchiveItem],
+        progress: Callable[[ArchiveItem, Path | HubError], None] | None = None,
+    ) -> dict[ArchiveItem, Path | HubError]:
+        """`fetch_archive` for many (kind, slug, version, sha256, size) at once, keyed by those tuples.
+
+        `progress(item, result)` is called in the calling thread as each item finishes.
+        """
+        return self._map(items, lambda item: self.fetch_archive(*item), progress)
+
+    def fetch_file(self, kind: str, slug: str, path: str, version: str | None = None) -> bytes:
+        """The raw bytes of one file of a version (v1; the latest version when `version` is None)."""
+        _, plural = kind_and_plural(kind)
+        check_slug(slug)
+        params: dict[str, str | int] = {"path": path}
+        if version is not None:
+            params["version"] = _check_version(version)
+        return self._call(
+            "GET",
+            f"{_API}/{plural}/{slug}/file",
+            lambda r: r.read(),
+            params=params,
+            headers={"Accept": "*/*"},
+        )
+
+    def fetch_files(
+        self, kind: str, slug: str, version: str | None, paths: Iterable[str]
+    ) -> dict[str, bytes]:
+        """Several files of one version, fetched concurrently; the first failure (in `paths` order) raises."""
+        results = self._map(paths, lambda p: self.fetch_file(kind, slug, p, version))
+        out: dict[str, bytes] = {}
+        for file_path, result in results.items():
+            if isinstance(result, HubError):
+                raise result
+            out[file_path] = result
+        return out
+
+    # -- v1 endpoints (display data comes back as the server's dict) --------------------------------
+
+    def detail(self, kind: str, slug: str, version: str | None = None) -> dict[str, Any]:
+        """The v1 detail of a package; with `version`, that version under `latestVersion`."""
+        _, plural = kind_and_plural(kind)
+        check_slug(slug)
+        params = {"version": _check_version(version)} if version is not None else None
+        return self._get_json(f"{_API}/{plural}/{slug}", params)
+
+    def list_packages(self, kind: str, limit: int = 50, sort: str = "updated") -> dict[str, Any]:
+        """`{"items": [...]}`: packages of one kind, by `updated`, `downloads` or `stars`."""
+        _, plural = kind_and_plural(kind)
+        return self._get_json(f"{_API}/{plural}", {"limit": limit, "sort": sort})
+
+    def search(self, query: str, kind: str = "all", limit: int = 20) -> dict[str, Any]:
+        """`{"results": [...], "count": n}` for a query over one kind or `all`."""
+        return self._get_json(f"{_API}/search", {"q": query, "kind": kind, "limit": limit})
+
+    def whoami(self) -> dict[str, Any]:
+        """`{handle, displayName, email, role}` of the token's user (AuthError without a valid token)."""
+        return self._get_json(f"{_API}/whoami")
+
+    def resolve(self, kind: str, slug: str) -> dict[str, Any]:
+        """The server-side v1 resolution of a skill's or role's dependencies."""
+        _, plural = kind_and_plural(kind)
+        check_slug(slug)
+        return self._get_json(f"{_API}/{plural}/{slug}/resolve")
+
+    def track_download(self, kind: str, slug: str, version: str | None) -> None:
+        """Count a download; best effort: one attempt, never raises, skipped offline."""
+        if self.offline:
+            return
+        with contextlib.suppress(Exception):  # counting downloads must never fail an install
+            singular, _ = kind_and_plural(kind)
+            body: dict[str, str] = {"kind": singular, "slug": slug}
+            if version is not None:
+                body["version"] = version
+            self._call("POST", f"{_API}/downloads", lambda r: None, json_body=body, retries=0)
+
+    def publish(
+        self, kind: str, fields: Mapping[str, str], files: Sequence[tuple[str, bytes]]
+    ) -> dict[str, Any]:
+        """Publish a version (v1 multipart): form `fields` plus one `files` part per (relative path, bytes)."""
+        _, plural = kind_and_plural(kind)
+        parts = [
+            ("files", (_check_relative_path(path), content, "application/octet-stream"))
+            for path, content in files
+        ]
+        return self._call("POST", f"{_API}/{plural}", _json_object, data=dict(fields), files=parts)
+
+    def yank(self, kind: str, slug: str, version: str, yanked: bool = True) -> dict[str, Any]:
+        """Yank (or with `yanked=False` restore) a version; owner or admin only."""
+        _, plural = kind_and_plural(kind)
+        check_slug(slug)
+        path = f"{_API}/{plural}/{slug}/versions/{quote(_check_version(version), safe='')}/yank"
+        return self._call("POST", path, _json_object, json_body={"yanked": yanked})

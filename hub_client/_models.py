@@ -1,0 +1,184 @@
+"""Small frozen response models parsed from the registry's JSON (ValueError/TypeError on a bad shape)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["KINDS", "FileInfo", "PackageVersions", "VersionInfo"]
+
+# singular kind -> the plural used in URL paths and dependency tables
+KINDS: dict[str, str] = {
+    "skill": "skills",
+    "role": "roles",
+    "agent": "agents",
+    "memory": "memories",
+    "integration": "integrations",
+}
+_SINGULAR = {plural: kind for kind, plural in KINDS.items()}
+
+
+def kind_and_plural(kind: str) -> tuple[str, str]:
+    """Accept a kind as singular (`role`) or plural (`roles`); return both forms."""
+    if kind in KINDS:
+        return kind, KINDS[kind]
+    if kind in _SINGULAR:
+        return _SINGULAR[kind], kind
+    raise ValueError(f"unknown package kind {kind!r} (expected one of {', '.join(KINDS)})")
+
+
+_SLUG_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+
+
+def check_slug(slug: str) -> str:
+    """Return `slug` if it is a valid package slug; it becomes a URL segment and a file name."""
+    if not isinstance(slug, str) or not _SLUG_RE.fullmatch(slug):
+        raise ValueError(f"invalid package slug {slug!r} (expected lowercase letters, digits and '-')")
+    return slug
+
+
+def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], *, optional: bool = False) -> Any:
+    value = data.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise TypeError(f"{key!r} should be {_type_name(kind)}, got {type(value).__name__}")
+    return value
+
+
+def _type_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(k.__name__ for k in kinds)
+
+
+def _object(data: object, what: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise TypeError(f"{what} should be an object, got {type(data).__name__}")
+    return data
+
+
+def _millis(raw: object) -> int | None:
+    """A time in ms since the epoch; StrawHub may send it as a float, we keep whole milliseconds."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise TypeError(f"'createdAt' should be a number, got {type(raw).__name__}")
+    return int(raw)
+
+
+def _dependencies(raw: object) -> dict[str, list[str]]:
+    """The v1 dependency shape: `{"skills": [...], "roles": [...]}`; null means none."""
+    if raw is None:
+        return {}
+    deps = _object(raw, "'dependencies'")
+    out: dict[str, list[str]] = {}
+    for group, entries in deps.items():
+        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+            raise TypeError(f"dependencies[{group!r}] should be a list of strings")
+        out[group] = list(entries)
+    return out
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One file of a version; `sha256` is None and `executable` False when the server does not say."""
+
+    path: str
+    size: int
+    sha256: str | None = None
+    executable: bool = False
+
+    @classmethod
+    def from_json(cls, data: object) -> FileInfo:
+        obj = _object(data, "a file entry")
+        return cls(
+            path=_get(obj, "path", str),
+            size=_get(obj, "size", int),
+            sha256=_get(obj, "sha256", str, optional=True),
+            executable=bool(_get(obj, "executable", bool, optional=True)),
+        )
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    """One published version: what the resolver needs (dependencies) and what the lockfile records."""
+
+    version: str
+    dependencies: dict[str, list[str]] = field(default_factory=dict)
+    default_agent: str | None = None
+    tools: dict[str, Any] = field(default_factory=dict)
+    sha256: str | None = None
+    size: int | None = None
+    files: tuple[FileInfo, ...] = ()
+    yanked: bool = False
+    created_at: int | None = None
+
+    @classmethod
+    def from_json(cls, data: object) -> VersionInfo:
+        """Parse one entry of the `/versions` extension."""
+        obj = _object(data, "a version entry")
+        return cls(
+            version=_get(obj, "version", str),
+            dependencies=_dependencies(obj.get("dependencies")),
+            default_agent=_get(obj, "defaultAgent", str, optional=True),
+            tools=dict(_get(obj, "tools", dict, optional=True) or {}),
+            sha256=_get(obj, "sha256", str, optional=True),
+            size=_get(obj, "size", int, optional=True),
+            files=tuple(FileInfo.from_json(f) for f in _get(obj, "files", list, optional=True) or ()),
+            yanked=bool(_get(obj, "yanked", bool, optional=True)),
+            created_at=_millis(obj.get("createdAt")),
+        )
+
+
+@dataclass(frozen=True)
+class PackageVersions:
+    """Every known version of one package, lowest first.
+
+    `has_archives` is False when this was built from the v1 detail endpoint (a server without the
+    extensions): then only the latest version is known, with no sha256, no default_agent/tools, and its
+    files must be fetched one by one.
+    """
+
+    kind: str
+    slug: str
+    versions: tuple[VersionInfo, ...]
+    has_archives: bool = True
+
+    def get(self, version: str) -> VersionInfo | None:
+        """The entry for an exact version string, or None."""
+        return next((v for v in self.versions if v.version == version), None)
+
+    @classmethod
+    def from_versions_json(cls, data: object) -> PackageVersions:
+        """Parse the body of `GET /{kinds}/{slug}/versions`."""
+        obj = _object(data, "the /versions body")
+        kind, _ = kind_and_plural(_get(obj, "kind", str))
+        return cls(
+            kind=kind,
+            slug=_get(obj, "slug", str),
+            versions=tuple(VersionInfo.from_json(v) for v in _get(obj, "versions", list)),
+            has_archives=True,
+        )
+
+    @classmethod
+    def from_detail_json(cls, kind: str, data: object) -> PackageVersions:
+        """Build from the v1 detail body: only `latestVersion` is known."""
+        obj = _object(data, "the detail body")
+        slug = _get(obj, "slug", str)
+        latest = obj.get("latestVersion")
+        if latest is None:
+            return cls(kind=kind, slug=slug, versions=(), has_archives=False)
+        lv = _object(latest, "'latestVersion'")
+        raw_deps = lv.get("dependencies") if lv.get("dependencies") is not None else obj.get("dependencies")
+        files = tuple(
+            FileInfo(path=_get(f, "path", str), size=_get(f, "size", int))
+            for f in (_object(f, "a file entry") for f in _get(lv, "files", list, optional=True) or ())
+        )
+        info = VersionInfo(
+            version=_get(lv, "version", str),
+            dependencies=_dependencies(raw_deps),
+            files=files,
+            created_at=_millis(lv.get("createdAt")),
+        )
+        return cls(kind=kind, slug=slug, versions=(info,), has_archives=False)

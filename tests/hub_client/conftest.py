@@ -1,0 +1,92 @@
+"""Fixtures for hub_client tests: a scriptable fake registry behind httpx.MockTransport, no real sleeping.
+
+(pytest runs with --import-mode=importlib, so test modules cannot import from here: shared things are fixtures.)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from hub_client import Cache, HubClient
+from hub_client import _client as client_module
+
+BASE = "http://hub.test"
+
+Reply = httpx.Response | Exception | Callable[[httpx.Request], httpx.Response]
+
+
+class FakeRegistry:
+    """A request -> response function: scripted replies per (method, path), every request recorded.
+
+    A route's replies are used in order and the last one repeats. Unknown routes answer a plain-text
+    404, as a server without that route would.
+    """
+
+    def __init__(self) -> None:
+        self.routes: dict[tuple[str, str], list[Reply]] = {}
+        self.requests: list[httpx.Request] = []
+        self._lock = threading.Lock()
+
+    def on(self, method: str, path: str, *replies: Reply) -> None:
+        self.routes[(method, path)] = list(replies)
+
+    def count(self, method: str, path: str) -> int:
+        return sum(1 for r in self.requests if (r.method, r.url.path) == (method, path))
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        key = (request.method, request.url.path)
+        with self._lock:
+            self.requests.append(request)
+            replies = self.routes.get(key)
+            if not replies:
+                return httpx.Response(404, text="Not Found")
+            reply = replies.pop(0) if len(replies) > 1 else replies[0]
+        if isinstance(reply, Exception):
+            raise reply
+        if callable(reply):
+            return reply(request)
+        return reply
+
+    @property
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self)
+
+
+@pytest.fixture(autouse=True)
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Retries never really sleep in tests; the requested delays are recorded here."""
+    slept: list[float] = []
+    monkeypatch.setattr(client_module, "_sleep", slept.append)
+    return slept
+
+
+@pytest.fixture
+def registry() -> FakeRegistry:
+    return FakeRegistry()
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Cache:
+    return Cache(tmp_path / "cache")
+
+
+@pytest.fixture
+def make_client(registry: FakeRegistry, cache: Cache) -> Iterator[Callable[..., HubClient]]:
+    made: list[HubClient] = []
+
+    def make(**kwargs: Any) -> HubClient:
+        kwargs.setdefault("transport", registry.transport)
+        kwargs.setdefault("cache", cache)
+        client = HubClient(kwargs.pop("base_url", BASE), **kwargs)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.close()

@@ -1,0 +1,127 @@
+"""The content-addressed cache: verified archives, atomic writes, per-registry metadata."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from hub_client import Cache, IntegrityError
+
+DATA = b"some archive bytes"
+DIGEST = hashlib.sha256(DATA).hexdigest()
+
+
+def stored_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def test_put_then_get_archive_uses_the_bucketed_layout(cache: Cache) -> None:
+    path = cache.put_archive(DATA, DIGEST, size=len(DATA))
+    assert path == cache.root / "archives-v1" / DIGEST[:2] / DIGEST
+    assert cache.get_archive(DIGEST) == path
+    assert path.read_bytes() == DATA
+    assert cache.read_archive(DIGEST) == DATA
+    assert stored_files(cache.root) == [path]  # no temp files left behind
+
+
+def test_uppercase_digest_finds_the_same_entry(cache: Cache) -> None:
+    path = cache.put_archive(DATA, DIGEST.upper())
+    assert cache.get_archive(DIGEST) == path
+
+
+def test_missing_archive_is_a_miss(cache: Cache) -> None:
+    assert cache.get_archive(DIGEST) is None
+    assert cache.read_archive(DIGEST) is None
+
+
+def test_put_with_wrong_hash_raises_and_stores_nothing(cache: Cache) -> None:
+    wrong = "0" * 64
+    with pytest.raises(IntegrityError) as info:
+        cache.put_archive(DATA, wrong, what="archive of skill x 1.0.0")
+    assert info.value.expected_sha256 == wrong
+    assert info.value.actual_sha256 == DIGEST
+    assert "archive of skill x 1.0.0" in str(info.value)
+    assert cache.get_archive(wrong) is None
+    assert stored_files(cache.root) == []
+
+
+def test_put_with_wrong_size_raises_and_stores_nothing(cache: Cache) -> None:
+    with pytest.raises(IntegrityError) as info:
+        cache.put_archive(DATA, DIGEST, size=len(DATA) + 1)
+    assert info.value.expected_size == len(DATA) + 1
+    assert info.value.actual_size == len(DATA)
+    assert "size mismatch" in str(info.value)
+    assert stored_files(cache.root) == []
+
+
+def test_stream_longer_than_promised_stops_reading(cache: Cache) -> None:
+    pulled: list[int] = []
+
+    def chunks():  # type: ignore[no-untyped-def]
+        for i in range(100):
+            pulled.append(i)
+            yield b"x" * 10
+
+    with pytest.raises(IntegrityError):
+        cache.put_archive_stream(chunks(), DIGEST, size=25)
+    assert len(pulled) == 3
+    assert stored_files(cache.root) == []
+
+
+def test_error_from_the_stream_leaves_nothing(cache: Cache) -> None:
+    def chunks():  # type: ignore[no-untyped-def]
+        yield b"half"
+        raise OSError("connection dropped")
+
+    with pytest.raises(OSError, match="dropped"):
+        cache.put_archive_stream(chunks(), DIGEST)
+    assert stored_files(cache.root) == []
+
+
+@pytest.mark.parametrize("reader", ["get_archive", "read_archive"])
+def test_corrupted_entry_is_deleted_and_reported_as_a_miss(cache: Cache, reader: str) -> None:
+    path = cache.put_archive(DATA, DIGEST)
+    path.write_bytes(b"bit rot")
+    assert getattr(cache, reader)(DIGEST) is None
+    assert not path.exists()
+
+
+def test_bad_digest_is_refused(cache: Cache) -> None:
+    with pytest.raises(ValueError):
+        cache.archive_path("../../etc/passwd")
+
+
+def test_metadata_round_trip_with_etag(cache: Cache) -> None:
+    body = {"kind": "skill", "slug": "a", "versions": []}
+    cache.put_metadata("http://hub.test", "skill", "a", body, etag='"e1"', source="versions")
+    entry = cache.get_metadata("http://hub.test", "skills", "a")  # plural kinds map to the same entry
+    assert entry is not None
+    assert (entry.body, entry.etag, entry.source) == (body, '"e1"', "versions")
+    (path,) = stored_files(cache.root)
+    assert path.relative_to(cache.root).parts[0] == "metadata-v1"
+    assert path.relative_to(cache.root).parts[2:] == ("skill", "a.json")
+
+
+def test_metadata_is_kept_apart_per_registry(cache: Cache) -> None:
+    cache.put_metadata("http://one.test", "skill", "a", {"n": 1}, etag=None, source="versions")
+    cache.put_metadata("http://two.test", "skill", "a", {"n": 2}, etag=None, source="versions")
+    one = cache.get_metadata("http://one.test/", "skill", "a")
+    two = cache.get_metadata("http://two.test", "skill", "a")
+    assert one is not None and one.body == {"n": 1}
+    assert two is not None and two.body == {"n": 2}
+    assert cache.get_metadata("http://three.test", "skill", "a") is None
+
+
+def test_unreadable_metadata_is_a_miss_and_removed(cache: Cache) -> None:
+    cache.put_metadata("http://hub.test", "role", "r", {}, etag=None, source="versions")
+    (path,) = stored_files(cache.root)
+    path.write_text("{not json")
+    assert cache.get_metadata("http://hub.test", "role", "r") is None
+    assert not path.exists()
+
+
+def test_metadata_refuses_a_slug_that_would_escape(cache: Cache) -> None:
+    with pytest.raises(ValueError):
+        cache.put_metadata("http://hub.test", "role", "../x", {}, etag=None, source="versions")
