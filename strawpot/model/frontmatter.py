@@ -7,20 +7,27 @@ from typing import Any
 import frontmatter
 import yaml
 
+_BOUNDARY = frontmatter.YAMLHandler.FM_BOUNDARY
+
 
 class FrontmatterError(ValueError):
     """The frontmatter is missing or is not a YAML mapping; the message has line and column."""
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
-    if not text.lstrip("\ufeff").startswith("---"):
+    text = text.removeprefix("\ufeff")
+    opening = _BOUNDARY.match(text)
+    if opening is None:
         raise FrontmatterError("missing YAML frontmatter (the file must start with a '---' line)")
+    if _BOUNDARY.search(text, opening.end()) is None:
+        raise FrontmatterError("the YAML frontmatter has no closing '---' line")
+    # The YAML text starts right after the opening boundary, on this (0-based) line of the file.
+    first_line = text.count("\n", 0, opening.end())
     try:
         post = frontmatter.loads(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        # +1: the mark counts from the line after the opening '---'; +1 again: humans count from 1.
-        where = f"line {mark.line + 2}, column {mark.column + 1}: " if mark else ""
+        where = f"line {first_line + mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise FrontmatterError(f"{where}invalid YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"invalid YAML: {exc}") from None
