@@ -11,6 +11,9 @@ from pathlib import Path
 
 PROTO_DIR = Path(__file__).resolve().parent
 DEFAULT_OUT = PROTO_DIR.parent / "orchestrator" / "_proto"
+# The stub agent fixture ships its own copy (plain protoc output, imported as top-level modules),
+# so the package stays independent of our code, as a real agent package would be.
+FIXTURE_OUT = PROTO_DIR.parent / "fixtures" / "agents" / "stub-agent" / "agent"
 GENERATED = ("denden_pb2.py", "denden_pb2.pyi", "denden_pb2_grpc.py")
 INIT_TEXT = '"""Generated Denden stubs (do not edit; run `python proto/generate.py`)."""\n'
 
@@ -18,8 +21,8 @@ INIT_TEXT = '"""Generated Denden stubs (do not edit; run `python proto/generate.
 _ABSOLUTE_IMPORT = re.compile(r"^import denden_pb2 as (\w+)$", re.MULTILINE)
 
 
-def generate(out_dir: Path) -> list[Path]:
-    """Run protoc (grpcio-tools) on denden.proto and write package-relative stubs into out_dir."""
+def generate(out_dir: Path, *, package: bool = True) -> list[Path]:
+    """Run protoc (grpcio-tools) on denden.proto; write package-relative stubs (or plain modules) to out_dir."""
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as raw:
         cmd = [
@@ -32,23 +35,28 @@ def generate(out_dir: Path) -> list[Path]:
         if proc.returncode != 0:
             raise RuntimeError(f"protoc failed ({proc.returncode}): {proc.stderr.strip()}")
         written = []
-        for name in GENERATED:
+        for name in GENERATED if package else ("denden_pb2.py", "denden_pb2_grpc.py"):
             text = (Path(raw) / name).read_text(encoding="utf-8")
-            text = _ABSOLUTE_IMPORT.sub(r"from . import denden_pb2 as \1", text)
+            if package:
+                text = _ABSOLUTE_IMPORT.sub(r"from . import denden_pb2 as \1", text)
+            else:  # outside the ruff-excluded orchestrator/_proto: mark as generated for the linter
+                text = "# ruff: noqa\n" + text
             target = out_dir / name
             target.write_text(text, encoding="utf-8")
             written.append(target)
-    init = out_dir / "__init__.py"
-    init.write_text(INIT_TEXT, encoding="utf-8")
-    written.append(init)
+    if package:
+        init = out_dir / "__init__.py"
+        init.write_text(INIT_TEXT, encoding="utf-8")
+        written.append(init)
     return written
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="target directory")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="target directory of the package stubs")
+    parser.add_argument("--fixture-out", type=Path, default=FIXTURE_OUT, help="target of the stub agent's copy")
     args = parser.parse_args(argv)
-    for path in generate(args.out):
+    for path in generate(args.out) + generate(args.fixture_out, package=False):
         print(path)
     return 0
 

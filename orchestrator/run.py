@@ -1,0 +1,302 @@
+"""One run of `strawpot start`: spawn agents, serve their Denden requests, delegate under policy, cancel.
+
+Delegation = policy check → stage → spawn → wait (policy.agent_timeout) → result. The result of an agent
+is the text it wrote to the file `result` in its workspace (`--agent-workspace-dir`); an agent that wrote
+none answers with the last non-empty line of its log. With a JSON return format that text must be a JSON
+object. Each delegation blocks only its own gRPC worker thread, so nested and repeated delegations of the
+same task run side by side and never wait on each other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.ask import Asker
+from orchestrator.memory import MemoryStore
+from orchestrator.outcome import (
+    ERR_INVALID_RESULT,
+    ERR_SPAWN_FAILED,
+    ERR_SUBAGENT_CANCELLED,
+    ERR_SUBAGENT_FAILURE,
+    ERR_SUBAGENT_TIMEOUT,
+    ERR_UNKNOWN_AGENT,
+    Caller,
+    Outcome,
+)
+from orchestrator.policy import Delegator, Policy, check_delegation
+from orchestrator.runtime import AgentProcess, BuildRequest, RuntimeFailure, WrapperRuntime
+from orchestrator.session import (
+    CANCELLED,
+    FAILED,
+    RUNNING,
+    SUCCEEDED,
+    TIMED_OUT,
+    AgentRecord,
+    Session,
+    new_agent_id,
+)
+from orchestrator.staging import StagedAgent, Stager, StagingError
+
+RESULT_FILE = "result"
+POLL_INTERVAL = 0.25
+
+
+@dataclass
+class LiveAgent:
+    record: AgentRecord
+    staged: StagedAgent
+    process: AgentProcess | None = None
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How an agent ended: its state, exit code and result text (its final output, not its log)."""
+
+    agent_id: str
+    state: str
+    exit_code: int | None
+    output: str
+
+
+def read_result(workspace: Path, log_tail: str) -> str:
+    try:
+        return (workspace / RESULT_FILE).read_text(encoding="utf-8").rstrip("\n")
+    except FileNotFoundError:
+        lines = [line for line in log_tail.splitlines() if line.strip()]
+        return lines[-1] if lines else ""
+
+
+class Run:
+    """The Backend of the Denden server for one session, and the owner of every process it starts."""
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        stager: Stager,
+        policy: Policy,
+        bind: Callable[[str], WrapperRuntime],
+        project_dir: Path,
+        asker: Asker,
+        memory: MemoryStore,
+        base_env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.session = session
+        self.stager = stager
+        self.policy = policy
+        self.bind = bind
+        self.project_dir = project_dir
+        self.asker = asker
+        self.memory = memory
+        self.base_env = dict(os.environ if base_env is None else base_env)
+        self.denden_addr = ""
+        self._agents: dict[str, LiveAgent] = {}
+        self._delegations = 0
+        self._lock = threading.Lock()
+        self._closing = False
+
+    @property
+    def run_id(self) -> str:
+        return self.session.run_id
+
+    # -- agents ---------------------------------------------------------------------------------------
+
+    def spawn(self, role: str, task: str, parent: AgentRecord | None = None, *, attach: bool = False) -> LiveAgent:
+        """Stage a workspace for `role` and start its agent; raises StagingError or RuntimeFailure."""
+        runtime = self.bind(role)
+        agent_id = new_agent_id(role)
+        workspace = self.session.agent_dir(agent_id)
+        staged = self.stager.stage(role, workspace)
+        record = AgentRecord(
+            agent_id=agent_id, role=role, agent=runtime.name, parent=parent.agent_id if parent else None,
+            depth=parent.depth + 1 if parent else 0, task=task, workspace=str(workspace),
+        )
+        live = LiveAgent(record, staged)
+        with self._lock:
+            if self._closing:
+                raise RuntimeFailure("the run is shutting down")
+            self._agents[agent_id] = live
+        self.session.add_agent(record)
+        env = {
+            **self.base_env,
+            "DENDEN_ADDR": self.denden_addr,
+            "DENDEN_AGENT_ID": agent_id,
+            "DENDEN_RUN_ID": self.run_id,
+            "STRAWPOT_ROLE": role,
+        }
+        if parent:
+            env["DENDEN_PARENT_AGENT_ID"] = parent.agent_id
+        else:
+            env.pop("DENDEN_PARENT_AGENT_ID", None)
+        request = BuildRequest(
+            agent_id=agent_id, working_dir=self.project_dir, workspace=workspace, role_prompt=staged.role_prompt,
+            memory_prompt="", task=task, config=runtime.config,
+            skills_dirs=[staged.skills_dir], roles_dirs=[staged.roles_dir],
+        )
+        try:
+            live.process = runtime.spawn(request, env, attach=attach)
+        except RuntimeFailure as exc:
+            self._end(live, FAILED, None, error=str(exc))
+            raise
+        self.session.update_agent(agent_id, state=RUNNING, pid=live.process.pid, started_at=time.time())
+        self.session.event("agent_started", agent_id=agent_id, pid=live.process.pid)
+        return live
+
+    def wait(self, live: LiveAgent, timeout: float | None = None) -> Finished:
+        """Wait for `live` to end; past `timeout` seconds its whole process group is stopped."""
+        assert live.process is not None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        code: int | None = None
+        while code is None:
+            step = POLL_INTERVAL if deadline is None else min(POLL_INTERVAL, deadline - time.monotonic())
+            if step <= 0:
+                break
+            code = live.process.wait(step)
+        if code is None:
+            live.process.stop(self.policy.kill_grace)
+            state = TIMED_OUT
+        elif live.cancelled.is_set():
+            state = CANCELLED
+        else:
+            state = SUCCEEDED if code == 0 else FAILED
+        output = read_result(live.staged.workspace, live.process.log_tail(5))
+        self._end(live, state, code)
+        return Finished(live.record.agent_id, state, code, output)
+
+    def _end(self, live: LiveAgent, state: str, code: int | None, error: str = "") -> None:
+        with self._lock:
+            if live.record.ended_at is not None:
+                return
+            live.record.ended_at = time.time()
+        self.session.update_agent(live.record.agent_id, state=state, exit_code=code, error=error)
+        self.session.event("agent_finished", agent_id=live.record.agent_id, state=state, exit_code=code)
+
+    def active_agents(self) -> int:
+        with self._lock:
+            return sum(1 for a in self._agents.values() if a.process and a.record.ended_at is None
+                       and a.process.poll() is None)
+
+    def descendants(self, agent_id: str) -> list[str]:
+        """`agent_id` and every agent below it, parents before children."""
+        with self._lock:
+            children: dict[str, list[str]] = {}
+            for a in self._agents.values():
+                if a.record.parent:
+                    children.setdefault(a.record.parent, []).append(a.record.agent_id)
+        order, queue = [], [agent_id]
+        while queue:
+            current = queue.pop(0)
+            order.append(current)
+            queue += children.get(current, [])
+        return order
+
+    def stop_agents(self, agent_ids: list[str], *, grace: float) -> list[str]:
+        """Mark then stop every listed agent still running (deepest first); the ids that were stopped."""
+        with self._lock:
+            targets = [self._agents[i] for i in agent_ids if i in self._agents]
+        running = [a for a in targets if a.process is not None and a.record.ended_at is None]
+        for live in running:
+            live.cancelled.set()
+        threads = [threading.Thread(target=a.process.stop, args=(grace,)) for a in reversed(running) if a.process]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for live in running:
+            self._end(live, CANCELLED, live.process.poll() if live.process else None)
+        return [a.record.agent_id for a in running]
+
+    def shutdown(self, grace: float | None = None) -> list[str]:
+        """Stop every agent this run started (Ctrl-C, the end of `start`)."""
+        with self._lock:
+            self._closing = True
+            ids = list(self._agents)
+        return self.stop_agents(ids, grace=self.policy.kill_grace if grace is None else grace)
+
+    # -- Denden backend ---------------------------------------------------------------------------------
+
+    def _caller(self, caller: Caller) -> LiveAgent | None:
+        with self._lock:
+            live = self._agents.get(caller.agent_id)
+        return live if live is not None and live.record.ended_at is None else None
+
+    def delegate(self, caller: Caller, role: str, task: str, extra: dict[str, Any], want_json: bool) -> Outcome:
+        parent = self._caller(caller)
+        if parent is None:
+            return Outcome.error(ERR_UNKNOWN_AGENT, f"agent {caller.agent_id!r} is not a running agent of this run")
+        who = Delegator(parent.record.agent_id, parent.record.role, parent.record.depth,
+                           parent.staged.allowed_roles, parent.staged.wildcard)
+        with self._lock:
+            denial = check_delegation(self.policy, who, role, installed_roles=self.stager.installed_roles,
+                                      delegations_so_far=self._delegations)
+            if denial is None:
+                self._delegations += 1
+        self.session.event("delegate", caller=caller.agent_id, role=role, task=task,
+                           denied=denial.code if denial else None)
+        if denial is not None:
+            return Outcome.denied(denial.code, denial.message)
+        try:
+            live = self.spawn(role, _task_text(task, extra, want_json), parent.record)
+        except (StagingError, RuntimeFailure) as exc:
+            return Outcome.error(ERR_SPAWN_FAILED, f"could not start an agent for role {role!r}: {exc}")
+        done = self.wait(live, self.policy.agent_timeout)
+        return self._delegation_outcome(live, done, want_json)
+
+    def _delegation_outcome(self, live: LiveAgent, done: Finished, want_json: bool) -> Outcome:
+        who = f"agent {done.agent_id} (role {live.record.role})"
+        if done.state == TIMED_OUT:
+            return Outcome.error(ERR_SUBAGENT_TIMEOUT, f"{who} did not finish within {self.policy.agent_timeout:g}s "
+                                 "(policy.agent_timeout) and was stopped", retryable=True)
+        if done.state == CANCELLED:
+            return Outcome.error(ERR_SUBAGENT_CANCELLED, f"{who} was cancelled")
+        if done.state != SUCCEEDED:
+            tail = live.process.log_tail(10) if live.process else ""
+            return Outcome.error(ERR_SUBAGENT_FAILURE, f"{who} exited with code {done.exit_code}; "
+                                 f"last lines of its log:\n{tail}")
+        if not want_json:
+            return Outcome.ok(done.output)
+        try:
+            value = json.loads(done.output)
+        except json.JSONDecodeError as exc:
+            return Outcome.error(ERR_INVALID_RESULT, f"{who} was asked for JSON but returned invalid JSON ({exc.msg})")
+        if not isinstance(value, dict):
+            return Outcome.error(ERR_INVALID_RESULT, f"{who} was asked for a JSON object but returned {type(value).__name__}")
+        return Outcome.ok(value)
+
+    def cancel(self, caller: Caller, agent_id: str, force: bool) -> Outcome:
+        with self._lock:
+            known = agent_id in self._agents
+        if not known:
+            return Outcome.error(ERR_UNKNOWN_AGENT, f"no agent {agent_id!r} in run {self.run_id}")
+        stopped = self.stop_agents(self.descendants(agent_id), grace=0 if force else self.policy.kill_grace)
+        self.session.event("cancel", caller=caller.agent_id, agent_id=agent_id, cancelled=stopped)
+        return Outcome.ok(stopped)
+
+    def ask_user(self, caller: Caller, question: str, choices: list[str], default: str, why: str,
+                 want_json: bool) -> Outcome:
+        self.session.event("ask_user", caller=caller.agent_id, question=question)
+        return self.asker.ask(caller.agent_id, question, choices, default, why, want_json)
+
+    def remember(self, caller: Caller, content: str, keywords: list[str], scope: str) -> Outcome:
+        return Outcome.ok(self.memory.remember(content, keywords, scope))
+
+    def recall(self, caller: Caller, query: str, keywords: list[str], scope: str, max_results: int) -> Outcome:
+        return Outcome.ok(self.memory.recall(query, keywords, scope, max_results))
+
+
+def _task_text(task: str, extra: dict[str, Any], want_json: bool) -> str:
+    """The task as the agent sees it: the text, then any extra fields and the requested format."""
+    parts = [task]
+    if extra:
+        parts.append("Extra (JSON): " + json.dumps(extra, sort_keys=True))
+    if want_json:
+        parts.append(f"Write your result as one JSON object to the file `{RESULT_FILE}` in your workspace.")
+    return "\n\n".join(parts)

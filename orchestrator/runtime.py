@@ -1,0 +1,213 @@
+"""WrapperRuntime: `<wrapper> build` turns protocol arguments into a command; we own the process it names.
+
+The agent runs in a new session (its own process group) with stdout and stderr in `agent.log` and its pid
+in `agent.pid`, both in its workspace. Stopping an agent stops its whole group: SIGTERM, then SIGKILL
+after a grace period.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LOG_FILE = "agent.log"
+PID_FILE = "agent.pid"
+BUILD_TIMEOUT = 30.0
+
+
+class RuntimeFailure(Exception):
+    """The wrapper could not produce a command, or the command could not start; the message says why."""
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """The protocol arguments of `<wrapper> build`."""
+
+    agent_id: str
+    working_dir: Path
+    workspace: Path
+    role_prompt: str
+    memory_prompt: str
+    task: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+    skills_dirs: Sequence[Path] = ()
+    roles_dirs: Sequence[Path] = ()
+
+    def argv(self) -> list[str]:
+        args = [
+            "build",
+            "--agent-id", self.agent_id,
+            "--working-dir", str(self.working_dir),
+            "--agent-workspace-dir", str(self.workspace),
+            "--role-prompt", self.role_prompt,
+            "--memory-prompt", self.memory_prompt,
+            "--task", self.task,
+            "--config", json.dumps(dict(self.config), sort_keys=True),
+        ]
+        for d in self.skills_dirs:
+            args += ["--skills-dir", str(d)]
+        for d in self.roles_dirs:
+            args += ["--roles-dir", str(d)]
+        return args
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    cmd: list[str]
+    cwd: str
+
+
+def parse_build_output(stdout: str, default_cwd: Path) -> LaunchSpec:
+    """Validate `build` output: one JSON object with `cmd` (non-empty list of strings) and optional `cwd`."""
+    text = stdout.strip()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        shown = text if len(text) <= 200 else text[:200] + "…"
+        raise RuntimeFailure(f"wrapper build did not print JSON ({exc.msg}): {shown!r}") from None
+    if not isinstance(data, dict):
+        raise RuntimeFailure(f"wrapper build must print a JSON object, not {type(data).__name__}")
+    cmd = data.get("cmd")
+    if not isinstance(cmd, list) or not cmd or not all(isinstance(a, str) for a in cmd) or not cmd[0]:
+        raise RuntimeFailure(f"wrapper build output: 'cmd' must be a non-empty list of strings, got {cmd!r}")
+    cwd = data.get("cwd", str(default_cwd))
+    if not isinstance(cwd, str) or not cwd:
+        raise RuntimeFailure(f"wrapper build output: 'cwd' must be a path string, got {cwd!r}")
+    if not Path(cwd).is_dir():
+        raise RuntimeFailure(f"wrapper build output: cwd {cwd!r} is not a directory")
+    return LaunchSpec(cmd=cmd, cwd=cwd)
+
+
+class WrapperRuntime:
+    """One agent package: its wrapper binary and its merged config."""
+
+    def __init__(self, name: str, wrapper: Path, config: Mapping[str, Any] | None = None,
+                 build_timeout: float = BUILD_TIMEOUT) -> None:
+        self.name = name
+        self.wrapper = wrapper
+        self.config = dict(config or {})
+        self.build_timeout = build_timeout
+
+    def setup(self) -> int:
+        """Run the interactive one-time `<wrapper> setup` on the terminal; its exit code."""
+        return subprocess.call([str(self.wrapper), "setup"])
+
+    def build(self, request: BuildRequest, env: Mapping[str, str]) -> LaunchSpec:
+        try:
+            proc = subprocess.run(
+                [str(self.wrapper), *request.argv()], capture_output=True, text=True,
+                timeout=self.build_timeout, env=dict(env), stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            raise RuntimeFailure(f"{self.name}: wrapper build took longer than {self.build_timeout:g}s") from None
+        except OSError as exc:
+            raise RuntimeFailure(f"{self.name}: cannot run wrapper {self.wrapper}: {exc.strerror or exc}") from None
+        if proc.returncode != 0:
+            tail = proc.stderr.strip()[-500:]
+            raise RuntimeFailure(f"{self.name}: wrapper build exited with code {proc.returncode}: {tail}")
+        try:
+            return parse_build_output(proc.stdout, request.working_dir)
+        except RuntimeFailure as exc:
+            raise RuntimeFailure(f"{self.name}: {exc}") from None
+
+    def spawn(self, request: BuildRequest, env: Mapping[str, str], *, attach: bool = False) -> AgentProcess:
+        """Build, then start the agent in its own process group; `attach` leaves it on the terminal."""
+        spec = self.build(request, env)
+        return start_process(spec, env, request.workspace, attach=attach)
+
+
+def start_process(spec: LaunchSpec, env: Mapping[str, str], workspace: Path, *, attach: bool = False) -> AgentProcess:
+    workspace.mkdir(parents=True, exist_ok=True)
+    log_path = workspace / LOG_FILE
+    with open(log_path, "ab") as log_fh:
+        out = None if attach else log_fh
+        try:
+            proc = subprocess.Popen(
+                spec.cmd, cwd=spec.cwd, env=dict(env), stdout=out, stderr=out,
+                stdin=None if attach else subprocess.DEVNULL, start_new_session=not attach,
+            )
+        except OSError as exc:
+            raise RuntimeFailure(f"cannot start {spec.cmd[0]!r}: {exc.strerror or exc}") from None
+    (workspace / PID_FILE).write_text(f"{proc.pid}\n", encoding="utf-8")
+    return AgentProcess(proc, log_path, own_group=not attach)
+
+
+class AgentProcess:
+    """A started agent: wait for it, or stop its whole process group."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], log_path: Path, *, own_group: bool = True) -> None:
+        self.proc = proc
+        self.pid = proc.pid
+        self.pgid = proc.pid if own_group else None
+        self.log_path = log_path
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """The exit code, or None if still running after `timeout` seconds. Leftover group members are stopped."""
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        if self.pgid is not None and group_alive(self.pgid):
+            kill_group(self.pgid, grace=0.5)
+        return code
+
+    def stop(self, grace: float) -> int | None:
+        """Stop the agent and everything in its group; the leader's exit code."""
+        if self.pgid is not None:
+            kill_group(self.pgid, grace=grace, reap=self.proc)
+        else:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.terminate()
+        try:
+            return self.proc.wait(timeout=max(grace, 0.1) + 5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def kill_group(pgid: int, *, grace: float, reap: subprocess.Popen[bytes] | None = None) -> None:
+    """SIGTERM the group, wait up to `grace` seconds for it to empty, then SIGKILL what is left."""
+    try:
+        os.killpg(pgid, signal.SIGTERM if grace > 0 else signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if reap is not None:
+            reap.poll()  # reap our own child so its zombie does not keep the group "alive"
+        if not group_alive(pgid):
+            return
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
+    if reap is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            reap.wait(timeout=5)

@@ -1,0 +1,165 @@
+"""A run's record on disk: `session.json` (agents, parents, roles, states, pids) and `trace.jsonl`."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from strawpot.model.fs import atomic_write
+
+SESSION_FILE = "session.json"
+TRACE_FILE = "trace.jsonl"
+SESSION_FORMAT = 1
+
+# Agent states; the last four are final.
+STAGED, RUNNING = "staged", "running"
+SUCCEEDED, FAILED, TIMED_OUT, CANCELLED = "succeeded", "failed", "timed_out", "cancelled"
+FINAL_STATES = frozenset({SUCCEEDED, FAILED, TIMED_OUT, CANCELLED})
+
+
+def new_run_id() -> str:
+    return time.strftime("run_%Y%m%d_%H%M%S_", time.gmtime()) + secrets.token_hex(3)
+
+
+def new_agent_id(role: str) -> str:
+    return f"{role}-{secrets.token_hex(3)}"
+
+
+@dataclass
+class AgentRecord:
+    """One agent of a run, as listed by `strawpot agents RUN_ID`."""
+
+    agent_id: str
+    role: str
+    agent: str  # the agent package (runtime) that plays the role
+    parent: str | None
+    depth: int
+    task: str
+    workspace: str
+    state: str = STAGED
+    pid: int | None = None
+    exit_code: int | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    error: str = ""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentRecord:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class Session:
+    """The live record of one run; every change is saved atomically, every event appended."""
+
+    run_id: str
+    directory: Path
+    role: str
+    task: str
+    started_at: float = field(default_factory=time.time)
+    ended_at: float | None = None
+    state: str = RUNNING
+    exit_code: int | None = None
+    denden_addr: str = ""
+    agents: dict[str, AgentRecord] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.RLock()
+
+    @classmethod
+    def create(cls, sessions_root: Path, role: str, task: str, run_id: str | None = None) -> Session:
+        run_id = run_id or new_run_id()
+        directory = sessions_root / run_id
+        directory.mkdir(parents=True, exist_ok=False)
+        session = cls(run_id=run_id, directory=directory, role=role, task=task)
+        session.save()
+        session.event("run_started", role=role, task=task)
+        return session
+
+    def agent_dir(self, agent_id: str) -> Path:
+        return self.directory / "agents" / agent_id
+
+    def add_agent(self, record: AgentRecord) -> None:
+        with self._lock:
+            self.agents[record.agent_id] = record
+            self.save()
+        self.event("agent_staged", agent_id=record.agent_id, role=record.role, agent=record.agent,
+                   parent=record.parent, depth=record.depth)
+
+    def update_agent(self, agent_id: str, **changes: Any) -> AgentRecord:
+        with self._lock:
+            record = self.agents[agent_id]
+            for key, value in changes.items():
+                setattr(record, key, value)
+            self.save()
+            return record
+
+    def finish(self, state: str, exit_code: int | None) -> None:
+        with self._lock:
+            self.state, self.exit_code, self.ended_at = state, exit_code, time.time()
+            self.save()
+        self.event("run_finished", state=state, exit_code=exit_code)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": SESSION_FORMAT,
+            "run_id": self.run_id,
+            "role": self.role,
+            "task": self.task,
+            "state": self.state,
+            "exit_code": self.exit_code,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "denden_addr": self.denden_addr,
+            "agents": [asdict(a) for a in self.agents.values()],
+        }
+
+    def save(self) -> None:
+        with self._lock:
+            atomic_write(self.directory / SESSION_FILE, json.dumps(self.to_dict(), indent=2) + "\n")
+
+    def event(self, kind: str, **data: Any) -> None:
+        """Append one event to trace.jsonl as a single write, so lines never interleave."""
+        line = json.dumps({"ts": time.time(), "event": kind, **data}, default=str) + "\n"
+        with self._lock:
+            fd = os.open(self.directory / TRACE_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, line.encode("utf-8"))
+            finally:
+                os.close(fd)
+
+
+# -- reading past runs (for `strawpot sessions` / `strawpot agents`) --------------------------------------
+
+
+def load_session(sessions_root: Path, run_id: str) -> dict[str, Any] | None:
+    """The saved session.json of `run_id`, or None when there is no such run."""
+    if not run_id or "/" in run_id or run_id.startswith("."):
+        return None
+    try:
+        data = json.loads((sessions_root / run_id / SESSION_FILE).read_text(encoding="utf-8"))
+    except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def list_sessions(sessions_root: Path) -> list[dict[str, Any]]:
+    """Every readable session, newest first."""
+    if not sessions_root.is_dir():
+        return []
+    found = [data for entry in sessions_root.iterdir() if (data := load_session(sessions_root, entry.name))]
+    return sorted(found, key=lambda d: d.get("started_at") or 0, reverse=True)
+
+
+def read_trace(sessions_root: Path, run_id: str) -> list[dict[str, Any]]:
+    path = sessions_root / run_id / TRACE_FILE
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,0 +1,129 @@
+"""Stage locked packages into an agent workspace: ROLE.md, skills/<slug>/, roles/<slug>/ and the role prompt.
+
+Everything comes from the lock: which packages (the role's transitive skills, its declared roles) and
+which files of them (the locked file list, from the installed tree that `start` verified). Nothing is
+picked by "whatever is highest on disk".
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from strawpot.model.installed import InstalledTree
+from strawpot.model.kinds import Kind
+from strawpot.model.lockfile import LockedPackage, Lockfile
+from strawpot.model.package import Package, PackageInvalid, load_package
+
+ROLE_PROMPT_FILE = "role_prompt.md"
+
+
+class StagingError(Exception):
+    """A package needed for an agent is not locked or not installed at its locked version."""
+
+
+@dataclass(frozen=True)
+class StagedAgent:
+    role: str
+    workspace: Path
+    role_prompt: str
+    skills_dir: Path
+    roles_dir: Path
+    skills: tuple[str, ...]
+    allowed_roles: frozenset[str]  # the roles this agent may delegate to
+    wildcard: bool  # declared roles: ["*"]
+
+
+class Stager:
+    """Reads the lock and the installed tree once per package; safe to use from several threads."""
+
+    def __init__(self, tree: InstalledTree, lock: Lockfile) -> None:
+        self.tree = tree
+        self.lock = lock
+        self._packages: dict[tuple[Kind, str], Package] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def installed_roles(self) -> frozenset[str]:
+        return frozenset(p.name for p in self.lock.packages if p.kind is Kind.ROLE)
+
+    def locked(self, kind: Kind, name: str) -> LockedPackage:
+        pkg = self.lock.get(kind, name)
+        if pkg is None:
+            raise StagingError(f"{kind.value} {name!r} is not in strawpot.lock")
+        installed = self.tree.installed_version(kind, name)
+        if installed != pkg.version:
+            have = f"version {installed} is installed" if installed else "it is not installed"
+            raise StagingError(f"{kind.value} {name} is locked at {pkg.version} but {have}; run `strawpot sync`")
+        return pkg
+
+    def package(self, kind: Kind, name: str) -> Package:
+        key = (kind, name)
+        with self._lock:
+            if key in self._packages:
+                return self._packages[key]
+        self.locked(kind, name)
+        try:
+            package = load_package(self.tree.package_dir(kind, name), kind)
+        except PackageInvalid as exc:
+            raise StagingError(f"installed {kind.value} {name} is invalid: {exc}") from None
+        with self._lock:
+            self._packages[key] = package
+        return package
+
+    def skill_closure(self, role: str) -> list[str]:
+        """The role's skills and the skills they need, transitively, from the lock's dependency edges."""
+        seen: dict[str, None] = {}
+        queue = [d.name for d in self.locked(Kind.ROLE, role).dependencies if d.kind is Kind.SKILL]
+        while queue:
+            name = queue.pop(0)
+            if name in seen:
+                continue
+            seen[name] = None
+            queue += [d.name for d in self.locked(Kind.SKILL, name).dependencies if d.kind is Kind.SKILL]
+        return sorted(seen)
+
+    def delegatable_roles(self, role: str) -> tuple[frozenset[str], bool]:
+        """The roles `role` declared (from the lock), or every locked role for `roles: ["*"]`."""
+        if self.package(Kind.ROLE, role).roles_wildcard:
+            return self.installed_roles, True
+        declared = {d.name for d in self.locked(Kind.ROLE, role).dependencies if d.kind is Kind.ROLE}
+        return frozenset(declared), False
+
+    def role_prompt(self, role: str, skills: list[str], roles: frozenset[str]) -> str:
+        parts = [self.package(Kind.ROLE, role).body.strip()]
+        if skills:
+            parts.append("## Skills\n\nStaged under `skills/<slug>/` in your workspace:\n\n" + "\n".join(
+                f"- **{s}**: {self.package(Kind.SKILL, s).description}" for s in skills))
+        if roles:
+            parts.append("## Roles you can delegate to\n\n" + "\n".join(
+                f"- **{r}**: {self.package(Kind.ROLE, r).description}" for r in sorted(roles)))
+        return "\n\n".join(p for p in parts if p) + "\n"
+
+    def stage(self, role: str, workspace: Path) -> StagedAgent:
+        """Populate `workspace` for an agent playing `role`."""
+        skills = self.skill_closure(role)
+        roles, wildcard = self.delegatable_roles(role)
+        workspace.mkdir(parents=True, exist_ok=True)
+        self._copy(self.locked(Kind.ROLE, role), workspace)
+        skills_dir, roles_dir = workspace / "skills", workspace / "roles"
+        skills_dir.mkdir(exist_ok=True)
+        roles_dir.mkdir(exist_ok=True)
+        for name in skills:
+            self._copy(self.locked(Kind.SKILL, name), skills_dir / name)
+        for name in sorted(roles):
+            self._copy(self.locked(Kind.ROLE, name), roles_dir / name)
+        prompt = self.role_prompt(role, skills, roles)
+        (workspace / ROLE_PROMPT_FILE).write_text(prompt, encoding="utf-8")
+        return StagedAgent(role, workspace, prompt, skills_dir, roles_dir, tuple(skills), roles, wildcard)
+
+    def _copy(self, pkg: LockedPackage, target: Path) -> None:
+        """Copy exactly the locked files of `pkg` (with their executable bits) into `target`."""
+        source = self.tree.package_dir(pkg.kind, pkg.name)
+        for f in pkg.files:
+            dest = target / f.path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / f.path, dest)
+            dest.chmod(0o755 if f.executable else 0o644)
