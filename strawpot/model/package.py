@@ -386,13 +386,17 @@ def collect_files(root: Path) -> tuple[dict[str, bytes], frozenset[str], list[Is
     executables: set[str] = set()
     issues: list[Issue] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _VCS_DIRS)
+        base = Path(dirpath).relative_to(root)
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if not d.startswith(".") and d not in _VCS_DIRS and not _ignored((base / d).as_posix(), d, patterns)
+        )
         for name in sorted(filenames):
             if name.startswith("."):
                 continue
             full = Path(dirpath) / name
             rel = full.relative_to(root).as_posix()
-            if any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns):
+            if _ignored(rel, name, patterns):
                 continue
             st = os.lstat(full)
             if not stat.S_ISREG(st.st_mode):
@@ -405,6 +409,11 @@ def collect_files(root: Path) -> tuple[dict[str, bytes], frozenset[str], list[Is
             if st.st_mode & stat.S_IXUSR:
                 executables.add(rel)
     return files, frozenset(executables), issues
+
+
+def _ignored(rel: str, name: str, patterns: list[str]) -> bool:
+    """A file or folder matches an ignore pattern by its relative path or by its own name."""
+    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)
 
 
 def _ignore_patterns(root: Path) -> list[str]:
