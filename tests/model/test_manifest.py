@@ -1,0 +1,152 @@
+"""strawpot.toml edits change only the entries they touch: comments, order and unknown keys survive."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from strawpot.model.errors import UsageError
+from strawpot.model.kinds import Kind
+from strawpot.model.manifest import Manifest, ManifestEntry
+
+SOURCE = """\
+# project manifest: hand-written, keep my comments
+[skills]
+git-workflow = "^1.2"   # pinned by the team
+code-review = { version = "==2.1.0", env = { GITHUB_TOKEN = "x" } }  # table entry
+
+[roles.implementer]
+version = ">=1,<3"   # sub-table entry
+default_agent = "stub-agent"
+
+[orchestrator]   # not ours
+role = "reviewer"
+unknown_key = [1, 2]   # survives
+
+[policy]
+max_depth = 3
+"""
+
+
+@pytest.fixture
+def manifest(tmp_path: Path) -> Manifest:
+    path = tmp_path / "strawpot.toml"
+    path.write_text(SOURCE, encoding="utf-8")
+    return Manifest.load(path)
+
+
+def test_load_without_edits_round_trips_byte_for_byte(manifest: Manifest) -> None:
+    assert manifest.dumps() == SOURCE
+    manifest.save()
+    assert manifest.path.read_bytes() == SOURCE.encode()
+
+
+def test_entries_and_settings(manifest: Manifest) -> None:
+    assert manifest.entries() == [
+        ManifestEntry(Kind.SKILL, "git-workflow", "^1.2"),
+        ManifestEntry(Kind.SKILL, "code-review", "==2.1.0", {"env": {"GITHUB_TOKEN": "x"}}),
+        ManifestEntry(Kind.ROLE, "implementer", ">=1,<3", {"default_agent": "stub-agent"}),
+    ]
+    assert manifest.orchestrator == {"role": "reviewer", "unknown_key": [1, 2]}
+    assert manifest.role_default_agent("implementer") == "stub-agent"
+
+
+def test_change_a_string_entry(manifest: Manifest) -> None:
+    manifest.set_spec(Kind.SKILL, "git-workflow", "^1.3")
+    assert manifest.dumps() == SOURCE.replace('git-workflow = "^1.2"', 'git-workflow = "^1.3"')
+
+
+def test_change_an_inline_table_entry_keeps_its_other_keys(manifest: Manifest) -> None:
+    manifest.set_spec(Kind.SKILL, "code-review", "^2.2")
+    assert manifest.dumps() == SOURCE.replace('version = "==2.1.0"', 'version = "^2.2"')
+
+
+def test_change_a_sub_table_entry_keeps_its_comment_and_keys(manifest: Manifest) -> None:
+    manifest.set_spec(Kind.ROLE, "implementer", "^3")
+    assert manifest.dumps() == SOURCE.replace('version = ">=1,<3"', 'version = "^3"')
+
+
+def test_add_an_entry_to_an_existing_section(manifest: Manifest) -> None:
+    manifest.set_spec(Kind.SKILL, "new-one", "*")
+    expected = SOURCE.replace(
+        "# table entry\n", '# table entry\nnew-one = "*"\n'
+    )
+    assert manifest.dumps() == expected
+
+
+def test_add_a_new_section_appends_it_and_leaves_the_rest(manifest: Manifest) -> None:
+    manifest.set_spec(Kind.AGENT, "stub-agent", "^0.1")
+    assert manifest.dumps() == SOURCE + '\n[agents]\nstub-agent = "^0.1"\n'
+
+
+def test_remove_a_string_entry(manifest: Manifest) -> None:
+    assert manifest.remove(Kind.SKILL, "git-workflow") is True
+    assert manifest.dumps() == SOURCE.replace('git-workflow = "^1.2"   # pinned by the team\n', "")
+
+
+def test_remove_a_table_entry(manifest: Manifest) -> None:
+    assert manifest.remove(Kind.SKILL, "code-review") is True
+    assert manifest.dumps() == SOURCE.replace(
+        'code-review = { version = "==2.1.0", env = { GITHUB_TOKEN = "x" } }  # table entry\n', ""
+    )
+
+
+def test_remove_a_sub_table_entry(manifest: Manifest) -> None:
+    assert manifest.remove(Kind.ROLE, "implementer") is True
+    text = manifest.dumps()
+    assert "implementer" not in text and "sub-table entry" not in text
+    assert text.startswith(SOURCE.split("[roles.implementer]")[0])
+    assert text.endswith(SOURCE.split('default_agent = "stub-agent"\n\n')[1])
+
+
+def test_remove_what_is_not_there(manifest: Manifest) -> None:
+    assert manifest.remove(Kind.AGENT, "nope") is False
+    assert manifest.remove(Kind.SKILL, "nope") is False
+    assert manifest.dumps() == SOURCE
+
+
+def test_save_is_atomic_and_leaves_no_temp_file(manifest: Manifest) -> None:
+    manifest.set_spec(Kind.SKILL, "git-workflow", "^2")
+    manifest.save()
+    assert sorted(p.name for p in manifest.path.parent.iterdir()) == ["strawpot.toml"]
+    assert Manifest.load(manifest.path).get(Kind.SKILL, "git-workflow") == ManifestEntry(Kind.SKILL, "git-workflow", "^2")
+
+
+def test_missing_manifest_is_empty(tmp_path: Path) -> None:
+    manifest = Manifest.load(tmp_path / "strawpot.toml")
+    assert manifest.entries() == []
+    manifest.set_spec(Kind.SKILL, "a", "^1")
+    assert manifest.dumps() == '[skills]\na = "^1"\n'
+
+
+def test_dependency_hash_ignores_order_and_non_resolution_settings(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text('[skills]\nx = "^1"\ny = "*"\n[orchestrator]\nrole = "r"\n')
+    b.write_text('[skills]\ny = "*"\nx = "^1"\n')
+    assert Manifest.load(a).dependency_hash() == Manifest.load(b).dependency_hash()
+    b.write_text('[skills]\ny = "*"\nx = "^2"\n')
+    assert Manifest.load(a).dependency_hash() != Manifest.load(b).dependency_hash()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[skills\n", r"strawpot.toml:\d+:\d+: invalid TOML"),
+        ('skills = "oops"\n', r"\[skills\] must be a table"),
+        ("[skills]\nx = 3\n", r"skills.x must be a version specifier string"),
+        ("[skills]\nx = { version = 3 }\n", r"skills.x.version must be a string"),
+    ],
+)
+def test_invalid_manifests_are_usage_errors(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "strawpot.toml"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=message):
+        Manifest.load(path)
+
+
+def test_manifest_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "strawpot.toml"
+    path.write_bytes(b'[skills]\nx = "\xff"\n')
+    with pytest.raises(UsageError, match="not UTF-8"):
+        Manifest.load(path)
