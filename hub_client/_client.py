@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import random
-import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -113,10 +112,17 @@ def _backoff(attempt: int) -> float:
 
 
 class HubClient:
-    """A client for one registry; one pooled httpx.Client shared by all threads.
+    """A client for one registry; thread-safe, one pooled httpx.Client shared by all threads.
 
     `base_url` is the registry root (`http://127.0.0.1:8787`; a trailing `/api/v1` is accepted too).
     `cache` is needed by the archive methods and enables ETag revalidation and `offline` answers.
+    Kinds may be given singular (`role`) or plural (`roles`); slugs and versions are validated
+    before they go into a URL (ValueError).
+
+    Retries: GETs are retried on 429, 5xx, connect errors and timeouts (also mid-body); POSTs only
+    when they cannot have taken effect (429, 503, connect errors). Backoff is exponential with jitter,
+    `Retry-After` is honoured, and one request never sleeps more than 30 s in total: a longer
+    `Retry-After` raises RateLimited at once. Other 4xx are never retried.
     """
 
     def __init__(
@@ -152,7 +158,6 @@ class HubClient:
             limits=httpx.Limits(max_connections=max_workers, max_keepalive_connections=max_workers),
         )
         self._has_extensions: bool | None = None  # None until a server answer tells us
-        self._lock = threading.Lock()
 
     def __enter__(self) -> HubClient:
         return self
