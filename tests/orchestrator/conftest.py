@@ -162,7 +162,7 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
-def group_alive(pgid: int) -> bool:
+def _group_alive(pgid: int) -> bool:
     """Whether any non-zombie process is still in process group `pgid`."""
     if not Path("/proc").is_dir():
         try:
@@ -187,8 +187,25 @@ def reap_guard() -> Iterator[list[int]]:
     """Tests append pgids they started; any left alive at the end is killed and fails the test."""
     pgids: list[int] = []
     yield pgids
-    leftovers = [g for g in pgids if group_alive(g)]
+    leftovers = [g for g in pgids if _group_alive(g)]
     for g in leftovers:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(g, 9)
     assert not leftovers, f"process groups left running: {leftovers}"
+
+
+@pytest.fixture
+def group_alive():  # type: ignore[no-untyped-def]
+    """Whether a process group still has a live (non-zombie) member."""
+    return _group_alive
+
+
+@pytest.fixture
+def make_role():  # type: ignore[no-untyped-def]
+    """role_md(name, skills=..., roles=..., body=..., default_agent=..., description=...) -> ROLE.md text."""
+    return role_md
+
+
+@pytest.fixture
+def make_skill():  # type: ignore[no-untyped-def]
+    return skill_md

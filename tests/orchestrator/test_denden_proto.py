@@ -30,6 +30,17 @@ def test_checked_in_stubs_are_up_to_date(tmp_path: Path) -> None:
         )
 
 
+def test_stub_agent_copy_is_up_to_date(tmp_path: Path) -> None:
+    written = _load_generator().generate(tmp_path, package=False)
+    assert {p.name for p in written} == {"denden_pb2.py", "denden_pb2_grpc.py"}
+    fixture = ROOT / "fixtures" / "agents" / "stub-agent" / "agent"
+    for path in written:
+        assert (fixture / path.name).read_text(encoding="utf-8") == path.read_text(encoding="utf-8"), (
+            f"fixtures/agents/stub-agent/agent/{path.name} is stale: run `python proto/generate.py`"
+        )
+    assert "\nimport denden_pb2 as denden__pb2" in (fixture / "denden_pb2_grpc.py").read_text(encoding="utf-8")
+
+
 def test_stub_imports_are_package_relative() -> None:
     text = (ROOT / "orchestrator" / "_proto" / "denden_pb2_grpc.py").read_text(encoding="utf-8")
     assert "from . import denden_pb2 as denden__pb2" in text
