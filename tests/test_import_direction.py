@@ -1,0 +1,122 @@
+"""Imports go one way only (DESIGN §2): walk every module with `ast` and fail on a wrong arrow."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIRST_PARTY = ("strawpot", "hub_client", "resolver", "orchestrator", "registry_server")
+
+# A layer (module prefix) and the first-party layers it may import besides itself.
+# Anything under `strawpot` that is not `strawpot.model` is the composition root and may import everything.
+RULES: dict[str, tuple[str, ...]] = {
+    "resolver": (),
+    "hub_client": (),
+    "strawpot.model": ("resolver",),
+    "orchestrator": ("strawpot.model",),
+    "registry_server": ("strawpot.model", "resolver"),
+}
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def layer_of(module: str) -> str | None:
+    """The most specific restricted layer a module belongs to, or None for the composition root."""
+    matches = [prefix for prefix in RULES if _within(module, prefix)]
+    return max(matches, key=len) if matches else None
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported(tree: ast.AST, module: str, is_package: bool) -> Iterator[tuple[int, str, list[str]]]:
+    """(line, imported module, candidate submodules) for every import statement, relative ones resolved."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, []
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = package.split(".")
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                target = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            yield node.lineno, target, [f"{target}.{alias.name}" for alias in node.names]
+
+
+def violations(root: Path) -> list[str]:
+    """Every import under `root` that goes against RULES, as `file:line: a imports b`."""
+    found: list[str] = []
+    for top in FIRST_PARTY:
+        for path in sorted((root / top).rglob("*.py")):
+            if ".venv" in path.parts:
+                continue
+            module = module_name(path, root)
+            layer = layer_of(module)
+            if layer is None:
+                continue
+            allowed = (layer, *RULES[layer])
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            for line, target, submodules in imported(tree, module, path.name == "__init__.py"):
+                if target.split(".")[0] not in FIRST_PARTY:
+                    continue
+                if any(_within(name, ok) for name in [target, *submodules] for ok in allowed):
+                    continue
+                found.append(f"{path.relative_to(root)}:{line}: {module} ({layer}) imports {target}")
+    return sorted(found)
+
+
+def test_no_wrong_arrows() -> None:
+    assert violations(ROOT) == []
+
+
+def test_every_layer_is_walked() -> None:
+    for prefix in RULES:
+        assert (ROOT / prefix.replace(".", "/")).is_dir(), prefix
+    assert layer_of("strawpot.model.package") == "strawpot.model"
+    assert layer_of("strawpot.commands.publish") is None
+    assert layer_of("strawpot") is None
+
+
+# -- the checker itself catches what it must ----------------------------------------------------------
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_checker_flags_each_wrong_arrow(tmp_path: Path) -> None:
+    _write(tmp_path, {
+        "resolver/__init__.py": "import strawpot\n",
+        "hub_client/_client.py": "def f():\n    from resolver import Version\n",  # inside a function too
+        "strawpot/__init__.py": "",
+        "strawpot/model/package.py": "from resolver import Version\nfrom strawpot.settings import x\n",
+        "strawpot/model/lockfile.py": "from ..hub import open_client\nfrom . import kinds\n",
+        "strawpot/commands/publish.py": "import hub_client, registry_server, orchestrator\n",
+        "orchestrator/runtime.py": "from strawpot import model\nfrom strawpot import console\nimport resolver\n",
+        "registry_server/app.py": "from strawpot.model import archive\nimport resolver\nimport hub_client\n"
+        "from orchestrator import policy\n",
+    })
+    assert violations(tmp_path) == [
+        "hub_client/_client.py:2: hub_client._client (hub_client) imports resolver",
+        "orchestrator/runtime.py:2: orchestrator.runtime (orchestrator) imports strawpot",
+        "orchestrator/runtime.py:3: orchestrator.runtime (orchestrator) imports resolver",
+        "registry_server/app.py:3: registry_server.app (registry_server) imports hub_client",
+        "registry_server/app.py:4: registry_server.app (registry_server) imports orchestrator",
+        "resolver/__init__.py:1: resolver (resolver) imports strawpot",
+        "strawpot/model/lockfile.py:1: strawpot.model.lockfile (strawpot.model) imports strawpot.hub",
+        "strawpot/model/package.py:2: strawpot.model.package (strawpot.model) imports strawpot.settings",
+    ]
