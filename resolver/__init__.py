@@ -2,21 +2,38 @@
 
 from __future__ import annotations
 
-from resolver.errors import InvalidRequirement, InvalidSpecifier, InvalidVersion, ResolverError
+from resolver.errors import InvalidRequirement, InvalidSpecifier, InvalidVersion, NoSolution, ResolverError
+from resolver.incompatibility import Incompatibility
+from resolver.offline import OfflineProvider
+from resolver.provider import Candidate, Dependency, DependencyProvider, Unavailable
+from resolver.report import report
 from resolver.requirement import Requirement, parse_requirement
+from resolver.solver import VersionSolver, solve
 from resolver.specifier import allows_prereleases, parse_specifier
+from resolver.term import Term
 from resolver.version import Version
 from resolver.version_set import VersionSet
 
 __all__ = [
+    "Candidate",
+    "Dependency",
+    "DependencyProvider",
+    "Incompatibility",
     "InvalidRequirement",
     "InvalidSpecifier",
     "InvalidVersion",
+    "NoSolution",
+    "OfflineProvider",
     "Requirement",
     "ResolverError",
+    "Term",
+    "Unavailable",
     "Version",
     "VersionSet",
+    "VersionSolver",
     "allows_prereleases",
     "parse_requirement",
     "parse_specifier",
+    "report",
+    "solve",
 ]

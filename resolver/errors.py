@@ -11,6 +11,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resolver.incompatibility import Incompatibility
+
 
 class ResolverError(Exception):
     """Base class of every error raised by the resolver package."""
@@ -26,3 +31,19 @@ class InvalidSpecifier(ResolverError, ValueError):
 
 class InvalidRequirement(ResolverError, ValueError):
     """A dependency string (slug plus optional specifier) cannot be parsed."""
+
+
+class NoSolution(ResolverError):
+    """Version solving failed; ``str(exc)`` is the plain-text explanation.
+
+    `incompatibility` is the root of the derivation tree (data only): it says that the root
+    package cannot be selected, and its causes, transitively, say why.
+    """
+
+    def __init__(self, incompatibility: Incompatibility, explanation: str) -> None:
+        super().__init__(explanation)
+        self.incompatibility = incompatibility
+        self.explanation = explanation
+
+    def __str__(self) -> str:
+        return self.explanation

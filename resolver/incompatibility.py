@@ -1,0 +1,134 @@
+"""Incompatibilities: sets of terms that cannot all be true, and the causes that justify them.
+
+See the "Incompatibility" section of dart-lang/pub ``doc/solver.md``. External causes state a
+fact (a dependency, a missing version, an unavailable package); a `ConflictCause` links a derived
+incompatibility to the two it was derived from, which makes the derivation tree `report` explains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from resolver.provider import Dependency
+from resolver.term import Term
+from resolver.version import Version
+
+__all__ = [
+    "ROOT",
+    "Cause",
+    "ConflictCause",
+    "DependencyCause",
+    "Incompatibility",
+    "NoVersionsCause",
+    "RootCause",
+    "UnavailableCause",
+]
+
+ROOT = "\x00root"
+"""The package id the solver uses for the project itself (never a real package id)."""
+
+
+class Cause:
+    """Why an incompatibility holds."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RootCause(Cause):
+    """The root package must be selected."""
+
+
+@dataclass(frozen=True, slots=True)
+class DependencyCause(Cause):
+    """The first term's versions depend on `dependency` (the second term is its negation)."""
+
+    dependency: Dependency
+
+
+@dataclass(frozen=True, slots=True)
+class NoVersionsCause(Cause):
+    """No selectable version matches the term; `skipped` lists matching versions left out and why."""
+
+    skipped: tuple[tuple[Version, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UnavailableCause(Cause):
+    """The versions of the package, or the dependencies of a version, could not be obtained."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ConflictCause(Cause):
+    """Derived by resolution from `conflict` and `other`."""
+
+    conflict: Incompatibility
+    other: Incompatibility
+
+
+class Incompatibility:
+    """Terms that are not all allowed to be true, normalised to one term per package.
+
+    Identity is by object: two incompatibilities with the same terms and different causes
+    are different nodes of a derivation tree.
+    """
+
+    __slots__ = ("cause", "terms")
+
+    def __init__(self, terms: Iterable[Term], cause: Cause) -> None:
+        terms = list(terms)
+        # Positive root terms are always satisfied, so derived incompatibilities drop them
+        # (this also keeps the root package out of explanations).
+        if len(terms) != 1 and isinstance(cause, ConflictCause):
+            terms = [t for t in terms if not (t.positive and t.package == ROOT)]
+        if len(terms) > 2 or (len(terms) == 2 and terms[0].package == terms[1].package):
+            merged: dict[str, Term] = {}
+            for term in terms:
+                previous = merged.get(term.package)
+                merged[term.package] = term if previous is None else previous.intersect(term)
+            terms = list(merged.values())
+        self.terms: tuple[Term, ...] = tuple(terms)
+        self.cause = cause
+
+    @property
+    def is_failure(self) -> bool:
+        """Whether this incompatibility says that version solving as a whole failed."""
+        return not self.terms or (len(self.terms) == 1 and self.terms[0].package == ROOT)
+
+    @property
+    def is_derived(self) -> bool:
+        """Whether this was derived from two other incompatibilities (else it is external)."""
+        return isinstance(self.cause, ConflictCause)
+
+    def term_for(self, package: str) -> Term | None:
+        """This incompatibility's term about `package`, if any."""
+        for term in self.terms:
+            if term.package == package:
+                return term
+        return None
+
+    def external_incompatibilities(self) -> Iterator[Incompatibility]:
+        """The leaves of this incompatibility's derivation tree (each once, depth first)."""
+        seen: set[int] = set()
+        stack: list[Incompatibility] = [self]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node.cause, ConflictCause):
+                stack.extend((node.cause.other, node.cause.conflict))
+            else:
+                yield node
+
+    def __repr__(self) -> str:
+        terms = ", ".join(str(t) for t in self.terms)
+        return f"<Incompatibility {{{terms}}} {type(self.cause).__name__}>"
+
+    def __str__(self) -> str:
+        from resolver.report import describe
+
+        return describe(self)

@@ -1,0 +1,90 @@
+"""What the solver asks of a package source: the `DependencyProvider` protocol and its value types.
+
+Package ids are opaque strings to the solver (the app uses ``"skill:git-workflow"``,
+``"role:reviewer"``, …, so kinds are separate namespaces). "Not found", "offline" or "registry
+error" are not exceptions but `Unavailable` values whose reason ends up in the explanation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from resolver.requirement import Requirement, parse_requirement
+from resolver.specifier import _parse
+from resolver.version import Version
+from resolver.version_set import VersionSet
+
+__all__ = ["Candidate", "Dependency", "DependencyProvider", "Unavailable"]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A published version of a package; yanked versions are only chosen when locked."""
+
+    version: Version
+    yanked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Unavailable:
+    """A package's versions, or one version's dependencies, cannot be known, and why."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    """An edge to `package` constrained to `spec`; `text` is the specifier as written (``"*"`` if none).
+
+    `allows_prerelease` is True when the specifier names a pre-release (it opts the package in
+    to pre-release candidates, see `resolver.solver`).
+    """
+
+    package: str
+    spec: VersionSet
+    text: str = "*"
+    allows_prerelease: bool = False
+
+    @classmethod
+    def parse(cls, package: str, specifier: str = "*") -> Dependency:
+        """A dependency on `package` from specifier text (raises `InvalidSpecifier`)."""
+        spec, named_prerelease = _parse(specifier)
+        return cls(package, spec, specifier.strip() or "*", named_prerelease)
+
+    @classmethod
+    def from_requirement(cls, requirement: Requirement | str, package: str | None = None) -> Dependency:
+        """A dependency from a parsed requirement; `package` overrides its name (e.g. ``skill:<name>``)."""
+        if isinstance(requirement, str):
+            requirement = parse_requirement(requirement)
+        return cls(
+            package if package is not None else requirement.name,
+            requirement.spec,
+            requirement.text,
+            requirement.allows_prerelease,
+        )
+
+    def __str__(self) -> str:
+        return self.package if self.text == "*" else f"{self.package} {self.text}"
+
+
+@runtime_checkable
+class DependencyProvider(Protocol):
+    """A source of package versions and their dependencies, queried lazily by the solver."""
+
+    def versions(self, package: str) -> Sequence[Candidate] | Unavailable:
+        """Every published version of `package` (any order, yanked ones included and flagged)."""
+        ...
+
+    def dependencies(self, package: str, version: Version) -> Mapping[str, Dependency] | Unavailable:
+        """The dependencies of one version, keyed by package id."""
+        ...
+
+    def prefetch(self, packages: Iterable[str]) -> None:
+        """Hint that `versions` (and dependencies) of `packages` will be needed soon.
+
+        A network-backed provider can fetch them concurrently here. Optional: the solver only
+        calls it when the provider has it; the default does nothing.
+        """
+        return None
