@@ -94,11 +94,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _print_error(message: str, hint: str | None) -> None:
+    from rich.markup import escape
+
     from strawpot.console import err_console
 
-    err_console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    # Messages carry file names and server text verbatim: '[skills]' must not be read as markup.
+    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
     if hint:
-        err_console.print(f"[dim]hint:[/] {hint}", markup=True, highlight=False, soft_wrap=True)
+        err_console.print(f"[dim]hint:[/] {escape(hint)}", markup=True, highlight=False, soft_wrap=True)
 
 
 if __name__ == "__main__":
