@@ -1,0 +1,160 @@
+"""Apply: assemble each package in a temp dir beside its target, then swap it in with renames.
+
+A kill at any moment leaves each package wholly old or wholly new: on Linux the swap is one
+`renameat2(RENAME_EXCHANGE)`; elsewhere the old dir is renamed aside first and `recover` (run at the
+start of every operation, under the project's file lock) puts it back if the new one never arrived.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from strawpot.install.prepare import Prepared
+from strawpot.model.installed import VERSION_FILE, InstalledTree
+from strawpot.model.kinds import KIND_ORDER, Kind
+
+TMP_PREFIX = ".tmp-"
+OLD_PREFIX = ".old-"
+DEL_PREFIX = ".del-"
+FAULT_ENV = "STRAWPOT_FAULT_KILL_AT"  # test hook: SIGKILL this process at the Nth checkpoint
+
+_checkpoints = 0
+
+
+def checkpoint() -> None:
+    """A moment at which a crash must leave a consistent project (fault injection for tests)."""
+    global _checkpoints
+    target = os.environ.get(FAULT_ENV)
+    if not target:
+        return
+    _checkpoints += 1
+    if _checkpoints == int(target):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@dataclass(frozen=True)
+class Staged:
+    kind: Kind
+    name: str
+    tmp: Path
+    target: Path
+
+
+def stage(tree: InstalledTree, prepared: list[Prepared]) -> list[Staged]:
+    """Write every package into its own temp dir (nothing visible changes yet)."""
+    staged: list[Staged] = []
+    try:
+        for item in prepared:
+            pkg = item.package
+            target = tree.package_dir(pkg.kind, pkg.name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.parent / f"{TMP_PREFIX}{pkg.name}-{secrets.token_hex(4)}"
+            staged.append(Staged(pkg.kind, pkg.name, tmp, target))
+            tmp.mkdir()
+            _write_files(tmp, item.files)
+            (tmp / VERSION_FILE).write_text(f"{pkg.version}\n", encoding="utf-8")
+            checkpoint()
+    except BaseException:
+        discard(staged)
+        raise
+    return staged
+
+
+def _write_files(root: Path, files: dict[str, tuple[bytes, bool]]) -> None:
+    base = os.path.realpath(root)
+    for path, (data, executable) in sorted(files.items()):
+        dest = root / path  # paths were checked by read_archive / safe_relative_path
+        if not os.path.realpath(dest).startswith(base + os.sep):
+            raise ValueError(f"refusing to write outside the package folder: {path!r}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(dest, 0o755 if executable else 0o644)
+
+
+def discard(staged: list[Staged]) -> None:
+    for item in staged:
+        shutil.rmtree(item.tmp, ignore_errors=True)
+
+
+def commit(staged: list[Staged]) -> None:
+    """Swap each staged package into place; the previous version is deleted after the swap."""
+    for item in staged:
+        if item.target.exists() and _exchange(item.tmp, item.target):
+            checkpoint()
+            shutil.rmtree(item.tmp, ignore_errors=True)  # now holds the old version
+        else:
+            _replace_by_renames(item.tmp, item.target)
+        checkpoint()
+
+
+def _replace_by_renames(new: Path, target: Path) -> None:
+    old = None
+    if target.exists():
+        old = target.parent / f"{OLD_PREFIX}{target.name}-{secrets.token_hex(4)}"
+        os.rename(target, old)
+        checkpoint()
+    os.rename(new, target)
+    if old is not None:
+        checkpoint()
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def remove(tree: InstalledTree, packages: list[tuple[Kind, str]]) -> None:
+    """Remove packages: renamed aside in one step (so never half-deleted), then deleted."""
+    for kind, name in packages:
+        target = tree.package_dir(kind, name)
+        if not target.exists():
+            continue
+        old = target.parent / f"{DEL_PREFIX}{name}-{secrets.token_hex(4)}"
+        os.rename(target, old)
+        checkpoint()
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def recover(tree: InstalledTree) -> None:
+    """Finish what a killed run left: drop temp dirs, put back an old dir whose replacement never arrived."""
+    for kind in KIND_ORDER:
+        kind_dir = tree.root / kind.plural
+        if not kind_dir.is_dir():
+            continue
+        for entry in sorted(kind_dir.iterdir()):
+            if entry.name.startswith((TMP_PREFIX, DEL_PREFIX)):
+                shutil.rmtree(entry, ignore_errors=True)
+            elif entry.name.startswith(OLD_PREFIX):
+                name = entry.name[len(OLD_PREFIX):].rsplit("-", 1)[0]
+                target = kind_dir / name
+                if not target.exists():
+                    os.rename(entry, target)
+                else:
+                    shutil.rmtree(entry, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically exchange two paths (Linux renameat2); False when the platform cannot."""
+    if sys.platform != "linux":
+        return False
+    import ctypes
+    import errno
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    rc = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+

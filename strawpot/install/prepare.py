@@ -1,0 +1,130 @@
+"""Prepare: download what a plan installs into the cache and verify every byte against the lock, in memory.
+
+Nothing is written to the project here: an archive whose sha256, members or per-file hashes differ
+from the lock, or that holds a link, a device or an unsafe path, fails the whole operation first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from strawpot.model.archive import ArchiveError, read_archive
+from strawpot.model.errors import IntegrityFailure
+from strawpot.model.lockfile import LockedPackage
+from strawpot.model.paths import UnsafePath, safe_relative_path
+
+if TYPE_CHECKING:
+    from hub_client import HubClient
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A package's verified files: {path: (bytes, executable)}."""
+
+    package: LockedPackage
+    files: dict[str, tuple[bytes, bool]]
+
+
+def prepare(
+    client: HubClient,
+    packages: Iterable[LockedPackage],
+    *,
+    fetched: Mapping[tuple[str, str], dict[str, bytes]] | None = None,
+    progress: Callable[[LockedPackage], None] | None = None,
+) -> list[Prepared]:
+    """Every package's files, downloaded concurrently and checked against the lock."""
+    from hub_client import HubError
+
+    wanted = list(packages)
+    with_archive = {_item(p): p for p in wanted if p.archive_sha256}
+    done: dict[tuple[str, str], Prepared] = {}
+
+    def on_archive(item: tuple[str, str, str, str, int | None], result: object) -> None:
+        if progress is not None and not isinstance(result, HubError):
+            progress(with_archive[item])
+
+    results = client.fetch_archives(with_archive, on_archive)
+    for item, result in results.items():
+        if isinstance(result, HubError):
+            raise result
+        pkg = with_archive[item]
+        done[(pkg.kind.value, pkg.name)] = Prepared(pkg, _archive_files(client, pkg))
+    for pkg in wanted:
+        if not pkg.archive_sha256:
+            contents = (fetched or {}).get((f"{pkg.kind.value}:{pkg.name}", pkg.version))
+            done[(pkg.kind.value, pkg.name)] = Prepared(pkg, _loose_files(client, pkg, contents))
+            if progress is not None:
+                progress(pkg)
+    return [done[(p.kind.value, p.name)] for p in wanted]
+
+
+def _item(pkg: LockedPackage) -> tuple[str, str, str, str, int | None]:
+    return (pkg.kind.value, pkg.name, pkg.version, pkg.archive_sha256 or "", pkg.archive_size)
+
+
+def _archive_files(client: HubClient, pkg: LockedPackage) -> dict[str, tuple[bytes, bool]]:
+    """Read the cached archive (re-hashed in memory; a corrupted entry is fetched again once)."""
+    assert client.cache is not None and pkg.archive_sha256
+    data = client.cache.read_archive(pkg.archive_sha256)
+    if data is None:  # changed on disk since it was fetched: the cache dropped it, fetch once more
+        client.fetch_archive(*_item(pkg))
+        data = client.cache.read_archive(pkg.archive_sha256)
+    if data is None:
+        raise IntegrityFailure(f"{_what(pkg)}: the cached archive keeps failing its sha256 check")
+    try:
+        members = read_archive(data)
+    except ArchiveError as exc:
+        raise IntegrityFailure(
+            f"refused the archive of {_what(pkg)}: {exc}", hint="nothing was written; report the package"
+        ) from None
+    files = {m.path: (m.data, m.executable) for m in members}
+    _check_against_lock(pkg, files, check_exec=True)
+    return files
+
+
+def _loose_files(
+    client: HubClient, pkg: LockedPackage, contents: dict[str, bytes] | None
+) -> dict[str, tuple[bytes, bool]]:
+    """A registry without archives: fetch the files one by one and check what the lock knows of them."""
+    paths = []
+    for f in pkg.files:
+        try:
+            paths.append(safe_relative_path(f.path))
+        except UnsafePath as exc:
+            raise IntegrityFailure(f"{_what(pkg)}: the lock lists an unsafe path: {exc}") from None
+    if contents is None:
+        contents = client.fetch_files(pkg.kind.value, pkg.name, pkg.version, paths)
+    execs = {f.path for f in pkg.files if f.executable}
+    files = {path: (data, path in execs) for path, data in contents.items()}
+    _check_against_lock(pkg, files, check_exec=False)
+    return files
+
+
+def _check_against_lock(pkg: LockedPackage, files: dict[str, tuple[bytes, bool]], *, check_exec: bool) -> None:
+    problems: list[str] = []
+    expected = {f.path: f for f in pkg.files}
+    for path in sorted(set(files) - set(expected)):
+        problems.append(f"{path}: not in the lock")
+    for path, locked in sorted(expected.items()):
+        if path not in files:
+            problems.append(f"{path}: missing from the download")
+            continue
+        data, executable = files[path]
+        if len(data) != locked.size:
+            problems.append(f"{path}: {len(data)} bytes, the lock says {locked.size}")
+        elif hashlib.sha256(data).hexdigest() != locked.sha256:
+            problems.append(f"{path}: sha256 differs from the lock")
+        elif check_exec and executable != locked.executable:
+            problems.append(f"{path}: executable bit differs from the lock")
+    if problems:
+        raise IntegrityFailure(
+            f"{_what(pkg)} does not match strawpot.lock: " + "; ".join(problems),
+            hint="nothing was written; if the lock is right, the registry served different files",
+        )
+
+
+def _what(pkg: LockedPackage) -> str:
+    return f"{pkg.kind.value} {pkg.name} {pkg.version}"

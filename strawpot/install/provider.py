@@ -1,0 +1,192 @@
+"""The solver's DependencyProvider over hub_client: versions and dependency edges of registry packages.
+
+Package ids are `"<kind>:<slug>"`. Metadata is fetched with `package_versions_many`, a whole wave of
+the frontier at a time, and speculatively one step ahead (the dependencies of each package's newest
+version), so a solve over a high-latency link costs about one round trip per level of the graph.
+"Not found" and "offline" are `Unavailable` values; an unreachable registry raises.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from hub_client import HubError, NotFound, OfflineMiss, PackageVersions, VersionInfo
+from resolver import InvalidVersion, ResolverError, Version, parse_requirement
+from resolver.provider import Candidate, Dependency, Unavailable
+from strawpot.install.ids import display, package_id, split_id
+from strawpot.model.kinds import Kind
+
+if TYPE_CHECKING:
+    from hub_client import HubClient
+
+_DEPENDENCY_GROUPS: dict[Kind, tuple[tuple[str, Kind], ...]] = {
+    Kind.SKILL: (("skills", Kind.SKILL),),
+    Kind.ROLE: (("skills", Kind.SKILL), ("roles", Kind.ROLE)),
+}
+
+
+class HubProvider:
+    """Answers the solver from a registry, remembering every answer for the lockfile."""
+
+    def __init__(self, client: HubClient, *, role_agents: Mapping[str, str] | None = None) -> None:
+        self.client = client
+        self.role_agents = dict(role_agents or {})
+        self._known: dict[str, PackageVersions | HubError] = {}
+        self._lock = threading.Lock()
+        # (package id, version) -> {dependency id: specifier text}: the edges the lock records
+        self.edges: dict[tuple[str, str], dict[str, str]] = {}
+
+    # -- fetching ---------------------------------------------------------------------------------
+
+    def prefetch(self, packages: Iterable[str]) -> None:
+        """Fetch the metadata of `packages` and, speculatively, of what their newest versions need."""
+        wave = [p for p in dict.fromkeys(packages) if p not in self._known]
+        while wave:
+            results = self.client.package_versions_many(split_id(p) for p in wave)
+            ahead: dict[str, None] = {}
+            for (kind, slug), result in results.items():
+                pid = package_id(Kind(kind), slug)
+                self._store(pid, result)
+                if isinstance(result, PackageVersions) and (newest := _newest(result)) is not None:
+                    ahead.update(dict.fromkeys(self._raw_dependencies(pid, newest)))
+            wave = [p for p in ahead if p not in self._known]
+
+    def _store(self, pid: str, result: PackageVersions | HubError) -> None:
+        if isinstance(result, HubError) and not isinstance(result, NotFound | OfflineMiss):
+            raise result  # unreachable, rate limited, server error: not a resolution outcome
+        with self._lock:
+            self._known[pid] = result
+
+    def metadata(self, pid: str) -> PackageVersions | HubError:
+        """The registry's answer for one package (fetched now if the prefetch did not cover it)."""
+        if pid not in self._known:
+            self.prefetch([pid])
+        return self._known[pid]
+
+    def info(self, pid: str, version: str) -> VersionInfo:
+        """The registry's record of one version that a solution chose."""
+        found = self.metadata(pid)
+        if isinstance(found, PackageVersions):
+            for info in found.versions:
+                if _same_version(info.version, version):
+                    return info
+        raise LookupError(f"{display(pid)} {version} is not in the registry's metadata")
+
+    def has_archives(self, pid: str) -> bool:
+        found = self._known.get(pid)
+        return isinstance(found, PackageVersions) and found.has_archives
+
+    # -- DependencyProvider -----------------------------------------------------------------------
+
+    def versions(self, package: str) -> Sequence[Candidate] | Unavailable:
+        found = self.metadata(package)
+        if isinstance(found, HubError):
+            return Unavailable(self.unavailable_reason(package, found))
+        candidates = []
+        for info in found.versions:
+            try:
+                candidates.append(Candidate(Version.parse(info.version), yanked=info.yanked))
+            except InvalidVersion:
+                continue  # a registry oddity: a version we cannot order is one we never choose
+        return candidates
+
+    def dependencies(self, package: str, version: Version) -> Mapping[str, Dependency] | Unavailable:
+        try:
+            info = self.info(package, str(version))
+        except LookupError as exc:
+            return Unavailable(str(exc))
+        deps: dict[str, Dependency] = {}
+        for pid, text in self._raw_dependencies(package, info).items():
+            try:
+                deps[pid] = Dependency.parse(pid, text)
+            except ResolverError as exc:
+                return Unavailable(f"{display(package)} {version} has an invalid dependency: {exc}")
+        agent = self._default_agent(package, info)
+        if agent is not None:
+            deps.setdefault(agent, Dependency.parse(agent, "*"))
+        self.edges[(package, str(version))] = {pid: dep.text for pid, dep in deps.items()}
+        return deps
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _raw_dependencies(self, package: str, info: VersionInfo) -> dict[str, str]:
+        """{dependency id: specifier text} of one version; `*` in a role's roles is not a package."""
+        kind, name = split_id(package)
+        out: dict[str, str] = {}
+        for group, dep_kind in _DEPENDENCY_GROUPS.get(kind, ()):
+            for entry in info.dependencies.get(group, []):
+                if entry.strip() == "*":
+                    continue
+                try:
+                    req = parse_requirement(entry)
+                except ResolverError:
+                    out[package_id(dep_kind, entry.strip())] = "<invalid>"
+                    continue
+                pid = package_id(dep_kind, req.name)
+                out[pid] = req.text if pid not in out else f"{out[pid]},{req.text}"
+        if kind is Kind.ROLE:
+            agent = self.role_agents.get(name) or info.default_agent
+            if agent:
+                out.setdefault(package_id(Kind.AGENT, agent), "*")
+        return out
+
+    def _default_agent(self, package: str, info: VersionInfo) -> str | None:
+        """The role's default agent as a dependency id, when the registry has that agent."""
+        kind, name = split_id(package)
+        agent = (self.role_agents.get(name) or info.default_agent) if kind is Kind.ROLE else None
+        if not agent:
+            return None
+        pid = package_id(Kind.AGENT, agent)
+        found = self.metadata(pid)
+        return pid if isinstance(found, PackageVersions) and found.versions else None
+
+    def unavailable_reason(self, package: str, error: HubError) -> str:
+        if isinstance(error, OfflineMiss):
+            return f"{display(package)} is not in the cache (offline)"
+        suggestion = self.suggest(package)
+        hint = f" (did you mean {suggestion}?)" if suggestion else ""
+        return f"{display(package)} was not found on the registry{hint}"
+
+    def suggest(self, package: str) -> str | None:
+        """A close existing name of the same kind, from the registry's search and listing."""
+        kind, name = split_id(package)
+        names: set[str] = set()
+        try:
+            for item in self.client.search(name, kind.value, limit=20).get("results", []):
+                if item.get("kind") == kind.value and isinstance(item.get("slug"), str):
+                    names.add(item["slug"])
+            for item in self.client.list_packages(kind.value, limit=200).get("items", []):
+                if isinstance(item.get("slug"), str):
+                    names.add(item["slug"])
+        except (HubError, AttributeError, TypeError, ValueError):
+            return None
+        names.discard(name)
+        close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.6)
+        return close[0] if close else None
+
+
+def _newest(found: PackageVersions) -> VersionInfo | None:
+    """The version a fresh resolution most likely picks: the highest not yanked and not a pre-release."""
+    best: tuple[Version, VersionInfo] | None = None
+    for info in found.versions:
+        try:
+            version = Version.parse(info.version)
+        except InvalidVersion:
+            continue
+        if info.yanked or version.is_prerelease:
+            continue
+        if best is None or version > best[0]:
+            best = (version, info)
+    return best[1] if best else None
+
+
+def _same_version(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        return Version.parse(a) == Version.parse(b)
+    except InvalidVersion:
+        return False

@@ -1,0 +1,172 @@
+"""Manifest requirements → the PubGrub solver → a Lockfile recording every file hash and dependency edge."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NoReturn
+
+from hub_client import NotFound, OfflineMiss, PackageVersions
+from resolver import NoSolution, ResolverError, Version, solve
+from resolver.provider import Dependency
+from strawpot import __version__
+from strawpot.install.ids import display, humanize, package_id, split_id
+from strawpot.install.provider import HubProvider
+from strawpot.model.errors import ConflictError, RegistryUnreachable, UsageError
+from strawpot.model.lockfile import LockedDependency, LockedFile, LockedPackage, LockedTool, Lockfile
+
+if TYPE_CHECKING:
+    from hub_client import HubClient
+    from strawpot.model.manifest import ManifestEntry
+
+
+@dataclass
+class Resolution:
+    """A new lock, plus file contents already downloaded while locking (servers without archives)."""
+
+    lock: Lockfile
+    fetched: dict[tuple[str, str], dict[str, bytes]] = field(default_factory=dict)
+
+
+def root_dependencies(entries: Iterable[ManifestEntry], *, where: str = "strawpot.toml") -> dict[str, Dependency]:
+    roots: dict[str, Dependency] = {}
+    for entry in entries:
+        pid = package_id(entry.kind, entry.name)
+        try:
+            roots[pid] = Dependency.parse(pid, entry.spec)
+        except ResolverError as exc:
+            raise UsageError(f"{where}: {entry.kind.plural}.{entry.name}: {exc}") from None
+    return roots
+
+
+def locked_preferences(lock: Lockfile | None, unlock: Collection[str] = ()) -> dict[str, Version]:
+    """The versions of `lock` to keep, except the package ids in `unlock`."""
+    if lock is None:
+        return {}
+    prefs: dict[str, Version] = {}
+    for pkg in lock.packages:
+        pid = package_id(pkg.kind, pkg.name)
+        if pid in unlock:
+            continue
+        try:
+            prefs[pid] = Version.parse(pkg.version)
+        except ResolverError:
+            continue
+    return prefs
+
+
+def resolve(
+    client: HubClient,
+    entries: Iterable[ManifestEntry],
+    *,
+    source: str,
+    manifest_hash: str,
+    role_agents: Mapping[str, str] | None = None,
+    preferences: Mapping[str, Version] | None = None,
+    where: str = "strawpot.toml",
+) -> Resolution:
+    """Solve the requirements against the registry and build the lock (raises ConflictError, exit 3)."""
+    provider = HubProvider(client, role_agents=role_agents)
+    roots = root_dependencies(entries, where=where)
+    provider.prefetch(roots)
+    _check_roots(provider, roots)
+    try:
+        versions = solve(
+            provider, roots, locked=dict(preferences or {}), root_name="your project", display_name=display
+        )
+    except NoSolution as exc:
+        _raise_no_solution(provider, exc)
+    resolution = Resolution(Lockfile((), manifest_hash))
+    packages = [
+        _locked_package(client, provider, pid, str(version), source, resolution.fetched)
+        for pid, version in versions.items()
+    ]
+    resolution.lock = Lockfile(tuple(packages), manifest_hash, generated_by=f"strawpot {__version__}")
+    return resolution
+
+
+def _check_roots(provider: HubProvider, roots: Mapping[str, Dependency]) -> None:
+    """An unknown top-level package is a usage error naming it (with a close name), not a conflict."""
+    for pid in roots:
+        found = provider.metadata(pid)
+        if isinstance(found, NotFound):
+            suggestion = provider.suggest(pid)
+            raise UsageError(
+                f"{display(pid)} was not found on the registry {provider.client.base_url}",
+                hint=f"did you mean {split_id(pid)[0].value} {suggestion}?" if suggestion
+                else "check the name with `strawpot search`",
+            )
+        if isinstance(found, OfflineMiss):
+            raise RegistryUnreachable(
+                f"offline, and {display(pid)} is not in the cache", hint="run once without --offline"
+            )
+        if isinstance(found, PackageVersions) and not found.versions:
+            raise UsageError(f"{display(pid)} has no published versions on {provider.client.base_url}")
+
+
+def _raise_no_solution(provider: HubProvider, exc: NoSolution) -> NoReturn:
+    offline = [pid for pid, found in provider._known.items() if isinstance(found, OfflineMiss)]
+    if offline:
+        raise RegistryUnreachable(
+            f"offline, and the metadata of {', '.join(map(display, offline))} is not in the cache",
+            hint="run once without --offline",
+        ) from None
+    raise ConflictError(
+        "no set of versions satisfies the requirements:\n" + humanize(str(exc)),
+        hint="relax a specifier in strawpot.toml, or see `strawpot why KIND SLUG`",
+    ) from None
+
+
+def _locked_package(
+    client: HubClient,
+    provider: HubProvider,
+    pid: str,
+    version: str,
+    source: str,
+    fetched: dict[tuple[str, str], dict[str, bytes]],
+) -> LockedPackage:
+    kind, name = split_id(pid)
+    info = provider.info(pid, version)
+    edges = provider.edges.get((pid, version))
+    if edges is None:
+        provider.dependencies(pid, Version.parse(version))
+        edges = provider.edges.get((pid, version), {})
+    if provider.has_archives(pid) and all(f.sha256 for f in info.files):
+        files = tuple(LockedFile(f.path, f.sha256 or "", f.size, f.executable) for f in info.files)
+    else:
+        files = _hash_files_v1(client, pid, info.version, [f.path for f in info.files], fetched)
+    tools = tuple(
+        LockedTool(
+            str(tool),
+            str(spec.get("description", "")) if isinstance(spec, dict) else "",
+            {str(k): str(v) for k, v in (spec.get("install") or {}).items()} if isinstance(spec, dict) else {},
+        )
+        for tool, spec in sorted(info.tools.items())
+    )
+    return LockedPackage(
+        kind=kind,
+        name=name,
+        version=info.version,
+        source=source,
+        archive_sha256=info.sha256 if provider.has_archives(pid) else None,
+        archive_size=info.size if provider.has_archives(pid) else None,
+        files=files,
+        dependencies=tuple(
+            LockedDependency(*split_id(dep), spec) for dep, spec in sorted(edges.items())
+        ),
+        tools=tools,
+        default_agent=info.default_agent,
+    )
+
+
+def _hash_files_v1(
+    client: HubClient, pid: str, version: str, paths: list[str], fetched: dict[tuple[str, str], dict[str, bytes]]
+) -> tuple[LockedFile, ...]:
+    """A server without archives lists no hashes: fetch the files once and lock what we received."""
+    kind, name = split_id(pid)
+    contents = client.fetch_files(kind.value, name, version, paths)
+    fetched[(pid, version)] = contents
+    return tuple(
+        LockedFile(path, hashlib.sha256(data).hexdigest(), len(data), False) for path, data in sorted(contents.items())
+    )

@@ -1,0 +1,338 @@
+"""The install pipeline behind install, lock, sync, update and uninstall: lock → plan → prepare → apply.
+
+One run holds the project's file lock, so two strawpot processes on one project serialise. Nothing is
+written before every byte to install has been downloaded and verified; then the manifest and the lock
+are replaced atomically and each package is swapped in whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from strawpot.install.apply import checkpoint, commit, discard, recover, remove, stage
+from strawpot.install.ids import package_id
+from strawpot.install.plan import Change, Plan, make_plan
+from strawpot.install.tools import MissingTool, missing_tools, run_hints
+from strawpot.model.errors import LockOutdated, StrawpotError, UsageError
+from strawpot.model.fs import file_lock
+from strawpot.model.installed import InstalledTree
+from strawpot.model.kinds import Kind
+from strawpot.model.lockfile import Lockfile
+from strawpot.model.manifest import Manifest
+from strawpot.settings import Project
+
+if TYPE_CHECKING:
+    from hub_client import HubClient
+    from strawpot.model.lockfile import LockedPackage
+
+
+class Reporter(Protocol):
+    """Where a run tells the user what it does (the command renders it; tests ignore it)."""
+
+    def status(self, message: str) -> None: ...
+
+    def progress(self, label: str, total: int) -> contextlib.AbstractContextManager[Callback]: ...
+
+
+class Callback(Protocol):
+    def __call__(self, pkg: LockedPackage) -> None: ...
+
+
+class QuietReporter:
+    def status(self, message: str) -> None:
+        return None
+
+    @contextlib.contextmanager
+    def progress(self, label: str, total: int) -> Iterator[Callback]:
+        yield lambda pkg: None
+
+
+@dataclass(frozen=True)
+class Requested:
+    """A package named on the command line; `spec` None means "the newest, saved as ^X.Y.Z"."""
+
+    kind: Kind
+    name: str
+    spec: str | None = None
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What a command changes in the requirements before locking."""
+
+    add: tuple[Requested, ...] = ()
+    remove: tuple[tuple[Kind, str], ...] = ()
+    upgrade: frozenset[str] = frozenset()  # package ids whose locked versions are not preferred
+    upgrade_all: bool = False
+
+    @property
+    def any(self) -> bool:
+        return bool(self.add or self.remove or self.upgrade or self.upgrade_all)
+
+
+@dataclass(frozen=True)
+class Options:
+    registry: str | None = None
+    offline: bool = False
+    locked: bool = False  # fail (exit 4) rather than change the lock
+    frozen: bool = False  # install the lock as it is, without reading the manifest
+    dry_run: bool = False
+    check: bool = False  # `lock --check`: report staleness, write nothing
+    save: bool = True  # write strawpot.toml and strawpot.lock
+    sync_tree: bool = True  # False for `lock`
+    remove_extras: bool = False  # `sync`: remove every installed package the lock does not hold
+    tools: Literal["skip", "check", "run"] = "check"
+
+
+@dataclass
+class Outcome:
+    project: Project
+    lock: Lockfile | None = None
+    resolved: bool = False
+    stale: bool = False
+    lock_changed: bool = False
+    lock_written: bool = False
+    manifest_written: bool = False
+    changes: list[Change] = field(default_factory=list)
+    unchanged: int = 0
+    dry_run: bool = False
+    missing_tools: list[MissingTool] = field(default_factory=list)
+    saved: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries written
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "project": str(self.project.dir),
+            "dry_run": self.dry_run,
+            "resolved": self.resolved,
+            "lock": {
+                "path": str(self.project.lock_path),
+                "changed": self.lock_changed,
+                "written": self.lock_written,
+                "packages": len(self.lock.packages) if self.lock else 0,
+            },
+            "manifest": {
+                "written": self.manifest_written,
+                "added": [{"kind": k.value, "name": n, "spec": s} for k, n, s in self.saved],
+            },
+            "installed": [c.as_dict() for c in self.changes if c.version is not None],
+            "removed": [c.as_dict() for c in self.changes if c.version is None],
+            "unchanged": self.unchanged,
+            "missing_tools": [t.as_dict() for t in self.missing_tools],
+        }
+
+
+def run(
+    project: Project,
+    edit: Edit | None = None,
+    options: Options | None = None,
+    *,
+    reporter: Reporter | None = None,
+    client: HubClient | None = None,
+) -> Outcome:
+    """Run one install-family operation on `project` (raises StrawpotError subclasses)."""
+    operation = _Run(project, edit or Edit(), options or Options(), reporter or QuietReporter(), client)
+    writes = not (operation.options.dry_run or operation.options.check)
+    with file_lock(project.lock_file_path) if writes else contextlib.nullcontext():
+        try:
+            return operation.execute()
+        finally:
+            operation.close()
+
+
+class _Run:
+    def __init__(
+        self, project: Project, edit: Edit, options: Options, reporter: Reporter, client: HubClient | None
+    ) -> None:
+        self.project, self.edit, self.options, self.reporter = project, edit, options, reporter
+        self.tree = InstalledTree(project.tree_root)
+        self.outcome = Outcome(project, dry_run=options.dry_run)
+        self._client = client
+        self._own_client = client is None
+        self.url = ""
+        self.fetched: dict[tuple[str, str], dict[str, bytes]] = {}
+
+    # -- the pipeline -----------------------------------------------------------------------------
+
+    def execute(self) -> Outcome:
+        opts = self.options
+        if opts.locked and opts.frozen:
+            raise UsageError("--locked and --frozen cannot be used together")
+        if opts.sync_tree and not (opts.dry_run or opts.check):
+            recover(self.tree)
+        previous = Lockfile.load(self.project.lock_path) if self.project.lock_path.exists() else None
+        manifest = None if opts.frozen else Manifest.load(self.project.manifest_path)
+        self.url = self._registry_url(manifest, previous)
+        from strawpot.hub import hub_errors
+
+        with hub_errors(self.url):
+            lock = self._lock(manifest, previous)
+            self.outcome.lock = lock
+            if opts.check or not opts.sync_tree:
+                if not opts.check and not opts.dry_run and opts.save and self.outcome.lock_changed:
+                    lock.write(self.project.lock_path)
+                    self.outcome.lock_written = True
+                return self.outcome
+            plan = make_plan(self.tree, lock, previous=previous, remove_extras=opts.remove_extras)
+            self.outcome.changes = list(plan.changes)
+            self.outcome.unchanged = plan.unchanged
+            if not opts.dry_run:
+                self._apply(plan, lock, manifest)
+        if opts.tools != "skip":
+            self._tools(lock)
+        return self.outcome
+
+    def _registry_url(self, manifest: Manifest | None, previous: Lockfile | None) -> str:
+        from strawpot.settings import registry_url
+
+        fallback = manifest.registry_url if manifest is not None else None
+        if fallback is None and self.options.frozen and previous is not None and previous.packages:
+            fallback = previous.packages[0].source or None
+        return registry_url(self.options.registry, fallback)
+
+    @property
+    def client(self) -> HubClient:
+        if self._client is None:
+            from strawpot.hub import open_client
+            from strawpot.settings import registry_token
+
+            self._client = open_client(self.url, token=registry_token(self.url), offline=self.options.offline)
+        return self._client
+
+    def close(self) -> None:
+        if self._own_client and self._client is not None:
+            self._client.close()
+
+    # -- locking ----------------------------------------------------------------------------------
+
+    def _lock(self, manifest: Manifest | None, previous: Lockfile | None) -> Lockfile:
+        if manifest is None:  # --frozen
+            if previous is None:
+                raise UsageError(f"{self.project.lock_path}: no lockfile to install with --frozen",
+                                 hint="run `strawpot lock` first")
+            if self.edit.any:
+                raise UsageError("--frozen installs the lock as it is; it cannot add, remove or update packages")
+            return previous
+        self._edit_manifest(manifest, previous)
+        stale = (
+            previous is None
+            or previous.manifest_hash != manifest.dependency_hash()
+            or self.edit.upgrade_all
+            or bool(self.edit.upgrade)
+        )
+        self.outcome.stale = stale
+        if not stale:
+            assert previous is not None
+            return previous
+        if self.options.locked or self.options.check:
+            if self.options.check:
+                return previous or Lockfile((), "")
+            raise LockOutdated(
+                f"{self.project.lock_path} is out of date with {self.project.manifest_path.name}"
+                if previous else f"{self.project.lock_path} does not exist",
+                hint="run `strawpot lock` (or install without --locked) and commit the result",
+            )
+        lock = self._resolve(manifest, previous)
+        self.outcome.resolved = True
+        self.outcome.lock_changed = previous is None or previous.dumps() != lock.dumps()
+        return lock
+
+    def _edit_manifest(self, manifest: Manifest, previous: Lockfile | None) -> None:
+        for kind, name in self.edit.remove:
+            if manifest.get(kind, name) is None:
+                raise UsageError(self._not_direct(kind, name, previous))
+            manifest.remove(kind, name)
+        for req in self.edit.add:
+            existing = manifest.get(req.kind, req.name)
+            if req.spec is not None:
+                manifest.set_spec(req.kind, req.name, req.spec)
+            elif existing is None:
+                manifest.set_spec(req.kind, req.name, "*")
+
+    def _not_direct(self, kind: Kind, name: str, previous: Lockfile | None) -> str:
+        if previous is not None and previous.get(kind, name) is not None:
+            parents = [
+                f"{p.kind.value} {p.name}" for p in previous.packages
+                if any(d.kind is kind and d.name == name for d in p.dependencies)
+            ]
+            via = f"; it is required by {', '.join(parents)}" if parents else ""
+            return f"{kind.value} {name} is not in {self.project.manifest_path.name}{via}"
+        return f"{kind.value} {name} is not installed in {self.project.dir}"
+
+    def _resolve(self, manifest: Manifest, previous: Lockfile | None) -> Lockfile:
+        from strawpot.install.resolve import locked_preferences, resolve
+
+        unlock = set(self.edit.upgrade) | {package_id(r.kind, r.name) for r in self.edit.add if r.spec is None}
+        prefs = {} if self.edit.upgrade_all else locked_preferences(previous, unlock)
+        self.reporter.status(f"Resolving against {self.url}")
+        role_agents = {
+            e.name: agent for e in manifest.entries()
+            if e.kind is Kind.ROLE and isinstance(agent := e.settings.get("default_agent"), str)
+        }
+        resolution = resolve(
+            self.client, manifest.entries(), source=self.url, manifest_hash="", role_agents=role_agents,
+            preferences=prefs, where=str(manifest.path),
+        )
+        self.fetched = resolution.fetched
+        for req in self.edit.add:
+            pkg = resolution.lock.get(req.kind, req.name)
+            entry = manifest.get(req.kind, req.name)
+            if pkg is not None and entry is not None and (req.spec is not None or entry.spec == "*"):
+                spec = req.spec if req.spec is not None else f"^{pkg.version}"
+                manifest.set_spec(req.kind, req.name, spec)
+                self.outcome.saved.append((req.kind, req.name, spec))
+        self._manifest = manifest
+        return dataclasses.replace(resolution.lock, manifest_hash=manifest.dependency_hash())
+
+    # -- applying ---------------------------------------------------------------------------------
+
+    def _apply(self, plan: Plan, lock: Lockfile, manifest: Manifest | None) -> None:
+        prepared = []
+        if plan.install:
+            with self.reporter.progress("Downloading", len(plan.install)) as advance:
+                from strawpot.install.prepare import prepare
+
+                prepared = prepare(self.client, plan.install, fetched=self.fetched, progress=advance)
+        staged = stage(self.tree, prepared)
+        try:
+            if self.options.save and manifest is not None and (self.edit.add or self.edit.remove):
+                manifest.save()
+                self.outcome.manifest_written = True
+                checkpoint()
+            if self.options.save and self.outcome.lock_changed:
+                lock.write(self.project.lock_path)
+                self.outcome.lock_written = True
+                checkpoint()
+            commit(staged)
+        except BaseException:
+            discard(staged)
+            raise
+        remove(self.tree, list(plan.remove))
+        if plan.install and not self.options.offline:
+            self._track(plan.install)
+
+    def _track(self, packages: tuple[LockedPackage, ...]) -> None:
+        """Count downloads, best effort and bounded in time: never fails or slows an install much."""
+        from concurrent.futures import ThreadPoolExecutor, wait
+
+        client = self.client
+        pool = ThreadPoolExecutor(max_workers=min(16, len(packages)), thread_name_prefix="track")
+        futures = [pool.submit(client.track_download, p.kind.value, p.name, p.version) for p in packages]
+        wait(futures, timeout=2.0)
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    def _tools(self, lock: Lockfile) -> None:
+        missing = missing_tools(lock)
+        if missing and self.options.tools == "run" and not self.options.dry_run:
+            missing = run_hints(missing, echo=self.reporter.status)
+        self.outcome.missing_tools = missing
+
+
+def load_lock(project: Project) -> Lockfile:
+    """The project's lock, or a usage error saying how to create it."""
+    if not project.lock_path.exists():
+        raise StrawpotError(f"{project.lock_path}: no lockfile", hint="run `strawpot lock` or `strawpot install`")
+    return Lockfile.load(project.lock_path)
