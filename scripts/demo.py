@@ -75,6 +75,8 @@ def main() -> int:
         "STRAWPOT_CACHE_DIR": str(DEMO / "cache"),
         "STRAWPOT_CONFIG_DIR": str(DEMO / "config"),
         "STRAWPOT_HOME": str(DEMO / "home"),
+        # The stub agent runs `python3` and needs grpcio for Denden: the project's venv has it.
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     step("Start the embedded registry (SQLite + blob store, nothing else to run)")
     token = strawpot("registry", "token", "create", "--user", "demo", "--admin", "--data", str(DEMO / "registry"),
