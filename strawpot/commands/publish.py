@@ -1,0 +1,79 @@
+"""`strawpot publish PATH`: validate a package like the registry does, then upload it (v1 multipart)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import rich_click as click
+
+from strawpot.commands._options import json_option, registry_option
+
+if TYPE_CHECKING:
+    from strawpot.publishing.prepare import Upload
+
+SECTION = "publishing"
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--version", "version", metavar="V", default=None, help="Version to publish (default: the frontmatter's).")
+@click.option("--changelog", metavar="TEXT", default=None, help="What changed (default: the frontmatter's `changelog`).")
+@registry_option
+@click.option("--dry-run", is_flag=True, help="Show exactly what would be sent, and send nothing.")
+@json_option
+def command(
+    path: Path, version: str | None, changelog: str | None, registry: str | None, dry_run: bool, as_json: bool
+) -> None:
+    """Publish the skill, role, agent, memory or integration in folder PATH.
+
+    Every file but dot-files, VCS folders and `.strawpotignore` matches is uploaded; anything over
+    the registry's limits is refused here, before a byte is sent.
+    """
+    from strawpot.commands._options import print_json
+    from strawpot.console import err_console, out_console
+    from strawpot.publishing.auth import registry_for, require_token
+    from strawpot.publishing.prepare import prepare_upload
+    from strawpot.publishing.report import upload_lines, upload_payload, warnings
+
+    upload = prepare_upload(path, version=version, changelog=changelog)
+    url = registry_for(registry)
+    for note in warnings(upload):
+        err_console.print(f"warning: {note}", markup=False, soft_wrap=True)
+    if dry_run:
+        if as_json:
+            print_json(upload_payload(upload, url, dry_run=True))
+        else:
+            out_console.print("\n".join(upload_lines(upload, url)), markup=False)
+            err_console.print("dry run: nothing was sent", markup=False)
+        return
+    token = require_token(url)
+    result = _send(upload, url, token)
+    if as_json:
+        print_json(upload_payload(upload, url, dry_run=False, result=result))
+        return
+    out_console.print(
+        f"published {upload.kind.value} {upload.slug} {upload.version} to {url}"
+        f" ({len(upload.files)} file(s), {upload.total_size} bytes)",
+        markup=False,
+    )
+
+
+def _send(upload: Upload, url: str, token: str) -> dict[str, Any]:
+    """POST the upload; a refusal is shown as the server sent it, in one block."""
+    import hub_client as hc
+    from strawpot.hub import hub_errors, open_client
+    from strawpot.model.errors import StrawpotError
+    from strawpot.publishing.auth import login_hint
+
+    what = f"{upload.kind.value} {upload.slug} {upload.version}"
+    with open_client(url, token=token) as client, hub_errors(url):
+        try:
+            return client.publish(
+                upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files]
+            )
+        except (hc.ServerError, hc.AuthError, hc.NotFound) as exc:
+            hint = login_hint(url) if isinstance(exc, hc.AuthError) else None
+            raise StrawpotError(
+                f"the registry {url} refused {what} (HTTP {exc.status}):\n{exc.message}", hint=hint
+            ) from None

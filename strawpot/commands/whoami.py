@@ -1,0 +1,29 @@
+"""`strawpot whoami`: who the registry thinks the current token belongs to."""
+
+from __future__ import annotations
+
+import rich_click as click
+
+from strawpot.commands._options import json_option, registry_option
+
+SECTION = "publishing"
+
+
+@click.command()
+@registry_option
+@json_option
+def command(registry: str | None, as_json: bool) -> None:
+    """Show the user of the token for the registry (STRAWPOT_TOKEN or the stored one)."""
+    from strawpot.commands._options import print_json
+    from strawpot.console import out_console
+    from strawpot.publishing.account import check_token
+    from strawpot.publishing.auth import registry_for, require_token
+
+    url = registry_for(registry)
+    user = check_token(url, require_token(url))
+    if as_json:
+        print_json({"registry": url, "user": user})
+        return
+    name = user.get("displayName")
+    extra = f" ({name})" if name and name != user.get("handle") else ""
+    out_console.print(f"{user.get('handle', '?')}{extra}, {user.get('role', 'user')} on {url}", markup=False)

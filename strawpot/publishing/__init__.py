@@ -1,0 +1,1 @@
+"""Publishing: prepare a package for upload, check it locally, report what would be sent, check a wrapper."""

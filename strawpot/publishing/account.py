@@ -1,0 +1,53 @@
+"""The registry calls behind login, whoami and yank, with hub errors mapped to exit codes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from strawpot.model.errors import StrawpotError, UsageError
+
+
+def check_token(url: str, token: str) -> dict[str, Any]:
+    """The `whoami` answer for `token`, or an error saying the registry refused it."""
+    import hub_client as hc
+    from strawpot.hub import hub_errors, open_client
+    from strawpot.publishing.auth import login_hint
+
+    with open_client(url, token=token) as client, hub_errors(url):
+        try:
+            return client.whoami()
+        except hc.AuthError as exc:
+            raise StrawpotError(
+                f"the registry {url} refused the token (HTTP {exc.status}): {exc.message}", hint=login_hint(url)
+            ) from None
+
+
+def yank(url: str, token: str, kind: str, slug: str, version: str, *, yanked: bool) -> dict[str, Any]:
+    """Yank (or restore) one version; the server's answer `{kind, slug, version, yanked}`."""
+    import hub_client as hc
+    from resolver import InvalidVersion, Version
+    from strawpot.hub import hub_errors, open_client
+    from strawpot.model.kinds import Kind
+    from strawpot.model.package import slug_error
+
+    try:
+        kind_value = Kind.parse(kind)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if err := slug_error(slug):
+        raise UsageError(err)
+    try:
+        version = str(Version.parse(version))
+    except InvalidVersion as exc:
+        raise UsageError(str(exc)) from None
+    what = f"{kind_value.value} {slug} {version}"
+    with open_client(url, token=token) as client, hub_errors(url):
+        try:
+            result = client.yank(kind_value.value, slug, version, yanked)
+        except hc.NotFound as exc:
+            raise UsageError(f"{what} is not on {url}: {exc.message}") from None
+        except hc.AuthError as exc:
+            raise StrawpotError(
+                f"the registry {url} refused to {'yank' if yanked else 'restore'} {what} (HTTP {exc.status}): {exc.message}"
+            ) from None
+    return {"kind": kind_value.value, "slug": slug, "version": version, "yanked": yanked, **result}

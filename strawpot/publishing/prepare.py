@@ -1,0 +1,152 @@
+"""Turn a package folder into the exact v1 multipart upload, refusing locally what the registry would refuse."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from strawpot.model.errors import UsageError
+from strawpot.model.kinds import Kind
+from strawpot.model.package import Package, PackageInvalid, load_package, parse_package
+
+_VERSION_LINE = re.compile(r"^version[ \t]*:.*?(\r?)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class UploadFile:
+    path: str
+    data: bytes = field(repr=False)
+    executable: bool
+    """Executable in the source folder."""
+    registry_executable: bool
+    """Executable once published: the registry derives exec bits for an agent's wrappers only."""
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """Everything one publish sends: the package, the form fields and the files, in upload order."""
+
+    package: Package
+    version: str
+    fields: dict[str, str]
+    files: tuple[UploadFile, ...]
+    source_version: str | None = None
+    """The version the main file's frontmatter says in the source folder."""
+    version_rewritten: bool = False
+    """The uploaded main file's `version:` line was set to `version`."""
+
+    @property
+    def kind(self) -> Kind:
+        return self.package.kind
+
+    @property
+    def slug(self) -> str:
+        return self.package.name
+
+    @property
+    def total_size(self) -> int:
+        return sum(f.size for f in self.files)
+
+    @property
+    def lost_exec_bits(self) -> list[str]:
+        """Files executable here whose bit the registry will not keep."""
+        return [f.path for f in self.files if f.executable and not f.registry_executable]
+
+
+def invalid_package(exc: PackageInvalid, path: Path | str) -> UsageError:
+    """One UsageError listing every problem of a package, each on its own line."""
+    lines = "\n".join(f"  {issue}" for issue in exc.issues)
+    return UsageError(f"{exc.where or path}: {len(exc.issues)} problem(s) found:\n{lines}")
+
+
+def prepare_upload(path: Path, *, version: str | None = None, changelog: str | None = None) -> Upload:
+    """Validate the package at `path` like the registry does and build its upload; nothing is sent."""
+    from resolver import InvalidVersion, Version
+
+    root = path.parent if path.is_file() else path
+    try:
+        package = load_package(root)
+    except PackageInvalid as exc:
+        raise invalid_package(exc, root) from None
+    if version is not None:
+        try:
+            version = str(Version.parse(version.strip()))
+        except InvalidVersion as exc:
+            raise UsageError(f"--version: {exc}") from None
+    chosen = version or package.version
+    if chosen is None:
+        raise UsageError(
+            f"{root}: no version to publish",
+            hint=f"add `version: 1.0.0` to the frontmatter of {package.kind.main_file}, or pass --version",
+        )
+    source_version = package.version
+    files = dict(package.files)
+    rewritten = chosen != package.version
+    if rewritten:
+        main = package.kind.main_file
+        files[main] = set_frontmatter_version(files[main].decode("utf-8"), chosen).encode("utf-8")
+        try:
+            package = parse_package(files, kind=package.kind, executables=package.executables, where=str(root))
+        except PackageInvalid as exc:  # pragma: no cover - a version line cannot break a valid package
+            raise invalid_package(exc, root) from None
+    if changelog is None:
+        raw = package.frontmatter.get("changelog")
+        changelog = raw if isinstance(raw, str) else ""
+    return Upload(
+        package=package,
+        version=chosen,
+        fields=form_fields(package, chosen, changelog),
+        files=_upload_files(package),
+        source_version=source_version,
+        version_rewritten=rewritten,
+    )
+
+
+def set_frontmatter_version(text: str, version: str) -> str:
+    """The main file with its top-level `version:` frontmatter line set to `version` (added if absent)."""
+    newline = "\r\n" if text.split("\n", 1)[0].endswith("\r") else "\n"
+    head, sep, rest = text.partition(newline)  # the opening '---' line
+    end = re.search(r"^-{3,}[ \t]*\r?$", rest, re.MULTILINE)
+    block, tail = (rest[: end.start()], rest[end.start():]) if end else (rest, "")
+    if _VERSION_LINE.search(block):
+        block = _VERSION_LINE.sub(lambda m: f"version: {version}{m.group(1)}", block, count=1)
+    else:
+        block = f"version: {version}{newline}{block}"
+    return head + sep + block + tail
+
+
+def dependencies_field(package: Package) -> dict[str, list[str]] | None:
+    """The v1 `dependencies` field: `{"skills": [...]}` for a skill, plus `"roles"` for a role."""
+    if package.kind not in (Kind.SKILL, Kind.ROLE):
+        return None
+    shape: dict[str, list[str]] = {"skills": [str(d) for d in package.dependencies if d.kind is Kind.SKILL]}
+    if package.kind is Kind.ROLE:
+        roles = [str(d) for d in package.dependencies if d.kind is Kind.ROLE]
+        shape["roles"] = roles + (["*"] if package.roles_wildcard else [])
+    return shape
+
+
+def form_fields(package: Package, version: str, changelog: str) -> dict[str, str]:
+    """The multipart form fields, in the order they are sent."""
+    fields = {"slug": package.name, "version": version, "changelog": changelog}
+    display = package.frontmatter.get("displayName") or package.frontmatter.get("display_name")
+    if isinstance(display, str) and display.strip():
+        fields["displayName"] = display.strip()
+    deps = dependencies_field(package)
+    if deps is not None:
+        fields["dependencies"] = json.dumps(deps, separators=(",", ":"))
+    return fields
+
+
+def _upload_files(package: Package) -> tuple[UploadFile, ...]:
+    wrappers = set(package.bin.values()) if package.kind is Kind.AGENT else set()
+    return tuple(
+        UploadFile(path, package.files[path], path in package.executables, path in wrappers)
+        for path in sorted(package.files)
+    )
