@@ -1,0 +1,81 @@
+"""`create_app(storage)`: the Starlette application serving StrawHub API v1 and our extensions."""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from registry_server import account, packages, publish, resolve
+from registry_server.errors import ApiError, error_response
+from registry_server.openapi import openapi_document
+from registry_server.ratelimit import DEFAULT_RATE, RateLimit
+from registry_server.state import Registry
+from registry_server.storage.base import Storage
+
+log = logging.getLogger("registry_server")
+API = "/api/v1"
+
+
+def _openapi(request: Request) -> JSONResponse:
+    from strawpot import __version__
+
+    return JSONResponse(openapi_document(__version__))
+
+
+def _routes() -> list[Route]:
+    kinds, pkg = f"{API}/{{kinds}}", f"{API}/{{kinds}}/{{slug}}"
+    return [
+        Route(f"{API}/openapi.json", _openapi, methods=["GET"]),
+        Route(f"{API}/search", packages.search, methods=["GET"]),
+        Route(f"{API}/whoami", account.whoami, methods=["GET"]),
+        Route(f"{API}/downloads", packages.downloads, methods=["POST"]),
+        Route(f"{API}/stars/toggle", account.toggle_star, methods=["POST"]),
+        Route(f"{API}/admin/set-role", account.set_role, methods=["POST"]),
+        Route(f"{API}/admin/ban-user", account.ban_user, methods=["POST"]),
+        Route(kinds, packages.list_packages, methods=["GET"]),
+        Route(kinds, publish.publish, methods=["POST"]),
+        Route(pkg, packages.detail, methods=["GET"]),
+        Route(pkg, account.delete, methods=["DELETE"]),
+        Route(f"{pkg}/file", packages.file, methods=["GET"]),
+        Route(f"{pkg}/resolve", resolve.resolve, methods=["GET"]),
+        Route(f"{pkg}/versions", packages.versions, methods=["GET"]),
+        Route(f"{pkg}/versions/{{version}}/archive", packages.archive, methods=["GET"]),
+        Route(f"{pkg}/versions/{{version}}/yank", account.yank, methods=["POST"]),
+    ]
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return exc.response()
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return error_response(404, f"no such endpoint: {request.method} {request.url.path}")
+    if exc.status_code == 405:
+        return error_response(405, f"method {request.method} not allowed on {request.url.path}", exc.headers)
+    return error_response(exc.status_code, str(exc.detail), exc.headers)
+
+
+async def _crash(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return error_response(500, "internal server error")
+
+
+def create_app(storage: Storage, *, rate_limit: float = DEFAULT_RATE, burst: float | None = None) -> Starlette:
+    """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off)."""
+    app = Starlette(
+        routes=_routes(),
+        middleware=[Middleware(RateLimit, rate=rate_limit, burst=burst)],
+        exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _crash},
+    )
+    app.router.redirect_slashes = False
+    app.state.registry = Registry(storage)
+    return app

@@ -1,0 +1,158 @@
+"""Streaming multipart/form-data reader for publish: limits enforced while the body arrives."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from python_multipart.multipart import MultipartParser, parse_options_header
+
+from registry_server.errors import ApiError
+
+MAX_FIELD_SIZE = 1024 * 1024
+MAX_PARTS = 1000
+_PARAM_RE = re.compile(r';\s*([A-Za-z0-9*_.-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)')
+
+
+@dataclass
+class UploadedFile:
+    """One `files` part: its name exactly as sent, its content type and its bytes."""
+
+    name: str
+    content_type: str
+    size: int = 0
+    chunks: list[bytes] = field(default_factory=list)
+
+    @property
+    def data(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+@dataclass
+class Upload:
+    fields: dict[str, str] = field(default_factory=dict)
+    files: list[UploadedFile] = field(default_factory=list)
+    issues: list[str] = field(default_factory=list)
+
+
+def disposition_params(header: str) -> dict[str, str]:
+    """Parameters of a Content-Disposition value: quoted strings unescaped, nothing else rewritten.
+
+    (python-multipart's own parser strips Windows-style directories from file names, which would turn
+    a name we must refuse into an innocent one.) `filename*` (RFC 5987) wins over `filename`.
+    """
+    params: dict[str, str] = {}
+    extended: dict[str, str] = {}
+    for key, raw in _PARAM_RE.findall(header):
+        key, value = key.lower(), raw.strip()
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+        if key.endswith("*"):
+            charset, _, rest = value.partition("'")
+            _, _, encoded = rest.partition("'")
+            try:
+                extended[key[:-1]] = unquote(encoded, encoding=charset or "utf-8", errors="strict")
+            except (LookupError, UnicodeDecodeError):
+                continue
+        else:
+            params.setdefault(key, value)
+    params.update(extended)
+    return params
+
+
+class _Reader:
+    """Collects parts through python-multipart's callback parser, counting bytes as they come."""
+
+    def __init__(self, max_total: int) -> None:
+        self.max_total = max_total
+        self.upload = Upload()
+        self.total = 0
+        self._headers: dict[str, str] = {}
+        self._field = self._value = b""
+        self._part: UploadedFile | None = None
+        self._field_name: str | None = None
+        self._field_chunks: list[bytes] = []
+        self._parts = 0
+
+    def on_part_begin(self) -> None:
+        self._headers = {}
+        self._part, self._field_name, self._field_chunks = None, None, []
+        self._parts += 1
+        if self._parts > MAX_PARTS:
+            raise ApiError(413, f"more than {MAX_PARTS} parts in the upload")
+
+    def on_header_field(self, data: bytes, start: int, end: int) -> None:
+        self._field += data[start:end]
+
+    def on_header_value(self, data: bytes, start: int, end: int) -> None:
+        self._value += data[start:end]
+
+    def on_header_end(self) -> None:
+        self._headers[self._field.decode("latin-1").lower()] = self._value.decode("utf-8", "replace")
+        self._field = self._value = b""
+
+    def on_headers_finished(self) -> None:
+        disposition = self._headers.get("content-disposition", "")
+        params = disposition_params(disposition)
+        name = params.get("name", "")
+        content_type = self._headers.get("content-type", "application/octet-stream")
+        if "filename" in params:
+            if name != "files":
+                self.upload.issues.append(f"unexpected file part {name!r} (files are sent as repeated 'files' parts)")
+            self._part = UploadedFile(params["filename"], content_type)
+            self.upload.files.append(self._part)
+        else:
+            self._field_name = name
+
+    def on_part_data(self, data: bytes, start: int, end: int) -> None:
+        size = end - start
+        self.total += size
+        if self.total > self.max_total:
+            raise ApiError(413, f"upload larger than the limit of {self.max_total} bytes in all")
+        if self._part is not None:
+            # Every file is kept (the total is bounded): validation reports each oversized one with its size.
+            self._part.size += size
+            self._part.chunks.append(data[start:end])
+        elif self._field_name is not None:
+            self._field_chunks.append(data[start:end])
+            if sum(map(len, self._field_chunks)) > MAX_FIELD_SIZE:
+                raise ApiError(413, f"form field {self._field_name!r} larger than {MAX_FIELD_SIZE} bytes")
+
+    def on_part_end(self) -> None:
+        if self._field_name is not None:
+            raw = b"".join(self._field_chunks)
+            try:
+                self.upload.fields[self._field_name] = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                self.upload.issues.append(f"form field {self._field_name!r} is not UTF-8 text")
+
+
+async def read_upload(
+    content_type: str, stream: AsyncIterator[bytes], *, max_total: int
+) -> Upload:
+    """Read a multipart body; raise ApiError 413 as soon as the total passes `max_total`."""
+    mime, options = parse_options_header(content_type)
+    boundary = options.get(b"boundary")
+    if mime != b"multipart/form-data" or not boundary:
+        raise ApiError(400, "publish expects multipart/form-data with a boundary")
+    reader = _Reader(max_total)
+    callbacks = {
+        name: getattr(reader, name)
+        for name in (
+            "on_part_begin", "on_header_field", "on_header_value", "on_header_end",
+            "on_headers_finished", "on_part_data", "on_part_end",
+        )
+    }
+    parser = MultipartParser(boundary, callbacks)  # type: ignore[arg-type]
+    try:
+        async for chunk in stream:
+            if chunk:
+                parser.write(chunk)
+        parser.finalize()
+    except ApiError:
+        raise
+    except Exception as exc:  # python-multipart raises its own errors and ValueError on malformed bodies
+        raise ApiError(400, f"malformed multipart body: {exc}") from None
+    return reader.upload

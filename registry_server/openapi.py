@@ -1,0 +1,165 @@
+"""The OpenAPI 3.1 description served at `GET /api/v1/openapi.json` (written by hand, every endpoint)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+KINDS = ["skills", "roles", "agents", "memories", "integrations"]
+
+
+def _param(name: str, where: str, description: str, *, required: bool = False, schema: str = "string") -> dict[str, Any]:
+    return {"name": name, "in": where, "required": required or where == "path",
+            "description": description, "schema": {"type": schema}}
+
+
+_KINDS = {"name": "kinds", "in": "path", "required": True, "schema": {"type": "string", "enum": KINDS}}
+_SLUG = _param("slug", "path", "package slug")
+_VERSION = _param("version", "path", "exact semver version")
+_AUTH = [{"bearer": []}]
+
+
+def _json(description: str, schema: str | dict[str, Any] = "Object") -> dict[str, Any]:
+    ref = {"$ref": f"#/components/schemas/{schema}"} if isinstance(schema, str) else schema
+    return {"description": description, "content": {"application/json": {"schema": ref}}}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    text = {400: "invalid request (every problem listed)", 401: "missing or unknown token", 403: "not allowed",
+            404: "not found", 409: "lost a race with another publish", 413: "upload too large",
+            429: "rate limited (integer Retry-After)"}
+    return {str(c): _json(text[c], "Error") for c in codes}
+
+
+def _op(summary: str, ok: dict[str, Any], *errors: int, params: list[dict[str, Any]] | None = None,
+        auth: bool = False, body: dict[str, Any] | None = None, status: str = "200") -> dict[str, Any]:
+    op: dict[str, Any] = {"summary": summary, "parameters": params or [],
+                          "responses": {status: ok, **_errors(*errors, 429)}}
+    if auth:
+        op["security"] = _AUTH
+    if body:
+        op["requestBody"] = body
+    return op
+
+
+def _json_body(properties: dict[str, str], required: list[str]) -> dict[str, Any]:
+    props = {k: {"type": t} for k, t in properties.items()}
+    return {"required": True, "content": {"application/json": {"schema": {
+        "type": "object", "properties": props, "required": required}}}}
+
+
+_PUBLISH_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
+    "type": "object", "required": ["slug", "version", "files"],
+    "properties": {
+        "slug": {"type": "string"}, "version": {"type": "string"}, "changelog": {"type": "string"},
+        "displayName": {"type": "string"}, "customTags": {"type": "string", "description": "comma-separated"},
+        "dependencies": {"type": "string", "description": "JSON: {\"skills\": [...], \"roles\": [...]}"},
+        "files": {"type": "array", "items": {"type": "string", "format": "binary"},
+                  "description": "one part per file, filename = relative POSIX path; an agent's files named "
+                                 "in metadata.strawpot.bin are stored executable"},
+    }}}}}
+
+_PATHS: dict[str, Any] = {
+    "/api/v1/openapi.json": {"get": _op("this document", _json("OpenAPI 3.1"))},
+    "/api/v1/{kinds}": {
+        "get": _op("list packages", _json("items", "List"), 400, 404, params=[
+            _KINDS, _param("limit", "query", "1..200 (default 50)", schema="integer"),
+            {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["updated", "downloads", "stars"]}}]),
+        "post": _op("publish a version (owner only; every validation problem in one 400)",
+                    _json("created", "Published"), 400, 401, 403, 404, 409, 413,
+                    params=[_KINDS], auth=True, body=_PUBLISH_BODY, status="201"),
+    },
+    "/api/v1/{kinds}/{slug}": {
+        "get": _op("package detail; ?version= returns that version under latestVersion", _json("detail", "Detail"),
+                   404, params=[_KINDS, _SLUG, _param("version", "query", "exact version")]),
+        "delete": _op("delete a package (moderator or admin)", _json("deleted"), 401, 403, 404,
+                      params=[_KINDS, _SLUG], auth=True),
+    },
+    "/api/v1/{kinds}/{slug}/file": {
+        "get": _op("raw bytes of one file", {"description": "file bytes", "content": {
+            "application/octet-stream": {}, "text/plain": {}}}, 404,
+            params=[_KINDS, _SLUG, _param("path", "query", "relative path (form-encoded)", required=True),
+                    _param("version", "query", "exact version (default latest)")]),
+    },
+    "/api/v1/{kinds}/{slug}/resolve": {
+        "get": _op("transitive dependencies chosen by the PubGrub solver, leaves first, root excluded "
+                   "(skills and roles only); a conflict is a 400 with the explanation",
+                   _json("resolution", "Resolution"), 400, 404,
+                   params=[_KINDS, _SLUG, _param("version", "query", "exact version (default latest)")]),
+    },
+    "/api/v1/{kinds}/{slug}/versions": {
+        "get": _op("every version with dependencies, archive sha256/size, files, yanked flag (ETag, 304)",
+                   _json("versions", "Versions"), 404, params=[_KINDS, _SLUG,
+                   {"name": "If-None-Match", "in": "header", "schema": {"type": "string"}}]),
+    },
+    "/api/v1/{kinds}/{slug}/versions/{version}/archive": {
+        "get": _op("the immutable deterministic archive (gzip'd tar) of a version",
+                   {"description": "archive", "content": {"application/gzip": {}}}, 404,
+                   params=[_KINDS, _SLUG, _VERSION]),
+    },
+    "/api/v1/{kinds}/{slug}/versions/{version}/yank": {
+        "post": _op("yank a version, or with {\"yanked\": false} restore it (owner or admin)", _json("yank state"),
+                    400, 401, 403, 404, params=[_KINDS, _SLUG, _VERSION], auth=True,
+                    body=_json_body({"yanked": "boolean"}, [])),
+    },
+    "/api/v1/search": {
+        "get": _op("lexical search over slug, name and description", _json("results", "Search"), 400, params=[
+            _param("q", "query", "query text", required=True),
+            _param("kind", "query", "skill|role|agent|memory|integration|all"),
+            _param("limit", "query", "1..100 (default 20)", schema="integer")]),
+    },
+    "/api/v1/downloads": {
+        "post": _op("count a download (never fails a client)", _json("ok"), 400,
+                    body=_json_body({"kind": "string", "slug": "string", "version": "string"}, ["kind", "slug"])),
+    },
+    "/api/v1/whoami": {"get": _op("the token's user", _json("user", "User"), 401, 403, auth=True)},
+    "/api/v1/stars/toggle": {
+        "post": _op("star or unstar a package", _json("star state"), 400, 401, 404, auth=True,
+                    body=_json_body({"kind": "string", "slug": "string"}, ["kind", "slug"])),
+    },
+    "/api/v1/admin/set-role": {
+        "post": _op("set a user's role (admin)", _json("user role"), 400, 401, 403, 404, auth=True,
+                    body=_json_body({"handle": "string", "role": "string"}, ["handle", "role"])),
+    },
+    "/api/v1/admin/ban-user": {
+        "post": _op("ban or unban a user (admin)", _json("ban state"), 400, 401, 403, 404, auth=True,
+                    body=_json_body({"handle": "string", "blocked": "boolean", "reason": "string"}, ["handle"])),
+    },
+}
+
+_OBJ = {"type": "object"}
+_SCHEMAS: dict[str, Any] = {
+    "Object": _OBJ,
+    "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
+    "List": {"type": "object", "properties": {"items": {"type": "array", "items": _OBJ}, "count": {"type": "integer"}}},
+    "Detail": {"type": "object", "properties": {k: _OBJ for k in (
+        "slug", "displayName", "summary", "owner", "stats", "dependencies", "latestVersion", "createdAt", "updatedAt")}},
+    "Published": {"type": "object", "properties": {"version": {"type": "string"}, "versionId": {"type": "string"}},
+                  "description": "plus <kind>Id (skillId, roleId, ...)"},
+    "Resolution": {"type": "object", "properties": {"dependencies": {"type": "array", "items": {
+        "type": "object", "properties": {"kind": {"type": "string"}, "slug": {"type": "string"},
+                                          "version": {"type": "string"}}}}}},
+    "Versions": {"type": "object", "properties": {
+        "kind": {"type": "string"}, "slug": {"type": "string"},
+        "versions": {"type": "array", "items": {"type": "object", "properties": {
+            "version": {"type": "string"}, "dependencies": _OBJ, "defaultAgent": {"type": ["string", "null"]},
+            "tools": _OBJ, "sha256": {"type": "string"}, "size": {"type": "integer"},
+            "files": {"type": "array", "items": {"type": "object", "properties": {
+                "path": {"type": "string"}, "size": {"type": "integer"}, "sha256": {"type": "string"},
+                "executable": {"type": "boolean"}}}},
+            "yanked": {"type": "boolean"}, "createdAt": {"type": "integer"}}}}}},
+    "Search": {"type": "object", "properties": {"results": {"type": "array", "items": _OBJ},
+                                                "count": {"type": "integer"}}},
+    "User": {"type": "object", "properties": {k: {"type": "string"} for k in ("handle", "displayName", "email", "role")}},
+}
+
+
+def openapi_document(version: str) -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "StrawPot registry (StrawHub API v1 + extensions)", "version": version,
+                 "description": "See docs/registry-api.md. Errors are {\"error\": message}; times are ms since the epoch."},
+        "paths": _PATHS,
+        "components": {"schemas": _SCHEMAS,
+                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                                      "description": "sh_ + 40 hex"}}},
+    }

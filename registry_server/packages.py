@@ -1,0 +1,129 @@
+"""Read endpoints: list, detail, file, search, downloads (v1) and versions, archive (extensions)."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+
+from registry_server.cache import PackageVersions
+from registry_server.errors import ApiError
+from registry_server.render import detail_json, list_item
+from registry_server.requests import etag_matches, int_param, json_body
+from registry_server.search import score
+from registry_server.state import Registry, body_kind, path_kind, registry
+from registry_server.storage.base import VersionRecord
+from strawpot.model.kinds import Kind
+
+_SORTS = ("updated", "downloads", "stars")
+_IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+async def package_versions(reg: Registry, kind: Kind, slug: str) -> PackageVersions:
+    """The cached version list of a package (loaded in a worker thread on a miss), or a 404."""
+    entry = reg.versions.peek(kind, slug) or await run_in_threadpool(reg.versions.load, kind, slug)
+    if entry is None:
+        raise ApiError(404, f"{kind.value} {slug!r} not found")
+    return entry
+
+
+def pick_version(entry: PackageVersions, kind: Kind, slug: str, version: str | None) -> VersionRecord:
+    """An exact version (yanked ones included) or the latest; a 404 when there is none."""
+    if version:
+        record = entry.by_version.get(version.strip().removeprefix("v"))
+        if record is None:
+            raise ApiError(404, f"version {version} of {kind.value} {slug!r} not found")
+        return record
+    if entry.latest is None:
+        raise ApiError(404, f"{kind.value} {slug!r} has no installable version (all are yanked)")
+    return entry.latest
+
+
+async def list_packages(request: Request) -> JSONResponse:
+    kind = path_kind(request)
+    limit = int_param(request, "limit", 50, 1, 200)
+    sort = request.query_params.get("sort") or "updated"
+    if sort not in _SORTS:
+        raise ApiError(400, f"sort must be one of {', '.join(_SORTS)}, got {sort!r}")
+    records = await run_in_threadpool(registry(request).storage.list_packages, kind, sort, limit)
+    return JSONResponse({"items": [list_item(r) for r in records], "count": len(records)})
+
+
+async def detail(request: Request) -> JSONResponse:
+    kind, slug = path_kind(request), request.path_params["slug"]
+    reg = registry(request)
+    entry = await package_versions(reg, kind, slug)
+    pkg = await run_in_threadpool(reg.storage.get_package, kind, slug)
+    if pkg is None:
+        raise ApiError(404, f"{kind.value} {slug!r} not found")
+    version = request.query_params.get("version")
+    record = pick_version(entry, kind, slug, version) if version else entry.latest
+    return JSONResponse(detail_json(pkg, record))
+
+
+async def file(request: Request) -> Response:
+    kind, slug = path_kind(request), request.path_params["slug"]
+    reg = registry(request)
+    path = request.query_params.get("path") or kind.main_file
+    version = request.query_params.get("version")
+    record = pick_version(await package_versions(reg, kind, slug), kind, slug, version)
+    entry = next((f for f in record.files if f.path == path), None)
+    if entry is None:
+        raise ApiError(404, f"{kind.value} {slug!r} {record.version} has no file {path!r}")
+    headers = {"ETag": f'"{entry.sha256}"', "Cache-Control": _IMMUTABLE if version else "no-cache"}
+    if etag_matches(request, headers["ETag"]):
+        return Response(status_code=304, headers=headers)
+    data = reg.blobs.peek(entry.sha256) or await run_in_threadpool(reg.blobs.load, entry.sha256)
+    if data is None:
+        raise ApiError(500, f"the stored bytes of {path!r} are missing")
+    return Response(data, media_type=reg.blobs.content_type(entry.sha256, data), headers=headers)
+
+
+async def versions(request: Request) -> Response:
+    kind, slug = path_kind(request), request.path_params["slug"]
+    entry = await package_versions(registry(request), kind, slug)
+    headers = {"ETag": entry.etag, "Cache-Control": "no-cache"}
+    if etag_matches(request, entry.etag):
+        return Response(status_code=304, headers=headers)
+    return Response(entry.body, media_type="application/json", headers=headers)
+
+
+async def archive(request: Request) -> Response:
+    kind, slug = path_kind(request), request.path_params["slug"]
+    reg = registry(request)
+    record = pick_version(await package_versions(reg, kind, slug), kind, slug, request.path_params["version"])
+    headers = {"ETag": f'"{record.archive_sha256}"', "Cache-Control": _IMMUTABLE}
+    if etag_matches(request, headers["ETag"]):
+        return Response(status_code=304, headers=headers)
+    path = reg.storage.blob_path(record.archive_sha256)
+    if path is not None:
+        return FileResponse(path, media_type="application/gzip", headers=headers)
+    data = await run_in_threadpool(reg.storage.get_blob, record.archive_sha256)
+    if data is None:
+        raise ApiError(500, "the stored archive is missing")
+    return Response(data, media_type="application/gzip", headers=headers)
+
+
+async def search(request: Request) -> JSONResponse:
+    query = (request.query_params.get("q") or "").strip()
+    if not query:
+        raise ApiError(400, "query parameter 'q' is required")
+    raw_kind = request.query_params.get("kind") or "all"
+    kind = None if raw_kind == "all" else body_kind(raw_kind)
+    limit = int_param(request, "limit", 20, 1, 100)
+    records = await run_in_threadpool(registry(request).storage.list_packages, kind, "updated", 100_000)
+    scored = [(score(query, r.slug, r.display_name, r.summary), r) for r in records]
+    hits = sorted(((s, r) for s, r in scored if s > 0), key=lambda sr: (-sr[0], -sr[1].downloads, sr[1].slug))
+    results = [
+        {"kind": r.kind.value, "slug": r.slug, "displayName": r.display_name, "summary": r.summary, "score": s}
+        for s, r in hits[:limit]
+    ]
+    return JSONResponse({"results": results, "count": len(results)})
+
+
+async def downloads(request: Request) -> JSONResponse:
+    body = await json_body(request)
+    kind = body_kind(body.get("kind"))
+    slug = body.get("slug")
+    counted = isinstance(slug, str) and await run_in_threadpool(registry(request).storage.add_download, kind, slug)
+    return JSONResponse({"ok": True, "counted": bool(counted)})

@@ -1,0 +1,237 @@
+"""`POST /{kinds}`: read the multipart upload as it streams, validate everything at once, store
+blobs, then insert the version in one transaction."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from registry_server.auth import bearer_user
+from registry_server.errors import ApiError
+from registry_server.multipart import Upload, read_upload
+from registry_server.state import path_kind, registry
+from registry_server.storage.base import (
+    FileEntry,
+    NewVersion,
+    NotOwner,
+    Storage,
+    User,
+    VersionConflict,
+    VersionRecord,
+    check_publishable,
+)
+from strawpot.model.kinds import Kind
+from strawpot.model.package import MAX_TOTAL_SIZE, Package, PackageInvalid, parse_package, slug_error
+
+# Room for multipart framing and the form fields on top of the 50 MB of file bytes.
+_FRAMING_ALLOWANCE = 2 * 1024 * 1024
+# Part types a client could use to smuggle in a link instead of a regular file.
+_LINK_TYPES = frozenset({"inode/symlink", "application/x-symlink", "text/x-symlink", "application/x-link"})
+_MAX_TAGS = 20
+
+
+async def publish(request: Request) -> JSONResponse:
+    kind = path_kind(request)
+    reg = registry(request)
+    user = await run_in_threadpool(bearer_user, reg.storage, request.headers.get("authorization"))
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > MAX_TOTAL_SIZE + _FRAMING_ALLOWANCE:
+        raise ApiError(413, f"upload of {length} bytes is larger than the limit of {MAX_TOTAL_SIZE} bytes")
+    upload = await read_upload(
+        request.headers.get("content-type", ""), request.stream(), max_total=MAX_TOTAL_SIZE + _FRAMING_ALLOWANCE
+    )
+    new = await run_in_threadpool(prepare, reg.storage, kind, user, upload)
+    try:
+        done = await run_in_threadpool(reg.storage.publish, new, user)
+    except NotOwner as exc:
+        raise ApiError(403, str(exc)) from None
+    except VersionConflict as exc:
+        raise ApiError(409, str(exc)) from None
+    finally:
+        reg.changed(kind, new.slug)
+    return JSONResponse(
+        {f"{kind.value}Id": str(done.package_id), "versionId": str(done.version_id), "version": new.record.version},
+        status_code=201,
+    )
+
+
+@dataclass
+class _Check:
+    """Gathers every problem of one publish request before anything is stored."""
+
+    storage: Storage
+    kind: Kind
+    user: User
+    issues: list[str]
+
+    def form(self, fields: dict[str, str]) -> tuple[str, str]:
+        slug, version = fields.get("slug", "").strip(), fields.get("version", "").strip()
+        if not slug:
+            self.issues.append("slug: is required")
+        elif err := slug_error(slug):
+            self.issues.append(f"slug: {err}")
+        if not version:
+            self.issues.append("version: is required")
+        else:
+            from resolver import InvalidVersion, Version
+
+            try:
+                version = str(Version.parse(version))
+            except InvalidVersion as exc:
+                self.issues.append(f"version: {exc}")
+                version = ""
+        return slug, version
+
+    def ownership_and_order(self, slug: str, version: str) -> None:
+        pkg = self.storage.get_package(self.kind, slug)
+        if pkg is not None and pkg.owner.id != self.user.id:
+            raise ApiError(403, f"{self.kind.value} {slug!r} belongs to {pkg.owner.handle!r}; only its owner publishes versions")
+        existing = self.storage.versions(self.kind, slug) or []
+        if version:
+            try:
+                check_publishable([r.version for r in existing], version)
+            except VersionConflict as exc:
+                self.issues.append(f"version: {exc}")
+
+    def files(self, upload: Upload) -> dict[str, bytes]:
+        files: dict[str, bytes] = {}
+        if not upload.files:
+            self.issues.append("files: no files uploaded (send one 'files' part per file)")
+        for part in upload.files:
+            if part.content_type.split(";")[0].strip().lower() in _LINK_TYPES:
+                self.issues.append(f"{part.name}: links are not allowed, only regular files")
+            elif part.name in files:
+                self.issues.append(f"{part.name}: uploaded twice")
+            else:
+                files[part.name] = part.data
+        return files
+
+    def declared_dependencies(self, raw: str | None) -> dict[str, set[tuple[str, Any]]] | None:
+        """The `dependencies` form field (a JSON string), normalised; None when absent."""
+        if raw is None or not raw.strip():
+            return None
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            self.issues.append(f"dependencies: not valid JSON ({exc.msg} at position {exc.pos})")
+            return None
+        allowed = {Kind.SKILL: {"skills"}, Kind.ROLE: {"skills", "roles"}}.get(self.kind, set())
+        if isinstance(data, list) and self.kind is Kind.SKILL:
+            data = {"skills": data}
+        if not isinstance(data, dict) or set(data) - allowed or not all(
+            isinstance(v, list) and all(isinstance(e, str) for e in v) for v in data.values()
+        ):
+            shape = " or ".join(f'{{"{g}": [...]}}' for g in sorted(allowed)) or "nothing"
+            self.issues.append(f"dependencies: a {self.kind.value} takes {shape}")
+            return None
+        return _normalise(data, self.issues)
+
+    def package(self, files: dict[str, bytes], slug: str) -> Package | None:
+        try:
+            return parse_package(files, kind=self.kind, expected_name=slug or None)
+        except PackageInvalid as exc:
+            self.issues.extend(str(issue) for issue in exc.issues)
+            return None
+
+    def dependencies_exist(self, package: Package, slug: str) -> None:
+        from resolver import Version, allows_prereleases, parse_specifier
+
+        for dep in package.dependencies:
+            label = f"{dep.kind.value} {dep.name!r}"
+            if dep.kind is self.kind and dep.name == slug:
+                self.issues.append(f"dependencies: {label} depends on itself")
+                continue
+            records = self.storage.versions(dep.kind, dep.name)
+            if not records:
+                self.issues.append(f"dependencies: {label} does not exist in this registry")
+                continue
+            spec, pre = parse_specifier(dep.spec), allows_prereleases(dep.spec)
+            ok = [
+                r.version for r in records
+                if not r.yanked and (pre or not Version.parse(r.version).prerelease) and Version.parse(r.version) in spec
+            ]
+            if not ok:
+                published = ", ".join(sorted((r.version for r in records if not r.yanked), key=Version.parse)) or "none"
+                self.issues.append(
+                    f"dependencies: no published version of {label} satisfies {dep.spec!r} (available: {published})"
+                )
+
+
+def _normalise(data: dict[str, list[str]], issues: list[str]) -> dict[str, set[tuple[str, Any]]]:
+    from resolver import ResolverError, parse_requirement
+
+    out: dict[str, set[tuple[str, Any]]] = {}
+    for group, entries in data.items():
+        for entry in entries:
+            if entry.strip() == "*":
+                continue
+            try:
+                req = parse_requirement(entry)
+            except ResolverError as exc:
+                issues.append(f"dependencies.{group}: {exc}")
+                continue
+            out.setdefault(group, set()).add((req.name, req.spec))
+    return out
+
+
+def v1_dependencies(package: Package) -> dict[str, list[str]]:
+    """The version's dependencies in the v1 shape, entries as written, the `*` directive left out."""
+    if package.kind not in (Kind.SKILL, Kind.ROLE):
+        return {}
+    raw = package.frontmatter.get("metadata", {}).get("strawpot", {}).get("dependencies")
+    if package.kind is Kind.SKILL:
+        return {"skills": [e.strip() for e in raw or []]}
+    raw = raw or {}
+    return {group: [e.strip() for e in raw.get(group) or [] if e.strip() != "*"] for group in ("skills", "roles")}
+
+
+def prepare(storage: Storage, kind: Kind, user: User, upload: Upload) -> NewVersion:
+    """Validate an upload (every problem in one 400) and store its blobs; nothing is visible yet."""
+    check = _Check(storage, kind, user, list(upload.issues))
+    slug, version = check.form(upload.fields)
+    if slug and not slug_error(slug):
+        check.ownership_and_order(slug, version)
+    files = check.files(upload)
+    declared = check.declared_dependencies(upload.fields.get("dependencies"))
+    package = check.package(files, slug) if files else None
+    if package is not None:
+        check.dependencies_exist(package, slug)
+        deps = v1_dependencies(package)
+        if declared is not None and declared != {g: s for g, s in _normalise(deps, []).items() if s}:
+            check.issues.append("dependencies: the form field disagrees with the main file's metadata.strawpot.dependencies")
+    if check.issues or package is None:
+        count = len(check.issues)
+        raise ApiError(400, f"publish refused, {count} problem(s): " + "; ".join(check.issues), {}, issues=check.issues)
+    return _store(storage, package, slug, version, upload.fields)
+
+
+def _store(storage: Storage, package: Package, slug: str, version: str, fields: dict[str, str]) -> NewVersion:
+    from strawpot.model.archive import build_archive
+
+    executables = set(package.bin.values())
+    entries = tuple(
+        FileEntry(path, len(data), storage.put_blob(data), path in executables)
+        for path, data in sorted(package.files.items())
+    )
+    archive = build_archive(package.files, executables)
+    record = VersionRecord(
+        version=version,
+        changelog=fields.get("changelog", ""),
+        dependencies=v1_dependencies(package),
+        files=entries,
+        archive_sha256=storage.put_blob(archive),
+        archive_size=len(archive),
+        created_at=0,
+        default_agent=package.default_agent,
+        tools={
+            name: {"description": tool.description, "install": tool.install} for name, tool in package.tools.items()
+        },
+    )
+    tags = tuple(t.strip() for t in fields.get("customTags", "").split(",") if t.strip())[:_MAX_TAGS]
+    display = fields.get("displayName", "").strip() or package.display_name or slug
+    return NewVersion(package.kind, slug, display, package.description, tags, record)

@@ -1,0 +1,53 @@
+"""What every handler shares: the storage and the in-process caches in front of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from starlette.requests import Request
+
+from registry_server.cache import BlobCache, VersionsCache
+from registry_server.errors import ApiError
+from registry_server.storage.base import Storage
+from strawpot.model.kinds import Kind
+
+_KINDS = {kind.plural: kind for kind in Kind}
+
+
+@dataclass
+class Registry:
+    storage: Storage
+    versions: VersionsCache = field(init=False)
+    blobs: BlobCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.versions = VersionsCache(self.storage)
+        self.blobs = BlobCache(self.storage)
+
+    def changed(self, kind: Kind, slug: str) -> None:
+        """A publish, yank or delete happened: forget what the caches hold for the package."""
+        self.versions.invalidate(kind, slug)
+
+
+def registry(request: Request) -> Registry:
+    reg: Registry = request.app.state.registry
+    return reg
+
+
+def path_kind(request: Request) -> Kind:
+    """The kind named by the `{kinds}` path segment (plural), or a 404."""
+    plural = request.path_params["kinds"]
+    kind = _KINDS.get(plural)
+    if kind is None:
+        raise ApiError(404, f"unknown package kind {plural!r} (expected one of: {', '.join(_KINDS)})")
+    return kind
+
+
+def body_kind(value: object) -> Kind:
+    """A kind named in a JSON body (singular or plural), or a 400."""
+    if not isinstance(value, str):
+        raise ApiError(400, "'kind' must be one of: " + ", ".join(k.value for k in Kind))
+    try:
+        return Kind.parse(value)
+    except ValueError as exc:
+        raise ApiError(400, str(exc)) from None

@@ -1,0 +1,33 @@
+"""Registry storage: the `Storage` protocol with SQLite and in-memory implementations."""
+
+from __future__ import annotations
+
+from registry_server.storage.base import (
+    FileEntry,
+    NewVersion,
+    NotOwner,
+    PackageRecord,
+    Published,
+    Storage,
+    StorageError,
+    User,
+    VersionConflict,
+    VersionRecord,
+)
+from registry_server.storage.memory import MemoryStorage
+from registry_server.storage.sqlite import SQLiteStorage
+
+__all__ = [
+    "FileEntry",
+    "MemoryStorage",
+    "NewVersion",
+    "NotOwner",
+    "PackageRecord",
+    "Published",
+    "SQLiteStorage",
+    "Storage",
+    "StorageError",
+    "User",
+    "VersionConflict",
+    "VersionRecord",
+]

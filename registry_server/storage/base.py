@@ -1,0 +1,163 @@
+"""The `Storage` protocol the HTTP layer talks to, and the records it hands back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from strawpot.model.kinds import Kind
+
+ROLES = ("user", "moderator", "admin")
+
+
+class StorageError(Exception):
+    """Base of the failures a storage reports to the HTTP layer (each maps to one status)."""
+
+
+class NotOwner(StorageError):
+    """The package belongs to another user."""
+
+
+class VersionConflict(StorageError):
+    """The version exists already, or is not greater than the latest (a racing publish lost)."""
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    handle: str
+    display_name: str
+    email: str
+    role: str = "user"
+    banned: bool = False
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+    @property
+    def is_moderator(self) -> bool:
+        return self.role in ("admin", "moderator")
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file of a published version; its bytes are the blob `sha256`."""
+
+    path: str
+    size: int
+    sha256: str
+    executable: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "size": self.size, "sha256": self.sha256, "executable": self.executable}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FileEntry:
+        return cls(data["path"], int(data["size"]), data["sha256"], bool(data.get("executable", False)))
+
+
+@dataclass(frozen=True)
+class VersionRecord:
+    """One immutable published version (only `yanked` ever changes)."""
+
+    version: str
+    changelog: str
+    dependencies: dict[str, list[str]]
+    files: tuple[FileEntry, ...]
+    archive_sha256: str
+    archive_size: int
+    created_at: int
+    default_agent: str | None = None
+    tools: dict[str, Any] = field(default_factory=dict)
+    yanked: bool = False
+    id: int = 0
+
+    def meta_json(self) -> dict[str, Any]:
+        """The immutable part stored as one JSON document."""
+        return {
+            "dependencies": self.dependencies,
+            "defaultAgent": self.default_agent,
+            "tools": self.tools,
+            "files": [f.to_json() for f in self.files],
+        }
+
+
+@dataclass(frozen=True)
+class PackageRecord:
+    kind: Kind
+    slug: str
+    display_name: str
+    summary: str
+    owner: User
+    downloads: int
+    stars: int
+    version_count: int
+    created_at: int
+    updated_at: int
+    tags: tuple[str, ...] = ()
+    id: int = 0
+
+
+@dataclass(frozen=True)
+class NewVersion:
+    """What a validated publish hands to `Storage.publish` (blobs already stored)."""
+
+    kind: Kind
+    slug: str
+    display_name: str
+    summary: str
+    tags: tuple[str, ...]
+    record: VersionRecord
+
+
+@dataclass(frozen=True)
+class Published:
+    package_id: int
+    version_id: int
+
+
+class Storage(Protocol):
+    """Metadata and content-addressed blobs of a registry.
+
+    Blobs are written before the metadata that names them; `publish` is one atomic step that
+    re-checks ownership and version order, so a crash or a racing publish never leaves a version
+    half-visible. Implementations must be safe to call from several threads.
+    """
+
+    # users and tokens
+    def ensure_user(self, handle: str, *, role: str | None = None) -> User: ...
+    def add_token(self, user_id: int, token_hash: str) -> None: ...
+    def user_by_token(self, token_hash: str) -> User | None: ...
+    def user_by_handle(self, handle: str) -> User | None: ...
+    def set_role(self, handle: str, role: str) -> User | None: ...
+    def set_banned(self, handle: str, banned: bool, reason: str | None) -> User | None: ...
+
+    # packages
+    def get_package(self, kind: Kind, slug: str) -> PackageRecord | None: ...
+    def list_packages(self, kind: Kind | None, sort: str, limit: int) -> list[PackageRecord]: ...
+    def versions(self, kind: Kind, slug: str) -> list[VersionRecord] | None: ...
+    def publish(self, new: NewVersion, owner: User) -> Published: ...
+    def set_yanked(self, kind: Kind, slug: str, version: str, yanked: bool) -> bool: ...
+    def delete_package(self, kind: Kind, slug: str) -> bool: ...
+    def add_download(self, kind: Kind, slug: str) -> bool: ...
+    def toggle_star(self, user: User, kind: Kind, slug: str) -> tuple[bool, int] | None: ...
+
+    # blobs
+    def put_blob(self, data: bytes) -> str: ...
+    def get_blob(self, sha256: str) -> bytes | None: ...
+    def blob_path(self, sha256: str) -> Path | None: ...
+    def close(self) -> None: ...
+
+
+def check_publishable(existing: list[str], new: str) -> None:
+    """Raise VersionConflict unless `new` is unused and greater than every existing version."""
+    from resolver import Version
+
+    if new in existing:
+        raise VersionConflict(f"version {new} already exists; published versions are immutable")
+    parsed = Version.parse(new)
+    latest = max((Version.parse(v) for v in existing), default=None)
+    if latest is not None and not parsed > latest:
+        raise VersionConflict(f"version {new} must be greater than the latest version {latest}")

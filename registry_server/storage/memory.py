@@ -1,0 +1,192 @@
+"""An in-memory `Storage` for tests: the same rules as SQLite, guarded by one lock."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from pathlib import Path
+
+from registry_server.storage.base import (
+    NewVersion,
+    NotOwner,
+    PackageRecord,
+    Published,
+    User,
+    VersionRecord,
+    check_publishable,
+)
+from registry_server.storage.blobs import MemoryBlobs
+from strawpot.model.kinds import Kind
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclasses.dataclass
+class _Package:
+    id: int
+    kind: Kind
+    slug: str
+    owner_id: int
+    display_name: str
+    summary: str
+    tags: tuple[str, ...]
+    created_at: int
+    updated_at: int
+    downloads: int = 0
+    deleted: bool = False
+    versions: list[VersionRecord] = dataclasses.field(default_factory=list)
+    stars: set[int] = dataclasses.field(default_factory=set)
+
+
+class MemoryStorage:
+    """Everything in dicts; blobs in a `MemoryBlobs`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._users: dict[int, User] = {}
+        self._tokens: dict[str, int] = {}
+        self._packages: dict[tuple[Kind, str], _Package] = {}
+        self._next_id = 1
+        self.blobs = MemoryBlobs()
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id - 1
+
+    # users and tokens
+    def ensure_user(self, handle: str, *, role: str | None = None) -> User:
+        with self._lock:
+            user = self.user_by_handle(handle)
+            if user is None:
+                user = User(self._new_id(), handle, handle, "", role or "user")
+            elif role is not None:
+                user = dataclasses.replace(user, role=role)
+            self._users[user.id] = user
+            return user
+
+    def add_token(self, user_id: int, token_hash: str) -> None:
+        with self._lock:
+            self._tokens[token_hash] = user_id
+
+    def user_by_token(self, token_hash: str) -> User | None:
+        user_id = self._tokens.get(token_hash)
+        return None if user_id is None else self._users.get(user_id)
+
+    def user_by_handle(self, handle: str) -> User | None:
+        return next((u for u in self._users.values() if u.handle == handle), None)
+
+    def _update_user(self, handle: str, **changes: object) -> User | None:
+        with self._lock:
+            user = self.user_by_handle(handle)
+            if user is None:
+                return None
+            user = dataclasses.replace(user, **changes)  # type: ignore[arg-type]
+            self._users[user.id] = user
+            return user
+
+    def set_role(self, handle: str, role: str) -> User | None:
+        return self._update_user(handle, role=role)
+
+    def set_banned(self, handle: str, banned: bool, reason: str | None) -> User | None:
+        return self._update_user(handle, banned=banned)
+
+    # packages
+    def _live(self, kind: Kind, slug: str) -> _Package | None:
+        pkg = self._packages.get((kind, slug))
+        return pkg if pkg is not None and not pkg.deleted and pkg.versions else None
+
+    def _record(self, pkg: _Package) -> PackageRecord:
+        return PackageRecord(
+            kind=pkg.kind, slug=pkg.slug, display_name=pkg.display_name, summary=pkg.summary,
+            owner=self._users[pkg.owner_id], downloads=pkg.downloads, stars=len(pkg.stars),
+            version_count=len(pkg.versions), created_at=pkg.created_at, updated_at=pkg.updated_at,
+            tags=pkg.tags, id=pkg.id,
+        )
+
+    def get_package(self, kind: Kind, slug: str) -> PackageRecord | None:
+        with self._lock:
+            pkg = self._live(kind, slug)
+            return None if pkg is None else self._record(pkg)
+
+    def list_packages(self, kind: Kind | None, sort: str, limit: int) -> list[PackageRecord]:
+        with self._lock:
+            records = [
+                self._record(p) for p in self._packages.values()
+                if (kind is None or p.kind is kind) and self._live(p.kind, p.slug) is not None
+            ]
+        key = {"downloads": lambda r: r.downloads, "stars": lambda r: r.stars}.get(sort, lambda r: r.updated_at)
+        records.sort(key=lambda r: (-key(r), r.slug))
+        return records[:limit]
+
+    def versions(self, kind: Kind, slug: str) -> list[VersionRecord] | None:
+        with self._lock:
+            pkg = self._live(kind, slug)
+            return None if pkg is None else list(pkg.versions)
+
+    def publish(self, new: NewVersion, owner: User) -> Published:
+        with self._lock:
+            pkg = self._packages.get((new.kind, new.slug))
+            if pkg is not None and pkg.owner_id != owner.id:
+                raise NotOwner(f"{new.kind.value} {new.slug!r} belongs to another user")
+            check_publishable([v.version for v in pkg.versions] if pkg else [], new.record.version)
+            stamp = now_ms()
+            if pkg is None:
+                pkg = _Package(self._new_id(), new.kind, new.slug, owner.id, new.display_name, new.summary,
+                               new.tags, stamp, stamp)
+                self._packages[(new.kind, new.slug)] = pkg
+            record = dataclasses.replace(new.record, id=self._new_id(), created_at=stamp)
+            pkg.versions.append(record)
+            pkg.display_name, pkg.summary, pkg.tags = new.display_name, new.summary, new.tags
+            pkg.updated_at, pkg.deleted = stamp, False
+            return Published(pkg.id, record.id)
+
+    def set_yanked(self, kind: Kind, slug: str, version: str, yanked: bool) -> bool:
+        with self._lock:
+            pkg = self._live(kind, slug)
+            if pkg is None:
+                return False
+            for i, record in enumerate(pkg.versions):
+                if record.version == version:
+                    pkg.versions[i] = dataclasses.replace(record, yanked=yanked)
+                    return True
+            return False
+
+    def delete_package(self, kind: Kind, slug: str) -> bool:
+        with self._lock:
+            pkg = self._live(kind, slug)
+            if pkg is None:
+                return False
+            pkg.deleted = True
+            return True
+
+    def add_download(self, kind: Kind, slug: str) -> bool:
+        with self._lock:
+            pkg = self._live(kind, slug)
+            if pkg is not None:
+                pkg.downloads += 1
+            return pkg is not None
+
+    def toggle_star(self, user: User, kind: Kind, slug: str) -> tuple[bool, int] | None:
+        with self._lock:
+            pkg = self._live(kind, slug)
+            if pkg is None:
+                return None
+            starred = user.id not in pkg.stars
+            (pkg.stars.add if starred else pkg.stars.discard)(user.id)
+            return starred, len(pkg.stars)
+
+    # blobs
+    def put_blob(self, data: bytes) -> str:
+        return self.blobs.put(data)
+
+    def get_blob(self, sha256: str) -> bytes | None:
+        return self.blobs.get(sha256)
+
+    def blob_path(self, sha256: str) -> Path | None:
+        return None
+
+    def close(self) -> None:
+        pass

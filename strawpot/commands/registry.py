@@ -1,0 +1,58 @@
+"""`strawpot registry serve|token create`: run the embedded reference registry and mint its tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+SECTION = "registry"
+DEFAULT_DATA = Path("registry-data")
+
+data_option = click.option(
+    "--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA, show_default=True,
+    help="Data folder: SQLite database and blob store (created on first use).",
+)
+
+
+@click.group()
+def command() -> None:
+    """Run the reference registry (StrawHub API v1 + extensions) on SQLite and a blob folder."""
+
+
+@command.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8787, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on (0 picks a free one).")
+@data_option
+@click.option("--rate-limit", default=200.0, show_default=True, type=click.FloatRange(min=0),
+              help="Requests per second per client address (bursts of twice that); 0 turns limiting off.")
+def serve(host: str, port: int, data_dir: Path, rate_limit: float) -> None:
+    """Serve the registry until interrupted; prints its URL on stderr once listening."""
+    from registry_server.server import serve as run
+
+    run(host, port, data_dir, rate_limit=rate_limit)
+
+
+@command.group()
+def token() -> None:
+    """Manage API tokens (stored only as their SHA-256)."""
+
+
+@token.command("create")
+@click.option("--user", "handle", required=True, help="User handle; the user is created if needed.")
+@click.option("--admin", is_flag=True, help="Give the user the admin role.")
+@data_option
+def create(handle: str, admin: bool, data_dir: Path) -> None:
+    """Create a token for USER and print it once (it cannot be shown again)."""
+    from registry_server import SQLiteStorage, create_token
+    from strawpot.model.errors import UsageError
+    from strawpot.model.package import slug_error
+
+    if err := slug_error(handle):
+        raise UsageError(f"--user: {err.replace('slug', 'handle')}")
+    storage = SQLiteStorage(data_dir)
+    try:
+        click.echo(create_token(storage, handle, admin=admin))
+    finally:
+        storage.close()
