@@ -58,3 +58,34 @@ def up_to_date(manifest_path: Path, lock_path: Path, tree_root: Path, *, frozen:
         if tree.verify_package(pkg, deep=False):
             return None
     return lock
+
+
+def project_paths(project: Path | None, is_global: bool) -> tuple[Path, Path, Path]:
+    """(manifest, lock, tree root) as `strawpot.settings.Project` places them, without importing it."""
+    import os
+
+    if is_global:
+        root = Path(os.environ.get("STRAWPOT_HOME") or Path.home() / ".strawpot")
+        return root / "strawpot.toml", root / "strawpot.lock", root
+    folder = (project or Path.cwd()).resolve()
+    return folder / "strawpot.toml", folder / "strawpot.lock", folder / ".strawpot"
+
+
+def noop_install(project: Path | None, is_global: bool, *, frozen: bool, skip_tools: bool) -> bool:
+    """True (after saying so on stderr) when a bare install has nothing to do."""
+    import sys
+    import time
+
+    started = time.perf_counter()
+    manifest, lock_path, tree_root = project_paths(project, is_global)
+    lock = up_to_date(manifest, lock_path, tree_root, frozen=frozen)
+    if lock is None:
+        return False
+    if not skip_tools:
+        from strawpot.install.tools import missing_tools
+
+        if missing_tools(lock):
+            return False  # the full path reports them
+    elapsed = time.perf_counter() - started
+    sys.stderr.write(f"Already up to date ({len(lock.packages)} packages) in {elapsed:.2f}s\n")
+    return True

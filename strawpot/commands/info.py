@@ -1,0 +1,68 @@
+"""`strawpot info KIND SLUG [--version V]`: a package's details and versions on the registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rich_click as click
+
+from strawpot.commands._options import json_option, registry_option
+
+SECTION = "packages"
+
+
+@click.command()
+@click.argument("kind")
+@click.argument("slug")
+@click.option("--version", "version", default=None, help="Show this version instead of the latest.")
+@registry_option
+@json_option
+def command(kind: str, slug: str, version: str | None, registry: str | None, as_json: bool) -> None:
+    """Show a package's summary, dependencies, files and published versions."""
+    from strawpot.hub import hub_errors, open_client
+    from strawpot.install.cli_support import parse_kind
+    from strawpot.model.errors import UsageError
+    from strawpot.settings import registry_token, registry_url
+
+    the_kind = parse_kind(kind)
+    url = registry_url(registry)
+    with open_client(url, token=registry_token(url)) as client:
+        try:
+            with hub_errors(url):
+                detail = client.detail(the_kind.value, slug, version)
+                versions = client.package_versions(the_kind.value, slug)
+        except UsageError:
+            from strawpot.install.ids import package_id
+            from strawpot.install.provider import HubProvider
+
+            close = HubProvider(client).suggest(package_id(the_kind, slug))
+            raise UsageError(
+                f"{the_kind.value} {slug}{f' {version}' if version else ''} was not found on {url}",
+                hint=f"did you mean {the_kind.value} {close}?" if close else "try `strawpot search`",
+            ) from None
+    rows = [{"version": v.version, "yanked": v.yanked, "size": v.size} for v in reversed(versions.versions)]
+    if as_json:
+        from strawpot.commands._options import print_json
+
+        print_json({"command": "info", "registry": url, "detail": detail, "versions": rows})
+        return
+    _render(the_kind.value, detail, rows)
+
+
+def _render(kind: str, detail: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    from strawpot.console import out_console
+
+    latest = detail.get("latestVersion") if isinstance(detail.get("latestVersion"), dict) else {}
+    out_console.print(f"{kind} {detail.get('slug')} {latest.get('version', '')}", markup=False, style="bold")
+    if detail.get("summary"):
+        out_console.print(str(detail["summary"]), markup=False)
+    deps = latest.get("dependencies") or detail.get("dependencies") or {}
+    if isinstance(deps, dict):
+        for group, entries in deps.items():
+            if entries:
+                out_console.print(f"{group}: {', '.join(map(str, entries))}", markup=False)
+    files = latest.get("files") or []
+    if isinstance(files, list) and files:
+        out_console.print("files: " + ", ".join(str(f.get("path")) for f in files if isinstance(f, dict)), markup=False)
+    shown = ", ".join(f"{r['version']}{' (yanked)' if r['yanked'] else ''}" for r in rows[:20])
+    out_console.print(f"versions: {shown}" + (" …" if len(rows) > 20 else ""), markup=False)

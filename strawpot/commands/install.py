@@ -1,0 +1,61 @@
+"""`strawpot install [KIND SLUG[SPEC]]...`: resolve, lock and install packages (bare: make the tree equal the lock)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+from strawpot.commands._options import global_option, json_option, project_option, registry_option
+
+SECTION = "packages"
+
+
+@click.command()
+@click.argument("packages", nargs=-1, metavar="[KIND SLUG[SPEC]]...")
+@global_option
+@project_option
+@registry_option
+@json_option
+@click.option("--locked", is_flag=True, help="Fail (exit 4) instead of changing strawpot.lock.")
+@click.option("--frozen", is_flag=True, help="Install strawpot.lock as it is, without reading strawpot.toml.")
+@click.option("--offline", is_flag=True, help="Touch no network: metadata and archives from the cache only.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Run the install commands of missing agent tools.")
+@click.option("--skip-tools", is_flag=True, help="Do not check the system tools agents need.")
+@click.option("--no-save", is_flag=True, help="Install without writing strawpot.toml or strawpot.lock.")
+def command(
+    packages: tuple[str, ...], is_global: bool, project: Path | None, registry: str | None, as_json: bool,
+    locked: bool, frozen: bool, offline: bool, dry_run: bool, yes: bool, skip_tools: bool, no_save: bool,
+) -> None:
+    """Install packages and their dependencies, and record them in strawpot.toml and strawpot.lock.
+
+    With no arguments, make the installed tree equal strawpot.lock, resolving first only when
+    strawpot.toml changed. KIND is skill, role, agent, memory or integration; SPEC is optional
+    (`reviewer`, `reviewer@^1.2`, `'reviewer>=1,<2'`); without one, `^X.Y.Z` of the installed
+    version is saved.
+    """
+    if not packages and not (dry_run or as_json or no_save):
+        from strawpot.install.fastcheck import noop_install
+
+        if noop_install(project, is_global, frozen=frozen, skip_tools=skip_tools):
+            return
+    import time
+
+    from strawpot.install.cli_support import RichReporter, parse_packages, render_outcome
+    from strawpot.install.service import Edit, Options, run
+    from strawpot.settings import Project
+
+    started = time.perf_counter()
+    edit = Edit(add=tuple(parse_packages(packages)))
+    options = Options(
+        registry=registry, offline=offline, locked=locked, frozen=frozen, dry_run=dry_run, save=not no_save,
+        tools="skip" if skip_tools else ("run" if yes else "check"),
+    )
+    outcome = run(Project.at(project, is_global=is_global), edit, options, reporter=RichReporter(quiet=as_json))
+    if as_json:
+        from strawpot.commands._options import print_json
+
+        print_json({"command": "install", **outcome.as_dict()})
+    else:
+        render_outcome(outcome, started=started)

@@ -1,0 +1,58 @@
+"""`strawpot outdated`: locked versions against the newest allowed and the newest published."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+from strawpot.commands._options import global_option, json_option, project_option, registry_option
+
+SECTION = "packages"
+
+
+@click.command()
+@global_option
+@project_option
+@registry_option
+@json_option
+@click.option("--all", "show_all", is_flag=True, help="List every locked package, not only the outdated ones.")
+def command(is_global: bool, project: Path | None, registry: str | None, as_json: bool, show_all: bool) -> None:
+    """Compare each locked version with the newest that strawpot.toml allows and the newest published."""
+    from hub_client import PackageVersions
+    from strawpot.hub import hub_errors, open_client
+    from strawpot.install.queries import load_roots, outdated, roots_of
+    from strawpot.install.service import load_lock
+    from strawpot.model.manifest import Manifest
+    from strawpot.settings import Project, registry_token, registry_url
+
+    the_project = Project.at(project, is_global=is_global)
+    lock = load_lock(the_project)
+    url = registry_url(registry, Manifest.load(the_project.manifest_path).registry_url)
+    with hub_errors(url), open_client(url, token=registry_token(url)) as client:
+        found = client.package_versions_many((p.kind.value, p.name) for p in lock.packages)
+    available = {
+        (p.kind, p.name): [(v.version, v.yanked) for v in result.versions]
+        for p in lock.packages
+        if isinstance(result := found[(p.kind.value, p.name)], PackageVersions)
+    }
+    rows = outdated(lock, roots_of(lock, load_roots(the_project.manifest_path)), available)
+    if as_json:
+        from strawpot.commands._options import print_json
+
+        print_json({"command": "outdated", "registry": url, "packages": [r.as_dict() for r in rows]})
+        return
+    shown = [r for r in rows if show_all or r.behind]
+    from strawpot.console import err_console, out_console
+
+    if not shown:
+        err_console.print(f"All {len(rows)} locked packages are the newest published versions", markup=False)
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for column in ("package", "locked", "allowed", "newest"):
+        table.add_column(column)
+    for row in shown:
+        table.add_row(f"{row.kind.value} {row.name}", row.locked, row.allowed or "-", row.newest or "-")
+    out_console.print(table)

@@ -1,0 +1,57 @@
+"""`strawpot search QUERY`: find packages on the registry."""
+
+from __future__ import annotations
+
+import rich_click as click
+
+from strawpot.commands._options import json_option, registry_option
+
+SECTION = "packages"
+
+
+@click.command()
+@click.argument("query")
+@click.option("--kind", default="all", help="Only this kind (skill, role, agent, memory, integration).")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 200), help="At most this many results.")
+@registry_option
+@json_option
+def command(query: str, kind: str, limit: int, registry: str | None, as_json: bool) -> None:
+    """Search the registry for packages matching QUERY."""
+    from strawpot.hub import hub_errors, open_client
+    from strawpot.install.cli_support import parse_kind
+    from strawpot.settings import registry_token, registry_url
+
+    kind_value = "all" if kind == "all" else parse_kind(kind).value
+    url = registry_url(registry, _manifest_url())
+    with hub_errors(url), open_client(url, token=registry_token(url)) as client:
+        found = client.search(query, kind_value, limit=limit)
+    results = found.get("results", []) if isinstance(found, dict) else []
+    if as_json:
+        from strawpot.commands._options import print_json
+
+        print_json({"command": "search", "registry": url, "query": query, "results": results})
+        return
+    from strawpot.console import err_console, out_console
+
+    if not results:
+        err_console.print(f"No packages match {query!r} on {url}", markup=False)
+        return
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for column in ("kind", "slug", "summary"):
+        table.add_column(column)
+    for item in results:
+        table.add_row(str(item.get("kind", "")), str(item.get("slug", "")), str(item.get("summary") or ""))
+    out_console.print(table)
+
+
+def _manifest_url() -> str | None:
+    from pathlib import Path
+
+    from strawpot.model.manifest import Manifest
+
+    try:
+        return Manifest.load(Path.cwd() / "strawpot.toml").registry_url
+    except Exception:  # noqa: BLE001 - a broken manifest should not stop a search
+        return None

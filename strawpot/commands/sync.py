@@ -1,0 +1,50 @@
+"""`strawpot sync`: make the installed tree exactly strawpot.lock, removing what the lock does not hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+from strawpot.commands._options import global_option, json_option, project_option, registry_option
+
+SECTION = "packages"
+
+
+@click.command()
+@global_option
+@project_option
+@registry_option
+@json_option
+@click.option("--locked", is_flag=True, help="Fail (exit 4) instead of changing strawpot.lock.")
+@click.option("--frozen", is_flag=True, help="Use strawpot.lock as it is, without reading strawpot.toml.")
+@click.option("--offline", is_flag=True, help="Touch no network: archives from the cache only.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option("--skip-tools", is_flag=True, help="Do not check the system tools agents need.")
+def command(
+    is_global: bool, project: Path | None, registry: str | None, as_json: bool,
+    locked: bool, frozen: bool, offline: bool, dry_run: bool, skip_tools: bool,
+) -> None:
+    """Install exactly what strawpot.lock holds and remove every other installed package.
+
+    Like a bare `strawpot install` (which re-locks first if strawpot.toml changed), except that
+    packages installed by other means are removed too.
+    """
+    import time
+
+    from strawpot.install.cli_support import RichReporter, render_outcome
+    from strawpot.install.service import Options, run
+    from strawpot.settings import Project
+
+    started = time.perf_counter()
+    options = Options(
+        registry=registry, offline=offline, locked=locked, frozen=frozen, dry_run=dry_run, remove_extras=True,
+        tools="skip" if skip_tools else "check",
+    )
+    outcome = run(Project.at(project, is_global=is_global), None, options, reporter=RichReporter(quiet=as_json))
+    if as_json:
+        from strawpot.commands._options import print_json
+
+        print_json({"command": "sync", **outcome.as_dict()})
+    else:
+        render_outcome(outcome, started=started, verb="Synced")

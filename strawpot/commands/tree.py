@@ -1,0 +1,35 @@
+"""`strawpot tree`: the locked dependency tree, from the requirements in strawpot.toml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+from strawpot.commands._options import global_option, json_option, project_option
+
+SECTION = "packages"
+
+
+@click.command()
+@global_option
+@project_option
+@json_option
+def command(is_global: bool, project: Path | None, as_json: bool) -> None:
+    """Print the dependency tree recorded in strawpot.lock (a repeated subtree is marked (*))."""
+    from strawpot.install.queries import load_roots, render_tree, roots_of, tree
+    from strawpot.install.service import load_lock
+    from strawpot.settings import Project
+
+    the_project = Project.at(project, is_global=is_global)
+    lock = load_lock(the_project)
+    nodes = tree(lock, roots_of(lock, load_roots(the_project.manifest_path)))
+    if as_json:
+        from strawpot.commands._options import print_json
+
+        print_json({"command": "tree", "lock": str(the_project.lock_path), "roots": nodes})
+        return
+    from strawpot.console import out_console
+
+    for line in render_tree(nodes):
+        out_console.print(line, markup=False, highlight=False)

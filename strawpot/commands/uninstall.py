@@ -1,0 +1,41 @@
+"""`strawpot uninstall KIND SLUG...`: drop packages from strawpot.toml, re-lock, and remove orphans."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+from strawpot.commands._options import global_option, json_option, project_option, registry_option
+
+SECTION = "packages"
+
+
+@click.command()
+@click.argument("packages", nargs=-1, required=True, metavar="KIND SLUG...")
+@global_option
+@project_option
+@registry_option
+@json_option
+@click.option("--offline", is_flag=True, help="Resolve from cached metadata only.")
+def command(
+    packages: tuple[str, ...], is_global: bool, project: Path | None, registry: str | None, as_json: bool,
+    offline: bool,
+) -> None:
+    """Remove packages from strawpot.toml, update strawpot.lock, and delete what nothing needs any more."""
+    import time
+
+    from strawpot.install.cli_support import RichReporter, parse_packages, render_outcome
+    from strawpot.install.service import Edit, Options, run
+    from strawpot.settings import Project
+
+    started = time.perf_counter()
+    edit = Edit(remove=tuple((r.kind, r.name) for r in parse_packages(packages)))
+    options = Options(registry=registry, offline=offline, tools="skip")
+    outcome = run(Project.at(project, is_global=is_global), edit, options, reporter=RichReporter(quiet=as_json))
+    if as_json:
+        from strawpot.commands._options import print_json
+
+        print_json({"command": "uninstall", **outcome.as_dict()})
+    else:
+        render_outcome(outcome, started=started, verb="Uninstalled")

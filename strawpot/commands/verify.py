@@ -1,0 +1,48 @@
+"""`strawpot verify`: check every installed file against the hashes in strawpot.lock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+from strawpot.commands._options import global_option, json_option, project_option
+
+SECTION = "packages"
+
+
+@click.command()
+@global_option
+@project_option
+@json_option
+def command(is_global: bool, project: Path | None, as_json: bool) -> None:
+    """Hash every installed file and compare it with strawpot.lock; exit 5 listing what differs."""
+    from strawpot.install.service import load_lock
+    from strawpot.model.errors import IntegrityFailure
+    from strawpot.model.installed import InstalledTree
+    from strawpot.settings import Project
+
+    the_project = Project.at(project, is_global=is_global)
+    lock = load_lock(the_project)
+    problems = InstalledTree(the_project.tree_root).verify(lock, deep=True)
+    if as_json:
+        from strawpot.commands._options import print_json
+
+        print_json({"command": "verify", "ok": not problems, "packages": len(lock.packages), "problems": [
+            {"kind": p.kind.value, "name": p.name, "path": p.path, "problem": p.problem} for p in problems
+        ]})
+    elif problems:
+        from strawpot.console import out_console
+
+        for problem in problems:
+            out_console.print(str(problem), markup=False, highlight=False)
+    if problems:
+        raise IntegrityFailure(
+            f"{len(problems)} difference(s) between {the_project.tree_root} and {the_project.lock_path.name}",
+            hint="`strawpot sync` reinstalls the locked files",
+        )
+    if not as_json:
+        from strawpot.console import err_console
+
+        files = sum(len(p.files) for p in lock.packages)
+        err_console.print(f"ok: {len(lock.packages)} packages, {files} files match the lock", markup=False)

@@ -1,0 +1,50 @@
+"""`strawpot why KIND SLUG`: the chains of dependencies from strawpot.toml to a locked package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+from strawpot.commands._options import global_option, json_option, project_option
+
+SECTION = "packages"
+
+
+@click.command()
+@click.argument("kind")
+@click.argument("slug")
+@global_option
+@project_option
+@json_option
+def command(kind: str, slug: str, is_global: bool, project: Path | None, as_json: bool) -> None:
+    """Show every path from a requirement in strawpot.toml to the package KIND SLUG."""
+    from strawpot.install.cli_support import parse_kind
+    from strawpot.install.queries import load_roots, roots_of, why
+    from strawpot.install.service import load_lock
+    from strawpot.model.errors import UsageError
+    from strawpot.settings import Project
+
+    the_kind = parse_kind(kind)
+    the_project = Project.at(project, is_global=is_global)
+    lock = load_lock(the_project)
+    if lock.get(the_kind, slug) is None:
+        raise UsageError(f"{the_kind.value} {slug} is not in {the_project.lock_path.name}")
+    paths = why(lock, roots_of(lock, load_roots(the_project.manifest_path)), (the_kind, slug))
+    if as_json:
+        from strawpot.commands._options import print_json
+
+        print_json({"command": "why", "package": {"kind": the_kind.value, "name": slug}, "paths": [
+            [{"kind": p.kind.value, "name": p.name, "version": p.version, "spec": spec} for p, spec in path]
+            for path in paths
+        ]})
+        return
+    from strawpot.console import out_console
+
+    for path in paths:
+        steps = []
+        for i, (pkg, spec) in enumerate(path):
+            via = f" ({spec})" if i and spec not in ("*", "") else ""
+            steps.append(f"{pkg.kind.value} {pkg.name} {pkg.version}{via}")
+        suffix = "  (in strawpot.toml)" if len(path) == 1 else ""
+        out_console.print(" → ".join(steps) + suffix, markup=False, highlight=False)

@@ -1,0 +1,122 @@
+"""What the install-family commands share: argument parsing, progress on stderr, and result rendering."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from strawpot.model.errors import UsageError
+from strawpot.model.kinds import Kind
+
+if TYPE_CHECKING:
+    from strawpot.install.service import Callback, Outcome, Requested
+    from strawpot.model.lockfile import LockedPackage
+
+
+def parse_kind(text: str) -> Kind:
+    try:
+        return Kind.parse(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def parse_packages(args: Sequence[str]) -> list[Requested]:
+    """`KIND SLUG[SPEC] ...` pairs (`role reviewer`, `skill git-workflow@^1.2`, `skill 'x>=1,<2'`)."""
+    from resolver import ResolverError, parse_requirement
+    from strawpot.install.service import Requested
+
+    if len(args) % 2:
+        raise UsageError(
+            f"expected KIND SLUG pairs, got {len(args)} argument(s): {' '.join(args)}",
+            hint="e.g. `strawpot install role reviewer skill git-workflow@^1.2`",
+        )
+    requested = []
+    for kind_text, req_text in zip(args[::2], args[1::2], strict=True):
+        kind = parse_kind(kind_text)
+        try:
+            req = parse_requirement(req_text)
+        except ResolverError as exc:
+            raise UsageError(str(exc)) from None
+        has_spec = req_text.strip() != req.name
+        requested.append(Requested(kind, req.name, req.text if has_spec else None))
+    return requested
+
+
+class RichReporter:
+    """Status lines and transient progress bars on stderr."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        from strawpot.console import err_console
+
+        self.console = err_console
+        self.quiet = quiet
+
+    def status(self, message: str) -> None:
+        if not self.quiet:
+            self.console.print(message, markup=False, style="dim")
+
+    @contextlib.contextmanager
+    def progress(self, label: str, total: int) -> Iterator[Callback]:
+        if self.quiet or not self.console.is_terminal:
+            yield lambda pkg: None
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            console=self.console, transient=True,
+        ) as bar:
+            task = bar.add_task(label, total=total)
+
+            def advance(pkg: LockedPackage) -> None:
+                bar.update(task, advance=1, description=f"{label} {pkg.kind.value} {pkg.name}")
+
+            yield advance
+
+
+def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed") -> None:
+    """Human summary of a run on stderr: one line per change, then missing tools."""
+    from strawpot.console import err_console
+
+    out = err_console
+    if outcome.lock_written:
+        out.print(f"Wrote {outcome.project.lock_path.name} ({len(outcome.lock.packages) if outcome.lock else 0} packages)",
+                  markup=False)
+    for kind, name, spec in outcome.saved:
+        if outcome.manifest_written:
+            out.print(f"Added {kind.value} {name} = \"{spec}\" to {outcome.project.manifest_path.name}", markup=False)
+    for change in outcome.changes:
+        what = f"{change.kind.value} {change.name}"
+        if change.version is None:
+            out.print(f" [red]-[/] {what} {change.previous or ''}".rstrip(), highlight=False)
+        elif change.previous and change.previous != change.version:
+            out.print(f" [yellow]~[/] {what} {change.previous} → {change.version}", highlight=False)
+        else:
+            out.print(f" [green]+[/] {what} {change.version}", highlight=False)
+    elapsed = time.perf_counter() - started
+    installed = sum(1 for c in outcome.changes if c.version is not None)
+    removed = sum(1 for c in outcome.changes if c.version is None)
+    prefix = "Would change" if outcome.dry_run else verb
+    if installed or removed:
+        parts = [f"{installed} installed"] if installed else []
+        parts += [f"{removed} removed"] if removed else []
+        out.print(f"{prefix}: {', '.join(parts)}, {outcome.unchanged} unchanged in {elapsed:.2f}s", markup=False)
+    else:
+        out.print(f"Already up to date ({outcome.unchanged} packages) in {elapsed:.2f}s", markup=False)
+    render_missing_tools(outcome)
+
+
+def render_missing_tools(outcome: Outcome) -> None:
+    from strawpot.console import err_console
+
+    for tool in outcome.missing_tools:
+        hint = f"install it with: {tool.hint}" if tool.hint else "no install command is given for this OS"
+        err_console.print(
+            f"[yellow]warning:[/] agent {tool.agent} needs `{tool.tool}`, which is not on PATH; {hint}",
+            highlight=False, soft_wrap=True,
+        )
+    if outcome.missing_tools:
+        err_console.print("hint: rerun with --yes to run the install commands", markup=False, style="dim")
+

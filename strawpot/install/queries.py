@@ -1,0 +1,156 @@
+"""Read-only questions about a lock: the dependency tree, why a package is there, what is outdated."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from strawpot.model.kinds import Kind
+from strawpot.model.lockfile import LockedPackage, Lockfile
+
+Key = tuple[Kind, str]
+MAX_PATHS = 50
+
+
+@dataclass(frozen=True)
+class Root:
+    kind: Kind
+    name: str
+    spec: str
+
+
+def load_roots(manifest_path: Path) -> list[Root]:
+    """The manifest's requirements as query roots (a malformed manifest is reported like anywhere else)."""
+    from strawpot.model.manifest import Manifest
+
+    return [Root(e.kind, e.name, e.spec) for e in Manifest.load(manifest_path).entries()]
+
+
+def roots_of(lock: Lockfile, manifest_roots: Iterable[Root] | None) -> list[Root]:
+    """The manifest's requirements that the lock holds, plus any locked package nothing depends on."""
+    roots = [r for r in (manifest_roots or []) if lock.get(r.kind, r.name) is not None]
+    named = {(r.kind, r.name) for r in roots}
+    needed = {(d.kind, d.name) for p in lock.packages for d in p.dependencies}
+    roots += [Root(p.kind, p.name, "*") for p in lock.packages if p.key not in needed and p.key not in named]
+    return roots
+
+
+def tree(lock: Lockfile, roots: list[Root]) -> list[dict[str, Any]]:
+    """Nested nodes `{kind, name, version, spec, dependencies}`; a subtree shown before is `deduplicated`."""
+    seen: set[Key] = set()
+
+    def node(kind: Kind, name: str, spec: str, path: tuple[Key, ...]) -> dict[str, Any]:
+        pkg = lock.get(kind, name)
+        out: dict[str, Any] = {"kind": kind.value, "name": name, "version": pkg.version if pkg else None, "spec": spec}
+        key = (kind, name)
+        if pkg is None:
+            out["missing"] = True
+            return out
+        if key in seen or key in path:
+            out["deduplicated"] = True
+            return out
+        seen.add(key)
+        out["dependencies"] = [
+            node(d.kind, d.name, d.spec, (*path, key))
+            for d in sorted(pkg.dependencies, key=lambda d: (d.kind.value, d.name))
+        ]
+        return out
+
+    return [node(r.kind, r.name, r.spec, ()) for r in roots]
+
+
+def render_tree(nodes: list[dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+
+    def walk(items: list[dict[str, Any]], prefix: str, top: bool) -> None:
+        for i, item in enumerate(items):
+            last = i == len(items) - 1
+            branch = "" if top else ("└── " if last else "├── ")
+            spec = "" if item["spec"] in ("*", "") or top else f" ({item['spec']})"
+            mark = " (*)" if item.get("deduplicated") else (" (missing from the lock)" if item.get("missing") else "")
+            lines.append(f"{prefix}{branch}{item['kind']} {item['name']} {item['version'] or ''}".rstrip() + spec + mark)
+            child_prefix = prefix if top else prefix + ("    " if last else "│   ")
+            walk(item.get("dependencies", []), child_prefix, False)
+
+    walk(nodes, "", True)
+    return lines
+
+
+def why(lock: Lockfile, roots: list[Root], target: Key) -> list[list[tuple[LockedPackage, str]]]:
+    """Every path (up to MAX_PATHS) from a root to `target`: [(package, specifier that led to it)]."""
+    paths: list[list[tuple[LockedPackage, str]]] = []
+
+    def walk(kind: Kind, name: str, spec: str, path: list[tuple[LockedPackage, str]]) -> None:
+        pkg = lock.get(kind, name)
+        if pkg is None or len(paths) >= MAX_PATHS or any(p.key == pkg.key for p, _ in path):
+            return
+        path = [*path, (pkg, spec)]
+        if pkg.key == target:
+            paths.append(path)
+            return
+        for dep in pkg.dependencies:
+            walk(dep.kind, dep.name, dep.spec, path)
+
+    for root in roots:
+        walk(root.kind, root.name, root.spec, [])
+    return paths
+
+
+def incoming_specs(lock: Lockfile, roots: list[Root]) -> dict[Key, list[str]]:
+    """Every specifier that constrains each locked package (the manifest's and its dependents')."""
+    specs: dict[Key, list[str]] = {}
+    for root in roots:
+        specs.setdefault((root.kind, root.name), []).append(root.spec)
+    for pkg in lock.packages:
+        for dep in pkg.dependencies:
+            specs.setdefault((dep.kind, dep.name), []).append(dep.spec)
+    return specs
+
+
+@dataclass(frozen=True)
+class Outdated:
+    kind: Kind
+    name: str
+    locked: str
+    allowed: str | None  # the newest version every specifier on it allows
+    newest: str | None  # the newest version on the registry (not yanked, not a pre-release)
+
+    @property
+    def behind(self) -> bool:
+        return self.newest is not None and self.newest != self.locked
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "name": self.name, "locked": self.locked,
+                "allowed": self.allowed, "newest": self.newest}
+
+
+def outdated(lock: Lockfile, roots: list[Root], available: dict[Key, list[tuple[str, bool]]]) -> list[Outdated]:
+    """Locked vs newest allowed vs newest, from each package's (version, yanked) list on the registry."""
+    from resolver import ResolverError, Version, VersionSet, parse_specifier
+
+    specs = incoming_specs(lock, roots)
+    rows = []
+    for pkg in lock.packages:
+        allowed_set = VersionSet.full()
+        for spec in specs.get(pkg.key, []):
+            try:
+                allowed_set = allowed_set.intersection(parse_specifier(spec))
+            except ResolverError:
+                continue
+        newest: Version | None = None
+        allowed: Version | None = None
+        for text, yanked in available.get(pkg.key, []):
+            try:
+                version = Version.parse(text)
+            except ResolverError:
+                continue
+            if yanked or version.is_prerelease:
+                continue
+            newest = version if newest is None or version > newest else newest
+            if allowed_set.contains(version) and (allowed is None or version > allowed):
+                allowed = version
+        rows.append(Outdated(pkg.kind, pkg.name, pkg.version, str(allowed) if allowed else None,
+                             str(newest) if newest else None))
+    return rows
