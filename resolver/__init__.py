@@ -5,7 +5,7 @@ from __future__ import annotations
 from resolver.errors import InvalidRequirement, InvalidSpecifier, InvalidVersion, NoSolution, ResolverError
 from resolver.incompatibility import Incompatibility
 from resolver.offline import OfflineProvider
-from resolver.provider import Candidate, Dependency, DependencyProvider, Unavailable
+from resolver.provider import Candidate, Dependency, DependencyProvider, SupportsPrefetch, Unavailable
 from resolver.report import report
 from resolver.requirement import Requirement, parse_requirement
 from resolver.solver import VersionSolver, solve
@@ -26,6 +26,7 @@ __all__ = [
     "OfflineProvider",
     "Requirement",
     "ResolverError",
+    "SupportsPrefetch",
     "Term",
     "Unavailable",
     "Version",

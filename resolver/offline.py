@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from resolver.provider import Candidate, Dependency, DependencyProvider, Unavailable
+from resolver.provider import Candidate, Dependency, DependencyProvider, SupportsPrefetch, Unavailable
 from resolver.version import Version
 
 __all__ = ["OfflineProvider"]
@@ -14,7 +14,7 @@ Registry = Mapping[str, Mapping[str, Mapping[str, str]]]
 """``{package: {version: {dependency package: specifier text}}}``."""
 
 
-class OfflineProvider(DependencyProvider):
+class OfflineProvider(DependencyProvider, SupportsPrefetch):
     """Packages held in memory.
 
     ``OfflineProvider({"foo": {"1.0.0": {"bar": "^1.0"}}, "bar": {"1.0.0": {}}}, yanked={("foo", "1.0.0")})``.

@@ -16,7 +16,7 @@ from resolver.specifier import _parse
 from resolver.version import Version
 from resolver.version_set import VersionSet
 
-__all__ = ["Candidate", "Dependency", "DependencyProvider", "Unavailable"]
+__all__ = ["Candidate", "Dependency", "DependencyProvider", "SupportsPrefetch", "Unavailable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,10 @@ class Dependency:
 
 @runtime_checkable
 class DependencyProvider(Protocol):
-    """A source of package versions and their dependencies, queried lazily by the solver."""
+    """A source of package versions and their dependencies, queried lazily by the solver.
+
+    A provider may also implement `SupportsPrefetch`; the solver uses it when present.
+    """
 
     def versions(self, package: str) -> Sequence[Candidate] | Unavailable:
         """Every published version of `package` (any order, yanked ones included and flagged)."""
@@ -81,10 +84,15 @@ class DependencyProvider(Protocol):
         """The dependencies of one version, keyed by package id."""
         ...
 
+
+@runtime_checkable
+class SupportsPrefetch(Protocol):
+    """The optional hook of a provider that can fetch many packages' metadata at once."""
+
     def prefetch(self, packages: Iterable[str]) -> None:
         """Hint that `versions` (and dependencies) of `packages` will be needed soon.
 
-        A network-backed provider can fetch them concurrently here. Optional: the solver only
-        calls it when the provider has it; the default does nothing.
+        A network-backed provider fetches them concurrently here; the solver calls it with each
+        batch of newly discovered packages (the root's dependencies, then each chosen version's).
         """
-        return None
+        ...

@@ -35,7 +35,7 @@ from resolver.incompatibility import (
     UnavailableCause,
 )
 from resolver.partial_solution import PartialSolution
-from resolver.provider import Candidate, Dependency, DependencyProvider, Unavailable
+from resolver.provider import Candidate, Dependency, DependencyProvider, SupportsPrefetch, Unavailable
 from resolver.report import report
 from resolver.term import Relation, Term
 from resolver.version import Version
@@ -86,7 +86,7 @@ class VersionSolver:
         self._prerelease_ok: set[str] = set()
         self._counts: dict[str, tuple[VersionSet, bool, int]] = {}
         self._prefetched: set[str] = set()
-        self._prefetch: Callable[[Iterable[str]], None] | None = getattr(provider, "prefetch", None)
+        self._prefetch = provider.prefetch if isinstance(provider, SupportsPrefetch) else None
 
     @property
     def attempted_solutions(self) -> int:
