@@ -1,0 +1,96 @@
+"""A real `strawpot registry serve` subprocess on a free loopback port, for integration suites.
+
+    from tests._live_registry import start_registry
+
+    with start_registry(tmp_path) as reg:      # reg.url, reg.token (admin), reg.data_dir, reg.process
+        httpx.get(f"{reg.url}/api/v1/skills")
+
+The server picks a free port itself (`--port 0`) and the URL is read from the line it prints on
+stderr once listening, so there is no race for the port. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+_URL_RE = re.compile(r"registry listening on (http://\S+)")
+
+
+@dataclass
+class LiveRegistry:
+    url: str
+    token: str
+    data_dir: Path
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def create_token(self, user: str, *, admin: bool = False) -> str:
+        """Another user's token, minted in the same data folder."""
+        return create_token(self.data_dir, user, admin=admin)
+
+
+def strawpot_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "strawpot.cli", *args]
+
+
+def create_token(data_dir: Path, user: str, *, admin: bool = False) -> str:
+    cmd = strawpot_command("registry", "token", "create", "--user", user, "--data", str(data_dir))
+    out = subprocess.run([*cmd, *(["--admin"] if admin else [])], check=True, capture_output=True, text=True, timeout=60)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def spawn_server(data_dir: Path, log_path: Path, *, rate_limit: float = 0) -> tuple[subprocess.Popen[bytes], str]:
+    """Start `strawpot registry serve --port 0` and wait until it says where it listens."""
+    log = log_path.open("wb")
+    process = subprocess.Popen(
+        strawpot_command("registry", "serve", "--host", "127.0.0.1", "--port", "0", "--data", str(data_dir),
+                         "--rate-limit", str(rate_limit)),
+        stdout=log, stderr=log, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    log.close()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        match = _URL_RE.search(log_path.read_text(encoding="utf-8", errors="replace"))
+        if match:
+            return process, match.group(1)
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    stop_server(process)
+    raise RuntimeError(f"the registry did not start:\n{log_path.read_text(errors='replace')}")
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@contextmanager
+def start_registry(tmp_path: Path, *, rate_limit: float = 0, admin: str = "admin") -> Iterator[LiveRegistry]:
+    """A live registry with its data under `tmp_path/registry-data` and an admin token; stopped on exit.
+
+    Rate limiting is off by default (`rate_limit=0`) so busy suites never see a 429.
+    """
+    data_dir = tmp_path / "registry-data"
+    token = create_token(data_dir, admin, admin=True)
+    process, url = spawn_server(data_dir, tmp_path / "registry.log", rate_limit=rate_limit)
+    try:
+        yield LiveRegistry(url, token, data_dir, process, tmp_path / "registry.log")
+    finally:
+        stop_server(process)
