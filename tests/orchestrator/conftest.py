@@ -149,7 +149,7 @@ def project(tmp_path: Path) -> ProjectFixture:
                           policy={"max_depth": 3, "agent_timeout": 20, "kill_grace": 0.5})
 
 
-def pid_alive(pid: int) -> bool:
+def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -209,3 +209,15 @@ def make_role():  # type: ignore[no-untyped-def]
 @pytest.fixture
 def make_skill():  # type: ignore[no-untyped-def]
     return skill_md
+
+
+@pytest.fixture(autouse=True)
+def _fast_python3(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the stub wrapper's `#!/usr/bin/env python3` find this interpreter first (not a slow version shim)."""
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+
+
+@pytest.fixture
+def pid_alive():  # type: ignore[no-untyped-def]
+    """Whether a pid is a live (non-zombie) process."""
+    return _pid_alive
