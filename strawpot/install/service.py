@@ -154,6 +154,7 @@ class _Run:
         self._own_client = client is None
         self.url = ""
         self.fetched: dict[tuple[str, str], dict[str, bytes]] = {}
+        self._placeholders: set[tuple[Kind, str]] = set()
 
     # -- the pipeline -----------------------------------------------------------------------------
 
@@ -246,11 +247,12 @@ class _Run:
                 raise UsageError(self._not_direct(kind, name, previous))
             manifest.remove(kind, name)
         for req in self.edit.add:
-            existing = manifest.get(req.kind, req.name)
             if req.spec is not None:
                 manifest.set_spec(req.kind, req.name, req.spec)
-            elif existing is None:
-                manifest.set_spec(req.kind, req.name, "*")
+                self.outcome.saved.append((req.kind, req.name, req.spec))
+            elif manifest.get(req.kind, req.name) is None:
+                manifest.set_spec(req.kind, req.name, "*")  # becomes ^X.Y.Z once resolved
+                self._placeholders.add((req.kind, req.name))
 
     def _not_direct(self, kind: Kind, name: str, previous: Lockfile | None) -> str:
         if previous is not None and previous.get(kind, name) is not None:
@@ -265,7 +267,7 @@ class _Run:
     def _resolve(self, manifest: Manifest, previous: Lockfile | None) -> Lockfile:
         from strawpot.install.resolve import locked_preferences, resolve
 
-        unlock = set(self.edit.upgrade) | {package_id(r.kind, r.name) for r in self.edit.add if r.spec is None}
+        unlock = set(self.edit.upgrade) | {package_id(k, n) for k, n in self._placeholders}
         prefs = {} if self.edit.upgrade_all else locked_preferences(previous, unlock)
         self.reporter.status(f"Resolving against {self.url}")
         role_agents = {
@@ -277,14 +279,11 @@ class _Run:
             preferences=prefs, where=str(manifest.path),
         )
         self.fetched = resolution.fetched
-        for req in self.edit.add:
-            pkg = resolution.lock.get(req.kind, req.name)
-            entry = manifest.get(req.kind, req.name)
-            if pkg is not None and entry is not None and (req.spec is not None or entry.spec == "*"):
-                spec = req.spec if req.spec is not None else f"^{pkg.version}"
-                manifest.set_spec(req.kind, req.name, spec)
-                self.outcome.saved.append((req.kind, req.name, spec))
-        self._manifest = manifest
+        for kind, name in sorted(self._placeholders):
+            pkg = resolution.lock.get(kind, name)
+            if pkg is not None:
+                manifest.set_spec(kind, name, f"^{pkg.version}")
+                self.outcome.saved.append((kind, name, f"^{pkg.version}"))
         return dataclasses.replace(resolution.lock, manifest_hash=manifest.dependency_hash())
 
     # -- applying ---------------------------------------------------------------------------------

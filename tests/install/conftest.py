@@ -155,3 +155,123 @@ def project(tmp_path: Path) -> Project:
     folder = tmp_path / "proj"
     folder.mkdir()
     return Project.at(folder)
+
+
+# -- the live registry (integration tests) -------------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+FIXTURE_ORDER = [
+    "skills/code-style", "skills/git-workflow", "skills/testing-basics", "skills/test-driven",
+    "skills/diff-reading", "skills/code-review", "skills/refactoring", "skills/security-baseline",
+    "skills/task-planning", "skills/github-pr", "agents/stub-agent", "roles/implementer",
+    "roles/reviewer", "roles/lead", "roles/scout",
+]
+
+
+class Registry:
+    """A live `strawpot registry serve` with the repository's fixtures published, and helpers to add more."""
+
+    def __init__(self, live: Any, workdir: Path) -> None:
+        self.live = live
+        self.url: str = live.url
+        self.workdir = workdir
+        self.client = HubClient(live.url, token=live.token)
+        self._counter = 0
+
+    def unique(self, prefix: str) -> str:
+        self._counter += 1
+        return f"{prefix}-{self._counter}"
+
+    def publish_folder(self, folder: Path, version: str | None = None) -> dict[str, Any]:
+        from strawpot.publishing.prepare import prepare_upload
+
+        upload = prepare_upload(folder, version=version)
+        return self.client.publish(upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files])
+
+    def publish(
+        self,
+        kind: str,
+        slug: str,
+        version: str,
+        *,
+        skills: list[str] | None = None,
+        roles: list[str] | None = None,
+        default_agent: str | None = None,
+        files: dict[str, bytes] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Publish a generated package (frontmatter from the arguments) through the v1 multipart API."""
+        import yaml
+
+        strawpot: dict[str, Any] = dict(extra or {})
+        if kind == "skill" and skills:
+            strawpot["dependencies"] = skills
+        elif kind == "role" and (skills or roles):
+            strawpot["dependencies"] = {"skills": skills or [], "roles": roles or []}
+        if default_agent:
+            strawpot["default_agent"] = default_agent
+        meta: dict[str, Any] = {"name": slug, "description": f"{kind} {slug} for tests", "version": version}
+        if strawpot:
+            meta["metadata"] = {"strawpot": strawpot}
+        folder = self.workdir / f"{kind}-{slug}-{version}"
+        folder.mkdir(parents=True)
+        text = "---\n" + yaml.safe_dump(meta, sort_keys=False) + f"---\n# {slug} {version}\n"
+        (folder / f"{kind.upper()}.md").write_text(text, encoding="utf-8")
+        for path, data in (files or {}).items():
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+            (folder / path).write_bytes(data)
+        return self.publish_folder(folder)
+
+    def blob_path(self, sha256: str) -> Path:
+        return self.live.data_dir / "blobs" / sha256[:2] / sha256
+
+
+@pytest.fixture(scope="session")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    from tests._live_registry import start_registry
+
+    base = tmp_path_factory.mktemp("live")
+    with start_registry(base) as live:
+        reg = Registry(live, base / "packages")
+        for rel in FIXTURE_ORDER:
+            reg.publish_folder(FIXTURES / rel, version="0.1.0" if rel.startswith("agents/") else None)
+        yield reg
+        reg.client.close()
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out + self.err
+
+
+@pytest.fixture
+def cli(registry: Registry, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
+    """Run `strawpot ARGS...` in-process against the live registry: Result(code, out, err)."""
+    from strawpot.cli import main
+
+    monkeypatch.setenv("STRAWPOT_REGISTRY_URL", registry.url)
+    monkeypatch.setenv("COLUMNS", "400")
+
+    def run(*args: str) -> Result:
+        capsys.readouterr()
+        code = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
