@@ -135,6 +135,8 @@ async def read_upload(
     """Read a multipart body; raise ApiError 413 as soon as the total passes `max_total`."""
     mime, options = parse_options_header(content_type)
     boundary = options.get(b"boundary")
+    if mime == b"application/x-www-form-urlencoded":  # fields only: what a client sends when it has no files
+        return await _read_form(stream)
     if mime != b"multipart/form-data" or not boundary:
         raise ApiError(400, "publish expects multipart/form-data with a boundary")
     reader = _Reader(max_total)
@@ -156,3 +158,17 @@ async def read_upload(
     except Exception as exc:  # python-multipart raises its own errors and ValueError on malformed bodies
         raise ApiError(400, f"malformed multipart body: {exc}") from None
     return reader.upload
+
+
+async def _read_form(stream: AsyncIterator[bytes]) -> Upload:
+    from urllib.parse import parse_qsl
+
+    raw = b""
+    async for chunk in stream:
+        raw += chunk
+        if len(raw) > MAX_FIELD_SIZE:
+            raise ApiError(413, f"form larger than {MAX_FIELD_SIZE} bytes")
+    try:
+        return Upload(fields=dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True)))
+    except UnicodeDecodeError:
+        raise ApiError(400, "form fields are not UTF-8 text") from None
