@@ -51,7 +51,7 @@ class HubProvider:
                 pid = package_id(Kind(kind), slug)
                 self._store(pid, result)
                 if isinstance(result, PackageVersions) and (newest := _newest(result)) is not None:
-                    ahead.update(dict.fromkeys(self._raw_dependencies(pid, newest)))
+                    ahead.update(dict.fromkeys(self._raw_dependencies(pid, newest, with_agent=True)))
             wave = [p for p in ahead if p not in self._known]
 
     def _store(self, pid: str, result: PackageVersions | HubError) -> None:
@@ -112,8 +112,11 @@ class HubProvider:
 
     # -- helpers ----------------------------------------------------------------------------------
 
-    def _raw_dependencies(self, package: str, info: VersionInfo) -> dict[str, str]:
-        """{dependency id: specifier text} of one version; `*` in a role's roles is not a package."""
+    def _raw_dependencies(self, package: str, info: VersionInfo, *, with_agent: bool = False) -> dict[str, str]:
+        """{dependency id: specifier text} of one version; `*` in a role's roles is not a package.
+
+        `with_agent` adds a role's default agent whether or not the registry has it (for prefetching).
+        """
         kind, name = split_id(package)
         out: dict[str, str] = {}
         for group, dep_kind in _DEPENDENCY_GROUPS.get(kind, ()):
@@ -127,7 +130,7 @@ class HubProvider:
                     continue
                 pid = package_id(dep_kind, req.name)
                 out[pid] = req.text if pid not in out else f"{out[pid]},{req.text}"
-        if kind is Kind.ROLE:
+        if with_agent and kind is Kind.ROLE:
             agent = self.role_agents.get(name) or info.default_agent
             if agent:
                 out.setdefault(package_id(Kind.AGENT, agent), "*")

@@ -1,0 +1,64 @@
+"""tree, why, list, info, search and config through the command line, against a live registry."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_tree_shows_the_locked_graph_from_the_manifest_roots(cli, project):
+    assert cli("install", "role", "reviewer", "--project", project.dir).code == 0
+    result = cli("tree", "--project", project.dir)
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert lines[0] == "role reviewer 1.0.0"
+    assert "├── agent stub-agent 0.1.0" in lines
+    assert any(line.endswith("skill code-review 1.2.0 (^1.2)") for line in lines)
+    assert any("(*)" in line for line in lines)  # shared subtrees are printed once
+
+    report = json.loads(cli("tree", "--json", "--project", project.dir).out)
+    assert report["version"] == 1
+    (root,) = report["roots"]
+    assert (root["kind"], root["name"], root["version"], root["spec"]) == ("role", "reviewer", "1.0.0", "^1.0.0")
+    children = {(c["kind"], c["name"]): c for c in root["dependencies"]}
+    assert children[("role", "implementer")]["spec"] == "^1.0"
+
+
+def test_why_names_every_chain_from_the_manifest(cli, project):
+    assert cli("install", "role", "reviewer", "skill", "code-style", "--project", project.dir).code == 0
+    result = cli("why", "skill", "testing-basics", "--project", project.dir)
+    assert result.code == 0
+    assert ("role reviewer 1.0.0 → role implementer 1.0.0 (^1.0) → skill test-driven 1.0.0 (^1.0) → "
+            "skill testing-basics 1.0.0 (^1.0)") in result.out
+    direct = cli("why", "skill", "code-style", "--project", project.dir)
+    assert "skill code-style 1.0.0  (in strawpot.toml)" in direct.out
+    assert cli("why", "skill", "github-pr", "--project", project.dir).code == 2
+
+
+def test_list_shows_installed_packages_and_the_registry(cli, project):
+    assert cli("install", "skill", "git-workflow", "--project", project.dir).code == 0
+    local = json.loads(cli("list", "--json", "--project", project.dir).out)
+    assert local["packages"] == [{"kind": "skill", "name": "git-workflow", "version": "1.0.0", "status": "locked"}]
+    remote = json.loads(cli("list", "role", "--remote", "--json", "--project", project.dir).out)
+    assert {"reviewer", "implementer", "lead", "scout"} <= {p["name"] for p in remote["packages"]}
+
+
+def test_info_and_search(cli, project):
+    info = cli("info", "role", "reviewer")
+    assert info.code == 0, info.text
+    assert "role reviewer 1.0.0" in info.out and "code-review^1.2" in info.out
+    missing = cli("info", "role", "reveiwer")
+    assert missing.code == 2 and "did you mean role reviewer?" in missing.err
+    found = json.loads(cli("search", "review", "--json").out)
+    assert any(r["slug"] == "code-review" for r in found["results"])
+
+
+def test_config_says_where_the_registry_url_comes_from(cli, project, registry, monkeypatch):
+    report = json.loads(cli("config", "--json", "--project", project.dir).out)
+    assert report["registry_url"] == registry.url
+    assert report["registry_url_from"] == "STRAWPOT_REGISTRY_URL"
+    monkeypatch.delenv("STRAWPOT_REGISTRY_URL")
+    project.manifest_path.write_text('[registry]\nurl = "http://example.invalid:1"\n')
+    report = json.loads(cli("config", "--json", "--project", project.dir).out)
+    assert report["registry_url"] == "http://example.invalid:1"
+    assert report["registry_url_from"].startswith("[registry].url in ")
+    assert report["lock"].endswith("strawpot.lock")
