@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import time
@@ -154,6 +155,8 @@ class AgentProcess:
 
     def wait(self, timeout: float | None = None) -> int | None:
         """The exit code, or None if still running after `timeout` seconds. Leftover group members are stopped."""
+        if timeout is not None and self.proc.returncode is None and not _exited(self.pid, timeout):
+            return None
         try:
             code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -181,6 +184,24 @@ class AgentProcess:
         except FileNotFoundError:
             return ""
         return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def _exited(pid: int, timeout: float) -> bool:
+    """Block until `pid` exits or `timeout` passes; wakes at once on exit where pidfds exist (Linux ≥ 5.3).
+
+    Popen.wait(timeout) polls with sleeps of up to 50 ms, which would add to every delegation.
+    """
+    if not hasattr(os, "pidfd_open"):
+        return True  # let Popen.wait poll
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return True  # already reaped, or no pidfd support: Popen.wait decides
+    try:
+        ready, _, _ = select.select([fd], [], [], max(timeout, 0))
+    finally:
+        os.close(fd)
+    return bool(ready)
 
 
 def group_alive(pgid: int) -> bool:

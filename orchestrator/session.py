@@ -11,8 +11,6 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from strawpot.model.fs import atomic_write
-
 SESSION_FILE = "session.json"
 TRACE_FILE = "trace.jsonl"
 SESSION_FORMAT = 1
@@ -122,8 +120,15 @@ class Session:
         }
 
     def save(self) -> None:
+        """Write session.json by temp file + rename: readers see the old or the new record, never a mix.
+
+        No fsync: it is a live status record rewritten on every state change, and a crash loses the run anyway.
+        """
         with self._lock:
-            atomic_write(self.directory / SESSION_FILE, json.dumps(self.to_dict(), indent=2) + "\n")
+            target = self.directory / SESSION_FILE
+            tmp = target.with_name(f".{SESSION_FILE}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+            os.replace(tmp, target)
 
     def event(self, kind: str, **data: Any) -> None:
         """Append one event to trace.jsonl as a single write, so lines never interleave."""
