@@ -95,7 +95,16 @@ def create_token(data: Path, user: str, *, admin: bool = False) -> str:
 @pytest.fixture
 def registry(tmp_path: Path) -> Iterator[Registry]:
     """`strawpot registry serve` on a free loopback port, with a token for user `alice`."""
-    data = tmp_path / "registry-data"
+    yield from _serve(tmp_path / "registry-data")
+
+
+@pytest.fixture(scope="module")
+def module_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    """One live registry shared by the tests of a module (an end-to-end story)."""
+    yield from _serve(tmp_path_factory.mktemp("registry") / "data")
+
+
+def _serve(data: Path) -> Iterator[Registry]:
     token = create_token(data, "alice")
     proc = subprocess.Popen(
         [STRAWPOT, "registry", "serve", "--host", "127.0.0.1", "--port", "0", "--data", str(data), "--rate-limit", "0"],
