@@ -72,7 +72,8 @@ class MemoryStore:
         for order, item in enumerate(self._entries()):
             if scope and item.get("scope") != scope:
                 continue
-            raw_keys = [str(k) for k in item.get("keywords", []) or []]  # type: ignore[union-attr]
+            keys = item.get("keywords")
+            raw_keys = [str(k) for k in keys] if isinstance(keys, list) else []
             item_keys = {k.lower() for k in raw_keys}
             content = str(item.get("content", ""))
             hits_words = len(wanted_words & (_words(content) | item_keys))

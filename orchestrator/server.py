@@ -25,7 +25,8 @@ DEFAULT_MAX_WORKERS = 256
 class Backend(Protocol):
     """What the servicer needs from a run; every method returns an Outcome, never raises on purpose."""
 
-    run_id: str
+    @property
+    def run_id(self) -> str: ...
 
     def delegate(self, caller: Caller, role: str, task: str, extra: dict[str, Any], want_json: bool) -> Outcome: ...
     def cancel(self, caller: Caller, agent_id: str, force: bool) -> Outcome: ...
@@ -134,7 +135,7 @@ class DendenServer:
     def __init__(self, backend: Backend, host: str = "127.0.0.1", port: int = 0,
                  max_workers: int = DEFAULT_MAX_WORKERS) -> None:
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="denden"))
-        pb_grpc.add_DendenServicer_to_server(DendenServicer(backend), self._server)
+        pb_grpc.add_DendenServicer_to_server(DendenServicer(backend), self._server)  # type: ignore[no-untyped-call]
         self.host = host
         self.port = self._server.add_insecure_port(f"{host}:{port}")
         if not self.port:

@@ -57,7 +57,7 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     err = Console(stderr=True)
     interactive = not headless and sys.stdin.isatty()
     prepared = prepare(Project((project or Path.cwd()).resolve()), role=role, cli_agent=runtime)
-    asker = Asker(_prompt if interactive else None, write=sys.stderr.write)
+    asker = Asker(_prompt if interactive else None, write=lambda text: print(text, end="", file=sys.stderr))
     launch = Launch(prepared, task=task or "", asker=asker)
     err.print(f"run {launch.session.run_id}: role {prepared.role}, Denden on {launch.server.address}",
               highlight=False)

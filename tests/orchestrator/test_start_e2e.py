@@ -185,3 +185,17 @@ def _wait_for_running(project, count: int, timeout: float = 15) -> list[dict]:  
                 return running
         time.sleep(0.05)
     raise AssertionError(f"{count} agents never ran")
+
+
+def test_sessions_and_agents_tables(project) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    assert "no sessions yet" in strawpot(project, "sessions").stderr
+    assert start(project, "delegate:reviewer:echo:ok").returncode == 0
+    run_id = only_run(project)["run"]["run_id"]
+    listing = strawpot(project, "sessions")
+    assert listing.returncode == 0 and run_id in listing.stdout and "succeeded" in listing.stdout
+    agents = strawpot(project, "agents", run_id)
+    assert agents.returncode == 0
+    assert "orchestrator-" in agents.stdout and "reviewer-" in agents.stdout and "stub-agent" in agents.stdout
+    missing = strawpot(project, "agents", "run_nope")
+    assert missing.returncode == 2 and "no run 'run_nope'" in missing.stderr
