@@ -84,8 +84,8 @@ def edges(dependencies: Mapping[str, list[str]]) -> dict[str, Dependency] | Unav
     return out
 
 
-def leaves_first(root: str, chosen: Mapping[str, Version], provider: StorageProvider) -> list[str]:
-    """Every chosen package but the root, each after the packages it depends on (ties by id)."""
+def leaves_first(chosen: Mapping[str, Version], provider: StorageProvider) -> list[str]:
+    """Every chosen package, each after the packages it depends on (ties by id)."""
     order: list[str] = []
     seen: set[str] = set()
 
@@ -100,24 +100,25 @@ def leaves_first(root: str, chosen: Mapping[str, Version], provider: StorageProv
                     visit(dep)
         order.append(pid)
 
-    visit(root)
     for pid in sorted(chosen):
         visit(pid)
-    return [pid for pid in order if pid != root]
+    return order
 
 
 def resolve_package(cache: VersionsCache, kind: Kind, slug: str, version: str) -> list[dict[str, str]]:
+    """The root version's own edges are the solver's root, so explanations start from "kind slug version"."""
     provider = StorageProvider(cache)
     root = package_id(kind, slug)
+    root_edges = provider.dependencies(root, Version.parse(version))
+    if isinstance(root_edges, Unavailable):
+        raise ApiError(400, f"cannot resolve {kind.value} {slug} {version}: {root_edges.reason}")
     chosen = solve(
-        provider,
-        {root: Dependency.parse(root, f"=={version}")},
-        locked={root: Version.parse(version)},
-        root_name=f"{kind.value} {slug} {version}",
+        provider, root_edges, root_name=f"{kind.value} {slug} {version}",
         display_name=lambda pid: pid.replace(":", " ", 1),
     )
+    chosen.pop(root, None)
     result = []
-    for pid in leaves_first(root, chosen, provider):
+    for pid in leaves_first(chosen, provider):
         dep_kind, dep_slug = split_id(pid)
         result.append({"kind": dep_kind.value, "slug": dep_slug, "version": str(chosen[pid])})
     return result
