@@ -1,0 +1,196 @@
+"""The command line as a whole: help groups, --version, the exit-code table, and no traceback on expected failures."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import socket
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import rich_click as click
+
+import strawpot
+from strawpot import cli
+from strawpot.model import errors
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures"
+STRAWPOT = str(Path(sys.executable).parent / "strawpot")
+DOCUMENTED = {
+    0: "ok", 1: "error", 2: "usage", 3: "resolution conflict", 4: "lock out of date",
+    5: "integrity failure", 6: "registry unreachable", 7: "missing tool or agent",
+}
+ERROR_CLASSES = [
+    (errors.StrawpotError, 1), (errors.UsageError, 2), (errors.ConflictError, 3), (errors.LockOutdated, 4),
+    (errors.IntegrityFailure, 5), (errors.RegistryUnreachable, 6), (errors.MissingToolError, 7),
+]
+
+
+def strawpot_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
+    base.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
+                STRAWPOT_HOME=str(cwd / ".global"), NO_COLOR="1", COLUMNS="200", **(env or {}))
+    return subprocess.run([STRAWPOT, *args], cwd=cwd, env=base, input=input, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def modules() -> list[str]:
+    return cli._command_modules()
+
+
+# -- help and version -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", modules())
+def test_every_command_module_exports_command_and_a_known_section(name: str) -> None:
+    module = importlib.import_module(f"strawpot.commands.{name}")
+    assert isinstance(module.command, click.Command)
+    assert module.SECTION in cli.SECTIONS
+    assert (module.__doc__ or "").strip() and "\n" not in module.__doc__.strip(), "one-line module docstring"
+
+
+def test_help_groups_every_command_under_its_section(tmp_path: Path) -> None:
+    result = strawpot_cli("--help", cwd=tmp_path)
+    assert result.returncode == 0
+    groups: dict[str, list[str]] = {}
+    current = None
+    for line in result.stdout.splitlines():
+        if title := re.match(r"╭─ (\w+) ─", line):
+            current = title.group(1)
+            groups[current] = []
+        elif current and (row := re.match(r"│ ([a-z][a-z-]*) ", line)):
+            groups[current].append(row.group(1))
+    expected: dict[str, list[str]] = {}
+    for name in modules():
+        section = importlib.import_module(f"strawpot.commands.{name}").SECTION
+        expected.setdefault(cli.SECTIONS[section], []).append(name.replace("_", "-"))
+    assert {k: v for k, v in groups.items() if k != "Options"} == expected
+    assert {"login", "logout", "publish", "validate", "whoami", "yank"} <= set(groups["Publishing"])
+    assert "Exit codes: 0 ok, 1 error, 2 usage, 3 resolution conflict, 4 lock out of date," in result.stdout
+
+
+@pytest.mark.parametrize("name", modules())
+def test_every_command_has_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([name.replace("_", "-"), "--help"]) == 0
+    out = capsys.readouterr().out
+    assert f"Usage: strawpot {name.replace('_', '-')}" in out
+
+
+def test_version(tmp_path: Path) -> None:
+    result = strawpot_cli("--version", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"strawpot, version {strawpot.__version__}"
+    assert strawpot.__version__ == metadata.version("strawpot")
+
+
+# -- the exit-code table ----------------------------------------------------------------------------------
+
+
+def test_exit_code_table_matches_the_design_and_the_error_classes() -> None:
+    assert set(errors.EXIT_CODES) == set(DOCUMENTED)
+    assert {cls.exit_code for cls, _ in ERROR_CLASSES} == set(range(1, 8))
+    for cls, code in ERROR_CLASSES:
+        assert cls.exit_code == code
+        assert issubclass(cls, errors.StrawpotError)
+    doc = " ".join((cli.cli.help or "").split())
+    table = ", ".join(f"{code} {text}" for code, text in DOCUMENTED.items())
+    assert f"Exit codes: {table}." in doc
+    for cls, code in ERROR_CLASSES:  # the tree drawn in the module docstring agrees
+        assert f"{cls.__name__} ({code})" in (errors.__doc__ or "")
+
+
+@pytest.fixture
+def raising(monkeypatch: pytest.MonkeyPatch) -> list[BaseException]:
+    """A `boom` command that raises whatever the test puts in the list."""
+    to_raise: list[BaseException] = []
+
+    @click.command()
+    def boom() -> None:
+        raise to_raise[0]
+
+    real_modules, real_load = cli._command_modules, cli._load
+    monkeypatch.setattr(cli, "_command_modules", lambda: [*real_modules(), "boom"])
+    monkeypatch.setattr(cli, "_load", lambda name: SimpleNamespace(command=boom, SECTION="other") if name == "boom" else real_load(name))
+    return to_raise
+
+
+@pytest.mark.parametrize(("cls", "code"), ERROR_CLASSES)
+def test_main_maps_each_error_to_its_code_with_one_error_line(
+    raising: list[BaseException], capsys: pytest.CaptureFixture[str], cls: type[errors.StrawpotError], code: int
+) -> None:
+    raising.append(cls("something [specific] went wrong", hint="do [this]"))
+    assert cli.main(["boom"]) == code
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "error: something [specific] went wrong\nhint: do [this]\n"
+
+
+@pytest.mark.parametrize(("exc", "code"), [(KeyboardInterrupt(), 130), (click.exceptions.Abort(), 130), (BrokenPipeError(), 1)])
+def test_interrupts(raising: list[BaseException], capsys: pytest.CaptureFixture[str], exc: BaseException, code: int) -> None:
+    raising.append(exc)
+    assert cli.main(["boom"]) == code
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["no-such-command"], ["validate"], ["publish", "--no-such-flag", "."], ["yank", "skill"]])
+def test_usage_errors_are_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(argv) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+# -- no traceback for an expected failure, through the real console script -----------------------------------
+
+
+def _closed_port() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+CLOSED = _closed_port()
+FAILURES: list[tuple[list[str], dict[str, str], str, int | None]] = [
+    # (argv, extra env, setup, expected exit code or None for "any documented failure")
+    (["validate", str(FIXTURES / "broken" / "bad-skill")], {}, "", 2),
+    (["validate", str(FIXTURES / "broken" / "bad-yaml")], {}, "", 2),
+    (["validate", str(FIXTURES / "broken" / "not-utf8")], {}, "", 2),
+    (["validate", "/no/such/package"], {}, "", 2),
+    (["validate", "--run-wrapper", str(FIXTURES / "skills" / "git-workflow")], {}, "", 2),
+    (["publish", str(FIXTURES / "broken" / "bad-agent"), "--registry", CLOSED], {"STRAWPOT_TOKEN": "sh_x"}, "", 2),
+    (["publish", str(FIXTURES / "skills" / "git-workflow"), "--registry", CLOSED], {}, "", 1),
+    (["publish", str(FIXTURES / "skills" / "git-workflow"), "--registry", "ftp://x"], {}, "", 2),
+    (["whoami", "--registry", CLOSED], {"STRAWPOT_TOKEN": "sh_x"}, "", 6),
+    (["whoami", "--registry", CLOSED], {}, "broken-config", 2),
+    (["login", "--registry", CLOSED, "--token-stdin"], {}, "", 6),
+    (["yank", "gadget", "x", "1.0.0", "--registry", CLOSED], {"STRAWPOT_TOKEN": "sh_x"}, "", 2),
+    (["install", "skill", "git-workflow", "--registry", CLOSED], {}, "", 6),
+    (["install", "--frozen"], {}, "", None),
+    (["lock"], {}, "broken-manifest", 2),
+    (["verify"], {}, "", None),
+    (["start"], {}, "", None),
+]
+
+
+@pytest.mark.parametrize(("argv", "extra", "setup", "code"), FAILURES, ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_expected_failures_print_an_error_not_a_traceback(
+    tmp_path: Path, argv: list[str], extra: dict[str, str], setup: str, code: int | None
+) -> None:
+    if setup == "broken-config":
+        (tmp_path / ".config").mkdir()
+        (tmp_path / ".config" / "config.toml").write_text("[tokens\n")
+    if setup == "broken-manifest":
+        (tmp_path / "strawpot.toml").write_text("[skills]\nx = 3\n")
+    if argv[0] in {"install", "lock", "verify", "start"} and not (REPO / "strawpot" / "commands" / f"{argv[0]}.py").exists():
+        pytest.skip(f"`strawpot {argv[0]}` has not landed")
+    result = strawpot_cli(*argv, cwd=tmp_path, env=extra, input="sh_token\n")
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+    if code is None:
+        assert result.returncode in set(DOCUMENTED) - {0}, (result.returncode, result.stderr)
+    else:
+        assert result.returncode == code, result.stderr
+    assert re.search(r"^(error: |Error: |Usage: |\s*Usage: )", result.stderr, re.MULTILINE), result.stderr
