@@ -22,7 +22,11 @@ from strawpot.model.kinds import KIND_ORDER, Kind
 TMP_PREFIX = ".tmp-"
 OLD_PREFIX = ".old-"
 DEL_PREFIX = ".del-"
-FAULT_ENV = "STRAWPOT_FAULT_KILL_AT"  # test hook: SIGKILL this process at the Nth checkpoint
+# Test hooks (fault injection), read at each checkpoint: SIGKILL this process at the Nth one, sleep at
+# each one (to widen race windows), or swap with two renames as on platforms without an atomic exchange.
+FAULT_ENV = "STRAWPOT_FAULT_KILL_AT"
+SLEEP_ENV = "STRAWPOT_FAULT_SLEEP"
+NO_EXCHANGE_ENV = "STRAWPOT_FAULT_NO_EXCHANGE"
 
 _checkpoints = 0
 
@@ -30,6 +34,10 @@ _checkpoints = 0
 def checkpoint() -> None:
     """A moment at which a crash must leave a consistent project (fault injection for tests)."""
     global _checkpoints
+    if delay := os.environ.get(SLEEP_ENV):
+        import time
+
+        time.sleep(float(delay))
     target = os.environ.get(FAULT_ENV)
     if not target:
         return
@@ -139,7 +147,7 @@ def recover(tree: InstalledTree) -> None:
 
 def _exchange(a: Path, b: Path) -> bool:
     """Atomically exchange two paths (Linux renameat2); False when the platform cannot."""
-    if sys.platform != "linux":
+    if sys.platform != "linux" or os.environ.get(NO_EXCHANGE_ENV):
         return False
     import ctypes
     import errno

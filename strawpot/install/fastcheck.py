@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -54,16 +55,27 @@ def up_to_date(manifest_path: Path, lock_path: Path, tree_root: Path, *, frozen:
     if not frozen and manifest_hash(manifest_path) != lock.manifest_hash:
         return None
     tree = InstalledTree(tree_root)
+    if _leftovers(tree_root):
+        return None  # a killed run left temp or old dirs: the full path recovers them
     for pkg in lock.packages:
         if tree.verify_package(pkg, deep=False):
             return None
     return lock
 
 
+def _leftovers(tree_root: Path) -> bool:
+    for kind in KIND_ORDER:
+        try:
+            names = os.listdir(tree_root / kind.plural)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        if any(name.startswith((".tmp-", ".old-", ".del-")) for name in names):
+            return True
+    return False
+
+
 def project_paths(project: Path | None, is_global: bool) -> tuple[Path, Path, Path]:
     """(manifest, lock, tree root) as `strawpot.settings.Project` places them, without importing it."""
-    import os
-
     if is_global:
         root = Path(os.environ.get("STRAWPOT_HOME") or Path.home() / ".strawpot")
         return root / "strawpot.toml", root / "strawpot.lock", root
