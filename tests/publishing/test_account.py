@@ -135,3 +135,15 @@ def _versions(url: str, kinds: str, slug: str) -> dict[str, bool]:
 
     body = httpx.get(f"{url}/api/v1/{kinds}/{slug}/versions").json()
     return {v["version"]: v["yanked"] for v in body["versions"]}
+
+
+def test_publish_uses_the_token_stored_by_login(env, registry) -> None:
+    assert env.run("login", "--registry", registry.url, "--token-stdin", input=registry.token).returncode == 0
+    pkg = env.root / "stored"
+    pkg.mkdir()
+    (pkg / "SKILL.md").write_text("---\nname: stored\ndescription: d\nversion: 1.0.0\n---\nbody\n")
+    result = env.run("publish", str(pkg), "--registry", registry.url)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"published skill stored 1.0.0 to {registry.url}")
+    other = env.run("publish", str(pkg), "--registry", registry.url + "/")  # same registry, trailing slash
+    assert other.returncode == 1 and "already exists" in other.stderr

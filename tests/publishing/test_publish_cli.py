@@ -209,3 +209,31 @@ def test_unreachable_registry_is_exit_6(capsys: pytest.CaptureFixture[str], clos
     monkeypatch.setattr("hub_client._client._sleep", lambda seconds: None)
     code, _, err = run(capsys, "publish", str(FIXTURES / "skills" / "git-workflow"), "--registry", closed_port_url)
     assert code == 6 and "registry unreachable" in err
+
+
+# -- success --------------------------------------------------------------------------------------------------
+
+
+def test_success_prints_kind_name_version_and_registry(capsys: pytest.CaptureFixture[str], recorder, token: None) -> None:
+    recorder.reply[0] = (201, json.dumps({"skillId": "s1", "versionId": "v1", "version": "1.2.0"}).encode())
+    code, out, _ = run(capsys, "publish", str(FIXTURES / "skills" / "code-review"), "--registry", recorder.url)
+    assert code == 0
+    size = (FIXTURES / "skills" / "code-review" / "SKILL.md").stat().st_size
+    assert out == f"published skill code-review 1.2.0 to {recorder.url} (1 file(s), {size} bytes)\n"
+    assert recorder.requests == [("POST", "/api/v1/skills")]
+
+
+def test_success_json_carries_the_server_answer(capsys: pytest.CaptureFixture[str], recorder, token: None) -> None:
+    recorder.reply[0] = (201, json.dumps({"roleId": "r1", "versionId": "v9", "version": "1.0.0"}).encode())
+    code, out, _ = run(capsys, "publish", str(FIXTURES / "roles" / "scout"), "--json", "--registry", recorder.url)
+    assert code == 0
+    report = json.loads(out)
+    assert report["dryRun"] is False
+    assert report["result"] == {"roleId": "r1", "versionId": "v9", "version": "1.0.0"}
+    assert report["package"] == {"kind": "role", "name": "scout", "version": "1.0.0"}
+
+
+def test_the_main_file_path_works_like_its_folder(capsys: pytest.CaptureFixture[str], closed_port_url: str) -> None:
+    code, out, _ = run(capsys, "publish", str(FIXTURES / "skills" / "code-review" / "SKILL.md"), "--dry-run",
+                       "--registry", closed_port_url)
+    assert code == 0 and out.startswith("would publish skill code-review 1.2.0")
