@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import rich_click as click
@@ -36,4 +37,5 @@ def command(run_id: str, project: Path | None, as_json: bool) -> None:
         exit_code = a.get("exit_code")
         table.add_row(a["agent_id"], a["role"], a.get("agent", ""), a.get("parent") or "-", str(a.get("depth", 0)),
                       a.get("state", ""), str(a.get("pid") or "-"), "-" if exit_code is None else str(exit_code))
-    Console(highlight=False).print(table)
+    # piped output keeps whole ids and dates rather than wrapping to 80 columns
+    Console(highlight=False, width=None if sys.stdout.isatty() else 200).print(table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -40,4 +41,5 @@ def command(project: Path | None, as_json: bool) -> None:
         exit_code = r.get("exit_code")
         table.add_row(str(r.get("run_id")), _when(r.get("started_at")), str(r.get("role", "")), str(r.get("state", "")),
                       "-" if exit_code is None else str(exit_code), str(len(r.get("agents", []))))
-    Console(highlight=False).print(table)
+    # piped output keeps whole ids and dates rather than wrapping to 80 columns
+    Console(highlight=False, width=None if sys.stdout.isatty() else 200).print(table)
