@@ -215,7 +215,11 @@ class Registry:
             meta["metadata"] = {"strawpot": strawpot}
         folder = self.workdir / f"{kind}-{slug}-{version}"
         folder.mkdir(parents=True)
-        text = "---\n" + yaml.safe_dump(meta, sort_keys=False) + f"---\n# {slug} {version}\n"
+        class Indented(yaml.SafeDumper):  # lists indented under their key, as strawhub's own parser needs
+            def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+                super().increase_indent(flow, False)
+
+        text = "---\n" + yaml.dump(meta, Dumper=Indented, sort_keys=False) + f"---\n# {slug} {version}\n"
         (folder / f"{kind.upper()}.md").write_text(text, encoding="utf-8")
         for path, data in (files or {}).items():
             (folder / path).parent.mkdir(parents=True, exist_ok=True)
