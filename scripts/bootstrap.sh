@@ -12,7 +12,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.strawpot-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --config-settings editable_mode=compat -e '.[test]'
+  log=.venv/bootstrap.log
+  echo "setting up .venv (log: $log)" >&2
+  if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip \
+         && .venv/bin/python -m pip install --disable-pip-version-check \
+              --config-settings editable_mode=compat -e '.[test]'; } >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    echo "error: installing strawpot and its test dependencies failed (full log: $log)" >&2
+    exit 1
+  fi
   touch "$stamp"
 fi
