@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     from strawpot.model.errors import StrawpotError
 
     try:
-        cli.main(args=argv, prog_name="strawpot", standalone_mode=False)
+        result = cli.main(args=argv, prog_name="strawpot", standalone_mode=False)
     except StrawpotError as exc:
         _print_error(exc.message, exc.hint)
         return exc.exit_code
@@ -90,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return 1
-    return 0
+    # Without standalone mode click returns ctx.exit(n)'s code (or the callback's value).
+    return result if isinstance(result, int) else 0
 
 
 def _print_error(message: str, hint: str | None) -> None:
