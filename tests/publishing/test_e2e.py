@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from strawpot.model.archive import read_archive
+from strawpot.publishing.prepare import set_frontmatter_version
 
 pytestmark = pytest.mark.e2e
 
@@ -48,13 +49,21 @@ def published(module_registry, tmp_path_factory: pytest.TempPathFactory) -> dict
         f"published skill diff-reading 1.0.0 to {reg.url} (1 file(s), {_size('skills/diff-reading')} bytes)",
         f"published skill github-pr 1.0.0 to {reg.url} (1 file(s), {_size('skills/github-pr')} bytes)",
         f"published role scout 1.0.0 to {reg.url} (1 file(s), {_size('roles/scout')} bytes)",
-        f"published agent stub-agent 0.1.0 to {reg.url} (5 file(s), {_size('agents/stub-agent') + 15} bytes)",
+        f"published agent stub-agent 0.1.0 to {reg.url} (5 file(s), {_size('agents/stub-agent', AGENT_MAIN)} bytes)",
     ]
     return {"url": reg.url, "token": reg.token}
 
 
-def _size(rel: str) -> int:
-    return sum(p.stat().st_size for p in (FIXTURES / rel).rglob("*") if p.is_file())
+def _size(rel: str, main: str | None = None) -> int:
+    """Bytes in a fixture package, with its main file replaced by `main` when given."""
+    files = [p for p in (FIXTURES / rel).rglob("*") if p.is_file()]
+    if main is None:
+        return sum(p.stat().st_size for p in files)
+    return sum(p.stat().st_size for p in files if p.name != "AGENT.md") + len(main.encode())
+
+
+# stub-agent goes up with --version 0.1.0, so its uploaded AGENT.md says `version: 0.1.0`
+AGENT_MAIN = set_frontmatter_version((FIXTURES / "agents" / "stub-agent" / "AGENT.md").read_text(), "0.1.0")
 
 
 def _project(env, name: str, manifest: str = "") -> Path:
@@ -78,8 +87,9 @@ def test_the_registry_has_what_was_published(published: dict[str, str]) -> None:
     members = {m.path: m for m in read_archive(archive)}
     assert members["bin/stub-wrapper"].executable is True
     assert members["bin/stub-wrapper"].data == (FIXTURES / "agents/stub-agent/bin/stub-wrapper").read_bytes()
-    # --version was written into the uploaded main file's frontmatter (the fixture has none)
-    assert members["AGENT.md"].data.decode().startswith("---\nversion: 0.1.0\nname: stub-agent\n")
+    # --version was written into the uploaded main file's frontmatter
+    assert members["AGENT.md"].data.decode() == AGENT_MAIN
+    assert "\nversion: 0.1.0\n" in AGENT_MAIN
 
 
 def test_republishing_a_version_shows_the_server_error_verbatim(published: dict[str, str], env) -> None:
@@ -200,5 +210,5 @@ def test_the_strawhub_client_installs_what_strawpot_published(published: dict[st
     source = FIXTURES / "agents" / "stub-agent"
     for rel in ("bin/stub-wrapper", "agent/stub_agent.py", "agent/denden_pb2.py", "agent/denden_pb2_grpc.py"):
         assert (agent / rel).read_bytes() == (source / rel).read_bytes(), rel
-    assert (agent / "AGENT.md").read_text() == (source / "AGENT.md").read_text().replace("---\n", "---\nversion: 0.1.0\n", 1)
+    assert (agent / "AGENT.md").read_text() == AGENT_MAIN
     assert (agent / ".version").read_text().strip() == "0.1.0"

@@ -102,17 +102,19 @@ def test_same_version_in_both_changes_nothing(tmp_path: Path) -> None:
     assert upload.files[0].data == SKILL.encode()
 
 
-def test_version_flag_only_adds_the_line() -> None:
-    upload = prepare_upload(FIXTURES / "agents" / "stub-agent", version="0.1.0")
-    original = (FIXTURES / "agents" / "stub-agent" / "AGENT.md").read_text()
-    assert upload.source_version is None
-    assert {f.path: f.data for f in upload.files}["AGENT.md"].decode() == original.replace("---\n", "---\nversion: 0.1.0\n", 1)
+UNVERSIONED = "---\nname: demo\ndescription: No version here.\n---\n\nBody.\n"
 
 
-def test_no_version_anywhere_is_a_usage_error_with_a_hint() -> None:
+def test_version_flag_only_adds_the_line(tmp_path: Path) -> None:
+    upload = prepare_upload(write_package(tmp_path / "demo", {"SKILL.md": UNVERSIONED}), version="0.1.0")
+    assert upload.source_version is None and upload.version_rewritten
+    assert upload.files[0].data.decode() == UNVERSIONED.replace("---\n", "---\nversion: 0.1.0\n", 1)
+
+
+def test_no_version_anywhere_is_a_usage_error_with_a_hint(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no version to publish") as info:
-        prepare_upload(FIXTURES / "agents" / "stub-agent")
-    assert "--version" in (info.value.hint or "") and "AGENT.md" in (info.value.hint or "")
+        prepare_upload(write_package(tmp_path / "demo", {"SKILL.md": UNVERSIONED}))
+    assert "--version" in (info.value.hint or "") and "SKILL.md" in (info.value.hint or "")
 
 
 @pytest.mark.parametrize("bad", ["1.0", "v1.0.0", "01.0.0", "latest", ""])

@@ -10,6 +10,7 @@ import pytest
 
 from strawpot.cli import main
 from strawpot.model.package import MAX_FILE_SIZE
+from strawpot.publishing.prepare import set_frontmatter_version
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SKILL = "---\nname: demo\ndescription: A demo skill.\nversion: 1.0.0\n---\n\n# Demo\n"
@@ -54,11 +55,12 @@ def test_dry_run_shows_fields_files_and_total_and_sends_nothing(
     assert "dependencies" not in out
     root = FIXTURES / "agents" / "stub-agent"
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    main_size = len(set_frontmatter_version((root / "AGENT.md").read_text(), "0.1.0").encode())
+    sizes = {rel: main_size if rel == "AGENT.md" else (root / rel).stat().st_size for rel in files}
     for rel in files:
-        size = (root / rel).stat().st_size + (len("version: 0.1.0\n") if rel == "AGENT.md" else 0)
         mode = "rwxr-xr-x" if rel == "bin/stub-wrapper" else "rw-r--r--"
-        assert any(line.split() == [str(size), mode, rel] for line in out.splitlines()), rel
-    total = sum((root / rel).stat().st_size for rel in files) + len("version: 0.1.0\n")
+        assert any(line.split() == [str(sizes[rel]), mode, rel] for line in out.splitlines()), rel
+    total = sum(sizes.values())
     assert out.rstrip().splitlines()[-1] == f"total: {total} bytes in {len(files)} file(s)"
     assert "nothing was sent" in err
 
@@ -156,8 +158,9 @@ def test_every_problem_is_reported_at_once(capsys: pytest.CaptureFixture[str], r
     assert recorder.requests == []
 
 
-def test_no_version_anywhere(capsys: pytest.CaptureFixture[str], recorder, token: None) -> None:
-    code, _, err = run(capsys, "publish", str(FIXTURES / "agents" / "stub-agent"), "--registry", recorder.url)
+def test_no_version_anywhere(capsys: pytest.CaptureFixture[str], recorder, tmp_path: Path, token: None) -> None:
+    pkg = write(tmp_path / "demo", {"SKILL.md": SKILL.replace("version: 1.0.0\n", "")})
+    code, _, err = run(capsys, "publish", str(pkg), "--registry", recorder.url)
     assert code == 2 and "no version to publish" in err and "--version" in err
     assert recorder.requests == []
 
