@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from tests._live_registry import LiveRegistry, start_registry
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -70,73 +70,33 @@ def _isolated_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.chdir(tmp_path)
 
 
-# -- a live reference registry -------------------------------------------------------------------------
+# -- a live reference registry (the shared tests/_live_registry.py) ------------------------------------------
 
 
 @dataclass
 class Registry:
+    """A live registry and the token of `alice`, a plain user who owns what the tests publish."""
+
     url: str
     token: str
-    data: Path
-    proc: subprocess.Popen[str]
+    live: LiveRegistry
 
     def token_for(self, user: str, *, admin: bool = False) -> str:
-        return create_token(self.data, user, admin=admin)
-
-
-def create_token(data: Path, user: str, *, admin: bool = False) -> str:
-    args = [STRAWPOT, "registry", "token", "create", "--user", user, "--data", str(data)] + (["--admin"] if admin else [])
-    out = subprocess.run(args, capture_output=True, text=True, check=True, timeout=60).stdout
-    match = re.search(r"sh_[0-9a-f]+", out)
-    assert match, out
-    return match.group(0)
+        return self.live.create_token(user, admin=admin)
 
 
 @pytest.fixture
 def registry(tmp_path: Path) -> Iterator[Registry]:
     """`strawpot registry serve` on a free loopback port, with a token for user `alice`."""
-    yield from _serve(tmp_path / "registry-data")
+    with start_registry(tmp_path) as live:
+        yield Registry(live.url, live.create_token("alice"), live)
 
 
 @pytest.fixture(scope="module")
 def module_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
     """One live registry shared by the tests of a module (an end-to-end story)."""
-    yield from _serve(tmp_path_factory.mktemp("registry") / "data")
-
-
-def _serve(data: Path) -> Iterator[Registry]:
-    token = create_token(data, "alice")
-    proc = subprocess.Popen(
-        [STRAWPOT, "registry", "serve", "--host", "127.0.0.1", "--port", "0", "--data", str(data), "--rate-limit", "0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        url = _wait_for_url(proc)
-        yield Registry(url, token, data, proc)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        assert proc.stderr is not None
-        proc.stderr.close()
-
-
-def _wait_for_url(proc: subprocess.Popen[str]) -> str:
-    assert proc.stderr is not None
-    deadline = time.monotonic() + 30
-    seen = []
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line and proc.poll() is not None:
-            break
-        seen.append(line)
-        match = re.search(r"listening on (http://\S+)", line)
-        if match:
-            return match.group(1).rstrip("/")
-    raise AssertionError(f"registry did not start: {''.join(seen)}")
+    with start_registry(tmp_path_factory.mktemp("registry")) as live:
+        yield Registry(live.url, live.create_token("alice"), live)
 
 
 # -- a server that records every request and answers with a fixed reply ----------------------------------
