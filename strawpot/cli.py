@@ -7,6 +7,7 @@ import pkgutil
 import sys
 from typing import Any
 
+import click as plain_click
 import rich_click as click
 
 from strawpot import __version__
@@ -47,7 +48,7 @@ class StrawpotGroup(click.RichGroup):
         command.name = cmd_name
         return command
 
-    def format_help(self, ctx: click.Context, formatter: Any) -> None:
+    def format_help(self, ctx: click.RichContext, formatter: Any) -> None:  # type: ignore[override]
         groups: dict[str, list[str]] = {title: [] for title in SECTIONS.values()}
         for name in self.list_commands(ctx):
             section = getattr(_load(name.replace("-", "_")), "SECTION", "other")
@@ -77,17 +78,17 @@ def main(argv: list[str] | None = None) -> int:
     except StrawpotError as exc:
         _print_error(exc.message, exc.hint)
         return exc.exit_code
-    except click.exceptions.Abort:
+    except plain_click.Abort:
         _print_error("aborted", None)
         return 130
     except KeyboardInterrupt:
         _print_error("interrupted", None)
         return 130
-    except click.exceptions.ClickException as exc:
+    except plain_click.ClickException as exc:
         exc.show()
         return 2 if isinstance(exc, click.UsageError) else exc.exit_code
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
+    except plain_click.exceptions.Exit as exc:
+        return int(exc.exit_code)
     except BrokenPipeError:
         return 1
     # Without standalone mode click returns ctx.exit(n)'s code (or the callback's value).

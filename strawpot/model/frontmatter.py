@@ -6,8 +6,9 @@ from typing import Any
 
 import frontmatter
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
-_BOUNDARY = frontmatter.YAMLHandler.FM_BOUNDARY
+_BOUNDARY = YAMLHandler.FM_BOUNDARY
 
 
 class FrontmatterError(ValueError):

@@ -363,8 +363,10 @@ class _FieldReader:
         if self.kind is not Kind.ROLE:
             self.error("metadata.strawpot.default_agent", "only roles name a default agent")
             return None
-        err = slug_error(raw) if isinstance(raw, str) else "must be an agent slug"
-        if err:
+        if not isinstance(raw, str):
+            self.error("metadata.strawpot.default_agent", "must be an agent slug")
+            return None
+        if err := slug_error(raw):
             self.error("metadata.strawpot.default_agent", err)
             return None
         return raw
