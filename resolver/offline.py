@@ -30,7 +30,9 @@ class OfflineProvider(DependencyProvider, SupportsPrefetch):
         yanked: Iterable[tuple[str, str]] = (),
         unavailable: Mapping[str, str] | None = None,
     ) -> None:
-        self._versions: dict[str, dict[Version, dict[str, Dependency]]] = {}
+        # Dependencies are kept as written and parsed on first use, as a registry client would.
+        self._versions: dict[str, dict[Version, Mapping[str, str] | dict[str, Dependency]]] = {}
+        self._parsed: set[tuple[str, Version]] = set()
         self._yanked: set[tuple[str, Version]] = set()
         self._unavailable: dict[str, str] = dict(unavailable or {})
         self.calls: dict[str, int] = {"versions": 0, "dependencies": 0}
@@ -46,9 +48,8 @@ class OfflineProvider(DependencyProvider, SupportsPrefetch):
     ) -> None:
         """Publish `version` of `package` with ``{package: specifier}`` dependencies."""
         parsed = version if isinstance(version, Version) else Version.parse(version)
-        self._versions.setdefault(package, {})[parsed] = {
-            name: Dependency.parse(name, spec) for name, spec in (dependencies or {}).items()
-        }
+        self._versions.setdefault(package, {})[parsed] = dict(dependencies or {})
+        self._parsed.discard((package, parsed))
 
     def yank(self, package: str, version: str | Version) -> None:
         """Mark a published version as yanked."""
@@ -84,10 +85,15 @@ class OfflineProvider(DependencyProvider, SupportsPrefetch):
 
     def dependencies(self, package: str, version: Version) -> Mapping[str, Dependency] | Unavailable:
         self.calls["dependencies"] += 1
-        found = self._versions.get(package, {}).get(version)
+        versions = self._versions.get(package, {})
+        found = versions.get(version)
         if found is None:
             return Unavailable(f"{version} not found")
-        return found
+        if (package, version) not in self._parsed:
+            found = {name: Dependency.parse(name, str(spec)) for name, spec in found.items()}
+            versions[version] = found
+            self._parsed.add((package, version))
+        return found  # type: ignore[return-value]
 
     def prefetch(self, packages: Iterable[str]) -> None:
         self.prefetched.append(list(packages))

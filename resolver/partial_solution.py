@@ -48,6 +48,7 @@ class PartialSolution:
         self._decisions: dict[str, Version] = {}
         self._terms: dict[str, Term] = {}  # intersection of each package's assignments
         self._pending: dict[str, None] = {}  # positive term and no decision (insertion ordered)
+        self._changed: set[str] = set()  # packages whose term changed since `drain_changed`
         self.attempted_solutions = 1
         self._backtracking = False
 
@@ -63,6 +64,14 @@ class PartialSolution:
     def pending(self) -> list[str]:
         """Packages that must be selected (positive term) but have no decision yet."""
         return list(self._pending)
+
+    def is_pending(self, package: str) -> bool:
+        return package in self._pending
+
+    def drain_changed(self) -> set[str]:
+        """The packages whose accumulated term changed since the last call."""
+        changed, self._changed = self._changed, set()
+        return changed
 
     def term(self, package: str) -> Term | None:
         """The intersection of every assignment about `package`, or None if there is none."""
@@ -91,6 +100,7 @@ class PartialSolution:
         previous = self._terms.get(package)
         term = assignment.term if previous is None else previous.intersect(assignment.term)
         self._terms[package] = term
+        self._changed.add(package)
         if term.positive and package not in self._decisions:
             self._pending[package] = None
         else:
@@ -107,6 +117,7 @@ class PartialSolution:
             self._by_package[package].pop()
             if removed.cause is None:
                 del self._decisions[package]
+        self._changed.update(touched)
         for package in touched:
             self._terms.pop(package, None)
             self._pending.pop(package, None)

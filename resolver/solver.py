@@ -8,8 +8,9 @@ explanation (`resolver.report`).
 
 Choices the spec leaves open, made here:
 
-- Decisions go to the pending package with the fewest selectable versions (ties: package id),
-  and pick its highest selectable version, or the `locked` version when the term allows it.
+- Decisions go to the pending package with the fewest selectable versions (ties: the package
+  discovered first, which follows the dependency graph breadth first), and pick its highest
+  selectable version, or the `locked` version when the term allows it.
 - Yanked versions are never selectable, except the locked version of a package.
 - Pre-release versions are selectable for a package only once some dependency on it (from the
   root or from any version the solver has looked at) names a pre-release in its specifier, or
@@ -22,6 +23,7 @@ Choices the spec leaves open, made here:
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from resolver.errors import NoSolution
@@ -50,7 +52,7 @@ _CONFLICT = object()
 class _Versions:
     """A package's candidates, sorted, with a lookup by version."""
 
-    __slots__ = ("ascending", "by_version", "descending")
+    __slots__ = ("ascending", "by_version", "descending", "special")
 
     def __init__(self, candidates: Iterable[Candidate]) -> None:
         by_version: dict[Version, Candidate] = {}
@@ -59,6 +61,18 @@ class _Versions:
         self.by_version = by_version
         self.ascending: list[Version] = sorted(by_version)
         self.descending: list[Version] = self.ascending[::-1]
+        # Versions that are only selectable in some circumstances (yanked, pre-release).
+        self.special = [v for v in self.ascending if by_version[v].yanked or v.is_prerelease]
+
+    def count_in(self, versions: VersionSet) -> int:
+        """How many candidates the set holds (binary search per interval)."""
+        ordered = self.ascending
+        total = 0
+        for low, high in versions.intervals:
+            start = 0 if low is None else bisect.bisect_left(ordered, low)
+            end = len(ordered) if high is None else bisect.bisect_left(ordered, high)
+            total += max(0, end - start)
+        return total
 
 
 class VersionSolver:
@@ -83,8 +97,14 @@ class VersionSolver:
         self._versions: dict[str, _Versions | Unavailable] = {}
         self._dependencies: dict[tuple[str, Version], dict[str, Dependency] | Unavailable] = {}
         self._listed: set[tuple[str, VersionSet, Dependency]] = set()
+        self._ranges: dict[tuple[str, Version, str], VersionSet] = {}
+        # Incompatibilities known to be contradicted, with the decision level where that was seen.
+        self._contradicted: dict[Incompatibility, int] = {}
         self._prerelease_ok: set[str] = set()
-        self._counts: dict[str, tuple[VersionSet, bool, int]] = {}
+        self._priorities: dict[str, tuple[int, int]] = {}
+        self._queue: list[tuple[tuple[int, int], str]] = []
+        self._dirty: set[str] = set()
+        self._discovered: dict[str, int] = {ROOT: 0}
         self._prefetched: set[str] = set()
         self._prefetch = provider.prefetch if isinstance(provider, SupportsPrefetch) else None
 
@@ -112,8 +132,11 @@ class VersionSolver:
             del changed[package]
             incompatibilities = self._incompatibilities.get(package, [])
             # Newest first: conflict resolution tends to produce more general ones later.
+            contradicted = self._contradicted
             for index in range(len(incompatibilities) - 1, -1, -1):
                 incompatibility = incompatibilities[index]
+                if incompatibility in contradicted:
+                    continue
                 result = self._propagate_incompatibility(incompatibility)
                 if result is _CONFLICT:
                     root_cause = self._resolve_conflict(incompatibility)
@@ -132,6 +155,8 @@ class VersionSolver:
         for term in incompatibility.terms:
             relation = self._solution.relation(term)
             if relation is Relation.CONTRADICTED:
+                # Stays contradicted until we backtrack below the current decision level.
+                self._contradicted[incompatibility] = self._solution.decision_level
                 return None
             if relation is Relation.INCONCLUSIVE:
                 if unsatisfied is not None:
@@ -140,6 +165,7 @@ class VersionSolver:
         if unsatisfied is None:
             return _CONFLICT
         self._solution.derive(unsatisfied.negate(), incompatibility)
+        self._contradicted[incompatibility] = self._solution.decision_level
         return unsatisfied.package
 
     # -- conflict resolution --------------------------------------------------------------------
@@ -172,6 +198,9 @@ class VersionSolver:
             assert most_recent is not None and most_recent_term is not None
             if previous_level < most_recent.decision_level or most_recent.cause is None:
                 self._solution.backtrack(previous_level)
+                self._contradicted = {
+                    i: level for i, level in self._contradicted.items() if level <= previous_level
+                }
                 if learned:
                     self._add_incompatibility(incompatibility)
                 return incompatibility
@@ -189,10 +218,9 @@ class VersionSolver:
 
     def _choose_package_version(self) -> str | None:
         """Decide one pending package's version (or learn why none fits); None when done."""
-        pending = self._solution.pending()
-        if not pending:
+        package = self._next_package()
+        if package is None:
             return None
-        package = min(pending, key=lambda p: (self._count(p), p))
         term = self._solution.term(package)
         assert term is not None and term.positive
         if package == ROOT:
@@ -246,25 +274,45 @@ class VersionSolver:
                 skipped.append((version, reason))
         return tuple(skipped)
 
+    def _next_package(self) -> str | None:
+        """The pending package with the best priority, from a heap with lazy invalidation."""
+        dirty = self._solution.drain_changed()
+        dirty.update(self._dirty)
+        self._dirty.clear()
+        for package in dirty:
+            self._priorities.pop(package, None)
+            if self._solution.is_pending(package):
+                heapq.heappush(self._queue, (self._priority(package), package))
+        while self._queue:
+            priority, package = self._queue[0]
+            if self._solution.is_pending(package) and self._priorities.get(package) == priority:
+                return package
+            heapq.heappop(self._queue)  # decided since, or its priority changed
+        assert not self._solution.pending(), "[bug] a pending package is missing from the queue"
+        return None
+
+    def _priority(self, package: str) -> tuple[int, int]:
+        """Fewest selectable versions first, then the package discovered first (cached per term)."""
+        found = self._priorities.get(package)
+        if found is None:
+            found = self._priorities[package] = (self._count(package), self._discovered.get(package, 0))
+        return found
+
     def _count(self, package: str) -> int:
-        """How many selectable versions the package's current term allows (cached per term)."""
+        """How many selectable versions the package's current term allows."""
         if package == ROOT:
             return 1
         term = self._solution.term(package)
         assert term is not None
-        prerelease_ok = package in self._prerelease_ok
-        cached = self._counts.get(package)
-        if cached is not None and cached[1] == prerelease_ok and cached[0] == term.versions:
-            return cached[2]
         versions = self._candidates(package)
-        count = 0
-        if not isinstance(versions, Unavailable):
-            for version in versions.ascending:
-                if term.versions.contains(version) and self._selectable(
-                    package, version, versions.by_version[version]
-                ):
-                    count += 1
-        self._counts[package] = (term.versions, prerelease_ok, count)
+        if isinstance(versions, Unavailable):
+            return 0
+        count = versions.count_in(term.versions)
+        for version in versions.special:
+            if term.versions.contains(version) and not self._selectable(
+                package, version, versions.by_version[version]
+            ):
+                count -= 1
         return count
 
     # -- dependencies ---------------------------------------------------------------------------
@@ -281,8 +329,10 @@ class VersionSolver:
             dependencies = list(found.values())
         result: list[Incompatibility] = []
         for dependency in dependencies:
-            if dependency.allows_prerelease:
+            self._discovered.setdefault(dependency.package, len(self._discovered))
+            if dependency.allows_prerelease and dependency.package not in self._prerelease_ok:
                 self._prerelease_ok.add(dependency.package)
+                self._dirty.add(dependency.package)
             if dependency.package == package:
                 if version in dependency.spec:
                     continue  # a package depending on a range holding itself adds nothing
@@ -304,6 +354,13 @@ class VersionSolver:
 
     def _depender_range(self, package: str, version: Version, dependency: Dependency) -> VersionSet:
         """The adjacent versions of `package` around `version` that have the same `dependency`."""
+        key = (package, version, dependency.package)
+        found = self._ranges.get(key)
+        if found is None:
+            found = self._ranges[key] = self._compute_depender_range(package, version, dependency)
+        return found
+
+    def _compute_depender_range(self, package: str, version: Version, dependency: Dependency) -> VersionSet:
         versions = self._candidates(package)
         assert not isinstance(versions, Unavailable)
         ordered = versions.ascending

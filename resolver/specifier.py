@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from resolver.errors import InvalidSpecifier, InvalidVersion
 from resolver.version import Version, version_successor
@@ -150,6 +151,12 @@ def _split(text: str, sep: str, start: int) -> list[tuple[str, int]]:
 def _parse(text: str) -> tuple[VersionSet, bool]:
     if not isinstance(text, str):
         raise InvalidSpecifier(f"expected a specifier string, got {type(text).__name__}")
+    return _parse_text(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(text: str) -> tuple[VersionSet, bool]:
+    """Parse (memoised: registries repeat the same few specifiers thousands of times)."""
     if not text.strip():
         return VersionSet.full(), False
     result = VersionSet.empty()

@@ -62,6 +62,13 @@ class Term:
     def relation(self, other: Term) -> Relation:
         """How `other` relates to this term taken as the accumulated knowledge about its package."""
         a, b = self.versions, other.versions
+        if self.positive:
+            single = a.single_version()
+            if single is not None:  # the common case: a decided package
+                inside = b.contains(single)
+                if other.positive:
+                    return Relation.SATISFIED if inside else Relation.CONTRADICTED
+                return Relation.CONTRADICTED if inside else Relation.SATISFIED
         common = a.intersection(b)
         if self.positive:
             if other.positive:

@@ -50,6 +50,7 @@ class Version:
     prerelease: tuple[PrereleaseId, ...] = ()
     build: str = ""
     _key: _Key = field(init=False, repr=False)
+    _hash: int = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("major", "minor", "patch"):
@@ -65,6 +66,24 @@ class Version:
         release = 0 if self.prerelease else 1
         key = (self.major, self.minor, self.patch, release, tuple(_id_key(i) for i in self.prerelease))
         object.__setattr__(self, "_key", key)
+        object.__setattr__(self, "_hash", hash(key))
+
+    @classmethod
+    def _trusted(
+        cls, major: int, minor: int, patch: int, prerelease: tuple[PrereleaseId, ...] = ()
+    ) -> Version:
+        """Build a version from parts already known to be valid (skips validation; hot path)."""
+        new = object.__new__(cls)
+        setattr_ = object.__setattr__
+        setattr_(new, "major", major)
+        setattr_(new, "minor", minor)
+        setattr_(new, "patch", patch)
+        setattr_(new, "prerelease", prerelease)
+        setattr_(new, "build", "")
+        key = (major, minor, patch, 0 if prerelease else 1, tuple(_id_key(i) for i in prerelease))
+        setattr_(new, "_key", key)
+        setattr_(new, "_hash", hash(key))
+        return new
 
     @classmethod
     def parse(cls, text: str) -> Version:
@@ -117,7 +136,7 @@ class Version:
         return f"Version({str(self)!r})"
 
     def __hash__(self) -> int:
-        return hash(self._key)
+        return self._hash
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Version):
@@ -156,8 +175,8 @@ def version_successor(version: Version) -> Version:
     union of half-open intervals ``[low, high)``, which makes its representation canonical.
     """
     if version.prerelease:
-        return Version(version.major, version.minor, version.patch, (*version.prerelease, 0))
-    return Version(version.major, version.minor, version.patch + 1, (0,))
+        return Version._trusted(version.major, version.minor, version.patch, (*version.prerelease, 0))
+    return Version._trusted(version.major, version.minor, version.patch + 1, (0,))
 
 
 def version_predecessor(version: Version) -> Version | None:

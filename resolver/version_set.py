@@ -34,10 +34,11 @@ def _low_key(low: Version | None) -> tuple[int, Version | None]:
 class VersionSet:
     """An immutable, hashable set of versions (see the module docstring for its canonical form)."""
 
-    __slots__ = ("_hash", "_intervals")
+    __slots__ = ("_hash", "_intervals", "_single")
 
     _intervals: tuple[Interval, ...]
-    _hash: int
+    _hash: int | None  # computed on first use
+    _single: Version | None | bool  # False until computed
 
     def __init__(self, intervals: Iterable[Interval] = ()) -> None:
         """Build a set from any intervals ``(low, high)``; they are sorted and merged."""
@@ -66,7 +67,8 @@ class VersionSet:
 
     def _set(self, intervals: tuple[Interval, ...]) -> None:
         object.__setattr__(self, "_intervals", intervals)
-        object.__setattr__(self, "_hash", hash(intervals))
+        object.__setattr__(self, "_hash", None)
+        object.__setattr__(self, "_single", False)
 
     @classmethod
     def _canonical(cls, intervals: tuple[Interval, ...]) -> VersionSet:
@@ -93,7 +95,9 @@ class VersionSet:
     @classmethod
     def singleton(cls, version: Version) -> VersionSet:
         """The set holding exactly `version` (build metadata is ignored)."""
-        return cls([(version, version_successor(version))])
+        new = cls([(version, version_successor(version))])
+        object.__setattr__(new, "_single", _strip_build(version))
+        return new
 
     def complement(self) -> VersionSet:
         """Every version not in this set."""
@@ -110,20 +114,21 @@ class VersionSet:
 
     def intersection(self, other: VersionSet) -> VersionSet:
         """The versions in both sets."""
-        if not self._intervals or other._intervals == _FULL_INTERVALS:
+        if self is other or not self._intervals or other._intervals == _FULL_INTERVALS:
             return self
         if not other._intervals or self._intervals == _FULL_INTERVALS:
             return other
         left, right = self._intervals, other._intervals
         i = j = 0
         out: list[Interval] = []
+        # Hot path of the solver: compare the versions' precomputed keys directly.
         while i < len(left) and j < len(right):
             low_a, high_a = left[i]
             low_b, high_b = right[j]
-            low = low_b if low_a is None or (low_b is not None and low_b > low_a) else low_a
-            high_a_first = high_a is not None and (high_b is None or high_a <= high_b)
+            low = low_b if low_a is None or (low_b is not None and low_b._key > low_a._key) else low_a
+            high_a_first = high_a is not None and (high_b is None or high_a._key <= high_b._key)
             high = high_a if high_a_first else high_b
-            if low is None or high is None or low < high:
+            if low is None or high is None or low._key < high._key:
                 out.append((low, high))
             if high_a_first:
                 i += 1
@@ -133,10 +138,11 @@ class VersionSet:
 
     def contains(self, version: Version) -> bool:
         """Whether `version` is in the set."""
+        key = version._key
         for low, high in self._intervals:
-            if high is not None and not version < high:
+            if high is not None and not key < high._key:
                 continue
-            return low is None or low <= version
+            return low is None or low._key <= key
         return False
 
     # -- derived ------------------------------------------------------------------------------
@@ -174,6 +180,13 @@ class VersionSet:
 
     def single_version(self) -> Version | None:
         """The only version of the set, or None unless the set is a singleton."""
+        single = self._single
+        if single is False:
+            single = self._compute_single()
+            object.__setattr__(self, "_single", single)
+        return single  # type: ignore[return-value]
+
+    def _compute_single(self) -> Version | None:
         if len(self._intervals) != 1:
             return None
         low, high = self._intervals[0]
@@ -203,7 +216,9 @@ class VersionSet:
         return self._intervals == other._intervals
 
     def __hash__(self) -> int:
-        return self._hash
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hash(self._intervals))
+        return self._hash  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         return f"VersionSet({str(self)!r})"

@@ -54,8 +54,8 @@ def test_display_name_and_root_name() -> None:
             display_name=lambda package: package.replace(":", " "),
         )
     assert str(info.value) == (
-        "Because every version of role b depends on skill shared ^2.0 and every version of skill a depends on "
-        "skill shared ^1.0, role b is incompatible with skill a.\n"
+        "Because every version of skill a depends on skill shared ^1.0 and every version of role b depends on "
+        "skill shared ^2.0, skill a is incompatible with role b.\n"
         "So, because your project depends on both skill a and role b, version solving failed."
     )
     assert isinstance(info.value, ResolverError)
