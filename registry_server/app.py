@@ -13,6 +13,7 @@ from starlette.routing import Route
 
 from registry_server import account, packages, publish, resolve
 from registry_server.errors import ApiError, error_response
+from registry_server.hot import HotPaths
 from registry_server.openapi import openapi_document
 from registry_server.ratelimit import DEFAULT_RATE, RateLimit
 from registry_server.state import Registry
@@ -73,7 +74,7 @@ def create_app(storage: Storage, *, rate_limit: float = DEFAULT_RATE, burst: flo
     """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off)."""
     app = Starlette(
         routes=_routes(),
-        middleware=[Middleware(RateLimit, rate=rate_limit, burst=burst)],
+        middleware=[Middleware(RateLimit, rate=rate_limit, burst=burst), Middleware(HotPaths)],
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _crash},
     )
     app.router.redirect_slashes = False

@@ -9,6 +9,7 @@ from typing import Any
 import uvicorn
 
 from registry_server.app import create_app
+from registry_server.protocol import CoalescingHTTPProtocol
 from registry_server.ratelimit import DEFAULT_RATE
 from registry_server.storage.sqlite import SQLiteStorage
 
@@ -30,7 +31,7 @@ def serve(host: str, port: int, data_dir: Path, *, rate_limit: float = DEFAULT_R
     storage = SQLiteStorage(data_dir)
     app = create_app(storage, rate_limit=rate_limit)
     config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, access_log=False, lifespan="off",
+        app, host=host, port=port, log_level=log_level, access_log=False, lifespan="off", http=CoalescingHTTPProtocol,
         timeout_keep_alive=30, backlog=1024,
     )
     try:

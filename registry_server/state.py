@@ -11,7 +11,7 @@ from registry_server.errors import ApiError
 from registry_server.storage.base import Storage
 from strawpot.model.kinds import Kind
 
-_KINDS = {kind.plural: kind for kind in Kind}
+KINDS = {kind.plural: kind for kind in Kind}
 
 
 @dataclass
@@ -37,9 +37,9 @@ def registry(request: Request) -> Registry:
 def path_kind(request: Request) -> Kind:
     """The kind named by the `{kinds}` path segment (plural), or a 404."""
     plural = request.path_params["kinds"]
-    kind = _KINDS.get(plural)
+    kind = KINDS.get(plural)
     if kind is None:
-        raise ApiError(404, f"unknown package kind {plural!r} (expected one of: {', '.join(_KINDS)})")
+        raise ApiError(404, f"unknown package kind {plural!r} (expected one of: {', '.join(KINDS)})")
     return kind
 
 

@@ -9,6 +9,7 @@ import pytest
 from registry_server.app import create_app
 from registry_server.storage.base import Storage
 from strawpot.model.archive import build_archive, read_archive
+from strawpot.model.kinds import Kind
 from tests.registry_server._helpers import BINARY, WRAPPER, Api, agent, role, skill
 
 
@@ -267,3 +268,22 @@ def test_rate_limit_answers_429_with_integer_retry_after(storage: Storage) -> No
     free = make_api(storage, rate_limit=0)
     with free.client:
         assert all(free.client.get("/api/v1/skills").status_code == 200 for _ in range(50))
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["/api/v1/skills/task-planning/versions", "/api/v1/skills/task-planning/file?path=templates/plan.md",
+     "/api/v1/skills/task-planning/file?path=templates%2Fplan.md&version=1.0.0"],
+)
+def test_the_cached_fast_path_answers_exactly_like_the_handlers(api: Api, target: str) -> None:
+    api.ok("skill", {**skill("task-planning"), "templates/plan.md": b"# Plan\n"})
+    reg = api.client.app.state.registry  # type: ignore[attr-defined]
+    reg.versions.invalidate(Kind.SKILL, "task-planning")
+    reg.blobs._items.clear()
+    slow = api.client.get(target)  # cache miss: through the router and the handler
+    assert reg.versions.peek(Kind.SKILL, "task-planning") is not None
+    fast = api.client.get(target)  # cache hit: answered before routing
+    keys = ("content-type", "content-length", "etag", "cache-control")
+    assert slow.status_code == fast.status_code == 200
+    assert slow.content == fast.content
+    assert [slow.headers.get(k) for k in keys] == [fast.headers.get(k) for k in keys]

@@ -1,0 +1,83 @@
+"""A fast path in front of the router for the hottest reads: cache hits of `versions` and `file`.
+
+Everything else (and every miss) goes through Starlette unchanged; the answers are byte-for-byte
+the ones the handlers in `packages.py` give.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qsl
+
+from registry_server.cache import PackageVersions
+from registry_server.state import KINDS, Registry
+from registry_server.storage.base import VersionRecord
+
+_PATH_RE = re.compile(r"^/api/v1/([a-z]+)/([a-z0-9][a-z0-9-]*)/(versions|file)$")
+_IMMUTABLE = b"public, max-age=31536000, immutable"
+
+Headers = list[tuple[bytes, bytes]]
+
+
+def _etag_matches(scope: dict[str, Any], etag: bytes) -> bool:
+    for name, value in scope["headers"]:
+        if name == b"if-none-match":
+            tags = {t.strip().removeprefix(b"W/") for t in value.split(b",")}
+            return b"*" in tags or etag in tags
+    return False
+
+
+class HotPaths:
+    """ASGI middleware answering cache hits directly; it needs `scope["app"].state.registry`."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            match = _PATH_RE.match(scope["path"])
+            if match and (kind := KINDS.get(match[1])) is not None:
+                reg: Registry = scope["app"].state.registry
+                entry = reg.versions.peek(kind, match[2])
+                if entry is not None:
+                    answer = self._versions(scope, entry) if match[3] == "versions" else self._file(scope, reg, entry)
+                    if answer is not None:
+                        await _respond(send, *answer)
+                        return
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    def _versions(scope: dict[str, Any], entry: PackageVersions) -> tuple[int, Headers, bytes]:
+        etag = entry.etag.encode()
+        headers = [(b"etag", etag), (b"cache-control", b"no-cache")]
+        if _etag_matches(scope, etag):
+            return 304, headers, b""
+        return 200, [(b"content-type", b"application/json"), *headers], entry.body
+
+    @staticmethod
+    def _file(scope: dict[str, Any], reg: Registry, entry: PackageVersions) -> tuple[int, Headers, bytes] | None:
+        query = dict(parse_qsl(scope["query_string"].decode("latin-1")))
+        version = query.get("version")
+        record: VersionRecord | None = entry.by_version.get(version) if version else entry.latest
+        path = query.get("path")
+        if record is None or not path:
+            return None  # the slow path words the 404 (or picks the main file)
+        file = next((f for f in record.files if f.path == path), None)
+        data = reg.blobs.peek(file.sha256) if file is not None else None
+        if file is None or data is None:
+            return None
+        etag = f'"{file.sha256}"'.encode()
+        headers = [(b"etag", etag), (b"cache-control", _IMMUTABLE if version else b"no-cache")]
+        if _etag_matches(scope, etag):
+            return 304, headers, b""
+        return 200, [(b"content-type", reg.blobs.content_type(file.sha256, data).encode()), *headers], data
+
+
+async def _respond(send: Any, status: int, headers: Headers, body: bytes) -> None:
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-length", str(len(body)).encode()), *headers],
+    })
+    await send({"type": "http.response.body", "body": body})
