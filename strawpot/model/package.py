@@ -54,7 +54,10 @@ class Dependency:
     spec: str
 
     def __str__(self) -> str:
-        return self.name if self.spec in ("", "*") else f"{self.name}{self.spec}"
+        if self.spec in ("", "*"):
+            return self.name
+        # a bare version (from `name@1.2.0`) needs its `@` back, or it would run into the name
+        return f"{self.name}@{self.spec}" if self.spec[0].isdigit() else f"{self.name}{self.spec}"
 
 
 @dataclass(frozen=True)
