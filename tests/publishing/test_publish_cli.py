@@ -240,3 +240,16 @@ def test_the_main_file_path_works_like_its_folder(capsys: pytest.CaptureFixture[
     code, out, _ = run(capsys, "publish", str(FIXTURES / "skills" / "code-review" / "SKILL.md"), "--dry-run",
                        "--registry", closed_port_url)
     assert code == 0 and out.startswith("would publish skill code-review 1.2.0")
+
+
+def test_the_registry_comes_from_the_project_manifest(capsys: pytest.CaptureFixture[str], recorder, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "strawpot.toml").write_text(f'[registry]\nurl = "{recorder.url}/"\n')
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "publish", str(FIXTURES / "skills" / "git-workflow"), "--dry-run")
+    assert code == 0 and out.splitlines()[0] == f"would publish skill git-workflow 1.0.0 to {recorder.url}"
+    monkeypatch.setenv("STRAWPOT_REGISTRY_URL", "http://from-env.test")
+    code, out, _ = run(capsys, "publish", str(FIXTURES / "skills" / "git-workflow"), "--dry-run")
+    assert out.splitlines()[0].endswith("to http://from-env.test")
+    code, out, _ = run(capsys, "publish", str(FIXTURES / "skills" / "git-workflow"), "--dry-run", "--registry", "http://flag.test")
+    assert out.splitlines()[0].endswith("to http://flag.test")
