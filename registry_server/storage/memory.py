@@ -118,7 +118,7 @@ class MemoryStorage:
                 if (kind is None or p.kind is kind) and self._live(p.kind, p.slug) is not None
             ]
         key = {"downloads": lambda r: r.downloads, "stars": lambda r: r.stars}.get(sort, lambda r: r.updated_at)
-        records.sort(key=lambda r: (-key(r), r.slug))
+        records.sort(key=lambda r: (-key(r), -r.id))  # ties: the newest package first
         return records[:limit]
 
     def versions(self, kind: Kind, slug: str) -> list[VersionRecord] | None:

@@ -206,7 +206,7 @@ class SQLiteStorage:
         order = _SORT.get(sort, "p.updated_at DESC")
         rows = self._conn().execute(
             f"SELECT {_PACKAGE_COLUMNS} FROM packages p JOIN users u ON u.id = p.owner_id"
-            f" WHERE {where} ORDER BY {order}, p.slug LIMIT ?",
+            f" WHERE {where} ORDER BY {order}, p.id DESC LIMIT ?",
             (*([kind.value] if kind else []), limit),
         ).fetchall()
         return [_package(r) for r in rows]

@@ -1,0 +1,153 @@
+"""The Storage implementations directly: the same rules for memory and SQLite, and SQLite's on-disk shape."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from registry_server.auth import hash_token
+from registry_server.ratelimit import RateLimit
+from registry_server.search import score
+from registry_server.storage import SQLiteStorage
+from registry_server.storage.base import (
+    FileEntry,
+    NewVersion,
+    NotOwner,
+    Storage,
+    VersionConflict,
+    VersionRecord,
+)
+from strawpot.model.kinds import Kind
+
+
+def new(slug: str, version: str, kind: Kind = Kind.SKILL) -> NewVersion:
+    record = VersionRecord(version, "", {"skills": []}, (FileEntry("SKILL.md", 1, "0" * 64),), "1" * 64, 10, 0)
+    return NewVersion(kind, slug, slug.title(), f"About {slug}", ("tag",), record)
+
+
+def test_publish_rules_hold_inside_the_storage(storage: Storage) -> None:
+    alice, bob = storage.ensure_user("alice"), storage.ensure_user("bob")
+    first = storage.publish(new("pkg", "1.0.0"), alice)
+    assert first.package_id and first.version_id
+    with pytest.raises(VersionConflict, match="already exists"):
+        storage.publish(new("pkg", "1.0.0"), alice)
+    with pytest.raises(VersionConflict, match="greater than the latest"):
+        storage.publish(new("pkg", "0.9.0"), alice)
+    with pytest.raises(NotOwner):
+        storage.publish(new("pkg", "2.0.0"), bob)
+    storage.publish(new("pkg", "1.0.0", Kind.ROLE), bob)  # kinds are separate namespaces
+    assert [r.version for r in storage.versions(Kind.SKILL, "pkg") or []] == ["1.0.0"]
+    pkg = storage.get_package(Kind.SKILL, "pkg")
+    assert pkg is not None and pkg.owner.handle == "alice" and pkg.version_count == 1 and pkg.tags == ("tag",)
+
+
+def test_racing_publishes_in_threads_store_one_version(storage: Storage) -> None:
+    owner = storage.ensure_user("alice")
+    storage.publish(new("pkg", "1.0.0"), owner)
+    barrier, outcomes = threading.Barrier(12), []
+
+    def race() -> None:
+        barrier.wait()
+        try:
+            storage.publish(new("pkg", "1.1.0"), owner)
+            outcomes.append("ok")
+        except VersionConflict:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=race) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["conflict"] * 11 + ["ok"]
+    assert [r.version for r in storage.versions(Kind.SKILL, "pkg") or []] == ["1.0.0", "1.1.0"]
+
+
+def test_listing_stars_downloads_yank_delete(storage: Storage) -> None:
+    alice, bob = storage.ensure_user("alice"), storage.ensure_user("bob")
+    storage.publish(new("a", "1.0.0"), alice)
+    storage.publish(new("b", "1.0.0"), alice)
+    assert storage.add_download(Kind.SKILL, "a") and not storage.add_download(Kind.SKILL, "zzz")
+    assert storage.toggle_star(bob, Kind.SKILL, "b") == (True, 1)
+    assert [p.slug for p in storage.list_packages(Kind.SKILL, "downloads", 10)] == ["a", "b"]
+    assert [p.slug for p in storage.list_packages(Kind.SKILL, "stars", 10)] == ["b", "a"]
+    assert [p.slug for p in storage.list_packages(None, "updated", 1)] == ["b"]
+    assert storage.set_yanked(Kind.SKILL, "a", "1.0.0", True)
+    assert not storage.set_yanked(Kind.SKILL, "a", "9.0.0", True)
+    assert (storage.versions(Kind.SKILL, "a") or [])[0].yanked
+    assert storage.delete_package(Kind.SKILL, "a") and not storage.delete_package(Kind.SKILL, "a")
+    assert storage.get_package(Kind.SKILL, "a") is None and storage.versions(Kind.SKILL, "a") is None
+    assert [p.slug for p in storage.list_packages(Kind.SKILL, "updated", 10)] == ["b"]
+
+
+def test_users_tokens_roles_bans(storage: Storage) -> None:
+    user = storage.ensure_user("carol")
+    storage.add_token(user.id, hash_token("sh_" + "a" * 40))
+    assert storage.user_by_token(hash_token("sh_" + "a" * 40)) == user
+    assert storage.user_by_token(hash_token("sh_" + "b" * 40)) is None
+    assert storage.set_role("carol", "moderator").role == "moderator"  # type: ignore[union-attr]
+    assert storage.set_banned("carol", True, "spam").banned  # type: ignore[union-attr]
+    assert storage.ensure_user("carol", role="admin").role == "admin"
+    assert storage.set_role("nobody", "user") is None
+
+
+def test_blobs_are_content_addressed(storage: Storage) -> None:
+    digest = storage.put_blob(b"hello")
+    assert digest == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+    assert storage.put_blob(b"hello") == digest and storage.get_blob(digest) == b"hello"
+    assert storage.get_blob("f" * 64) is None
+
+
+def test_sqlite_uses_wal_and_survives_reopening(tmp_path: Path) -> None:
+    store = SQLiteStorage(tmp_path / "fresh" / "data")
+    store.publish(new("pkg", "1.0.0"), store.ensure_user("alice"))
+    store.close()
+    with sqlite3.connect(tmp_path / "fresh" / "data" / "registry.sqlite3") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    again = SQLiteStorage(tmp_path / "fresh" / "data")
+    assert [r.version for r in again.versions(Kind.SKILL, "pkg") or []] == ["1.0.0"]
+    again.close()
+
+
+def test_token_create_command_prints_once_and_stores_only_the_hash(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "strawpot.cli", "registry", "token", "create", "--data", str(tmp_path / "d")]
+    done = subprocess.run([*cmd, "--user", "dana", "--admin"], capture_output=True, text=True, check=True)
+    token = done.stdout.strip()
+    assert re.fullmatch(r"sh_[0-9a-f]{40}", token)
+    raw = b"".join(p.read_bytes() for p in (tmp_path / "d").glob("registry.sqlite3*"))
+    assert token.encode() not in raw and hash_token(token).encode() in raw
+    store = SQLiteStorage(tmp_path / "d")
+    user = store.user_by_token(hash_token(token))
+    assert user is not None and user.handle == "dana" and user.is_admin
+    store.close()
+    bad = subprocess.run([*cmd, "--user", "Not A Handle"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "handle" in bad.stderr
+
+
+def test_token_bucket_arithmetic() -> None:
+    limiter = RateLimit(app=None, rate=2, burst=3)
+    assert [limiter.take("a", now=0.0) for _ in range(3)] == [0, 0, 0]
+    assert limiter.take("a", now=0.0) == pytest.approx(0.5)
+    assert limiter.take("b", now=0.0) == 0  # per address
+    assert limiter.take("a", now=0.5) == 0  # refilled one token
+
+
+@pytest.mark.parametrize(
+    ("slug", "name", "description", "expected"),
+    [("review", "", "", "exact"), ("review-kit", "", "", "prefix"), ("code-review", "", "", "substring"),
+     ("other", "Review helper", "", "name"), ("other", "", "does review", "description"), ("other", "", "", "none")],
+)
+def test_search_score_tiers(slug: str, name: str, description: str, expected: str) -> None:
+    tiers = ["none", "description", "name", "substring", "prefix", "exact"]
+    got = score("review", slug, name, description)
+    ranks = {t: score("review", *args) for t, args in {
+        "exact": ("review", "", ""), "prefix": ("review-kit", "", ""), "substring": ("code-review", "", ""),
+        "name": ("other", "Review helper", ""), "description": ("other", "", "does review"), "none": ("other", "", "")}.items()}
+    assert [ranks[t] for t in tiers] == sorted(ranks.values())
+    assert got == ranks[expected] and 0 <= got <= 1
