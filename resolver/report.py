@@ -313,8 +313,17 @@ class _Writer:
                 numbered,
             )
         elif _single_line(conflict) or _single_line(other):
+            # The simple cause fits on one line right before the conclusion.
             first, second = (conflict, other) if _single_line(other) else (other, conflict)
             self._visit(first)
+            line = self._line(second)
+            if line is not None:  # already written while explaining `first`
+                self._write(
+                    incompatibility,
+                    f"{conjunction} because {self._d.describe(second)} ({line}), {text}.",
+                    numbered,
+                )
+                return
             self._visit(second)
             self._write(incompatibility, f"Thus, {text}.", numbered)
         else:
