@@ -14,7 +14,10 @@ Choices the spec leaves open, made here:
 - Yanked versions are never selectable, except the locked version of a package.
 - Pre-release versions are selectable for a package only once some dependency on it (from the
   root or from any version the solver has looked at) names a pre-release in its specifier, or
-  when it is the package's locked version. The opt-in is per package and never withdrawn.
+  when it is the package's locked version. The opt-in is per package and never withdrawn. A
+  package that only pre-releases could satisfy is decided last, so that dependencies naming a
+  pre-release are seen first. (Limit: a "no versions" fact learned before an opt-in that only
+  a later branch of the search reveals is not revisited.)
 - Dependencies of adjacent versions that are identical are merged into one incompatibility over
   the range of those versions, as pub does, which keeps explanations short ("foo >=1.1.0 depends
   on …", "every version of foo depends on …").
@@ -46,6 +49,7 @@ from resolver.version_set import VersionSet
 __all__ = ["VersionSolver", "solve"]
 
 ROOT_VERSION = Version(0, 0, 0)
+_LAST = 1 << 62  # priority of packages that should be decided after every other one
 _CONFLICT = object()
 
 
@@ -292,11 +296,28 @@ class VersionSolver:
         return None
 
     def _priority(self, package: str) -> tuple[int, int]:
-        """Fewest selectable versions first, then the package discovered first (cached per term)."""
+        """Fewest selectable versions first, then the package discovered first (cached per term).
+
+        A package whose only matching versions are pre-releases it has not opted in to goes
+        last: deciding the others first may reveal a dependency that names a pre-release.
+        """
         found = self._priorities.get(package)
         if found is None:
-            found = self._priorities[package] = (self._count(package), self._discovered.get(package, 0))
+            count = self._count(package)
+            if count == 0 and self._only_prereleases_match(package):
+                count = _LAST
+            found = self._priorities[package] = (count, self._discovered.get(package, 0))
         return found
+
+    def _only_prereleases_match(self, package: str) -> bool:
+        versions = self._candidates(package)
+        term = self._solution.term(package)
+        if isinstance(versions, Unavailable) or term is None or package in self._prerelease_ok:
+            return False
+        return any(
+            v.is_prerelease and not versions.by_version[v].yanked and term.versions.contains(v)
+            for v in versions.special
+        )
 
     def _count(self, package: str) -> int:
         """How many selectable versions the package's current term allows."""
