@@ -33,7 +33,8 @@ def latest_of(records: tuple[VersionRecord, ...]) -> VersionRecord | None:
 
     live = [r for r in records if not r.yanked]
     stable = [r for r in live if not Version.parse(r.version).prerelease]
-    return (stable or live or [None])[-1]
+    pool = stable or live
+    return pool[-1] if pool else None
 
 
 def build_entry(kind: Kind, slug: str, records: list[VersionRecord]) -> PackageVersions:

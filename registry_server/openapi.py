@@ -15,7 +15,7 @@ def _param(name: str, where: str, description: str, *, required: bool = False, s
 _KINDS = {"name": "kinds", "in": "path", "required": True, "schema": {"type": "string", "enum": KINDS}}
 _SLUG = _param("slug", "path", "package slug")
 _VERSION = _param("version", "path", "exact semver version")
-_AUTH = [{"bearer": []}]
+_AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
 
 
 def _json(description: str, schema: str | dict[str, Any] = "Object") -> dict[str, Any]:

@@ -43,9 +43,9 @@ class _CoalescingTransport:
         return getattr(self._transport, name)
 
 
-class CoalescingHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
+class CoalescingHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type,unused-ignore]
     """uvicorn's default HTTP protocol (httptools if installed, else h11) with coalesced writes."""
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override,unused-ignore]
         loop = getattr(self, "loop", None) or asyncio.get_running_loop()
-        super().connection_made(_CoalescingTransport(transport, loop))  # type: ignore[arg-type]
+        super().connection_made(_CoalescingTransport(transport, loop))  # type: ignore[arg-type,unused-ignore]

@@ -117,8 +117,8 @@ class MemoryStorage:
                 self._record(p) for p in self._packages.values()
                 if (kind is None or p.kind is kind) and self._live(p.kind, p.slug) is not None
             ]
-        key = {"downloads": lambda r: r.downloads, "stars": lambda r: r.stars}.get(sort, lambda r: r.updated_at)
-        records.sort(key=lambda r: (-key(r), -r.id))  # ties: the newest package first
+        field = {"downloads": "downloads", "stars": "stars"}.get(sort, "updated_at")
+        records.sort(key=lambda r: (-getattr(r, field), -r.id))  # ties: the newest package first
         return records[:limit]
 
     def versions(self, kind: Kind, slug: str) -> list[VersionRecord] | None:
