@@ -24,9 +24,13 @@ API = "/api/v1"
 
 
 def _openapi(request: Request) -> JSONResponse:
-    from strawpot import __version__
+    from importlib.metadata import PackageNotFoundError, version
 
-    return JSONResponse(openapi_document(__version__))
+    try:
+        release = version("strawpot")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        release = "0"
+    return JSONResponse(openapi_document(release))
 
 
 def _routes() -> list[Route]:
