@@ -1,13 +1,4 @@
-"""The resolver's exception tree.
-
-::
-
-    ResolverError
-    ├── InvalidVersion      (also ValueError)  a version string is not semver
-    ├── InvalidSpecifier    (also ValueError)  a specifier string cannot be parsed
-    ├── InvalidRequirement  (also ValueError)  a dependency string cannot be parsed
-    └── NoSolution                             no set of versions satisfies the dependencies
-"""
+"""The resolver's exception tree."""
 
 from __future__ import annotations
 
@@ -18,7 +9,16 @@ if TYPE_CHECKING:
 
 
 class ResolverError(Exception):
-    """Base class of every error raised by the resolver package."""
+    """Base class of every error raised by the resolver package.
+
+    ::
+
+        ResolverError
+        ├── InvalidVersion      (also ValueError)  a version string is not semver
+        ├── InvalidSpecifier    (also ValueError)  a specifier string cannot be parsed
+        ├── InvalidRequirement  (also ValueError)  a dependency string cannot be parsed
+        └── NoSolution                             no set of versions satisfies the dependencies
+    """
 
 
 class InvalidVersion(ResolverError, ValueError):

@@ -1,9 +1,4 @@
-"""Incompatibilities: sets of terms that cannot all be true, and the causes that justify them.
-
-See the "Incompatibility" section of dart-lang/pub ``doc/solver.md``. External causes state a
-fact (a dependency, a missing version, an unavailable package); a `ConflictCause` links a derived
-incompatibility to the two it was derived from, which makes the derivation tree `report` explains.
-"""
+"""Incompatibilities: sets of terms that cannot all be true, and the causes that justify them."""
 
 from __future__ import annotations
 
@@ -74,6 +69,10 @@ class Incompatibility:
 
     Identity is by object: two incompatibilities with the same terms and different causes
     are different nodes of a derivation tree.
+
+    See the "Incompatibility" section of dart-lang/pub ``doc/solver.md``. External causes state a
+    fact (a dependency, a missing version, an unavailable package); a `ConflictCause` links a derived
+    incompatibility to the two it was derived from, which makes the derivation tree `report` explains.
     """
 
     __slots__ = ("cause", "terms")

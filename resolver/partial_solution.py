@@ -1,9 +1,4 @@
-"""The partial solution: the solver's ordered assignments (decisions and derivations).
-
-See the "Partial Solution" section of dart-lang/pub ``doc/solver.md``. Assignments are also
-indexed by package, and the intersection of each package's assignments is kept up to date, so
-relations and satisfiers are computed from one package's assignments, never the whole list.
-"""
+"""The partial solution: the solver's ordered assignments (decisions and derivations)."""
 
 from __future__ import annotations
 
@@ -40,7 +35,12 @@ class Assignment:
 
 
 class PartialSolution:
-    """Ordered assignments, with per-package indexes and accumulated terms."""
+    """Ordered assignments, with per-package indexes and accumulated terms.
+
+    See the "Partial Solution" section of dart-lang/pub ``doc/solver.md``. Assignments are also
+    indexed by package, and the intersection of each package's assignments is kept up to date, so
+    relations and satisfiers are computed from one package's assignments, never the whole list.
+    """
 
     def __init__(self) -> None:
         self._assignments: list[Assignment] = []

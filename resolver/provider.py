@@ -1,9 +1,4 @@
-"""What the solver asks of a package source: the `DependencyProvider` protocol and its value types.
-
-Package ids are opaque strings to the solver (the app uses ``"skill:git-workflow"``,
-``"role:reviewer"``, …, so kinds are separate namespaces). "Not found", "offline" or "registry
-error" are not exceptions but `Unavailable` values whose reason ends up in the explanation.
-"""
+"""What the solver asks of a package source: the `DependencyProvider` protocol and its value types."""
 
 from __future__ import annotations
 
@@ -74,6 +69,10 @@ class DependencyProvider(Protocol):
     """A source of package versions and their dependencies, queried lazily by the solver.
 
     A provider may also implement `SupportsPrefetch`; the solver uses it when present.
+
+    Package ids are opaque strings to the solver (the app uses ``"skill:git-workflow"``,
+    ``"role:reviewer"``, …, so kinds are separate namespaces). "Not found", "offline" or "registry
+    error" are not exceptions but `Unavailable` values whose reason ends up in the explanation.
     """
 
     def versions(self, package: str) -> Sequence[Candidate] | Unavailable:

@@ -1,12 +1,4 @@
-"""Plain-text explanation of a failed resolution (dart-lang/pub ``doc/solver.md``, "Error Reporting").
-
-The derivation tree is walked depth first and written as "Because … / And because … / So,
-because …" lines. Derived incompatibilities that are used more than once get a line number,
-``(1)``, so later lines can refer back to them; a blank line separates independent branches.
-Each incompatibility renders itself by cause ("foo 1.0.0 depends on bar ^2.0", "no versions of
-bar match >=3.0.0", "baz is unavailable (not found)"). Packages are named through a
-``display_name`` function; the root package is called ``root_name`` and shown without version.
-"""
+"""Plain-text explanation of a failed resolution (dart-lang/pub ``doc/solver.md``, "Error Reporting")."""
 
 from __future__ import annotations
 
@@ -410,7 +402,15 @@ def report(
     display_name: Callable[[str], str] | None = None,
     root_name: str = "root",
 ) -> str:
-    """The multi-line explanation of why `incompatibility` (a failure) holds; plain text, no markup."""
+    """The multi-line explanation of why `incompatibility` (a failure) holds; plain text, no markup.
+
+    The derivation tree is walked depth first and written as "Because … / And because … / So,
+    because …" lines. Derived incompatibilities that are used more than once get a line number,
+    ``(1)``, so later lines can refer back to them; a blank line separates independent branches.
+    Each incompatibility renders itself by cause ("foo 1.0.0 depends on bar ^2.0", "no versions of
+    bar match >=3.0.0", "baz is unavailable (not found)"). Packages are named through a
+    ``display_name`` function; the root package is called ``root_name`` and shown without version.
+    """
     describer = _Describer(display_name, root_name, _dependency_texts(incompatibility))
     try:
         return _Writer(incompatibility, describer).write()

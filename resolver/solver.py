@@ -1,27 +1,4 @@
-"""The PubGrub version solver (dart-lang/pub ``doc/solver.md``): propagation, decisions, conflict resolution.
-
-The main loop alternates unit propagation ("The Algorithm" → "Unit Propagation") and decision
-making ("Decision Making"); a satisfied incompatibility triggers conflict resolution ("Conflict
-Resolution"), which derives and learns the root cause and backjumps. When the root cause says
-the root package itself cannot be selected, `NoSolution` carries the derivation tree and its
-explanation (`resolver.report`).
-
-Choices the spec leaves open, made here:
-
-- Decisions go to the pending package with the fewest selectable versions (ties: the package
-  discovered first, which follows the dependency graph breadth first), and pick its highest
-  selectable version, or the `locked` version when the term allows it.
-- Yanked versions are never selectable, except the locked version of a package.
-- Pre-release versions are selectable for a package only once some dependency on it (from the
-  root or from any version the solver has looked at) names a pre-release in its specifier, or
-  when it is the package's locked version. The opt-in is per package and never withdrawn. A
-  package that only pre-releases could satisfy is decided last, so that dependencies naming a
-  pre-release are seen first. (Limit: a "no versions" fact learned before an opt-in that only
-  a later branch of the search reveals is not revisited.)
-- Dependencies of adjacent versions that are identical are merged into one incompatibility over
-  the range of those versions, as pub does, which keeps explanations short ("foo >=1.1.0 depends
-  on …", "every version of foo depends on …").
-"""
+"""The PubGrub version solver (dart-lang/pub ``doc/solver.md``): propagation, decisions, conflict resolution."""
 
 from __future__ import annotations
 
@@ -80,7 +57,30 @@ class _Versions:
 
 
 class VersionSolver:
-    """One resolution: build it, call `solve()` once."""
+    """One resolution: build it, call `solve()` once.
+
+    The main loop alternates unit propagation ("The Algorithm" → "Unit Propagation") and decision
+    making ("Decision Making"); a satisfied incompatibility triggers conflict resolution ("Conflict
+    Resolution"), which derives and learns the root cause and backjumps. When the root cause says
+    the root package itself cannot be selected, `NoSolution` carries the derivation tree and its
+    explanation (`resolver.report`).
+
+    Choices the spec leaves open, made here:
+
+    - Decisions go to the pending package with the fewest selectable versions (ties: the package
+      discovered first, which follows the dependency graph breadth first), and pick its highest
+      selectable version, or the `locked` version when the term allows it.
+    - Yanked versions are never selectable, except the locked version of a package.
+    - Pre-release versions are selectable for a package only once some dependency on it (from the
+      root or from any version the solver has looked at) names a pre-release in its specifier, or
+      when it is the package's locked version. The opt-in is per package and never withdrawn. A
+      package that only pre-releases could satisfy is decided last, so that dependencies naming a
+      pre-release are seen first. (Limit: a "no versions" fact learned before an opt-in that only
+      a later branch of the search reveals is not revisited.)
+    - Dependencies of adjacent versions that are identical are merged into one incompatibility over
+      the range of those versions, as pub does, which keeps explanations short ("foo >=1.1.0 depends
+      on …", "every version of foo depends on …").
+    """
 
     def __init__(
         self,

@@ -1,19 +1,4 @@
-"""Version specifiers (``>=1.2, <2``, ``^1.2``, ``~1.2.3``, ``==1.0.0``, ``*``) parsed into version sets.
-
-Grammar: clauses separated by ``,`` (AND); ``||`` separates alternatives (OR, what ``str()`` of a
-`VersionSet` may print). A clause is ``*`` or an optional operator (``==``, ``=``, ``!=``, ``>=``,
-``>``, ``<=``, ``<``, ``^``, ``~``) followed by a version, which may be partial (``1`` or ``1.2``,
-also ``1.2.*`` / ``1.x``). A partial version stands for its whole range, as in cargo: ``==1.2``
-is ``>=1.2.0, <1.3.0``, ``<=1.2`` is ``<1.3.0``, ``>1.2`` is ``>=1.3.0``. A bare version is ``==``.
-
-Caret: ``^1.2.3`` = ``>=1.2.3, <2.0.0``; ``^0.2.3`` = ``>=0.2.3, <0.3.0``; ``^0.0.3`` =
-``>=0.0.3, <0.0.4``; ``^1.2`` = ``>=1.2.0, <2.0.0``; ``^0`` = ``>=0.0.0, <1.0.0``.
-Tilde: ``~1.2.3`` = ``>=1.2.3, <1.3.0``; ``~1.2`` = ``>=1.2.0, <1.3.0``; ``~1`` = ``>=1.0.0, <2.0.0``.
-
-Bounds are plain semver order: ``<2.0.0`` contains ``2.0.0-beta``. Pre-releases are kept out of
-resolutions by a separate rule (`allows_prereleases`): a pre-release is only chosen for a package
-when some specifier constraining it names a pre-release version.
-"""
+"""Version specifiers (``>=1.2, <2``, ``^1.2``, ``~1.2.3``, ``==1.0.0``, ``*``) parsed into version sets."""
 
 from __future__ import annotations
 
@@ -176,6 +161,20 @@ def parse_specifier(text: str) -> VersionSet:
 
     ``*`` or an empty string allow every version. Raises `InvalidSpecifier` naming the offending
     text and its position.
+
+    Grammar: clauses separated by ``,`` (AND); ``||`` separates alternatives (OR, what ``str()`` of a
+    `VersionSet` may print). A clause is ``*`` or an optional operator (``==``, ``=``, ``!=``, ``>=``,
+    ``>``, ``<=``, ``<``, ``^``, ``~``) followed by a version, which may be partial (``1`` or ``1.2``,
+    also ``1.2.*`` / ``1.x``). A partial version stands for its whole range, as in cargo: ``==1.2``
+    is ``>=1.2.0, <1.3.0``, ``<=1.2`` is ``<1.3.0``, ``>1.2`` is ``>=1.3.0``. A bare version is ``==``.
+
+    Caret: ``^1.2.3`` = ``>=1.2.3, <2.0.0``; ``^0.2.3`` = ``>=0.2.3, <0.3.0``; ``^0.0.3`` =
+    ``>=0.0.3, <0.0.4``; ``^1.2`` = ``>=1.2.0, <2.0.0``; ``^0`` = ``>=0.0.0, <1.0.0``.
+    Tilde: ``~1.2.3`` = ``>=1.2.3, <1.3.0``; ``~1.2`` = ``>=1.2.0, <1.3.0``; ``~1`` = ``>=1.0.0, <2.0.0``.
+
+    Bounds are plain semver order: ``<2.0.0`` contains ``2.0.0-beta``. Pre-releases are kept out of
+    resolutions by a separate rule (`allows_prereleases`): a pre-release is only chosen for a package
+    when some specifier constraining it names a pre-release version.
     """
     return _parse(text)[0]
 

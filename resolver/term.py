@@ -1,9 +1,4 @@
-"""Terms: a statement that a package's selected version is (or is not) in a version set.
-
-See the "Term" section of dart-lang/pub ``doc/solver.md``. A positive term ``foo ^1.0.0`` is
-true when a version of ``foo`` in ``^1.0.0`` is selected; a negative term ``not foo ^1.0.0`` is
-true when ``foo`` is not selected at all or a version outside ``^1.0.0`` is.
-"""
+"""Terms: a statement that a package's selected version is (or is not) in a version set."""
 
 from __future__ import annotations
 
@@ -23,7 +18,12 @@ class Relation(Enum):
 
 
 class Term:
-    """``package in versions`` when `positive`, otherwise ``not (package in versions)``."""
+    """``package in versions`` when `positive`, otherwise ``not (package in versions)``.
+
+    See the "Term" section of dart-lang/pub ``doc/solver.md``. A positive term ``foo ^1.0.0`` is
+    true when a version of ``foo`` in ``^1.0.0`` is selected; a negative term ``not foo ^1.0.0`` is
+    true when ``foo`` is not selected at all or a version outside ``^1.0.0`` is.
+    """
 
     __slots__ = ("package", "positive", "versions")
 

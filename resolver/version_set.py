@@ -1,13 +1,4 @@
-"""Sets of versions as canonical unions of half-open intervals, with the set algebra PubGrub needs.
-
-Every set is stored as sorted, disjoint, non-touching intervals ``[low, high)`` (``None`` meaning
-unbounded). Because every version has an immediate successor (`version_successor`), inclusive
-upper bounds and exclusive lower bounds are rewritten to this one shape, so two sets with the
-same members always have the same representation: equality of sets is equality of values.
-
-Primitives: `empty`, `full`, `singleton`, `complement`, `intersection`, `contains`; everything
-else is derived from them.
-"""
+"""Sets of versions as canonical unions of half-open intervals, with the set algebra PubGrub needs."""
 
 from __future__ import annotations
 
@@ -32,7 +23,16 @@ def _low_key(low: Version | None) -> tuple[int, Version | None]:
 
 
 class VersionSet:
-    """An immutable, hashable set of versions (see the module docstring for its canonical form)."""
+    """An immutable, hashable set of versions in a canonical form.
+
+    Every set is stored as sorted, disjoint, non-touching intervals ``[low, high)`` (``None`` meaning
+    unbounded). Because every version has an immediate successor (`version_successor`), inclusive
+    upper bounds and exclusive lower bounds are rewritten to this one shape, so two sets with the
+    same members always have the same representation: equality of sets is equality of values.
+
+    Primitives: `empty`, `full`, `singleton`, `complement`, `intersection`, `contains`; everything
+    else is derived from them.
+    """
 
     __slots__ = ("_hash", "_intervals", "_single")
 
