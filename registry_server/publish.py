@@ -103,7 +103,7 @@ class _Check:
         if not upload.files:
             self.issues.append("files: no files uploaded (send one 'files' part per file)")
         for part in upload.files:
-            if part.content_type.split(";")[0].strip().lower() in _LINK_TYPES:
+            if part.content_type.split(";")[0].strip().lower() in _LINK_TYPES or " -> " in part.name:
                 self.issues.append(f"{part.name}: links are not allowed, only regular files")
             elif part.name in files:
                 self.issues.append(f"{part.name}: uploaded twice")

@@ -78,8 +78,11 @@ def test_escaping_file_names_are_refused(api: Api, filename: bytes, needle: str)
     refused(api, post_raw(api, filename), 400, needle)
 
 
-def test_symlink_like_parts_are_refused(api: Api) -> None:
-    refused(api, post_raw(api, b"link", b"inode/symlink"), 400, "links are not allowed")
+@pytest.mark.parametrize(("filename", "content_type"), [
+    (b"link", b"inode/symlink"), (b"link", b"application/x-symlink"), (b"link -> /etc/passwd", b"text/plain"),
+])
+def test_symlink_like_parts_are_refused(api: Api, filename: bytes, content_type: bytes) -> None:
+    refused(api, post_raw(api, filename, content_type), 400, "links are not allowed")
 
 
 def test_duplicate_file_names_are_refused(api: Api) -> None:
