@@ -32,12 +32,12 @@ class _Describer:
         self,
         display_name: Callable[[str], str] | None = None,
         root_name: str = "root",
-        texts: dict[VersionSet, str] | None = None,
+        texts: dict[tuple[str, VersionSet], str] | None = None,
     ) -> None:
         self._display_name = display_name or _identity
         self._root_name = root_name
-        # Specifier text as written, for sets that appear in dependencies: a derived term
-        # "baz >=3.0.0, <4.0.0" reads "baz ^3.0" when some dependency said "^3.0".
+        # Specifier text as written, for (package, set) pairs that appear in dependencies: a
+        # derived term "baz >=3.0.0, <4.0.0" reads "baz ^3.0" when a dependency on baz said "^3.0".
         self._texts = texts or {}
 
     def package(self, package: str) -> str:
@@ -57,7 +57,7 @@ class _Describer:
         single = versions.single_version()
         if single is not None:
             return f"{name} {single}"
-        return f"{name} {self._texts.get(versions) or versions}"
+        return f"{name} {self._texts.get((term.package, versions)) or versions}"
 
     def skipped(self, cause: NoVersionsCause) -> str:
         if not cause.skipped:
@@ -81,7 +81,7 @@ class _Describer:
             name = self.package(term.package)
             if term.versions.is_full():
                 return f"{name} has no versions{self.skipped(cause)}"
-            versions = self._texts.get(term.versions) or str(term.versions)
+            versions = self._texts.get((term.package, term.versions)) or str(term.versions)
             return f"no versions of {name} match {versions}{self.skipped(cause)}"
         if isinstance(cause, UnavailableCause) and len(terms) == 1:
             return f"{self.term(terms[0])} is unavailable ({cause.reason})"
@@ -133,7 +133,7 @@ class _Describer:
         first_positive, second_positive = _single(first, True), _single(second, True)
         if first_positive is None or second_positive is None:
             return None
-        if first_positive.package != second_positive.package:
+        if first_positive != second_positive:  # the same package *and* the same versions
             return None
         first_negatives = " or ".join(self.term(t, source=first) for t in first.terms if not t.positive)
         second_negatives = " or ".join(self.term(t, source=second) for t in second.terms if not t.positive)
@@ -376,13 +376,13 @@ def _single_line(incompatibility: Incompatibility) -> bool:
     return not cause.conflict.is_derived and not cause.other.is_derived
 
 
-def _dependency_texts(root: Incompatibility) -> dict[VersionSet, str]:
-    texts: dict[VersionSet, str] = {}
+def _dependency_texts(root: Incompatibility) -> dict[tuple[str, VersionSet], str]:
+    texts: dict[tuple[str, VersionSet], str] = {}
     for leaf in root.external_incompatibilities():
         if isinstance(leaf.cause, DependencyCause):
             dependency = leaf.cause.dependency
             if dependency.text != "*":
-                texts.setdefault(dependency.spec, dependency.text)
+                texts.setdefault((dependency.package, dependency.spec), dependency.text)
     return texts
 
 
