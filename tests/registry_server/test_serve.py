@@ -1,0 +1,46 @@
+"""`strawpot registry serve` as a user runs it: default data folder, URL on stderr, rate limit on the wire."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from tests._live_registry import spawn_server, stop_server
+
+
+def test_serve_creates_the_default_data_folder_and_prints_its_url(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "registry", "serve", "--port", "0"],
+                                   cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=out)
+    try:
+        deadline = time.monotonic() + 30
+        while not (match := re.search(r"registry listening on (http://127\.0\.0\.1:\d+)", log.read_text())):
+            assert time.monotonic() < deadline and process.poll() is None, log.read_text()
+            time.sleep(0.05)
+        with httpx.Client(trust_env=False) as http:
+            doc = http.get(f"{match[1]}/api/v1/openapi.json").json()
+            assert "/api/v1/{kinds}/{slug}/versions" in doc["paths"]
+        assert (tmp_path / "registry-data" / "registry.sqlite3").is_file()
+        assert (tmp_path / "registry-data" / "blobs").is_dir()
+    finally:
+        stop_server(process)
+    assert process.returncode == 0 or process.returncode < 0
+
+
+def test_rate_limit_on_the_wire(tmp_path: Path) -> None:
+    process, url = spawn_server(tmp_path / "data", tmp_path / "serve.log", rate_limit=2)
+    try:
+        with httpx.Client(trust_env=False) as http:
+            codes = [http.get(f"{url}/api/v1/skills") for _ in range(8)]
+        limited = [r for r in codes if r.status_code == 429]
+        assert limited and codes[0].status_code == 200
+        assert limited[0].headers["retry-after"].isdigit() and int(limited[0].headers["retry-after"]) >= 1
+        assert limited[0].json()["error"].startswith("rate limit exceeded")
+    finally:
+        stop_server(process)
