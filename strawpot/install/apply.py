@@ -75,16 +75,21 @@ def stage(tree: InstalledTree, prepared: list[Prepared]) -> list[Staged]:
 
 
 def _write_files(root: Path, files: dict[str, tuple[bytes, bool]]) -> None:
-    base = os.path.realpath(root)
+    """Write into a fresh dir that only we create folders in; paths were checked by read_archive or
+    safe_relative_path (relative, no `..`), and O_EXCL|O_NOFOLLOW refuses anything already there."""
+    made: set[str] = set()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     for path, (data, executable) in sorted(files.items()):
-        dest = root / path  # paths were checked by read_archive / safe_relative_path
-        if not os.path.realpath(dest).startswith(base + os.sep):
+        if path.startswith("/") or ".." in path.split("/"):
             raise ValueError(f"refusing to write outside the package folder: {path!r}")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        folder = path.rpartition("/")[0]
+        if folder and folder not in made:
+            (root / folder).mkdir(parents=True, exist_ok=True)
+            made.add(folder)
+        fd = os.open(root / path, flags, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.chmod(dest, 0o755 if executable else 0o644)
+            os.fchmod(fh.fileno(), 0o755 if executable else 0o644)
 
 
 def discard(staged: list[Staged]) -> None:

@@ -39,23 +39,36 @@ def prepare(
     from hub_client import HubError
 
     wanted = list(packages)
-    with_archive = {_item(p): p for p in wanted if p.archive_sha256}
+    assert client.cache is not None
+    cache = client.cache
     done: dict[tuple[str, str], Prepared] = {}
+    cached: dict[tuple[str, str], bytes] = {}
+    missing: dict[tuple[str, str, str, str, int | None], LockedPackage] = {}
+    for pkg in wanted:
+        if not pkg.archive_sha256:
+            continue
+        data = cache.read_archive(pkg.archive_sha256)  # verified in memory; a corrupted entry is a miss
+        if data is None:
+            missing[_item(pkg)] = pkg
+        else:
+            cached[(pkg.kind.value, pkg.name)] = data
+            if progress is not None:
+                progress(pkg)
 
     def on_archive(item: tuple[str, str, str, str, int | None], result: object) -> None:
         if progress is not None and not isinstance(result, HubError):
-            progress(with_archive[item])
+            progress(missing[item])
 
-    results = client.fetch_archives(with_archive, on_archive)
-    for item, result in results.items():
+    for result in client.fetch_archives(missing, on_archive).values():
         if isinstance(result, HubError):
             raise result
-        pkg = with_archive[item]
-        done[(pkg.kind.value, pkg.name)] = Prepared(pkg, _archive_files(client, pkg))
     for pkg in wanted:
-        if not pkg.archive_sha256:
+        key = (pkg.kind.value, pkg.name)
+        if pkg.archive_sha256:
+            done[key] = Prepared(pkg, _archive_files(client, pkg, cached.get(key)))
+        else:
             contents = (fetched or {}).get((f"{pkg.kind.value}:{pkg.name}", pkg.version))
-            done[(pkg.kind.value, pkg.name)] = Prepared(pkg, _loose_files(client, pkg, contents))
+            done[key] = Prepared(pkg, _loose_files(client, pkg, contents))
             if progress is not None:
                 progress(pkg)
     return [done[(p.kind.value, p.name)] for p in wanted]
@@ -65,10 +78,11 @@ def _item(pkg: LockedPackage) -> tuple[str, str, str, str, int | None]:
     return (pkg.kind.value, pkg.name, pkg.version, pkg.archive_sha256 or "", pkg.archive_size)
 
 
-def _archive_files(client: HubClient, pkg: LockedPackage) -> dict[str, tuple[bytes, bool]]:
-    """Read the cached archive (re-hashed in memory; a corrupted entry is fetched again once)."""
+def _archive_files(client: HubClient, pkg: LockedPackage, data: bytes | None) -> dict[str, tuple[bytes, bool]]:
+    """The archive's files, checked (its bytes re-hashed in memory; a corrupted entry is fetched again once)."""
     assert client.cache is not None and pkg.archive_sha256
-    data = client.cache.read_archive(pkg.archive_sha256)
+    if data is None:
+        data = client.cache.read_archive(pkg.archive_sha256)
     if data is None:  # changed on disk since it was fetched: the cache dropped it, fetch once more
         client.fetch_archive(*_item(pkg))
         data = client.cache.read_archive(pkg.archive_sha256)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hub_client import HubError, NotFound, OfflineMiss, PackageVersions, VersionInfo
@@ -31,9 +31,18 @@ _DEPENDENCY_GROUPS: dict[Kind, tuple[tuple[str, Kind], ...]] = {
 class HubProvider:
     """Answers the solver from a registry, remembering every answer for the lockfile."""
 
-    def __init__(self, client: HubClient, *, role_agents: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        client: HubClient,
+        *,
+        role_agents: Mapping[str, str] | None = None,
+        preferred: Mapping[str, str] | None = None,
+        speculate: Callable[[str, str, VersionInfo], None] | None = None,
+    ) -> None:
         self.client = client
         self.role_agents = dict(role_agents or {})
+        self.preferred = dict(preferred or {})  # package id -> the locked version, tried first
+        self.speculate = speculate  # told (kind, slug, version) of the likely pick as soon as it is known
         self._known: dict[str, PackageVersions | HubError] = {}
         self._lock = threading.Lock()
         # (package id, version) -> {dependency id: specifier text}: the edges the lock records
@@ -50,9 +59,20 @@ class HubProvider:
             for (kind, slug), result in results.items():
                 pid = package_id(Kind(kind), slug)
                 self._store(pid, result)
-                if isinstance(result, PackageVersions) and (newest := _newest(result)) is not None:
-                    ahead.update(dict.fromkeys(self._raw_dependencies(pid, newest, with_agent=True)))
+                if isinstance(result, PackageVersions) and (likely := self._likely(pid, result)) is not None:
+                    ahead.update(dict.fromkeys(self._raw_dependencies(pid, likely, with_agent=True)))
+                    if self.speculate is not None:
+                        self.speculate(kind, slug, likely)
             wave = [p for p in ahead if p not in self._known]
+
+    def _likely(self, pid: str, found: PackageVersions) -> VersionInfo | None:
+        """The version a resolution most likely picks: the locked one if listed, else the newest."""
+        locked = self.preferred.get(pid)
+        if locked is not None:
+            for info in found.versions:
+                if _same_version(info.version, locked):
+                    return info
+        return _newest(found)
 
     def _store(self, pid: str, result: PackageVersions | HubError) -> None:
         if isinstance(result, HubError) and not isinstance(result, NotFound | OfflineMiss):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NoReturn
 
@@ -17,7 +17,7 @@ from strawpot.model.errors import ConflictError, RegistryUnreachable, UsageError
 from strawpot.model.lockfile import LockedDependency, LockedFile, LockedPackage, LockedTool, Lockfile
 
 if TYPE_CHECKING:
-    from hub_client import HubClient
+    from hub_client import HubClient, VersionInfo
     from strawpot.model.manifest import ManifestEntry
 
 
@@ -65,9 +65,11 @@ def resolve(
     role_agents: Mapping[str, str] | None = None,
     preferences: Mapping[str, Version] | None = None,
     where: str = "strawpot.toml",
+    speculate: Callable[[str, str, VersionInfo], None] | None = None,
 ) -> Resolution:
     """Solve the requirements against the registry and build the lock (raises ConflictError, exit 3)."""
-    provider = HubProvider(client, role_agents=role_agents)
+    preferred = {pid: str(v) for pid, v in (preferences or {}).items()}
+    provider = HubProvider(client, role_agents=role_agents, preferred=preferred, speculate=speculate)
     roots = root_dependencies(entries, where=where)
     provider.prefetch(roots)
     _check_roots(provider, roots)

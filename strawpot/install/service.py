@@ -27,6 +27,7 @@ from strawpot.settings import Project
 
 if TYPE_CHECKING:
     from hub_client import HubClient
+    from strawpot.install.background import Speculator
     from strawpot.model.lockfile import LockedPackage
 
 
@@ -155,6 +156,7 @@ class _Run:
         self.url = ""
         self.fetched: dict[tuple[str, str], dict[str, bytes]] = {}
         self._placeholders: set[tuple[Kind, str]] = set()
+        self.speculator: Speculator | None = None
 
     # -- the pipeline -----------------------------------------------------------------------------
 
@@ -200,10 +202,21 @@ class _Run:
             from strawpot.hub import open_client
             from strawpot.settings import registry_token
 
-            self._client = open_client(self.url, token=registry_token(self.url), offline=self.options.offline)
+            transport = None
+            if self.url.startswith("http://"):  # plain HTTP: skip loading CA certificates we would never use
+                import httpx
+
+                transport = httpx.HTTPTransport(
+                    verify=False, limits=httpx.Limits(max_connections=16, max_keepalive_connections=16)
+                )
+            self._client = open_client(
+                self.url, token=registry_token(self.url), offline=self.options.offline, transport=transport
+            )
         return self._client
 
     def close(self) -> None:
+        if self.speculator is not None:
+            self.speculator.settle(timeout=0)
         if self._own_client and self._client is not None:
             self._client.close()
 
@@ -276,7 +289,7 @@ class _Run:
         }
         resolution = resolve(
             self.client, manifest.entries(), source=self.url, manifest_hash="", role_agents=role_agents,
-            preferences=prefs, where=str(manifest.path),
+            preferences=prefs, where=str(manifest.path), speculate=self._speculator(),
         )
         self.fetched = resolution.fetched
         for kind, name in sorted(self._placeholders):
@@ -286,15 +299,37 @@ class _Run:
                 self.outcome.saved.append((kind, name, f"^{pkg.version}"))
         return dataclasses.replace(resolution.lock, manifest_hash=manifest.dependency_hash())
 
+    def _speculator(self) -> Speculator | None:
+        """Archive downloads that start while resolving (not for lock-only, dry or offline runs)."""
+        opts = self.options
+        if opts.offline or opts.dry_run or opts.check or not opts.sync_tree:
+            return None
+        from strawpot.install.background import Speculator
+
+        tree = self.tree
+
+        def wanted(kind: str, name: str, version: str) -> bool:
+            return tree.installed_version(Kind(kind), name) != version
+
+        self.speculator = Speculator(self.client, wanted)
+        return self.speculator
+
     # -- applying ---------------------------------------------------------------------------------
 
     def _apply(self, plan: Plan, lock: Lockfile, manifest: Manifest | None) -> None:
         prepared = []
+        if self.speculator is not None:
+            self.speculator.settle()
         if plan.install:
             with self.reporter.progress("Downloading", len(plan.install)) as advance:
                 from strawpot.install.prepare import prepare
 
                 prepared = prepare(self.client, plan.install, fetched=self.fetched, progress=advance)
+        counter = None
+        if plan.install and not self.options.offline:  # counted while the tree is written
+            from strawpot.install.background import DownloadCounter
+
+            counter = DownloadCounter(self.client, plan.install)
         staged = stage(self.tree, prepared)
         try:
             if self.options.save and manifest is not None and (self.edit.add or self.edit.remove):
@@ -310,18 +345,8 @@ class _Run:
             discard(staged)
             raise
         remove(self.tree, list(plan.remove))
-        if plan.install and not self.options.offline:
-            self._track(plan.install)
-
-    def _track(self, packages: tuple[LockedPackage, ...]) -> None:
-        """Count downloads, best effort and bounded in time: never fails or slows an install much."""
-        from concurrent.futures import ThreadPoolExecutor, wait
-
-        client = self.client
-        pool = ThreadPoolExecutor(max_workers=min(16, len(packages)), thread_name_prefix="track")
-        futures = [pool.submit(client.track_download, p.kind.value, p.name, p.version) for p in packages]
-        wait(futures, timeout=2.0)
-        pool.shutdown(wait=False, cancel_futures=True)
+        if counter is not None:
+            counter.finish()
 
     def _tools(self, lock: Lockfile) -> None:
         missing = missing_tools(lock)

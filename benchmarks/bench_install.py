@@ -1,0 +1,198 @@
+"""Cold install of a role with 100 transitive packages: `strawpot install` vs `strawhub install` 0.1.54.
+
+Both run as subprocesses against one live `strawpot registry serve` in the same run, with an empty cache
+and an empty project, twice: on bare loopback, and through an in-benchmark proxy that adds a fixed
+delay (50 ms by default) to every request.
+
+    .venv/bin/python benchmarks/bench_install.py [--packages 100] [--delay-ms 50] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests._live_registry import start_registry  # noqa: E402
+
+BIN = Path(sys.executable).parent
+_HOP_HEADERS = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "content-length", "host"}
+
+
+class DelayProxy:
+    """A reverse proxy on loopback that sleeps `delay` seconds before forwarding each request."""
+
+    def __init__(self, upstream: str, delay: float) -> None:
+        target = urlsplit(upstream)
+        local = threading.local()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+                return None
+
+            def forward(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                time.sleep(delay)
+                conn = getattr(local, "conn", None)
+                if conn is None:
+                    conn = local.conn = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
+                try:
+                    conn.request(self.command, self.path, body=body, headers=headers)
+                    response = conn.getresponse()
+                except (http.client.HTTPException, OSError):
+                    conn.close()
+                    conn = local.conn = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
+                    conn.request(self.command, self.path, body=body, headers=headers)
+                    response = conn.getresponse()
+                data = response.read()
+                self.send_response(response.status, response.reason)
+                for key, value in response.getheaders():
+                    if key.lower() not in _HOP_HEADERS:
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = forward
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: object, client_address: object) -> None:
+                return None  # a client closing its keep-alive connection is not news
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> DelayProxy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def publish_graph(url: str, token: str, workdir: Path, total: int) -> str:
+    """A role whose closure is `total` packages: role → 10 skills → the rest spread under them.
+
+    Dependencies are plain slugs so strawhub 0.1.54 can resolve them too. Returns the role's slug.
+    """
+    from hub_client import HubClient
+    from strawpot.publishing.prepare import prepare_upload
+
+    skills = [f"bench-skill-{i:03d}" for i in range(total - 1)]
+    top, rest = skills[:10], skills[10:]
+    children: dict[str, list[str]] = {s: [] for s in skills}
+    for i, slug in enumerate(rest):
+        children[top[i % len(top)]].append(slug)
+    order = rest + top  # leaves first: publishing checks that dependencies exist
+    with HubClient(url, token=token) as client:
+        for slug in order:
+            deps = "".join(f"\n        - {d}" for d in children[slug])
+            meta = f"\nmetadata:\n  strawpot:\n    dependencies:{deps}" if deps else ""
+            _publish(client, prepare_upload, workdir / slug, "SKILL.md", (
+                f"---\nname: {slug}\ndescription: benchmark skill {slug}\nversion: 1.0.0{meta}\n---\n"
+                f"# {slug}\n\n" + "Some guidance for the agent. " * 40 + "\n"
+            ), {"reference.md": ("Reference material. " * 60 + "\n").encode()})
+        role_deps = "".join(f"\n        - {s}" for s in top)
+        _publish(client, prepare_upload, workdir / "bench-role", "ROLE.md", (
+            f"---\nname: bench-role\ndescription: benchmark role\nversion: 1.0.0\nmetadata:\n  strawpot:\n"
+            f"    dependencies:\n      skills:{role_deps}\n---\n# bench-role\n"
+        ), {})
+    return "bench-role"
+
+
+def _publish(client, prepare_upload, folder: Path, main: str, text: str, extra: dict[str, bytes]) -> None:  # noqa: ANN001
+    folder.mkdir(parents=True)
+    (folder / main).write_text(text, encoding="utf-8")
+    for name, data in extra.items():
+        (folder / name).write_bytes(data)
+    upload = prepare_upload(folder)
+    client.publish(upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files])
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return elapsed
+
+
+def count_installed(project: Path) -> int:
+    root = project / ".strawpot"
+    return sum(1 for kind in ("skills", "roles") if (root / kind).is_dir()
+               for p in (root / kind).iterdir() if (p / ".version").is_file())
+
+
+def run_once(tool: str, url: str, role: str, scratch: Path, expected: int) -> float:
+    project = Path(tempfile.mkdtemp(prefix=f"{tool}-proj-", dir=scratch))
+    home = Path(tempfile.mkdtemp(prefix=f"{tool}-home-", dir=scratch))
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
+           "XDG_CACHE_HOME": str(home / "cache"), "STRAWPOT_HOME": str(home / "global")}
+    if tool == "strawpot":
+        env.update(STRAWPOT_REGISTRY_URL=url, STRAWPOT_CACHE_DIR=str(home / "sp-cache"),
+                   STRAWPOT_CONFIG_DIR=str(home / "sp-config"))
+        cmd = [str(BIN / "strawpot"), "install", "role", role, "--skip-tools"]
+    else:
+        env.update(STRAWHUB_API_URL=url)
+        cmd = [str(BIN / "strawhub"), "install", "role", role, "--skip-tools"]
+    elapsed = timed(cmd, project, env)
+    found = count_installed(project)
+    if found != expected:
+        raise SystemExit(f"{tool} installed {found} packages, expected {expected}")
+    shutil.rmtree(project)
+    shutil.rmtree(home)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--packages", type=int, default=100, help="packages in the role's closure (with the role)")
+    parser.add_argument("--delay-ms", type=float, default=50.0, help="latency the proxy adds to every request")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per tool and setting (the median is shown)")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="bench-install-") as tmp:
+        scratch = Path(tmp)
+        (scratch / "registry").mkdir()
+        with start_registry(scratch / "registry") as live:
+            t0 = time.perf_counter()
+            role = publish_graph(live.url, live.token, scratch / "packages", args.packages)
+            print(f"published {args.packages} packages to {live.url} in {time.perf_counter() - t0:.1f}s")
+            results: dict[str, dict[str, float]] = {}
+            with DelayProxy(live.url, args.delay_ms / 1000) as proxy:
+                for label, url in (("loopback", live.url), (f"+{args.delay_ms:g} ms", proxy.url)):
+                    for tool in ("strawpot", "strawhub"):
+                        runs = [run_once(tool, url, role, scratch, args.packages) for _ in range(args.repeat)]
+                        results.setdefault(label, {})[tool] = statistics.median(runs)
+                        print(f"  {label:>10}  {tool:<9} " + "  ".join(f"{r:6.2f}s" for r in runs), flush=True)
+    print(f"\ncold install of a role with {args.packages} packages (median of {args.repeat}):")
+    for label, row in results.items():
+        ratio = row["strawhub"] / row["strawpot"]
+        print(f"  {label:>10}: strawpot {row['strawpot']:6.2f}s   strawhub {row['strawhub']:6.2f}s   "
+              f"strawpot is {ratio:5.1f}x faster")
+
+
+if __name__ == "__main__":
+    main()
