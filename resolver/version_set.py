@@ -80,6 +80,15 @@ class VersionSet:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("VersionSet is immutable")
 
+    def __reduce__(self) -> tuple[object, tuple[tuple[Interval, ...]]]:
+        return (VersionSet._canonical, (self._intervals,))
+
+    def __copy__(self) -> VersionSet:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> VersionSet:
+        return self
+
     # -- primitives ---------------------------------------------------------------------------
 
     @classmethod

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import random
 from collections.abc import Callable
 
@@ -216,6 +218,14 @@ def test_immutable() -> None:
     else:  # pragma: no cover
         raise AssertionError("VersionSet must be immutable")
     assert s.is_full()
+
+
+def test_pickle_and_copy() -> None:
+    s = parse_specifier("^1.2 || >=3, !=3.1.0")
+    assert pickle.loads(pickle.dumps(s)) == s
+    assert copy.copy(s) is s and copy.deepcopy([s])[0] is s
+    v = Version.parse("1.2.3-rc.1+b")
+    assert pickle.loads(pickle.dumps(v)) == v and str(copy.deepcopy(v)) == "1.2.3-rc.1+b"
 
 
 def test_filter_keeps_order() -> None:
