@@ -1,8 +1,10 @@
 """The no-op check of a bare `strawpot install`: lock current and tree equal to it, with stdlib imports only.
 
-It must stay cheap (no tomlkit, httpx, rich or resolver), so it recomputes the manifest's dependency
-hash from `tomllib`; a test keeps it equal to `Manifest.dependency_hash`. Any doubt returns None and
-the full path decides.
+It must stay cheap (no tomlkit, httpx, rich or resolver, not even the TOML lock parser): the full path
+leaves `.strawpot/.install-index.json`, the lock's package and file list as JSON keyed by the sha256 of
+the lock's bytes, so a no-op reads one small JSON file and stats the tree. Without a matching index it
+parses the lock. The manifest's dependency hash is recomputed from `tomllib`; a test keeps it equal to
+`Manifest.dependency_hash`. Any doubt returns False and the full path decides.
 """
 
 from __future__ import annotations
@@ -10,13 +12,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import KIND_ORDER, Kind
-from strawpot.model.lockfile import Lockfile
+
+if TYPE_CHECKING:
+    from strawpot.model.lockfile import Lockfile
+
+INDEX_NAME = ".install-index.json"
+INDEX_FORMAT = 1
+_LEFTOVER_PREFIXES = (".tmp-", ".old-", ".del-")
+
+# one package of the index: [plural, name, version, [[path, size, executable], ...], [agent tool names]]
+Entry = list[Any]
 
 
 def manifest_hash(path: Path) -> str | None:
@@ -46,21 +57,104 @@ def manifest_hash(path: Path) -> str | None:
     return "sha256:" + hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
 
 
-def up_to_date(manifest_path: Path, lock_path: Path, tree_root: Path, *, frozen: bool = False) -> Lockfile | None:
-    """The lock, if it matches the manifest (unless `frozen`) and the tree matches it; else None."""
+# -- the index -----------------------------------------------------------------------------------------
+
+
+def write_index(tree_root: Path, lock_path: Path, lock: Lockfile) -> None:
+    """Record the lock as JSON for the next no-op check (best effort: a cache, never required)."""
+    from strawpot.model.fs import atomic_write
+
+    try:
+        digest = hashlib.sha256(lock_path.read_bytes()).hexdigest()
+    except OSError:
+        return
+    payload = {
+        "format": INDEX_FORMAT,
+        "lock_sha256": digest,
+        "manifest_hash": lock.manifest_hash,
+        "packages": [
+            [p.kind.plural, p.name, p.version, [[f.path, f.size, f.executable] for f in p.files],
+             [t.name for t in p.tools] if p.kind is Kind.AGENT else []]
+            for p in lock.packages
+        ],
+    }
+    try:
+        atomic_write(tree_root / INDEX_NAME, json.dumps(payload, separators=(",", ":")))
+    except OSError:
+        return
+
+
+def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry]] | None:
+    """(manifest hash, packages) of the lock: from the index when it matches the lock's bytes."""
+    try:
+        raw = lock_path.read_bytes()
+    except OSError:
+        return None
+    try:
+        index = json.loads((tree_root / INDEX_NAME).read_bytes())
+        if index.get("format") == INDEX_FORMAT and index.get("lock_sha256") == hashlib.sha256(raw).hexdigest():
+            return str(index["manifest_hash"]), list(index["packages"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    from strawpot.model.lockfile import Lockfile
+
     try:
         lock = Lockfile.load(lock_path)
     except Exception:  # noqa: BLE001 - any problem is for the full path to report
         return None
-    if not frozen and manifest_hash(manifest_path) != lock.manifest_hash:
+    return lock.manifest_hash, [
+        [p.kind.plural, p.name, p.version, [[f.path, f.size, f.executable] for f in p.files],
+         [t.name for t in p.tools] if p.kind is Kind.AGENT else []]
+        for p in lock.packages
+    ]
+
+
+# -- the check -----------------------------------------------------------------------------------------
+
+
+def up_to_date(manifest_path: Path, lock_path: Path, tree_root: Path, *, frozen: bool = False) -> list[Entry] | None:
+    """The lock's packages, if the lock matches the manifest (unless `frozen`) and the tree matches the
+    lock (`.version`, file sizes and executable bits, no extra files); else None."""
+    found = _entries(lock_path, tree_root)
+    if found is None:
         return None
-    tree = InstalledTree(tree_root)
+    locked_hash, packages = found
+    if not frozen and manifest_hash(manifest_path) != locked_hash:
+        return None
     if _leftovers(tree_root):
         return None  # a killed run left temp or old dirs: the full path recovers them
-    for pkg in lock.packages:
-        if tree.verify_package(pkg, deep=False):
+    for plural, name, version, files, _tools in packages:
+        if not _package_matches(tree_root / plural / name, version, files):
             return None
-    return lock
+    return packages
+
+
+def _package_matches(base: Path, version: str, files: list[list[Any]]) -> bool:
+    try:
+        if (base / ".version").read_text(encoding="utf-8").strip() != version:
+            return False
+    except (OSError, UnicodeDecodeError):
+        return False
+    for path, size, executable in files:
+        try:
+            st = os.lstat(base / path)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode) or st.st_size != size or bool(st.st_mode & stat.S_IXUSR) != executable:
+            return False
+    expected = len(files) + 1  # every locked file and .version; anything more is an extra file
+    return _count_files(base) == expected
+
+
+def _count_files(folder: Path) -> int:
+    count = 0
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                count += _count_files(Path(entry.path))
+            else:
+                count += 1
+    return count
 
 
 def _leftovers(tree_root: Path) -> bool:
@@ -69,7 +163,7 @@ def _leftovers(tree_root: Path) -> bool:
             names = os.listdir(tree_root / kind.plural)
         except (FileNotFoundError, NotADirectoryError):
             continue
-        if any(name.startswith((".tmp-", ".old-", ".del-")) for name in names):
+        if any(name.startswith(_LEFTOVER_PREFIXES) for name in names):
             return True
     return False
 
@@ -90,14 +184,14 @@ def noop_install(project: Path | None, is_global: bool, *, frozen: bool, skip_to
 
     started = time.perf_counter()
     manifest, lock_path, tree_root = project_paths(project, is_global)
-    lock = up_to_date(manifest, lock_path, tree_root, frozen=frozen)
-    if lock is None:
+    packages = up_to_date(manifest, lock_path, tree_root, frozen=frozen)
+    if packages is None:
         return False
     if not skip_tools:
-        from strawpot.install.tools import missing_tools
+        import shutil
 
-        if missing_tools(lock):
-            return False  # the full path reports them
+        if any(shutil.which(tool) is None for *_, tools in packages for tool in tools):
+            return False  # the full path reports them, with their install hints
     elapsed = time.perf_counter() - started
-    sys.stderr.write(f"Already up to date ({len(lock.packages)} packages) in {elapsed:.2f}s\n")
+    sys.stderr.write(f"Already up to date ({len(packages)} packages) in {elapsed:.2f}s\n")
     return True

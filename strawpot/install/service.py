@@ -345,6 +345,10 @@ class _Run:
             discard(staged)
             raise
         remove(self.tree, list(plan.remove))
+        if not self.outcome.lock_changed or self.outcome.lock_written:  # the lock on disk is `lock`
+            from strawpot.install.fastcheck import write_index
+
+            write_index(self.tree.root, self.project.lock_path, lock)
         if counter is not None:
             counter.finish()
 

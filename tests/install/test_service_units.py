@@ -150,3 +150,23 @@ def test_v1_only_registry_locks_hashes_of_the_files_it_served(fakehub, hub_clien
     pkg = out.lock.packages[0]
     assert pkg.archive_sha256 is None and {f.path for f in pkg.files} == {"SKILL.md", "extra.md"}
     assert (project.tree_root / "skills" / "old" / "extra.md").read_bytes() == b"more\n"
+
+
+def test_the_no_op_index_is_used_only_while_it_matches_the_lock(fakehub, hub_client, project):
+    import json
+
+    from strawpot.install.fastcheck import INDEX_NAME
+
+    fakehub.add("skill", "a", "1.0.0")
+    run(project, Edit(add=(Requested(Kind.SKILL, "a"),)), OPTS, client=hub_client)
+    index_path = project.tree_root / INDEX_NAME
+    index = json.loads(index_path.read_text())
+    assert [p[:3] for p in index["packages"]] == [["skills", "a", "1.0.0"]]
+    assert up_to_date(project.manifest_path, project.lock_path, project.tree_root) is not None
+
+    index["packages"][0][2] = "9.9.9"  # the index is trusted while its lock hash matches ...
+    index_path.write_text(json.dumps(index))
+    assert up_to_date(project.manifest_path, project.lock_path, project.tree_root) is None
+    # ... and ignored once the lock's bytes change: then the lock itself is read
+    project.lock_path.write_text(project.lock_path.read_text() + "# edited\n")
+    assert up_to_date(project.manifest_path, project.lock_path, project.tree_root) is not None
