@@ -189,12 +189,19 @@ class _Run:
         return self.outcome
 
     def _registry_url(self, manifest: Manifest | None, previous: Lockfile | None) -> str:
-        from strawpot.settings import registry_url
+        """--registry > STRAWPOT_REGISTRY_URL > [registry].url > config file > where the lock came from > default."""
+        import os
 
-        fallback = manifest.registry_url if manifest is not None else None
-        if fallback is None and self.options.frozen and previous is not None and previous.packages:
-            fallback = previous.packages[0].source or None
-        return registry_url(self.options.registry, fallback)
+        from strawpot.settings import load_config, registry_url
+
+        manifest_url = manifest.registry_url if manifest is not None else None
+        configured = (
+            self.options.registry or os.environ.get("STRAWPOT_REGISTRY_URL") or manifest_url
+            or load_config().get("registry", {}).get("url")
+        )
+        if not configured and previous is not None and previous.packages and previous.packages[0].source:
+            return previous.packages[0].source.rstrip("/")
+        return registry_url(self.options.registry, manifest_url)
 
     @property
     def client(self) -> HubClient:

@@ -255,3 +255,14 @@ def test_global_install_uses_strawpot_home(cli, tmp_path, isolated_env):
     assert 'git-workflow = "^1.0.0"' in (home / "strawpot.toml").read_text()
     assert (home / "strawpot.lock").exists()
     assert cli("verify", "--global").code == 0
+
+
+def test_a_clone_without_registry_settings_installs_from_where_the_lock_came_from(cli, project, monkeypatch):
+    assert cli("install", "skill", "git-workflow", "--project", project.dir).code == 0
+    import shutil
+
+    shutil.rmtree(project.dir / ".strawpot")
+    monkeypatch.delenv("STRAWPOT_REGISTRY_URL")
+    result = cli("install", "--project", project.dir)
+    assert result.code == 0, result.text
+    assert (project.dir / ".strawpot" / "skills" / "git-workflow" / ".version").read_text() == "1.0.0\n"
