@@ -22,6 +22,15 @@ def command(
     is_global: bool, project: Path | None, registry: str | None, as_json: bool, check: bool, offline: bool,
 ) -> None:
     """Resolve the requirements in strawpot.toml and write strawpot.lock (locked versions are kept)."""
+    if not as_json:
+        import sys
+
+        from strawpot.install.fastcheck import lock_current
+
+        count = lock_current(project, is_global)
+        if count is not None:
+            sys.stderr.write(f"strawpot.lock is up to date ({count} packages)\n")
+            return
     from strawpot.install.cli_support import RichReporter
     from strawpot.install.service import Options, run
     from strawpot.model.errors import LockOutdated

@@ -177,6 +177,15 @@ def project_paths(project: Path | None, is_global: bool) -> tuple[Path, Path, Pa
     return folder / "strawpot.toml", folder / "strawpot.lock", folder / ".strawpot"
 
 
+def lock_current(project: Path | None, is_global: bool) -> int | None:
+    """The number of locked packages if strawpot.lock matches strawpot.toml, else None."""
+    manifest, lock_path, tree_root = project_paths(project, is_global)
+    found = _entries(lock_path, tree_root)
+    if found is None or manifest_hash(manifest) != found[0]:
+        return None
+    return len(found[1])
+
+
 def noop_install(project: Path | None, is_global: bool, *, frozen: bool, skip_tools: bool) -> bool:
     """True (after saying so on stderr) when a bare install has nothing to do."""
     import sys
