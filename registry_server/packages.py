@@ -73,6 +73,8 @@ async def file(request: Request) -> Response:
     headers = {"ETag": f'"{entry.sha256}"', "Cache-Control": _IMMUTABLE if version else "no-cache"}
     if etag_matches(request, headers["ETag"]):
         return Response(status_code=304, headers=headers)
+    if entry.size > reg.blobs.max_item and (blob := reg.storage.blob_path(entry.sha256)) is not None:
+        return FileResponse(blob, media_type="application/octet-stream", headers=headers)  # streamed, not buffered
     data = reg.blobs.peek(entry.sha256) or await run_in_threadpool(reg.blobs.load, entry.sha256)
     if data is None:
         raise ApiError(500, f"the stored bytes of {path!r} are missing")

@@ -42,10 +42,12 @@ async def publish(request: Request) -> JSONResponse:
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > MAX_TOTAL_SIZE + _FRAMING_ALLOWANCE:
         raise ApiError(413, f"upload of {length} bytes is larger than the limit of {MAX_TOTAL_SIZE} bytes")
-    upload = await read_upload(
-        request.headers.get("content-type", ""), request.stream(), max_total=MAX_TOTAL_SIZE + _FRAMING_ALLOWANCE
-    )
-    new = await run_in_threadpool(prepare, reg.storage, kind, user, upload)
+    async with reg.publish_slots():  # at most a few uploads (≤ 52 MB each) in memory at once
+        upload = await read_upload(
+            request.headers.get("content-type", ""), request.stream(), max_total=MAX_TOTAL_SIZE + _FRAMING_ALLOWANCE
+        )
+        new = await run_in_threadpool(prepare, reg.storage, kind, user, upload)
+        del upload
     try:
         done = await run_in_threadpool(reg.storage.publish, new, user)
     except NotOwner as exc:

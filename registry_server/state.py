@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import anyio
 from starlette.requests import Request
 
 from registry_server.cache import BlobCache, VersionsCache
@@ -14,15 +15,25 @@ from strawpot.model.kinds import Kind
 KINDS = {kind.plural: kind for kind in Kind}
 
 
+MAX_CONCURRENT_PUBLISHES = 8
+
+
 @dataclass
 class Registry:
     storage: Storage
     versions: VersionsCache = field(init=False)
     blobs: BlobCache = field(init=False)
+    _publish_slots: anyio.Semaphore | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.versions = VersionsCache(self.storage)
         self.blobs = BlobCache(self.storage)
+
+    def publish_slots(self) -> anyio.Semaphore:
+        """Bounds the uploads held in memory at once (created on first use, inside the event loop)."""
+        if self._publish_slots is None:
+            self._publish_slots = anyio.Semaphore(MAX_CONCURRENT_PUBLISHES)
+        return self._publish_slots
 
     def changed(self, kind: Kind, slug: str) -> None:
         """A publish, yank or delete happened: forget what the caches hold for the package."""

@@ -287,3 +287,11 @@ def test_the_cached_fast_path_answers_exactly_like_the_handlers(api: Api, target
     assert slow.status_code == fast.status_code == 200
     assert slow.content == fast.content
     assert [slow.headers.get(k) for k in keys] == [fast.headers.get(k) for k in keys]
+
+
+def test_large_files_are_served_whole(api: Api) -> None:
+    big = bytes(range(256)) * (5 * 4096)  # 5 MB, over the in-memory cache's per-item limit
+    api.ok("skill", {**skill("bulky"), "data.bin": big})
+    got = api.client.get("/api/v1/skills/bulky/file", params={"path": "data.bin", "version": "1.0.0"})
+    assert got.status_code == 200 and got.content == big
+    assert got.headers["etag"] == f'"{hashlib.sha256(big).hexdigest()}"'
