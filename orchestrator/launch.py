@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from orchestrator.ask import Asker
 from orchestrator.binding import Binder
@@ -21,28 +20,11 @@ from orchestrator.staging import Stager
 from strawpot.model.errors import IntegrityFailure, MissingToolError, UsageError
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
-from strawpot.model.lockfile import LOCK_NAME, Lockfile
-from strawpot.model.manifest import MANIFEST_NAME, Manifest
+from strawpot.model.layout import LOCK_NAME, MANIFEST_NAME, Project
+from strawpot.model.lockfile import Lockfile
+from strawpot.model.manifest import Manifest
 
-STATE_DIR = ".strawpot"
 MAX_LISTED = 20
-
-
-@dataclass(frozen=True)
-class Project:
-    root: Path
-
-    @property
-    def state_dir(self) -> Path:
-        return self.root / STATE_DIR
-
-    @property
-    def sessions_dir(self) -> Path:
-        return self.state_dir / "sessions"
-
-    @property
-    def memory_dir(self) -> Path:
-        return self.state_dir / "memory"
 
 
 @dataclass
@@ -61,9 +43,9 @@ class Prepared:
 def prepare(project: Project, *, role: str | None = None, cli_agent: str | None = None,
             environ: Mapping[str, str] | None = None) -> Prepared:
     """Verify the installed tree against strawpot.lock and every bound agent's tools and env vars."""
-    manifest = Manifest.load(project.root / MANIFEST_NAME)
-    lock = Lockfile.load(project.root / LOCK_NAME)
-    tree = InstalledTree(project.state_dir)
+    manifest = Manifest.load(project.manifest_path)
+    lock = Lockfile.load(project.lock_path)
+    tree = InstalledTree(project.tree_root)
     mismatches = tree.verify(lock)
     if mismatches:
         listed = "\n".join(f"  {m}" for m in mismatches[:MAX_LISTED])
@@ -101,7 +83,7 @@ class Launch:
         session = Session.create(project.sessions_dir, prepared.role, task)
         self.run = Run(
             session=session, stager=prepared.stager, policy=prepared.policy, bind=prepared.binder,
-            project_dir=project.root, asker=asker, memory=MemoryStore(project.memory_dir), base_env=base_env,
+            project_dir=project.dir, asker=asker, memory=MemoryStore(project.memory_dir), base_env=base_env,
         )
         self.server = DendenServer(self.run)
         self.run.denden_addr = session.denden_addr = self.server.address

@@ -51,7 +51,7 @@ def _validate(request: pb.DenDenRequest, run_id: str) -> str | None:
     return None
 
 
-class DendenServicer(pb_grpc.DendenServicer):
+class DendenServicer(pb_grpc.DendenServicer):  # type: ignore[misc]  # generated base is untyped
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.started = time.monotonic()
@@ -135,7 +135,7 @@ class DendenServer:
     def __init__(self, backend: Backend, host: str = "127.0.0.1", port: int = 0,
                  max_workers: int = DEFAULT_MAX_WORKERS) -> None:
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="denden"))
-        pb_grpc.add_DendenServicer_to_server(DendenServicer(backend), self._server)  # type: ignore[no-untyped-call]
+        pb_grpc.add_DendenServicer_to_server(DendenServicer(backend), self._server)
         self.host = host
         self.port = self._server.add_insecure_port(f"{host}:{port}")
         if not self.port:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
-from strawpot.model.lockfile import LOCK_NAME
-from strawpot.model.manifest import MANIFEST_NAME
+from strawpot.model.layout import Project as Project  # re-exported: commands find the layout here
+from strawpot.model.layout import global_root as global_root
 
 DEFAULT_REGISTRY_URL = "https://strawhub.dev"
 
@@ -31,11 +30,6 @@ def cache_dir() -> Path:
     return Path(user_cache_dir("strawpot"))
 
 
-def global_root() -> Path:
-    env = os.environ.get("STRAWPOT_HOME")
-    return Path(env) if env else Path.home() / ".strawpot"
-
-
 def load_config() -> dict[str, Any]:
     path = config_path()
     try:
@@ -50,38 +44,6 @@ def save_config(config: dict[str, Any]) -> None:
     import tomlkit
 
     atomic_write(config_path(), tomlkit.dumps(config), mode=0o600)
-
-
-@dataclass(frozen=True)
-class Project:
-    """A project folder: `strawpot.toml`, `strawpot.lock` and the installed tree beside them."""
-
-    dir: Path
-    is_global: bool = False
-
-    @classmethod
-    def at(cls, project: Path | None = None, *, is_global: bool = False) -> Project:
-        if is_global:
-            return cls(global_root(), is_global=True)
-        return cls((project or Path.cwd()).resolve())
-
-    @property
-    def manifest_path(self) -> Path:
-        return self.dir / MANIFEST_NAME
-
-    @property
-    def lock_path(self) -> Path:
-        return self.dir / LOCK_NAME
-
-    @property
-    def tree_root(self) -> Path:
-        """The `.strawpot` folder; a global project is the `.strawpot` folder itself."""
-        return self.dir if self.is_global else self.dir / ".strawpot"
-
-    @property
-    def lock_file_path(self) -> Path:
-        """The advisory file lock that serialises strawpot processes on this project."""
-        return self.tree_root / ".lock"
 
 
 def registry_url(explicit: str | None = None, manifest_url: str | None = None) -> str:

@@ -21,11 +21,11 @@ def command(run_id: str, project: Path | None, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from orchestrator.launch import Project
     from orchestrator.session import load_session
     from strawpot.model.errors import UsageError
+    from strawpot.model.layout import Project
 
-    data = load_session(Project((project or Path.cwd()).resolve()).sessions_dir, run_id)
+    data = load_session(Project.at(project).sessions_dir, run_id)
     if data is None:
         raise UsageError(f"no run {run_id!r} in this project", hint="list runs with `strawpot sessions`")
     agents = data.get("agents", [])

@@ -52,7 +52,8 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
 def _render(kind: str, detail: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     from strawpot.console import out_console
 
-    latest = detail.get("latestVersion") if isinstance(detail.get("latestVersion"), dict) else {}
+    raw_latest = detail.get("latestVersion")
+    latest: dict[str, Any] = raw_latest if isinstance(raw_latest, dict) else {}
     out_console.print(f"{kind} {detail.get('slug')} {latest.get('version', '')}", markup=False, style="bold")
     if detail.get("summary"):
         out_console.print(str(detail["summary"]), markup=False)

@@ -25,10 +25,10 @@ def command(project: Path | None, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from orchestrator.launch import Project
     from orchestrator.session import list_sessions
+    from strawpot.model.layout import Project
 
-    runs = list_sessions(Project((project or Path.cwd()).resolve()).sessions_dir)
+    runs = list_sessions(Project.at(project).sessions_dir)
     if as_json:
         print_json({"sessions": [{k: v for k, v in r.items() if k != "agents"} | {"agents": len(r.get("agents", []))}
                                  for r in runs]})

@@ -47,16 +47,17 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
 
     from orchestrator.ask import Asker
     from orchestrator.binding import BindingError
-    from orchestrator.launch import Launch, Project, prepare
+    from orchestrator.launch import Launch, prepare
     from orchestrator.runtime import RuntimeFailure
     from orchestrator.staging import StagingError
     from strawpot.model.errors import StrawpotError, UsageError
+    from strawpot.model.layout import Project
 
     if headless and not task:
         raise UsageError("--headless needs --task (there is no one to talk to the agent)")
     err = Console(stderr=True)
     interactive = not headless and sys.stdin.isatty()
-    prepared = prepare(Project((project or Path.cwd()).resolve()), role=role, cli_agent=runtime)
+    prepared = prepare(Project.at(project), role=role, cli_agent=runtime)
     asker = Asker(_prompt if interactive else None, write=lambda text: print(text, end="", file=sys.stderr))
     launch = Launch(prepared, task=task or "", asker=asker)
     err.print(f"run {launch.session.run_id}: role {prepared.role}, Denden on {launch.server.address}",

@@ -169,12 +169,11 @@ def _leftovers(tree_root: Path) -> bool:
 
 
 def project_paths(project: Path | None, is_global: bool) -> tuple[Path, Path, Path]:
-    """(manifest, lock, tree root) as `strawpot.settings.Project` places them, without importing it."""
-    if is_global:
-        root = Path(os.environ.get("STRAWPOT_HOME") or Path.home() / ".strawpot")
-        return root / "strawpot.toml", root / "strawpot.lock", root
-    folder = (project or Path.cwd()).resolve()
-    return folder / "strawpot.toml", folder / "strawpot.lock", folder / ".strawpot"
+    """(manifest, lock, tree root) of the project, from the import-light layout module."""
+    from strawpot.model.layout import Project
+
+    where = Project.at(project, is_global=is_global)
+    return where.manifest_path, where.lock_path, where.tree_root
 
 
 def lock_current(project: Path | None, is_global: bool) -> int | None:

@@ -15,8 +15,8 @@ from typing import Any
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
+from strawpot.model.layout import LOCK_NAME
 
-LOCK_NAME = "strawpot.lock"
 LOCK_VERSION = 1
 
 

@@ -16,8 +16,6 @@ from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
 
-MANIFEST_NAME = "strawpot.toml"
-
 
 @dataclass(frozen=True)
 class ManifestEntry:

@@ -9,7 +9,8 @@ from strawpot.model.errors import StrawpotError, UsageError
 
 def registry_for(explicit: str | None) -> str:
     """--registry > STRAWPOT_REGISTRY_URL > [registry].url of ./strawpot.toml > config file > StrawHub."""
-    from strawpot.model.manifest import MANIFEST_NAME, Manifest
+    from strawpot.model.layout import MANIFEST_NAME
+    from strawpot.model.manifest import Manifest
     from strawpot.settings import registry_url
 
     manifest_url = None

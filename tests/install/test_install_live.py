@@ -252,8 +252,10 @@ def test_global_install_uses_strawpot_home(cli, tmp_path, isolated_env):
     assert result.code == 0, result.text
     home = isolated_env / "global"
     assert (home / "skills" / "git-workflow" / ".version").read_text() == "1.0.0\n"
-    assert 'git-workflow = "^1.0.0"' in (home / "strawpot.toml").read_text()
-    assert (home / "strawpot.lock").exists()
+    # Manifest and lock one folder down: $STRAWPOT_HOME/strawpot.lock is strawhub 0.1.54's own lockfile.
+    assert 'git-workflow = "^1.0.0"' in (home / "global" / "strawpot.toml").read_text()
+    assert (home / "global" / "strawpot.lock").exists()
+    assert not (home / "strawpot.lock").exists()
     assert cli("verify", "--global").code == 0
 
 
