@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
@@ -12,11 +14,12 @@ from registry_server.render import detail_json, list_item
 from registry_server.requests import etag_matches, int_param, json_body
 from registry_server.search import score
 from registry_server.state import Registry, body_kind, path_kind, registry
-from registry_server.storage.base import VersionRecord
+from registry_server.storage.base import PackageRecord, VersionRecord
 from strawpot.model.kinds import Kind
 
 _SORTS = ("updated", "downloads", "stars")
 _IMMUTABLE = "public, max-age=31536000, immutable"
+_SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
 
 async def package_versions(reg: Registry, kind: Kind, slug: str) -> PackageVersions:
@@ -39,13 +42,28 @@ def pick_version(entry: PackageVersions, kind: Kind, slug: str, version: str | N
     return entry.latest
 
 
+class _counted:
+    """The package reads that show download counts, run after the pending counts are written."""
+
+    def __init__(self, reg: Registry) -> None:
+        self.reg = reg
+
+    def list_packages(self, kind: Kind | None, sort: str, limit: int) -> list[PackageRecord]:
+        self.reg.downloads.flush()
+        return self.reg.storage.list_packages(kind, sort, limit)
+
+    def get_package(self, kind: Kind, slug: str) -> PackageRecord | None:
+        self.reg.downloads.flush()
+        return self.reg.storage.get_package(kind, slug)
+
+
 async def list_packages(request: Request) -> JSONResponse:
     kind = path_kind(request)
     limit = int_param(request, "limit", 50, 1, 200)
     sort = request.query_params.get("sort") or "updated"
     if sort not in _SORTS:
         raise ApiError(400, f"sort must be one of {', '.join(_SORTS)}, got {sort!r}")
-    records = await run_in_threadpool(registry(request).storage.list_packages, kind, sort, limit)
+    records = await run_in_threadpool(_counted(registry(request)).list_packages, kind, sort, limit)
     return JSONResponse({"items": [list_item(r) for r in records], "count": len(records)})
 
 
@@ -53,7 +71,7 @@ async def detail(request: Request) -> JSONResponse:
     kind, slug = path_kind(request), request.path_params["slug"]
     reg = registry(request)
     entry = await package_versions(reg, kind, slug)
-    pkg = await run_in_threadpool(reg.storage.get_package, kind, slug)
+    pkg = await run_in_threadpool(_counted(reg).get_package, kind, slug)
     if pkg is None:
         raise ApiError(404, f"{kind.value} {slug!r} not found")
     version = request.query_params.get("version")
@@ -91,19 +109,23 @@ async def versions(request: Request) -> Response:
 
 
 async def archive(request: Request) -> Response:
+    """The version's archive; a full answer (200) counts one download of the package."""
     kind, slug = path_kind(request), request.path_params["slug"]
     reg = registry(request)
     record = pick_version(await package_versions(reg, kind, slug), kind, slug, request.path_params["version"])
     headers = {"ETag": f'"{record.archive_sha256}"', "Cache-Control": _IMMUTABLE}
     if etag_matches(request, headers["ETag"]):
         return Response(status_code=304, headers=headers)
-    path = reg.storage.blob_path(record.archive_sha256)
-    if path is not None:
-        return FileResponse(path, media_type="application/gzip", headers=headers)
-    data = await run_in_threadpool(reg.storage.get_blob, record.archive_sha256)
-    if data is None:
-        raise ApiError(500, "the stored archive is missing")
-    return Response(data, media_type="application/gzip", headers=headers)
+    response: Response
+    if record.archive_size > reg.blobs.max_item and (path := reg.storage.blob_path(record.archive_sha256)) is not None:
+        response = FileResponse(path, media_type="application/gzip", headers=headers)  # streamed, not buffered
+    else:
+        data = reg.blobs.peek(record.archive_sha256) or await run_in_threadpool(reg.blobs.load, record.archive_sha256)
+        if data is None:
+            raise ApiError(500, "the stored archive is missing")
+        response = Response(data, media_type="application/gzip", headers=headers)
+    reg.downloads.add(kind, slug)
+    return response
 
 
 async def search(request: Request) -> JSONResponse:
@@ -113,7 +135,7 @@ async def search(request: Request) -> JSONResponse:
     raw_kind = request.query_params.get("kind") or "all"
     kind = None if raw_kind == "all" else body_kind(raw_kind)
     limit = int_param(request, "limit", 20, 1, 100)
-    records = await run_in_threadpool(registry(request).storage.list_packages, kind, "updated", 100_000)
+    records = await run_in_threadpool(_counted(registry(request)).list_packages, kind, "updated", 100_000)
     scored = [(score(query, r.slug, r.display_name, r.summary), r) for r in records]
     hits = sorted(((s, r) for s, r in scored if s > 0), key=lambda sr: (-sr[0], -sr[1].downloads, sr[1].slug))
     results = [
@@ -124,8 +146,15 @@ async def search(request: Request) -> JSONResponse:
 
 
 async def downloads(request: Request) -> JSONResponse:
+    """v1 download counting (what strawhub sends); the count is written in the next batch."""
     body = await json_body(request)
     kind = body_kind(body.get("kind"))
     slug = body.get("slug")
-    counted = isinstance(slug, str) and await run_in_threadpool(registry(request).storage.add_download, kind, slug)
-    return JSONResponse({"ok": True, "counted": bool(counted)})
+    reg = registry(request)
+    counted = False
+    if isinstance(slug, str) and _SLUG_RE.match(slug):
+        entry = reg.versions.peek(kind, slug) or await run_in_threadpool(reg.versions.load, kind, slug)
+        if entry is not None:
+            reg.downloads.add(kind, slug)
+            counted = True
+    return JSONResponse({"ok": True, "counted": counted})

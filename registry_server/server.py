@@ -37,4 +37,5 @@ def serve(host: str, port: int, data_dir: Path, *, rate_limit: float = DEFAULT_R
     try:
         _Server(config).run()
     finally:
+        app.state.registry.close()
         storage.close()

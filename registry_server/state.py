@@ -8,6 +8,7 @@ import anyio
 from starlette.requests import Request
 
 from registry_server.cache import BlobCache, VersionsCache
+from registry_server.downloads import DownloadTally
 from registry_server.errors import ApiError
 from registry_server.storage.base import Storage
 from strawpot.model.kinds import Kind
@@ -23,17 +24,23 @@ class Registry:
     storage: Storage
     versions: VersionsCache = field(init=False)
     blobs: BlobCache = field(init=False)
+    downloads: DownloadTally = field(init=False)
     _publish_slots: anyio.Semaphore | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.versions = VersionsCache(self.storage)
         self.blobs = BlobCache(self.storage)
+        self.downloads = DownloadTally(self.storage)
 
     def publish_slots(self) -> anyio.Semaphore:
         """Bounds the uploads held in memory at once (created on first use, inside the event loop)."""
         if self._publish_slots is None:
             self._publish_slots = anyio.Semaphore(MAX_CONCURRENT_PUBLISHES)
         return self._publish_slots
+
+    def close(self) -> None:
+        """Write what is still only in memory (download counts); the storage stays open."""
+        self.downloads.close()
 
     def changed(self, kind: Kind, slug: str) -> None:
         """A publish, yank or delete happened: forget what the caches hold for the package."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from registry_server.storage.base import (
@@ -168,6 +169,13 @@ class MemoryStorage:
             if pkg is not None:
                 pkg.downloads += 1
             return pkg is not None
+
+    def add_downloads(self, counts: Mapping[tuple[Kind, str], int]) -> None:
+        with self._lock:
+            for (kind, slug), n in counts.items():
+                pkg = self._live(kind, slug)
+                if pkg is not None:
+                    pkg.downloads += n
 
     def toggle_star(self, user: User, kind: Kind, slug: str) -> tuple[bool, int] | None:
         with self._lock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -107,47 +107,65 @@ def _version(row: tuple[Any, ...]) -> VersionRecord:
 
 
 class SQLiteStorage:
-    """`<data>/registry.sqlite3` (WAL, one connection per thread) and `<data>/blobs/`."""
+    """`<data>/registry.sqlite3` (WAL) and `<data>/blobs/`.
+
+    Connections are pooled, not per thread: a request handled on a fresh worker thread (or a timer
+    thread) borrows an open connection instead of paying the connect and PRAGMAs again.
+    """
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.db_path = self.data_dir / "registry.sqlite3"
         self.blobs = DirectoryBlobs(self.data_dir / "blobs")
-        self._local = threading.local()
+        self._idle: list[sqlite3.Connection] = []
         self._all: list[sqlite3.Connection] = []
-        self._all_lock = threading.Lock()
-        conn = self._conn()
-        conn.executescript(_SCHEMA)  # idempotent: every statement is IF NOT EXISTS
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self._pool_lock = threading.Lock()
+        with self._conn() as conn:
+            conn.executescript(_SCHEMA)  # idempotent: every statement is IF NOT EXISTS
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.db_path, isolation_level=None, check_same_thread=False, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=30000")
-            conn.execute("PRAGMA foreign_keys=ON")
-            self._local.conn = conn
-            with self._all_lock:
-                self._all.append(conn)
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.db_path, isolation_level=None, check_same_thread=False, timeout=30)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        conn.execute("PRAGMA foreign_keys=ON")
+        with self._pool_lock:
+            self._all.append(conn)
         return conn
+
+    @contextmanager
+    def _conn(self) -> Iterator[sqlite3.Connection]:
+        """Borrow a pooled connection (one thread at a time uses it; opened on demand)."""
+        with self._pool_lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._connect()
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:  # never hand a half-done transaction to the next borrower
+                conn.rollback()
+            with self._pool_lock:
+                if conn in self._all:  # not closed meanwhile
+                    self._idle.append(conn)
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, taken with BEGIN IMMEDIATE so writers queue instead of deadlocking."""
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        with self._conn() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     def _one(self, sql: str, *args: Any) -> tuple[Any, ...] | None:
-        row: tuple[Any, ...] | None = self._conn().execute(sql, args).fetchone()
+        with self._conn() as conn:
+            row: tuple[Any, ...] | None = conn.execute(sql, args).fetchone()
         return row
 
     # users and tokens
@@ -204,23 +222,25 @@ class SQLiteStorage:
     def list_packages(self, kind: Kind | None, sort: str, limit: int) -> list[PackageRecord]:
         where = "p.deleted = 0" + (" AND p.kind = ?" if kind else "")
         order = _SORT.get(sort, "p.updated_at DESC")
-        rows = self._conn().execute(
-            f"SELECT {_PACKAGE_COLUMNS} FROM packages p JOIN users u ON u.id = p.owner_id"
-            f" WHERE {where} ORDER BY {order}, p.id DESC LIMIT ?",
-            (*([kind.value] if kind else []), limit),
-        ).fetchall()
+        with self._conn() as conn:
+            rows = conn.execute(
+                f"SELECT {_PACKAGE_COLUMNS} FROM packages p JOIN users u ON u.id = p.owner_id"
+                f" WHERE {where} ORDER BY {order}, p.id DESC LIMIT ?",
+                (*([kind.value] if kind else []), limit),
+            ).fetchall()
         return [_package(r) for r in rows]
 
     def versions(self, kind: Kind, slug: str) -> list[VersionRecord] | None:
-        package_id = self._package_id(kind, slug)
-        if package_id is None:
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT v.id, v.version, v.changelog, v.meta, v.archive_sha256, v.archive_size, v.yanked,"
+                " v.created_at, p.id FROM packages p LEFT JOIN versions v ON v.package_id = p.id"
+                " WHERE p.kind = ? AND p.slug = ? AND p.deleted = 0 ORDER BY v.id",
+                (kind.value, slug),
+            ).fetchall()
+        if not rows:
             return None
-        rows = self._conn().execute(
-            "SELECT id, version, changelog, meta, archive_sha256, archive_size, yanked, created_at"
-            " FROM versions WHERE package_id = ? ORDER BY id",
-            (package_id,),
-        ).fetchall()
-        return [_version(r) for r in rows]
+        return [_version(r) for r in rows if r[0] is not None]
 
     def publish(self, new: NewVersion, owner: User) -> Published:
         rec = new.record
@@ -290,6 +310,13 @@ class SQLiteStorage:
             )
         return cur.rowcount > 0
 
+    def add_downloads(self, counts: Mapping[tuple[Kind, str], int]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "UPDATE packages SET downloads = downloads + ? WHERE kind = ? AND slug = ? AND deleted = 0",
+                [(n, kind.value, slug) for (kind, slug), n in counts.items()],
+            )
+
     def toggle_star(self, user: User, kind: Kind, slug: str) -> tuple[bool, int] | None:
         with self._write() as db:
             row = db.execute(
@@ -316,8 +343,8 @@ class SQLiteStorage:
         return self.blobs.existing_path(sha256)
 
     def close(self) -> None:
-        with self._all_lock:
+        with self._pool_lock:
             for conn in self._all:
                 conn.close()
             self._all.clear()
-        self._local = threading.local()
+            self._idle.clear()

@@ -225,6 +225,34 @@ def test_downloads_never_fail(api: Api) -> None:
     assert api.client.post("/api/v1/downloads", content=b"{").status_code == 400
 
 
+def test_an_archive_get_counts_a_download(api: Api) -> None:
+    api.ok("skill", skill("git-workflow"))
+    url = "/api/v1/skills/git-workflow/versions/1.0.0/archive"
+    first = api.client.get(url)  # cold: the version list is loaded on the way
+    assert first.status_code == 200
+    assert api.client.get(url).content == first.content  # warm: the fast path
+    etag = first.headers["etag"]
+    assert api.client.get(url, headers={"If-None-Match": etag}).status_code == 304  # revalidation: not counted
+    assert api.client.get("/api/v1/skills/git-workflow/versions/9.9.9/archive").status_code == 404
+    assert api.client.get("/api/v1/skills/git-workflow").json()["stats"]["downloads"] == 2
+    items = api.client.get("/api/v1/skills", params={"sort": "downloads"}).json()["items"]
+    assert items[0]["stats"]["downloads"] == 2
+
+
+def test_download_counts_reach_storage_in_batches(api: Api) -> None:
+    from registry_server.state import Registry
+
+    api.ok("skill", skill("git-workflow"))
+    reg: Registry = api.client.app.state.registry  # type: ignore[attr-defined]
+    for _ in range(3):
+        api.client.post("/api/v1/downloads", json={"kind": "skill", "slug": "git-workflow"})
+    pkg = api.storage.get_package(Kind.SKILL, "git-workflow")
+    assert pkg is not None and pkg.downloads in (0, 3)  # written within a second, or now:
+    reg.close()
+    pkg = api.storage.get_package(Kind.SKILL, "git-workflow")
+    assert pkg is not None and pkg.downloads == 3
+
+
 @pytest.mark.parametrize(
     ("method", "path"),
     [("GET", "/api/v1/widgets"), ("GET", "/api/v1/widgets/x"), ("GET", "/api/v1/widgets/x/versions"),

@@ -74,6 +74,8 @@ def test_listing_stars_downloads_yank_delete(storage: Storage) -> None:
     storage.publish(new("a", "1.0.0"), alice)
     storage.publish(new("b", "1.0.0"), alice)
     assert storage.add_download(Kind.SKILL, "a") and not storage.add_download(Kind.SKILL, "zzz")
+    storage.add_downloads({(Kind.SKILL, "a"): 2, (Kind.SKILL, "zzz"): 5})
+    assert [(p.slug, p.downloads) for p in storage.list_packages(Kind.SKILL, "downloads", 10)] == [("a", 3), ("b", 0)]
     assert storage.toggle_star(bob, Kind.SKILL, "b") == (True, 1)
     assert [p.slug for p in storage.list_packages(Kind.SKILL, "downloads", 10)] == ["a", "b"]
     assert [p.slug for p in storage.list_packages(Kind.SKILL, "stars", 10)] == ["b", "a"]
