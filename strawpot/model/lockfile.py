@@ -6,6 +6,7 @@ The reader is picked by the file's `version` key, so a newer format fails with a
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -16,6 +17,8 @@ from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.layout import LOCK_NAME
+from strawpot.model.package import slug_error
+from strawpot.model.paths import UnsafePath, safe_relative_path
 
 LOCK_VERSION = 1
 
@@ -93,12 +96,14 @@ class Lockfile:
             raise LockfileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
         except tomllib.TOMLDecodeError as exc:
             raise LockfileError(f"{path}: invalid TOML: {exc}", hint="regenerate it with `strawpot lock`") from None
+        except OSError as exc:
+            raise LockfileError(f"{path}: cannot read the lockfile: {exc.strerror or exc}") from None
         return cls.from_dict(data, where=str(path))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, where: str = LOCK_NAME) -> Lockfile:
         version = data.get("version")
-        reader = _READERS.get(version) if isinstance(version, int) else None
+        reader = _READERS.get(version) if type(version) is int else None
         if reader is None:
             raise LockfileError(
                 f"{where}: lockfile format version {version!r} is not one this strawpot reads (1)",
@@ -157,43 +162,160 @@ def _array(items: Iterable[str]) -> str:
 
 
 def _read_v1(data: dict[str, Any]) -> Lockfile:
-    packages = []
-    for i, raw in enumerate(data.get("package", [])):
+    """Every field is checked for type and shape: a lock is input, and a tampered one must not reach the tree."""
+    raw_packages = data.get("package", [])
+    if not isinstance(raw_packages, list):
+        raise ValueError("'package' must be an array of [[package]] tables")
+    packages: list[LockedPackage] = []
+    seen: set[tuple[Kind, str]] = set()
+    for i, raw in enumerate(raw_packages):
+        name = raw.get("name") if isinstance(raw, dict) else None
+        label = f"package #{i + 1} ({name if isinstance(name, str) else '?'})"
+        if not isinstance(raw, dict):
+            raise ValueError(f"{label}: must be a [[package]] table, not {_type(raw)}")
         try:
-            packages.append(_read_package_v1(raw))
+            pkg = _read_package_v1(raw)
         except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"package #{i + 1} ({raw.get('name', '?')}): {exc!r}") from None
+            raise ValueError(f"{label}: {_reason(exc)}") from None
+        if pkg.key in seen:
+            raise ValueError(f"{label}: {pkg.kind.value} {pkg.name} is listed twice")
+        seen.add(pkg.key)
+        packages.append(pkg)
     return Lockfile(
         packages=tuple(packages),
-        manifest_hash=str(data.get("manifest-hash", "")),
-        generated_by=str(data.get("generated-by", "")),
+        manifest_hash=_str(data, "manifest-hash", default=""),
+        generated_by=_str(data, "generated-by", default=""),
         version=1,
     )
 
 
 def _read_package_v1(raw: dict[str, Any]) -> LockedPackage:
-    archive = raw.get("archive") or {}
-    return LockedPackage(
-        kind=Kind(raw["kind"]),
-        name=str(raw["name"]),
-        version=str(raw["version"]),
-        source=str(raw.get("source", "")),
-        archive_sha256=archive.get("sha256"),
-        archive_size=archive.get("size"),
-        files=tuple(
-            LockedFile(str(f["path"]), str(f["sha256"]), int(f["size"]), bool(f.get("executable", False)))
-            for f in raw.get("files", [])
-        ),
-        dependencies=tuple(
-            LockedDependency(Kind(d["kind"]), str(d["name"]), str(d.get("spec", "*")))
-            for d in raw.get("dependencies", [])
-        ),
-        tools=tuple(
-            LockedTool(str(t["name"]), str(t.get("description", "")), {str(k): str(v) for k, v in t.get("install", {}).items()})
-            for t in raw.get("tools", [])
-        ),
-        default_agent=raw.get("default-agent"),
+    archive = raw.get("archive")
+    archive_sha256: str | None = None
+    archive_size: int | None = None
+    if archive is not None:
+        if not isinstance(archive, dict):
+            raise ValueError(f"archive must be a table {{ sha256, size }}, not {_type(archive)}")
+        archive_sha256 = _sha256(archive, "sha256", where="archive.")
+        archive_size = _size(archive, "size", where="archive.")
+    default_agent = raw.get("default-agent")
+    if default_agent is not None:
+        default_agent = _slug(raw, "default-agent")
+    files: list[LockedFile] = []
+    paths: set[str] = set()
+    for j, f in enumerate(_tables(raw, "files")):
+        where = f"files[{j}]."
+        path = _str(f, "path", where=where)
+        try:
+            if safe_relative_path(path) != path:
+                raise UnsafePath(f"path {path!r} is not in normal form")
+        except UnsafePath as exc:
+            raise ValueError(f"{where}path: {exc}") from None
+        if path in paths:
+            raise ValueError(f"{where}path: {path!r} is listed twice")
+        paths.add(path)
+        executable = f.get("executable", False)
+        if not isinstance(executable, bool):
+            raise ValueError(f"{where}executable must be true or false, not {_type(executable)}")
+        files.append(LockedFile(path, _sha256(f, "sha256", where=where), _size(f, "size", where=where), executable))
+    dependencies = tuple(
+        LockedDependency(_kind(d, "kind", where=f"dependencies[{j}]."), _slug(d, "name", where=f"dependencies[{j}]."),
+                         _str(d, "spec", where=f"dependencies[{j}].", default="*"))
+        for j, d in enumerate(_tables(raw, "dependencies"))
     )
+    tools = []
+    for j, t in enumerate(_tables(raw, "tools")):
+        where = f"tools[{j}]."
+        install = t.get("install", {})
+        if not isinstance(install, dict) or not all(isinstance(v, str) for v in install.values()):
+            raise ValueError(f"{where}install must be a table of OS = \"command\" strings")
+        tools.append(LockedTool(_str(t, "name", where=where), _str(t, "description", where=where, default=""),
+                                {str(k): v for k, v in install.items()}))
+    return LockedPackage(
+        kind=_kind(raw, "kind"),
+        name=_slug(raw, "name"),
+        version=_version(raw, "version"),
+        source=_str(raw, "source", default=""),
+        archive_sha256=archive_sha256,
+        archive_size=archive_size,
+        files=tuple(files),
+        dependencies=dependencies,
+        tools=tuple(tools),
+        default_agent=default_agent,
+    )
+
+
+# -- field checks (each raises ValueError naming the field) ---------------------------------------------
+
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+_NUM = r"(?:0|[1-9][0-9]*)"
+_IDENTS = r"[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*"
+_VERSION_RE = re.compile(rf"{_NUM}\.{_NUM}\.{_NUM}(?:-{_IDENTS})?(?:\+{_IDENTS})?")
+_MISSING = object()
+
+
+def _type(value: object) -> str:
+    return {str: "a string", int: "an integer", bool: "a boolean", float: "a number", list: "an array",
+            dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _reason(exc: Exception) -> str:
+    return f"{exc.args[0]}: missing" if isinstance(exc, KeyError) else str(exc)
+
+
+def _str(table: dict[str, Any], key: str, *, where: str = "", default: object = _MISSING) -> str:
+    value = table.get(key, default)
+    if value is _MISSING:
+        raise ValueError(f"{where}{key}: missing")
+    if not isinstance(value, str):
+        raise ValueError(f"{where}{key} must be a string, not {_type(value)}")
+    return value
+
+
+def _slug(table: dict[str, Any], key: str, *, where: str = "") -> str:
+    value = _str(table, key, where=where)
+    if err := slug_error(value):
+        raise ValueError(f"{where}{key}: {err}")
+    return value
+
+
+def _kind(table: dict[str, Any], key: str, *, where: str = "") -> Kind:
+    value = _str(table, key, where=where)
+    try:
+        return Kind(value)
+    except ValueError:
+        raise ValueError(f"{where}{key}: unknown kind {value!r} (expected one of: "
+                         f"{', '.join(k.value for k in KIND_ORDER)})") from None
+
+
+def _version(table: dict[str, Any], key: str, *, where: str = "") -> str:
+    value = _str(table, key, where=where)
+    if not _VERSION_RE.fullmatch(value):
+        raise ValueError(f"{where}{key}: {value!r} is not a version MAJOR.MINOR.PATCH[-prerelease]")
+    return value
+
+
+def _sha256(table: dict[str, Any], key: str, *, where: str = "") -> str:
+    value = _str(table, key, where=where)
+    if not _SHA256_RE.fullmatch(value):
+        raise ValueError(f"{where}{key}: {value!r} is not a sha256 (64 lowercase hex digits)")
+    return value
+
+
+def _size(table: dict[str, Any], key: str, *, where: str = "") -> int:
+    value = table.get(key, _MISSING)
+    if value is _MISSING:
+        raise ValueError(f"{where}{key}: missing")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{where}{key} must be a byte count (a whole number >= 0), not {value!r}")
+    return value
+
+
+def _tables(table: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise ValueError(f"{key} must be an array of tables")
+    return value
 
 
 _READERS = {1: _read_v1}

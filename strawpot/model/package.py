@@ -379,7 +379,7 @@ def slug_error(slug: str) -> str | None:
     """Why `slug` is not a valid package name, or None when it is."""
     if len(slug) > MAX_SLUG_LENGTH:
         return f"{slug!r} is longer than {MAX_SLUG_LENGTH} characters"
-    if not SLUG_RE.match(slug):
+    if not SLUG_RE.fullmatch(slug):  # match() would let a trailing newline through ('$')
         return f"{slug!r} is not a valid slug (lowercase letters, digits and '-', starting with a letter or digit)"
     return None
 

@@ -140,3 +140,70 @@ def test_missing_and_binary_lockfiles(tmp_path: Path) -> None:
     (tmp_path / "strawpot.lock").write_bytes(b"version = 1\n\xff\xfe")
     with pytest.raises(LockfileError, match="not UTF-8"):
         Lockfile.load(tmp_path / "strawpot.lock")
+
+
+_GOOD_PACKAGE = (
+    'version = 1\nmanifest-hash = "sha256:x"\n[[package]]\nkind = "skill"\nname = "x"\nversion = "1.0.0"\n'
+    'source = "http://r"\narchive = {{ sha256 = "{sha}", size = 10 }}\n{extra}'
+    'files = [{{ path = {path}, sha256 = "{sha}", size = {size}, executable = {exe} }}]\n'
+)
+
+
+def _tampered(**fields: str) -> str:
+    values = {"sha": SHA, "path": '"SKILL.md"', "size": "3", "exe": "false", "extra": ""} | fields
+    return _GOOD_PACKAGE.format(**values)
+
+
+def test_the_tampering_template_itself_reads() -> None:
+    lock = Lockfile.from_dict(__import__("tomllib").loads(_tampered()))
+    assert [(p.name, [f.path for f in p.files]) for p in lock.packages] == [("x", ["SKILL.md"])]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # a path that escapes the package folder is refused before anything could be written
+        (_tampered(path='"../../x"'), "files[0].path: path '../../x' has an empty, '.' or '..' component"),
+        (_tampered(path='"/etc/passwd"'), "files[0].path: absolute path '/etc/passwd'"),
+        (_tampered(path='"a//b"'), "files[0].path"),
+        (_tampered(path="3"), "files[0].path must be a string, not an integer"),
+        (_tampered(extra='name2 = 1\n').replace('name = "x"', 'name = "../../evil"'), "name: '../../evil' is not a valid slug"),
+        (_tampered().replace('name = "x"', 'name = "a/b"'), "name: 'a/b' is not a valid slug"),
+        (_tampered().replace('name = "x"', 'name = "x\\n"'), "is not a valid slug"),
+        (_tampered().replace('version = "1.0.0"', 'version = "../x"'), "version: '../x' is not a version"),
+        (_tampered().replace('kind = "skill"', 'kind = 3'), "kind must be a string, not an integer"),
+        (_tampered(size='"big"'), "files[0].size must be a byte count"),
+        (_tampered(size="-5"), "files[0].size must be a byte count"),
+        (_tampered(size="true"), "files[0].size must be a byte count"),
+        (_tampered(exe='"no"'), "files[0].executable must be true or false, not a string"),
+        (_tampered(sha="7"), "is not a sha256"),
+        (_tampered().replace("archive = {", 'archive = "x"\nxarchive = {'), "archive must be a table"),
+        (_tampered(extra='default-agent = 5\n'), "default-agent must be a string, not an integer"),
+        (_tampered(extra='dependencies = "abc"\n'), "dependencies must be an array of tables"),
+        (_tampered(extra='dependencies = ["code-style"]\n'), "dependencies must be an array of tables"),
+        (_tampered(extra='dependencies = [{ kind = "skill", name = "../x" }]\n'), "dependencies[0].name"),
+        (_tampered(extra='tools = "git"\n'), "tools must be an array of tables"),
+        (_tampered(extra='tools = [{ name = "git", install = { linux = 3 } }]\n'), "tools[0].install"),
+        (_tampered().replace("files = [{", 'files = [{ path = "SKILL.md", sha256 = "' + SHA + '", size = 3 }, {'),
+         "'SKILL.md' is listed twice"),
+        (_tampered() + _tampered().split("\n", 2)[2], "package #2 (x): skill x is listed twice"),
+        ('version = 1\npackage = ["a", "b"]\n', "package #1 (?): must be a [[package]] table, not a string"),
+        ('version = 1\npackage = "abc"\n', "'package' must be an array"),
+        ('version = 1\nmanifest-hash = 5\n', "manifest-hash must be a string"),
+        ('version = true\n', "lockfile format version True"),
+    ],
+)
+def test_a_tampered_lock_is_refused_with_the_field_named(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "strawpot.lock"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(LockfileError) as info:
+        Lockfile.load(path)
+    assert info.value.message.startswith(f"{path}: ")
+    assert message in info.value.message
+    assert info.value.exit_code == 2
+
+
+def test_an_unreadable_lockfile_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "strawpot.lock").mkdir()
+    with pytest.raises(LockfileError, match="cannot read the lockfile"):
+        Lockfile.load(tmp_path / "strawpot.lock")

@@ -292,3 +292,12 @@ def test_exec_bits_are_not_lost_on_mode_0700(tmp_path: Path) -> None:
     (tmp_path / "w").write_text("x")
     os.chmod(tmp_path / "w", stat.S_IRWXU)
     assert collect_files(tmp_path)[1] == frozenset({"w"})
+
+
+def test_slug_with_a_trailing_newline_is_refused() -> None:
+    # `re.match` with `$` accepts "abc\n": the name would reach paths and the registry with a newline in it
+    from strawpot.model.package import slug_error
+
+    assert slug_error("abc") is None
+    assert slug_error("abc\n") is not None
+    assert slug_error("abc\n\n") is not None

@@ -1,0 +1,76 @@
+"""Hostile input on the command line as a whole: every expected failure is one line and a documented exit
+code, never a traceback, and nothing is written before the refusal."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+STRAWPOT = str(Path(sys.executable).parent / "strawpot")
+SHA = "a" * 64
+
+
+def run(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
+    base.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
+                STRAWPOT_HOME=str(cwd / ".global"), STRAWPOT_REGISTRY_URL="http://127.0.0.1:9", NO_COLOR="1",
+                COLUMNS="200")
+    base.update(env or {})
+    return subprocess.run([STRAWPOT, *args], cwd=cwd, env=base, input=input, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def assert_clean_failure(result: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
+    out = result.stdout + result.stderr
+    assert "Traceback" not in out, out
+    assert result.returncode == code, out
+    assert "error:" in result.stderr, out
+    for needle in needles:
+        assert needle in out, out
+
+
+def snapshot(root: Path) -> dict[str, bytes | None]:
+    return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
+
+
+# -- strawpot.lock is input: a tampered one is refused before the tree is touched -------------------------------
+
+_LOCK = (
+    'version = 1\nmanifest-hash = "sha256:x"\n\n[[package]]\nkind = "skill"\nname = "{name}"\nversion = "1.0.0"\n'
+    'source = "http://127.0.0.1:9"\narchive = {{ sha256 = "{sha}", size = 10 }}\ndependencies = []\n'
+    'files = [\n  {{ path = "{path}", sha256 = "{sha}", size = 3, executable = false }},\n]\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "message"),
+    [
+        ("x", "../../x", "files[0].path"),
+        ("x", "/etc/passwd", "files[0].path: absolute path"),
+        ("../../../evil", "SKILL.md", "is not a valid slug"),
+        ("a/b", "SKILL.md", "is not a valid slug"),
+    ],
+)
+@pytest.mark.parametrize("command", [["install", "--frozen"], ["sync", "--frozen"], ["install"], ["verify"],
+                                     ["tree"], ["list"], ["outdated"]])
+def test_a_lock_whose_paths_escape_is_refused(tmp_path: Path, name: str, path: str, message: str,
+                                              command: list[str]) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "strawpot.toml").write_text('[skills]\nx = "*"\n')
+    (project / "strawpot.lock").write_text(_LOCK.format(name=name, path=path, sha=SHA))
+    before = snapshot(tmp_path)
+    skip_tools = ["--skip-tools"] if command[0] in ("install", "sync") else []
+    result = run(*command, *skip_tools, cwd=project)
+    assert_clean_failure(result, 2, "malformed lockfile", message)
+    written = {k for k in snapshot(tmp_path) if k not in before}
+    # at most the project's (empty) tree folder and its advisory lock file; never a package or anything outside
+    assert written <= {"p/.strawpot", "p/.strawpot/.lock"}, written
+    assert hashlib.sha256((project / "strawpot.lock").read_bytes()).hexdigest() == hashlib.sha256(
+        _LOCK.format(name=name, path=path, sha=SHA).encode()).hexdigest()
