@@ -74,3 +74,26 @@ def test_a_lock_whose_paths_escape_is_refused(tmp_path: Path, name: str, path: s
     assert written <= {"p/.strawpot", "p/.strawpot/.lock"}, written
     assert hashlib.sha256((project / "strawpot.lock").read_bytes()).hexdigest() == hashlib.sha256(
         _LOCK.format(name=name, path=path, sha=SHA).encode()).hexdigest()
+
+
+# -- strawpot.toml ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[skills]\n"../x" = "*"\n', "'../x' is not a valid slug"),
+        ('[registry]\nurl = 3\n[skills]\nx = "*"\n', "registry.url must be a string"),
+        ("[skills]\nx = 3\n", "skills.x must be a version specifier"),
+        ('roles = "a"\n', "[roles] must be a table"),
+        ("\x00\x01", "invalid TOML"),
+    ],
+)
+@pytest.mark.parametrize("command", [["lock"], ["install"], ["sync"], ["update"]])
+def test_a_bad_manifest_is_refused_before_any_write(tmp_path: Path, text: str, message: str,
+                                                    command: list[str]) -> None:
+    (tmp_path / "strawpot.toml").write_text(text)
+    result = run(*command, cwd=tmp_path)
+    assert_clean_failure(result, 2, message)
+    assert not (tmp_path / "strawpot.lock").exists()
+    assert (tmp_path / "strawpot.toml").read_text() == text

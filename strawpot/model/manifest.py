@@ -15,6 +15,7 @@ from tomlkit.items import InlineTable, Table
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
+from strawpot.model.package import slug_error
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class Manifest:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read the manifest: {exc.strerror or exc}") from None
         try:
             doc = tomlkit.parse(text)
         except tomlkit.exceptions.ParseError as exc:
@@ -68,6 +71,8 @@ class Manifest:
 
     def _entry(self, kind: Kind, name: str, value: Any) -> ManifestEntry:
         where = f"{self.path}: {kind.plural}.{name}"
+        if err := slug_error(name):
+            raise UsageError(f"{self.path}: [{kind.plural}] {err}")
         if isinstance(value, str):
             return ManifestEntry(kind, name, value.strip() or "*")
         if isinstance(value, dict):
@@ -101,7 +106,9 @@ class Manifest:
     @property
     def registry_url(self) -> str | None:
         url = self.table("registry").get("url")
-        return url if isinstance(url, str) and url else None
+        if url is not None and not isinstance(url, str):
+            raise UsageError(f"{self.path}: registry.url must be a string such as \"https://strawhub.dev\"")
+        return url or None
 
     def agent_settings(self, name: str) -> dict[str, Any]:
         entry = self.get(Kind.AGENT, name)

@@ -136,6 +136,10 @@ def test_dependency_hash_ignores_order_and_non_resolution_settings(tmp_path: Pat
         ('skills = "oops"\n', r"\[skills\] must be a table"),
         ("[skills]\nx = 3\n", r"skills.x must be a version specifier string"),
         ("[skills]\nx = { version = 3 }\n", r"skills.x.version must be a string"),
+        # a name is a path component of the installed tree: only slugs, refused before anything reads them
+        ('[skills]\n"../x" = "*"\n', r"\[skills\] '\.\./x' is not a valid slug"),
+        ('[roles]\n"a/b" = "*"\n', r"\[roles\] 'a/b' is not a valid slug"),
+        ('[agents]\n"Up" = "*"\n', r"\[agents\] 'Up' is not a valid slug"),
     ],
 )
 def test_invalid_manifests_are_usage_errors(tmp_path: Path, text: str, message: str) -> None:
@@ -150,3 +154,18 @@ def test_manifest_not_utf8(tmp_path: Path) -> None:
     path.write_bytes(b'[skills]\nx = "\xff"\n')
     with pytest.raises(UsageError, match="not UTF-8"):
         Manifest.load(path)
+
+
+def test_registry_url_of_the_wrong_type_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "strawpot.toml"
+    path.write_text("[registry]\nurl = 3\n")
+    with pytest.raises(UsageError, match=r"registry.url must be a string"):
+        Manifest.load(path).registry_url  # noqa: B018 - the property raises
+    path.write_text('[registry]\nurl = ""\n')
+    assert Manifest.load(path).registry_url is None
+
+
+def test_a_manifest_that_is_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "strawpot.toml").mkdir()
+    with pytest.raises(UsageError, match="cannot read the manifest"):
+        Manifest.load(tmp_path / "strawpot.toml")
