@@ -97,3 +97,28 @@ def test_a_bad_manifest_is_refused_before_any_write(tmp_path: Path, text: str, m
     assert_clean_failure(result, 2, message)
     assert not (tmp_path / "strawpot.lock").exists()
     assert (tmp_path / "strawpot.toml").read_text() == text
+
+
+# -- the command line ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["lock"], ["install"], ["sync"], ["tree"], ["verify"], ["list"]])
+def test_project_that_does_not_exist_is_a_usage_error_and_is_not_created(tmp_path: Path, command: list[str]) -> None:
+    missing = tmp_path / "typo" / "deeper"
+    result = run(*command, "--project", str(missing), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "does not exist" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "typo").exists()
+
+
+@pytest.mark.parametrize("command", [["lock"], ["install"], ["tree"]])
+def test_project_that_is_a_file_is_a_usage_error(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "f").write_text("x")
+    result = run(*command, "--project", str(tmp_path / "f"), cwd=tmp_path)
+    assert result.returncode == 2 and "is a file" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("slug", ["../x", "a/b", "X"])
+def test_info_refuses_a_bad_slug_without_asking_the_registry(tmp_path: Path, slug: str) -> None:
+    result = run("info", "skill", slug, cwd=tmp_path)  # the registry URL is a closed port: no exit 6
+    assert_clean_failure(result, 2, "is not a valid slug")

@@ -15,8 +15,8 @@ JSON_FORMAT_VERSION = 1
 
 def project_option(func: F) -> F:
     return click.option(
-        "--project", "-p", "project", type=click.Path(file_okay=False, path_type=Path), default=None,
-        help="Project folder (default: the current folder).",
+        "--project", "-p", "project", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+        help="Project folder (default: the current folder); it must exist.",
     )(func)
 
 
