@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import _lean  # noqa: F401 - first: httpx without its CLI (see _lean)
 from ._cache import Cache, CachedMetadata
 from ._client import ArchiveItem, HubClient
 from ._exceptions import (

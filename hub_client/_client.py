@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 from types import TracebackType
@@ -18,6 +19,7 @@ import httpx
 
 from ._exceptions import HubError, OfflineMiss, ProtocolError, _map_error, _retry_after
 from ._models import PackageVersions, check_slug, kind_and_plural
+from ._plain import PlainHTTPTransport
 
 if TYPE_CHECKING:
     from ._cache import Cache
@@ -119,6 +121,11 @@ class HubClient:
     Kinds may be given singular (`role`) or plural (`roles`); slugs and versions are validated
     before they go into a URL (ValueError).
 
+    Transport: an `http://` registry is spoken to over http.client (`PlainHTTPTransport`: no TLS
+    context, no httpcore); `https://` goes through httpx's default transport. `max_workers` bounds the
+    connections and the one thread pool the client runs its concurrent work on (`submit`, the
+    `*_many` methods).
+
     Retries: GETs are retried on 429, 5xx, connect errors and timeouts (also mid-body); POSTs only
     when they cannot have taken effect (429, 503, connect errors). Backoff is exponential with jitter,
     `Retry-After` is honoured, and one request never sleeps more than 30 s in total: a longer
@@ -149,6 +156,8 @@ class HubClient:
         headers = {"Accept": "application/json", "User-Agent": user_agent or _default_user_agent()}
         if token:
             headers["Authorization"] = f"Bearer {token}"
+        if transport is None and self.base_url.lower().startswith("http://"):
+            transport = PlainHTTPTransport(max_idle=max_workers)
         self._http = httpx.Client(
             base_url=self.base_url,
             transport=transport,
@@ -158,6 +167,9 @@ class HubClient:
             limits=httpx.Limits(max_connections=max_workers, max_keepalive_connections=max_workers),
         )
         self._has_extensions: bool | None = None  # None until a server answer tells us
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        self._worker = threading.local()  # .active is set in the pool's own threads
 
     def __enter__(self) -> HubClient:
         return self
@@ -168,8 +180,36 @@ class HubClient:
         self.close()
 
     def close(self) -> None:
-        """Close the connection pool."""
+        """Stop the thread pool (work not started is cancelled) and close the connections."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
         self._http.close()
+
+    # -- concurrency: one thread pool per client ----------------------------------------------------
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.max_workers, thread_name_prefix="hub", initializer=self._enter_worker
+                )
+            return self._pool
+
+    def _enter_worker(self) -> None:
+        self._worker.active = True
+
+    def submit(self, work: Callable[..., T], *args: Any) -> Future[T]:
+        """Run `work(*args)` on the client's thread pool (inline when called from that pool)."""
+        if getattr(self._worker, "active", False):  # waiting on our own pool from inside it could deadlock
+            future: Future[T] = Future()
+            try:
+                future.set_result(work(*args))
+            except BaseException as exc:  # handed to the caller through the future, like the pool does
+                future.set_exception(exc)
+            return future
+        return self._executor().submit(work, *args)
 
     # -- transport: one request with retries --------------------------------------------------------
 
@@ -331,10 +371,8 @@ class HubClient:
         done: dict[K, T | HubError] = {}
         if not keys:
             return done
-        with ThreadPoolExecutor(
-            max_workers=min(self.max_workers, len(keys)), thread_name_prefix="hub"
-        ) as pool:
-            futures = {pool.submit(work, key): key for key in keys}
+        futures = {self.submit(work, key): key for key in keys}
+        try:
             for future in as_completed(futures):
                 key = futures[future]
                 try:
@@ -343,6 +381,9 @@ class HubClient:
                     done[key] = exc
                 if progress is not None:
                     progress(key, done[key])
+        finally:
+            for future in futures:  # an exception (or interrupt) here: do not leave the rest queued
+                future.cancel()
         return {key: done[key] for key in keys}
 
     # -- archives and files -----------------------------------------------------------------------

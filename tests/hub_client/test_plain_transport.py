@@ -1,0 +1,132 @@
+"""The http.client transport used for `http://` registries, against a real stdlib HTTP server."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+
+from hub_client import Cache, HubClient, RegistryUnreachable
+from hub_client._plain import PlainHTTPTransport
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        return None  # a client dropping its connection is what some tests do
+    seen: list[tuple[str, str, bytes, dict[str, str]]]
+    peers: set[int]
+    close_after_next: bool
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+        return None
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        self.server.seen.append((self.command, self.path, body, {k.lower(): v for k, v in self.headers.items()}))
+        self.server.peers.add(self.client_address[1])
+        if self.path.startswith("/big"):
+            data = b"x" * 300_000
+        elif self.path.startswith("/not-modified"):
+            self.send_response(304)
+            self.end_headers()
+            return
+        else:
+            data = json.dumps({"path": self.path, "body": body.decode()}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if self.server.close_after_next:
+            self.server.close_after_next = False
+            self.close_connection = True
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = _answer
+
+
+@pytest.fixture
+def server() -> Iterator[_Server]:
+    srv = _Server(("127.0.0.1", 0), _Handler)
+    srv.seen, srv.peers, srv.close_after_next = [], set(), False
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def _url(server: _Server) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def test_http_urls_get_the_plain_transport_and_https_does_not(tmp_path: Path) -> None:
+    with HubClient("http://127.0.0.1:9") as plain, HubClient("https://hub.example") as tls:
+        assert isinstance(plain._http._transport, PlainHTTPTransport)
+        assert not isinstance(tls._http._transport, PlainHTTPTransport)
+
+
+def test_requests_reuse_one_keep_alive_connection(server: _Server) -> None:
+    with httpx.Client(base_url=_url(server), transport=PlainHTTPTransport()) as client:
+        for i in range(5):
+            assert client.get(f"/a?i={i}").json()["path"] == f"/a?i={i}"
+        posted = client.post("/p", json={"x": 1})
+        assert posted.json()["body"] == '{"x":1}'
+        assert client.get("/not-modified").status_code == 304
+        assert client.get("/a").status_code == 200
+    assert len(server.peers) == 1
+    method, path, body, headers = server.seen[5]
+    assert (method, path, headers["content-length"], headers["content-type"]) == ("POST", "/p", "7", "application/json")
+
+
+def test_a_body_streams_and_a_closed_connection_is_replaced(server: _Server) -> None:
+    with httpx.Client(base_url=_url(server), transport=PlainHTTPTransport()) as client:
+        with client.stream("GET", "/big") as response:
+            assert sum(len(c) for c in response.iter_bytes()) == 300_000
+        server.close_after_next = True
+        assert client.get("/a").status_code == 200  # the server closes this one after answering
+        assert client.get("/b").status_code == 200  # so this goes out on a new connection
+        with client.stream("GET", "/big") as response:
+            next(response.iter_bytes())  # not read to the end: the connection must not be reused
+        assert client.get("/c").json()["path"] == "/c"
+    assert len(server.peers) == 3
+
+
+def test_a_stale_idle_connection_is_retried_once_on_a_new_one(server: _Server) -> None:
+    transport = PlainHTTPTransport()
+    with httpx.Client(base_url=_url(server), transport=transport) as client:
+        assert client.get("/a").status_code == 200
+        (idle,) = next(iter(transport._idle.values()))
+        assert idle.sock is not None
+        idle.sock.shutdown(socket.SHUT_RDWR)  # as if the server had dropped the idle connection
+        assert client.get("/b").json()["path"] == "/b"
+
+
+def test_an_unreachable_http_registry_is_registry_unreachable(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, not listening: connections are refused
+        client = HubClient(f"http://127.0.0.1:{port}", cache=Cache(tmp_path), retries=0)
+        with client, pytest.raises(RegistryUnreachable):
+            client.whoami()
+
+
+def test_submit_from_inside_the_pool_runs_inline(server: _Server) -> None:
+    with HubClient(_url(server), max_workers=1) as client:
+        def outer() -> int:
+            return client.submit(lambda: 41).result() + 1  # would deadlock on a 1-thread pool if queued
+
+        assert client.submit(outer).result(timeout=5) == 42
