@@ -18,6 +18,12 @@ if TYPE_CHECKING:
 
     from hub_client import HubClient
 
+# Requests one command keeps in flight to one registry. Over a 50 ms link a cold install of 100
+# packages (about 200 requests) takes 2.0 s with 16, 1.5 s with 32 and 1.35 s with 48; on loopback
+# they are all alike. 32 keeps a cold install of 100 packages inside the reference server's default
+# per-client burst (400 requests), and is a polite number of connections to one host.
+CONCURRENCY = 32
+
 
 def open_client(
     url: str,
@@ -25,12 +31,18 @@ def open_client(
     token: str | None = None,
     offline: bool = False,
     transport: httpx.BaseTransport | None = None,
+    max_workers: int = CONCURRENCY,
 ) -> HubClient:
-    """A HubClient on `url` with the shared download cache."""
+    """A HubClient on `url` with the shared download cache; `max_workers` requests at once at most.
+
+    An `http://` URL is spoken to without TLS machinery (see hub_client's PlainHTTPTransport).
+    """
     from hub_client import Cache, HubClient
     from strawpot.settings import cache_dir
 
-    return HubClient(url, token=token, cache=Cache(cache_dir()), offline=offline, transport=transport)
+    return HubClient(
+        url, token=token, cache=Cache(cache_dir()), offline=offline, transport=transport, max_workers=max_workers
+    )
 
 
 @contextlib.contextmanager

@@ -1,8 +1,8 @@
 """The solver's DependencyProvider over hub_client: versions and dependency edges of registry packages.
 
-Package ids are `"<kind>:<slug>"`. Metadata is fetched with `package_versions_many`, a whole wave of
-the frontier at a time, and speculatively one step ahead (the dependencies of each package's newest
-version), so a solve over a high-latency link costs about one round trip per level of the graph.
+Package ids are `"<kind>:<slug>"`. Metadata is fetched on the client's thread pool, speculatively
+ahead of the solver (the dependencies of each package's likely version are requested the moment its
+metadata arrives), so a solve over a high-latency link costs about one round trip per level of the graph.
 "Not found" and "offline" are `Unavailable` values; an unreachable registry raises.
 """
 
@@ -51,19 +51,44 @@ class HubProvider:
     # -- fetching ---------------------------------------------------------------------------------
 
     def prefetch(self, packages: Iterable[str]) -> None:
-        """Fetch the metadata of `packages` and, speculatively, of what their newest versions need."""
-        wave = [p for p in dict.fromkeys(packages) if p not in self._known]
-        while wave:
-            results = self.client.package_versions_many(split_id(p) for p in wave)
-            ahead: dict[str, None] = {}
-            for (kind, slug), result in results.items():
-                pid = package_id(Kind(kind), slug)
-                self._store(pid, result)
-                if isinstance(result, PackageVersions) and (likely := self._likely(pid, result)) is not None:
-                    ahead.update(dict.fromkeys(self._raw_dependencies(pid, likely, with_agent=True)))
-                    if self.speculate is not None:
-                        self.speculate(kind, slug, likely)
-            wave = [p for p in ahead if p not in self._known]
+        """Fetch the metadata of `packages` and, speculatively, of what their likely versions need.
+
+        Pipelined rather than level by level: a package's dependencies are requested as soon as its own
+        metadata arrives, so one slow answer holds up only its own subtree. Requests go to the client's
+        thread pool in the order they become known; a speculative archive download is queued after the
+        metadata requests its package opened.
+        """
+        from concurrent.futures import FIRST_COMPLETED, Future, wait
+
+        in_flight: dict[Future[PackageVersions], str] = {}
+        asked: set[str] = set()
+
+        def ask(pids: Iterable[str]) -> None:
+            for pid in pids:
+                if pid not in self._known and pid not in asked:
+                    asked.add(pid)
+                    kind, slug = split_id(pid)
+                    in_flight[self.client.submit(self.client.package_versions, kind.value, slug)] = pid
+
+        ask(dict.fromkeys(packages))
+        try:
+            while in_flight:
+                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in done:
+                    pid = in_flight.pop(future)
+                    try:
+                        result: PackageVersions | HubError = future.result()
+                    except HubError as exc:
+                        result = exc
+                    self._store(pid, result)
+                    if isinstance(result, PackageVersions) and (likely := self._likely(pid, result)) is not None:
+                        ask(self._raw_dependencies(pid, likely, with_agent=True))
+                        if self.speculate is not None:
+                            kind, slug = split_id(pid)
+                            self.speculate(kind.value, slug, likely)
+        finally:
+            for future in in_flight:  # a hard failure (unreachable registry) stops the rest
+                future.cancel()
 
     def _likely(self, pid: str, found: PackageVersions) -> VersionInfo | None:
         """The version a resolution most likely picks: the locked one if listed, else the newest."""

@@ -209,16 +209,7 @@ class _Run:
             from strawpot.hub import open_client
             from strawpot.settings import registry_token
 
-            transport = None
-            if self.url.startswith("http://"):  # plain HTTP: skip loading CA certificates we would never use
-                import httpx
-
-                transport = httpx.HTTPTransport(
-                    verify=False, limits=httpx.Limits(max_connections=16, max_keepalive_connections=16)
-                )
-            self._client = open_client(
-                self.url, token=registry_token(self.url), offline=self.options.offline, transport=transport
-            )
+            self._client = open_client(self.url, token=registry_token(self.url), offline=self.options.offline)
         return self._client
 
     def close(self) -> None:
@@ -333,10 +324,11 @@ class _Run:
 
                 prepared = prepare(self.client, plan.install, fetched=self.fetched, progress=advance)
         counter = None
-        if plan.install and not self.options.offline:  # counted while the tree is written
+        loose = [p for p in plan.install if not p.archive_sha256]  # an archive GET counts itself
+        if loose and not self.options.offline:  # counted while the tree is written
             from strawpot.install.background import DownloadCounter
 
-            counter = DownloadCounter(self.client, plan.install)
+            counter = DownloadCounter(self.client, loose)
         staged = stage(self.tree, prepared)
         try:
             if self.options.save and manifest is not None and (self.edit.add or self.edit.remove):

@@ -150,6 +150,18 @@ def test_v1_only_registry_locks_hashes_of_the_files_it_served(fakehub, hub_clien
     pkg = out.lock.packages[0]
     assert pkg.archive_sha256 is None and {f.path for f in pkg.files} == {"SKILL.md", "extra.md"}
     assert (project.tree_root / "skills" / "old" / "extra.md").read_bytes() == b"more\n"
+    assert [r.content for r in fakehub.requests if r.url.path == "/api/v1/downloads"] == [
+        b'{"kind":"skill","slug":"old","version":"1.0.0"}'
+    ]  # installed from v1 files: counted the v1 way
+
+
+def test_archive_installs_send_no_download_posts(fakehub, hub_client, project):
+    """The archive GET is the count (registry-api.md); a cached archive counts nothing."""
+    fakehub.add("skill", "a", "1.0.0")
+    fakehub.add("role", "r", "1.0.0", deps={"skills": ["a"]})
+    run(project, Edit(add=(Requested(Kind.ROLE, "r"),)), OPTS, client=hub_client)
+    assert fakehub.count("/archive") == 2
+    assert fakehub.count("/downloads") == 0
 
 
 def test_the_no_op_index_is_used_only_while_it_matches_the_lock(fakehub, hub_client, project):
