@@ -122,3 +122,60 @@ def test_project_that_is_a_file_is_a_usage_error(tmp_path: Path, command: list[s
 def test_info_refuses_a_bad_slug_without_asking_the_registry(tmp_path: Path, slug: str) -> None:
     result = run("info", "skill", slug, cwd=tmp_path)  # the registry URL is a closed port: no exit 6
     assert_clean_failure(result, 2, "is not a valid slug")
+
+
+# -- a registry that answers nonsense --------------------------------------------------------------------------
+
+
+class _NonsenseRegistry:
+    """A loopback HTTP server answering every request with 200 and a JSON object of the wrong shapes."""
+
+    BODY = b'{"items": "x", "versions": 3, "results": "x", "slug": 5, "latestVersion": "x", "handle": 3}'
+
+    def __enter__(self) -> str:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        body = self.BODY
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                return None
+
+            def do_GET(self) -> None:
+                if self.command == "POST":
+                    self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_POST = do_GET
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["search", "x"], "unexpected search answer"),
+        (["whoami"], "answered whoami without a user handle"),
+        (["yank", "skill", "x", "1.0.0"], "did not confirm that skill x 1.0.0 is yanked"),
+        (["publish", "{fixtures}/skills/git-workflow"], "did not confirm skill git-workflow"),
+    ],
+)
+def test_a_registry_answer_that_confirms_nothing_is_not_a_success(tmp_path: Path, command: list[str],
+                                                                   message: str) -> None:
+    fixtures = str(Path(__file__).resolve().parents[1] / "fixtures")
+    with _NonsenseRegistry() as url:
+        result = run(*(a.format(fixtures=fixtures) for a in command), cwd=tmp_path,
+                     env={"STRAWPOT_REGISTRY_URL": url, "STRAWPOT_TOKEN": "sh_" + "0" * 40})
+    assert_clean_failure(result, 1, message)
+    assert "yanked skill 5" not in result.stdout and "published" not in result.stdout

@@ -69,7 +69,7 @@ def _send(upload: Upload, url: str, token: str) -> dict[str, Any]:
     what = f"{upload.kind.value} {upload.slug} {upload.version}"
     with open_client(url, token=token) as client, hub_errors(url):
         try:
-            return client.publish(
+            result = client.publish(
                 upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files]
             )
         except (hc.ServerError, hc.AuthError, hc.NotFound) as exc:
@@ -77,3 +77,10 @@ def _send(upload: Upload, url: str, token: str) -> dict[str, Any]:
             raise StrawpotError(
                 f"the registry {url} refused {what} (HTTP {exc.status}):\n{exc.message}", hint=hint
             ) from None
+    # A success is the server's 201 naming the version it stored; any other 2xx body is not a confirmation.
+    if result.get("version") != upload.version:
+        raise StrawpotError(
+            f"the registry {url} did not confirm {what}: it answered {str(result)[:200]!r}",
+            hint=f"check with `strawpot info {upload.kind.value} {upload.slug}` before publishing again",
+        )
+    return result

@@ -25,7 +25,11 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     url = registry_url(registry, _manifest_url())
     with hub_errors(url), open_client(url, token=registry_token(url)) as client:
         found = client.search(query, kind_value, limit=limit)
-    results = found.get("results", []) if isinstance(found, dict) else []
+    results = found.get("results", []) if isinstance(found, dict) else None
+    if not isinstance(results, list) or not all(isinstance(item, dict) for item in results):
+        from strawpot.model.errors import StrawpotError
+
+        raise StrawpotError(f"registry {url}: unexpected search answer (\"results\" is not a list of packages)")
     if as_json:
         from strawpot.commands._options import print_json
 

@@ -15,11 +15,14 @@ def check_token(url: str, token: str) -> dict[str, Any]:
 
     with open_client(url, token=token) as client, hub_errors(url):
         try:
-            return client.whoami()
+            user = client.whoami()
         except hc.AuthError as exc:
             raise StrawpotError(
                 f"the registry {url} refused the token (HTTP {exc.status}): {exc.message}", hint=login_hint(url)
             ) from None
+    if not isinstance(user.get("handle"), str) or not user["handle"]:
+        raise StrawpotError(f"the registry {url} answered whoami without a user handle: {str(user)[:200]!r}")
+    return user
 
 
 def yank(url: str, token: str, kind: str, slug: str, version: str, *, yanked: bool) -> dict[str, Any]:
@@ -50,4 +53,10 @@ def yank(url: str, token: str, kind: str, slug: str, version: str, *, yanked: bo
             raise StrawpotError(
                 f"the registry {url} refused to {'yank' if yanked else 'restore'} {what} (HTTP {exc.status}): {exc.message}"
             ) from None
-    return {"kind": kind_value.value, "slug": slug, "version": version, "yanked": yanked, **result}
+    if result.get("yanked") is not yanked:
+        raise StrawpotError(
+            f"the registry {url} did not confirm that {what} is {'yanked' if yanked else 'restored'}: "
+            f"it answered {str(result)[:200]!r}"
+        )
+    # what we asked for is what is reported: the server's echo must not rename the package on screen
+    return {**result, "kind": kind_value.value, "slug": slug, "version": version, "yanked": yanked}
