@@ -31,13 +31,24 @@ def cache_dir() -> Path:
 
 
 def load_config() -> dict[str, Any]:
+    """The config file, its shape checked: `[registry] url` a string, `[tokens]` URL = "token" strings."""
     path = config_path()
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        config = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: invalid config file: {exc}", hint="fix or delete it") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    registry = config.get("registry", {})
+    if not isinstance(registry, dict) or not isinstance(registry.get("url", ""), str):
+        raise UsageError(f'{path}: [registry] must be a table with url = "https://..."', hint="fix or delete it")
+    tokens = config.get("tokens", {})
+    if not isinstance(tokens, dict) or not all(isinstance(v, str) for v in tokens.values()):
+        raise UsageError(f'{path}: [tokens] must be a table of "registry URL" = "token" strings',
+                         hint="fix or delete it, then `strawpot login` again")
+    return config
 
 
 def save_config(config: dict[str, Any]) -> None:

@@ -179,3 +179,38 @@ def test_a_registry_answer_that_confirms_nothing_is_not_a_success(tmp_path: Path
                      env={"STRAWPOT_REGISTRY_URL": url, "STRAWPOT_TOKEN": "sh_" + "0" * 40})
     assert_clean_failure(result, 1, message)
     assert "yanked skill 5" not in result.stdout and "published" not in result.stdout
+
+
+# -- login and the config file ---------------------------------------------------------------------------------
+
+
+def test_login_with_no_terminal_and_empty_stdin_is_a_usage_error(tmp_path: Path) -> None:
+    result = run("login", "--registry", "http://127.0.0.1:9", cwd=tmp_path, input="")
+    assert_clean_failure(result, 2, "no token given", "--token-stdin")
+    assert not (tmp_path / ".config" / "config.toml").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('registry = "x"\n', "[registry] must be a table"),
+        ("[registry]\nurl = 3\n", "[registry] must be a table"),
+        ("tokens = 3\n", "[tokens] must be a table"),
+        ('[tokens]\n"http://127.0.0.1:9" = 5\n', "[tokens] must be a table"),
+    ],
+)
+@pytest.mark.parametrize("command", [["config"], ["whoami"], ["logout"], ["search", "x"], ["lock"]])
+def test_a_config_file_of_the_wrong_shape_is_one_line(tmp_path: Path, text: str, message: str,
+                                                      command: list[str]) -> None:
+    (tmp_path / ".config").mkdir()
+    (tmp_path / ".config" / "config.toml").write_text(text)
+    (tmp_path / "strawpot.toml").write_text('[skills]\nx = "*"\n')
+    result = run(*command, cwd=tmp_path, env={"STRAWPOT_REGISTRY_URL": ""})
+    assert_clean_failure(result, 2, message)
+    assert (tmp_path / ".config" / "config.toml").read_text() == text
+
+
+def test_a_config_file_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / ".config" / "config.toml").mkdir(parents=True)
+    result = run("config", cwd=tmp_path, env={"STRAWPOT_REGISTRY_URL": ""})
+    assert_clean_failure(result, 2, "cannot read the config file")

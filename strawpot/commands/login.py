@@ -30,9 +30,17 @@ def command(registry: str | None, token_stdin: bool) -> None:
     if token_stdin:
         token = sys.stdin.readline().strip()
     else:
-        token = click.prompt(f"Token for {url}", hide_input=True, err=True).strip()
+        try:
+            token = click.prompt(f"Token for {url}", hide_input=True, err=True).strip()
+        except click.Abort:
+            if sys.stdin.isatty():
+                raise  # Ctrl-C at the prompt
+            token = ""  # end of input with no terminal: nothing was given
     if not token:
-        raise UsageError("no token given", hint="paste the `sh_...` token the registry gave you")
+        raise UsageError(
+            "no token given",
+            hint="paste the `sh_...` token the registry gave you, or pipe it: `... | strawpot login --token-stdin`",
+        )
     user = check_token(url, token)
     store_token(url, token)
     out_console.print(f"logged in to {url} as {user.get('handle', '?')} (token stored in {config_path()})", markup=False)
