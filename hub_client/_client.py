@@ -9,7 +9,6 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from importlib import metadata
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -49,6 +48,8 @@ def _sleep(seconds: float) -> None:
 
 
 def _default_user_agent() -> str:
+    from importlib import metadata  # only when the caller names no user agent (~10 ms to import)
+
     try:
         version = metadata.version("strawpot")
     except metadata.PackageNotFoundError:
