@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import rich_click as click
+
+if TYPE_CHECKING:
+    from registry_server import SQLiteStorage
 
 SECTION = "registry"
 DEFAULT_DATA = Path("registry-data")
@@ -30,8 +34,51 @@ def command() -> None:
 def serve(host: str, port: int, data_dir: Path, rate_limit: float) -> None:
     """Serve the registry until interrupted; prints its URL on stderr once listening."""
     from registry_server.server import serve as run
+    from strawpot.model.errors import StrawpotError
 
-    run(host, port, data_dir, rate_limit=rate_limit)
+    _check_listen(host, port)  # before the data folder is created: a busy port leaves nothing behind
+    _open_storage(data_dir).close()
+    try:
+        run(host, port, data_dir, rate_limit=rate_limit)
+    except SystemExit as exc:  # uvicorn exits 3 when it cannot start; 3 means "resolution conflict" here
+        if exc.code in (0, None):
+            raise
+        raise StrawpotError(f"the registry could not start on {host}:{port} (see the message above)") from None
+
+
+def _check_listen(host: str, port: int) -> None:
+    """Fail with one line if `host:port` cannot be listened on (unknown host, port in use, no permission)."""
+    import socket
+
+    from strawpot.model.errors import StrawpotError, UsageError
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UsageError(f"--host {host!r}: {exc.strerror}") from None
+    family, kind, proto, _name, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise StrawpotError(
+                f"cannot listen on {host}:{port}: {exc.strerror}",
+                hint="pick another --port (0 picks a free one), or stop what is using it",
+            ) from None
+
+
+def _open_storage(data_dir: Path) -> SQLiteStorage:
+    import sqlite3
+
+    from registry_server import SQLiteStorage
+    from strawpot.model.errors import UsageError
+
+    try:
+        return SQLiteStorage(data_dir)
+    except (OSError, sqlite3.Error) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"--data {data_dir}: cannot use it as the registry's data folder: {reason}") from None
 
 
 @command.group()
@@ -45,13 +92,13 @@ def token() -> None:
 @data_option
 def create(handle: str, admin: bool, data_dir: Path) -> None:
     """Create a token for USER and print it once (it cannot be shown again)."""
-    from registry_server import SQLiteStorage, create_token
+    from registry_server import create_token
     from strawpot.model.errors import UsageError
     from strawpot.model.package import slug_error
 
     if err := slug_error(handle):
         raise UsageError(f"--user: {err.replace('slug', 'handle')}")
-    storage = SQLiteStorage(data_dir)
+    storage = _open_storage(data_dir)
     try:
         click.echo(create_token(storage, handle, admin=admin))
     finally:
