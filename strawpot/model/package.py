@@ -396,6 +396,10 @@ def collect_files(root: Path) -> tuple[dict[str, bytes], frozenset[str], list[Is
             d for d in dirnames
             if not d.startswith(".") and d not in _VCS_DIRS and not _ignored((base / d).as_posix(), d, patterns)
         )
+        for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            # os.walk lists a link to a folder here and never enters it: say so, as for a link to a file
+            issues.append(Issue((base / d).as_posix(), "", "links and special files are not allowed in a package"))
+            dirnames.remove(d)
         for name in sorted(filenames):
             if name.startswith("."):
                 continue

@@ -301,3 +301,13 @@ def test_slug_with_a_trailing_newline_is_refused() -> None:
     assert slug_error("abc") is None
     assert slug_error("abc\n") is not None
     assert slug_error("abc\n\n") is not None
+
+
+def test_collect_refuses_a_link_to_a_folder(tmp_path: Path) -> None:
+    # os.walk lists it among the folders and never enters it: it was silently left out of the upload
+    (tmp_path / "SKILL.md").write_bytes(_skill())
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "etc").symlink_to("/etc", target_is_directory=True)
+    files, _, issues = collect_files(tmp_path)
+    assert sorted(files) == ["SKILL.md"]
+    assert [(i.file, i.message) for i in issues] == [("docs/etc", "links and special files are not allowed in a package")]
