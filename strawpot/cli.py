@@ -91,6 +91,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.exit_code)
     except BrokenPipeError:
         return 1
+    except OSError as exc:
+        # The file system refused (read-only, permissions, disk full, a file where a folder must be): name the
+        # path and the reason in one line; whatever was being replaced is left as it was (writes are atomic).
+        where = f": {exc.filename}" if exc.filename else ""
+        _print_error(f"{exc.strerror or exc}{where}", "check the permissions and free space of that path")
+        return 1
     # Without standalone mode click returns ctx.exit(n)'s code (or the callback's value).
     return result if isinstance(result, int) else 0
 

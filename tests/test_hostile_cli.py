@@ -214,3 +214,28 @@ def test_a_config_file_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
     (tmp_path / ".config" / "config.toml").mkdir(parents=True)
     result = run("config", cwd=tmp_path, env={"STRAWPOT_REGISTRY_URL": ""})
     assert_clean_failure(result, 2, "cannot read the config file")
+
+
+# -- the file system says no -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["install"], ["sync"], ["uninstall", "skill", "x"], ["install", "skill", "y"]])
+def test_a_file_where_the_tree_folder_must_be_is_one_line(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "strawpot.toml").write_text('[skills]\nx = "*"\n')
+    (tmp_path / ".strawpot").write_text("not a folder")
+    result = run(*command, cwd=tmp_path)
+    assert_clean_failure(result, 1, f"File exists: {tmp_path / '.strawpot'}")
+    assert (tmp_path / ".strawpot").read_text() == "not a folder"
+    assert (tmp_path / "strawpot.toml").read_text() == '[skills]\nx = "*"\n'
+
+
+@pytest.mark.parametrize("command", [["verify"], ["list"]])
+def test_a_version_file_that_is_a_folder_means_not_installed(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "strawpot.lock").write_text(_LOCK.format(name="x", path="SKILL.md", sha=SHA))
+    (tmp_path / ".strawpot" / "skills" / "x" / ".version").mkdir(parents=True)
+    result = run(*command, cwd=tmp_path)
+    out = result.stdout + result.stderr
+    assert "Traceback" not in out
+    assert result.returncode == (5 if command == ["verify"] else 0), out
+    expected = "skill x: not installed (lock has 1.0.0)" if command == ["verify"] else "lock has 1.0.0"
+    assert expected in out, out

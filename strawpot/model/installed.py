@@ -56,7 +56,7 @@ class InstalledTree:
     def installed_version(self, kind: Kind, name: str) -> str | None:
         try:
             return (self.package_dir(kind, name) / VERSION_FILE).read_text(encoding="utf-8").strip() or None
-        except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError):  # missing, a folder, unreadable: not a usable install
             return None
 
     def packages(self) -> list[InstalledPackage]:
