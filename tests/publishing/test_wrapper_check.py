@@ -67,8 +67,6 @@ def test_the_local_exec_bit_is_not_needed(tmp_path: Path) -> None:
 
 def test_the_stub_agent_fixture_passes(capsys: pytest.CaptureFixture[str]) -> None:
     root = FIXTURES / "agents" / "stub-agent"
-    if not root.is_dir():
-        pytest.skip("fixtures/agents/stub-agent is not there yet")
     assert main(["validate", "--run-wrapper", str(root)]) == 0
     out = capsys.readouterr().out
     assert "ok: agent stub-agent" in out
