@@ -239,3 +239,13 @@ def test_a_version_file_that_is_a_folder_means_not_installed(tmp_path: Path, com
     assert result.returncode == (5 if command == ["verify"] else 0), out
     expected = "skill x: not installed (lock has 1.0.0)" if command == ["verify"] else "lock has 1.0.0"
     assert expected in out, out
+
+
+def test_the_hint_for_a_broken_lock_is_one_that_works(tmp_path: Path) -> None:
+    (tmp_path / "strawpot.toml").write_text("")
+    (tmp_path / "strawpot.lock").write_text("version = 1\npackage = 3\n")
+    broken = run("lock", cwd=tmp_path)
+    assert_clean_failure(broken, 2, "malformed lockfile", "move it aside and run `strawpot lock`")
+    (tmp_path / "strawpot.lock").rename(tmp_path / "strawpot.lock.bad")
+    assert run("lock", cwd=tmp_path).returncode == 0  # what the hint says does work
+    assert "manifest-hash" in (tmp_path / "strawpot.lock").read_text()

@@ -21,6 +21,8 @@ from strawpot.model.package import slug_error
 from strawpot.model.paths import UnsafePath, safe_relative_path
 
 LOCK_VERSION = 1
+# `strawpot lock` reads the previous lock to keep its versions, so it refuses a broken one too: say so.
+_REGENERATE = "move it aside and run `strawpot lock` to write a fresh one"
 
 
 class LockfileError(UsageError):
@@ -95,7 +97,7 @@ class Lockfile:
         except UnicodeDecodeError as exc:
             raise LockfileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
         except tomllib.TOMLDecodeError as exc:
-            raise LockfileError(f"{path}: invalid TOML: {exc}", hint="regenerate it with `strawpot lock`") from None
+            raise LockfileError(f"{path}: invalid TOML: {exc}", hint=_REGENERATE) from None
         except OSError as exc:
             raise LockfileError(f"{path}: cannot read the lockfile: {exc.strerror or exc}") from None
         return cls.from_dict(data, where=str(path))
@@ -107,12 +109,12 @@ class Lockfile:
         if reader is None:
             raise LockfileError(
                 f"{where}: lockfile format version {version!r} is not one this strawpot reads (1)",
-                hint="upgrade strawpot, or regenerate the lock with `strawpot lock`",
+                hint=f"upgrade strawpot, or {_REGENERATE}",
             )
         try:
             return reader(data)
         except (KeyError, TypeError, ValueError) as exc:
-            raise LockfileError(f"{where}: malformed lockfile: {exc}", hint="regenerate it with `strawpot lock`") from None
+            raise LockfileError(f"{where}: malformed lockfile: {exc}", hint=_REGENERATE) from None
 
     # -- writing ------------------------------------------------------------------------------------
 
