@@ -9,8 +9,9 @@ the client skips loading CA certificates (~0.1 s) and importing httpcore.
 
 Keep-alive connections are pooled (one request at a time on each). A request that fails on a
 reused connection before any answer arrived (the server closed an idle connection) is sent again
-once on a new connection, as every HTTP/1.1 client does; any other failure is an httpx
-TransportError, so hub_client's retry and error mapping treat it exactly like httpcore's.
+once on a new connection, as HTTP/1.1 clients do: an idempotent one always, a POST only when it
+failed while being sent (an answer lost after it was sent may mean it took effect). Any other
+failure is an httpx TransportError, so hub_client's retries and error mapping treat it like httpcore's.
 """
 
 from __future__ import annotations
@@ -109,21 +110,24 @@ class PlainHTTPTransport(httpx.BaseTransport):
         ]
         if body or request.method not in ("GET", "HEAD", "OPTIONS"):
             headers.append(("Content-Length", str(len(body))))
+        idempotent = request.method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE")
         for attempt in (0, 1):
             conn, reused = self._acquire(host, port, request)
             conn.timeout = _timeout(request, "read")
             if conn.sock is not None:
                 conn.sock.settimeout(conn.timeout)
+            sent = False
             try:
                 conn.putrequest(request.method, target, skip_host=True, skip_accept_encoding=True)
                 for name, value in headers:
                     conn.putheader(name, value)
                 conn.endheaders(body or None)
+                sent = True
                 response = conn.getresponse()
             except _STALE as exc:
                 conn.close()
-                if reused and attempt == 0:
-                    continue  # the server had closed this idle connection: nothing was processed
+                if reused and attempt == 0 and (idempotent or not sent):
+                    continue  # the server had closed this idle connection: the request was not processed
                 raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__, request=request) from exc
             except TimeoutError as exc:
                 conn.close()

@@ -7,10 +7,13 @@ any read that shows them (list, detail, search), and when the server stops.
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from registry_server.storage.base import Storage
 from strawpot.model.kinds import Kind
+
+log = logging.getLogger("registry_server")
 
 
 class DownloadTally:
@@ -41,8 +44,15 @@ class DownloadTally:
                 timer, self._timer = self._timer, None
             if timer is not None and timer is not threading.current_thread():
                 timer.cancel()
-            if pending:
+            if not pending:
+                return
+            try:
                 self.storage.add_downloads(pending)
+            except Exception:  # storage busy or failing: keep the counts for the next flush
+                log.exception("could not write %d download count(s); kept for the next attempt", len(pending))
+                with self._lock:
+                    for key, n in pending.items():
+                        self._pending[key] = self._pending.get(key, 0) + n
 
     def close(self) -> None:
         self.flush()

@@ -113,6 +113,11 @@ def test_a_stale_idle_connection_is_retried_once_on_a_new_one(server: _Server) -
         assert idle.sock is not None
         idle.sock.shutdown(socket.SHUT_RDWR)  # as if the server had dropped the idle connection
         assert client.get("/b").json()["path"] == "/b"
+        (idle,) = next(iter(transport._idle.values()))
+        assert idle.sock is not None
+        idle.sock.shutdown(socket.SHUT_RDWR)
+        assert client.post("/c", content=b"x").json()["body"] == "x"  # failed while sending: not processed
+    assert [path for _, path, _, _ in server.seen] == ["/a", "/b", "/c"]
 
 
 def test_an_unreachable_http_registry_is_registry_unreachable(tmp_path: Path) -> None:

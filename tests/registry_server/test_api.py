@@ -253,6 +253,29 @@ def test_download_counts_reach_storage_in_batches(api: Api) -> None:
     assert pkg is not None and pkg.downloads == 3
 
 
+def test_a_failed_count_flush_keeps_the_counts(api: Api) -> None:
+    from registry_server.downloads import DownloadTally
+
+    api.ok("skill", skill("git-workflow"))
+    tally = DownloadTally(api.storage, delay=0)
+    real, calls = api.storage.add_downloads, []
+
+    def flaky(counts: dict[tuple[Kind, str], int]) -> None:
+        calls.append(dict(counts))
+        if len(calls) == 1:
+            raise OSError("database is locked")
+        real(counts)
+
+    api.storage.add_downloads = flaky  # type: ignore[method-assign]
+    tally.add(Kind.SKILL, "git-workflow")
+    tally.flush()  # fails: logged, counts kept
+    tally.add(Kind.SKILL, "git-workflow")
+    tally.flush()
+    assert calls == [{(Kind.SKILL, "git-workflow"): 1}, {(Kind.SKILL, "git-workflow"): 2}]
+    pkg = api.storage.get_package(Kind.SKILL, "git-workflow")
+    assert pkg is not None and pkg.downloads == 2
+
+
 @pytest.mark.parametrize(
     ("method", "path"),
     [("GET", "/api/v1/widgets"), ("GET", "/api/v1/widgets/x"), ("GET", "/api/v1/widgets/x/versions"),
