@@ -70,9 +70,31 @@ def _check_relative_path(path: str) -> str:
     return path
 
 
+# A JSON answer or an error body larger than this is refused (a package is at most 50 MB in all),
+# and so is a v1 file over the registry's 10 MB limit: a hostile server cannot exhaust memory.
+MAX_JSON_BYTES = 64 * 1024 * 1024
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+def _read_capped(response: httpx.Response, limit: int | None = None) -> bytes:
+    """Read the streamed body, refusing it as soon as it passes `limit` (default MAX_JSON_BYTES) bytes."""
+    limit = MAX_JSON_BYTES if limit is None else limit
+    chunks: list[bytes] = []
+    total = 0
+    for chunk in response.iter_bytes():
+        total += len(chunk)
+        if total > limit:
+            url = str(response.request.url)
+            raise ProtocolError(f"the answer from {url} is larger than {limit} bytes; refused", url=url)
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    response._content = data  # what httpx's own read() does, so .content/.text/.json() work afterwards
+    return data
+
+
 def _json_object(response: httpx.Response) -> dict[str, Any]:
     """The body as a JSON object, or ProtocolError naming what came instead."""
-    response.read()
+    _read_capped(response)
     try:
         body = json.loads(response.content)
     except ValueError:
@@ -101,7 +123,7 @@ def _versions_outcome(response: httpx.Response) -> tuple[int, Any]:
     if status == 304:
         return 304, None
     if status in (404, 405):
-        response.read()
+        _read_capped(response)
         if status == 405 or not _is_json_error(response):
             return 405, None
         return 404, _map_error(response, str(response.request.url))
@@ -251,7 +273,7 @@ class HubClient:
                     delay = None if last else self._status_delay(response, attempt, idempotent)
                     if delay is None or waited + delay > _MAX_WAIT:
                         if response.status_code >= 400 and response.status_code not in passthrough:
-                            response.read()
+                            _read_capped(response)
                             raise _map_error(response, url)
                         return handler(response)
                 finally:
@@ -437,7 +459,7 @@ class HubClient:
         return self._call(
             "GET",
             f"{_API}/{plural}/{slug}/file",
-            lambda r: r.read(),
+            lambda r: _read_capped(r, MAX_FILE_BYTES),
             params=params,
             headers={"Accept": "*/*"},
         )
