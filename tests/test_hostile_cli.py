@@ -249,3 +249,35 @@ def test_the_hint_for_a_broken_lock_is_one_that_works(tmp_path: Path) -> None:
     (tmp_path / "strawpot.lock").rename(tmp_path / "strawpot.lock.bad")
     assert run("lock", cwd=tmp_path).returncode == 0  # what the hint says does work
     assert "manifest-hash" in (tmp_path / "strawpot.lock").read_text()
+
+
+@pytest.mark.parametrize("command", [["verify"], ["tree"], ["why", "skill", "x"], ["outdated"],
+                                     ["install", "--frozen"], ["start", "--headless", "--task", "echo:x"]])
+def test_a_missing_lock_is_a_usage_error_everywhere_and_writes_nothing(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "strawpot.toml").write_text('[skills]\ngit-workflow = "*"\n')
+    before = snapshot(tmp_path)
+    result = run(*command, cwd=tmp_path)
+    assert_clean_failure(result, 2, "strawpot.lock")
+    assert snapshot(tmp_path) == before
+
+
+def test_publish_refuses_a_fifo_without_blocking(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "SKILL.md").write_text("---\nname: pkg\ndescription: d\nversion: 1.0.0\n---\nbody\n")
+    os.mkfifo(package / "notes.md")
+    result = run("validate", str(package), cwd=tmp_path, timeout=20)
+    assert_clean_failure(result, 2, "notes.md", "links and special files are not allowed")
+
+
+@pytest.mark.parametrize("command", [["install"], ["sync"], ["lock"], ["update", "--all"], ["install", "skill", "x"]])
+@pytest.mark.parametrize("broken", ["strawpot.toml", "strawpot.lock"])
+def test_a_malformed_manifest_or_lock_is_refused_before_anything_is_written(
+    tmp_path: Path, command: list[str], broken: str
+) -> None:
+    (tmp_path / "strawpot.toml").write_text('[skills]\ngit-workflow = "*"\n')
+    (tmp_path / broken).write_text("this is [not toml\n")
+    before = snapshot(tmp_path)
+    result = run(*command, cwd=tmp_path)
+    assert_clean_failure(result, 2, broken)
+    assert snapshot(tmp_path) == before

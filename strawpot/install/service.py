@@ -17,11 +17,11 @@ from strawpot.install.apply import checkpoint, commit, discard, recover, remove,
 from strawpot.install.ids import package_id
 from strawpot.install.plan import Change, Plan, make_plan
 from strawpot.install.tools import MissingTool, missing_tools, run_hints
-from strawpot.model.errors import LockOutdated, StrawpotError, UsageError
+from strawpot.model.errors import LockOutdated, UsageError
 from strawpot.model.fs import file_lock
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
-from strawpot.model.lockfile import Lockfile
+from strawpot.model.lockfile import Lockfile, LockfileError
 from strawpot.model.manifest import Manifest
 from strawpot.settings import Project
 
@@ -136,12 +136,24 @@ def run(
 ) -> Outcome:
     """Run one install-family operation on `project` (raises StrawpotError subclasses)."""
     operation = _Run(project, edit or Edit(), options or Options(), reporter or QuietReporter(), client)
+    _preflight(project, operation.options)
     writes = not (operation.options.dry_run or operation.options.check)
     with file_lock(project.lock_file_path) if writes else contextlib.nullcontext():
         try:
             return operation.execute()
         finally:
             operation.close()
+
+
+def _preflight(project: Project, options: Options) -> None:
+    """Refuse unreadable inputs before the file lock creates `.strawpot/`: bad input writes nothing."""
+    if not options.frozen:
+        Manifest.load(project.manifest_path)
+    if project.lock_path.exists():
+        Lockfile.load(project.lock_path)
+    elif options.frozen:
+        raise UsageError(f"{project.lock_path}: no lockfile to install with --frozen",
+                         hint="run `strawpot lock` first, or install without --frozen")
 
 
 class _Run:
@@ -361,5 +373,5 @@ class _Run:
 def load_lock(project: Project) -> Lockfile:
     """The project's lock, or a usage error saying how to create it."""
     if not project.lock_path.exists():
-        raise StrawpotError(f"{project.lock_path}: no lockfile", hint="run `strawpot lock` or `strawpot install`")
+        raise LockfileError(f"{project.lock_path}: no lockfile", hint="run `strawpot lock` or `strawpot install`")
     return Lockfile.load(project.lock_path)

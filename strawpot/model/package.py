@@ -407,15 +407,12 @@ def collect_files(root: Path) -> tuple[dict[str, bytes], frozenset[str], list[Is
             rel = full.relative_to(root).as_posix()
             if _ignored(rel, name, patterns):
                 continue
-            st = os.lstat(full)
-            if not stat.S_ISREG(st.st_mode):
-                issues.append(Issue(rel, "", "links and special files are not allowed in a package"))
+            data, st, problem = _read_regular_file(full)
+            if problem:
+                issues.append(Issue(rel, "", problem))
                 continue
-            if st.st_size > MAX_FILE_SIZE:
-                issues.append(Issue(rel, "", f"{st.st_size} bytes, more than the limit of {MAX_FILE_SIZE} a file"))
-                continue
-            files[rel] = full.read_bytes()
-            if st.st_mode & stat.S_IXUSR:
+            files[rel] = data
+            if st is not None and st.st_mode & stat.S_IXUSR:
                 executables.add(rel)
     return files, frozenset(executables), issues
 
@@ -423,6 +420,26 @@ def collect_files(root: Path) -> tuple[dict[str, bytes], frozenset[str], list[Is
 def _ignored(rel: str, name: str, patterns: list[str]) -> bool:
     """A file or folder matches an ignore pattern by its relative path or by its own name."""
     return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def _read_regular_file(path: Path) -> tuple[bytes, os.stat_result | None, str | None]:
+    """Open once (never following a link, never blocking on a FIFO), then check and read that handle,
+    so a file swapped between the check and the read cannot slip through."""
+    special = "links and special files are not allowed in a package"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b"", None, special if os.path.islink(path) else f"cannot be read: {path}"
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return b"", st, special
+        if st.st_size > MAX_FILE_SIZE:
+            return b"", st, f"{st.st_size} bytes, more than the limit of {MAX_FILE_SIZE} a file"
+        data = fh.read(MAX_FILE_SIZE + 1)
+    if len(data) > MAX_FILE_SIZE:
+        return b"", st, f"more than the limit of {MAX_FILE_SIZE} bytes a file"
+    return data, st, None
 
 
 def _ignore_patterns(root: Path) -> list[str]:
