@@ -44,3 +44,17 @@ def print_json(payload: dict[str, Any]) -> None:
     import sys
 
     sys.stdout.write(json.dumps({"version": JSON_FORMAT_VERSION, **payload}, indent=2, sort_keys=False) + "\n")
+
+
+def lock_mode_options(func: F) -> F:
+    """--locked, --frozen, --offline, --dry-run and --skip-tools: how `install` and `sync` treat the lock."""
+    options = [
+        click.option("--locked", is_flag=True, help="Fail (exit 4) instead of changing strawpot.lock."),
+        click.option("--frozen", is_flag=True, help="Install strawpot.lock as it is, without reading strawpot.toml."),
+        click.option("--offline", is_flag=True, help="Touch no network: metadata and archives from the cache only."),
+        click.option("--dry-run", is_flag=True, help="Show what would change; write nothing."),
+        click.option("--skip-tools", is_flag=True, help="Do not check the system tools agents need."),
+    ]
+    for option in reversed(options):  # decorators apply bottom-up; keep the listed order in --help
+        func = option(func)
+    return func

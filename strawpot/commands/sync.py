@@ -6,7 +6,13 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import global_option, json_option, project_option, registry_option
+from strawpot.commands._options import (
+    global_option,
+    json_option,
+    lock_mode_options,
+    project_option,
+    registry_option,
+)
 
 SECTION = "packages"
 
@@ -16,11 +22,7 @@ SECTION = "packages"
 @project_option
 @registry_option
 @json_option
-@click.option("--locked", is_flag=True, help="Fail (exit 4) instead of changing strawpot.lock.")
-@click.option("--frozen", is_flag=True, help="Use strawpot.lock as it is, without reading strawpot.toml.")
-@click.option("--offline", is_flag=True, help="Touch no network: archives from the cache only.")
-@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
-@click.option("--skip-tools", is_flag=True, help="Do not check the system tools agents need.")
+@lock_mode_options
 def command(
     is_global: bool, project: Path | None, registry: str | None, as_json: bool,
     locked: bool, frozen: bool, offline: bool, dry_run: bool, skip_tools: bool,
