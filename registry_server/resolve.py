@@ -19,6 +19,7 @@ from resolver import (
     ResolverError,
     Unavailable,
     Version,
+    explain,
     parse_requirement,
     solve,
 )
@@ -133,5 +134,5 @@ async def resolve(request: Request) -> JSONResponse:
     try:
         deps = await run_in_threadpool(resolve_package, reg.versions, kind, slug, record.version)
     except NoSolution as exc:
-        raise ApiError(400, f"cannot resolve the dependencies of {kind.value} {slug} {record.version}:\n{exc}") from None
+        raise ApiError(400, f"cannot resolve the dependencies of {kind.value} {slug} {record.version}:\n{explain(exc)}") from None
     return JSONResponse({kind.value: slug, "version": record.version, "dependencies": deps})

@@ -6,7 +6,7 @@ from resolver.errors import InvalidRequirement, InvalidSpecifier, InvalidVersion
 from resolver.incompatibility import Incompatibility
 from resolver.offline import OfflineProvider
 from resolver.provider import Candidate, Dependency, DependencyProvider, SupportsPrefetch, Unavailable
-from resolver.report import report
+from resolver.report import describe, explain, report
 from resolver.requirement import Requirement, parse_requirement
 from resolver.solver import VersionSolver, solve
 from resolver.specifier import allows_prereleases, parse_specifier
@@ -33,6 +33,8 @@ __all__ = [
     "VersionSet",
     "VersionSolver",
     "allows_prereleases",
+    "describe",
+    "explain",
     "parse_requirement",
     "parse_specifier",
     "report",

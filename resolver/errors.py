@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from resolver.incompatibility import Incompatibility
 
 
@@ -34,16 +36,21 @@ class InvalidRequirement(ResolverError, ValueError):
 
 
 class NoSolution(ResolverError):
-    """Version solving failed; ``str(exc)`` is the plain-text explanation.
+    """Version solving failed; the failure is data, and `resolver.report.explain` writes it as text.
 
     `incompatibility` is the root of the derivation tree (data only): it says that the root
-    package cannot be selected, and its causes, transitively, say why.
+    package cannot be selected, and its causes, transitively, say why. `root_name` and
+    `display_name` are how the caller asked for packages to be named, kept for the reporter.
     """
 
-    def __init__(self, incompatibility: Incompatibility, explanation: str) -> None:
-        super().__init__(explanation)
+    def __init__(
+        self,
+        incompatibility: Incompatibility,
+        *,
+        root_name: str = "root",
+        display_name: Callable[[str], str] | None = None,
+    ) -> None:
+        super().__init__("version solving failed (resolver.report.explain says why)")
         self.incompatibility = incompatibility
-        self.explanation = explanation
-
-    def __str__(self) -> str:
-        return self.explanation
+        self.root_name = root_name
+        self.display_name = display_name

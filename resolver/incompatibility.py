@@ -126,8 +126,3 @@ class Incompatibility:
     def __repr__(self) -> str:
         terms = ", ".join(str(t) for t in self.terms)
         return f"<Incompatibility {{{terms}}} {type(self.cause).__name__}>"
-
-    def __str__(self) -> str:
-        from resolver.report import describe
-
-        return describe(self)

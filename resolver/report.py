@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from resolver.incompatibility import (
     ROOT,
@@ -16,7 +17,10 @@ from resolver.incompatibility import (
 from resolver.term import Term
 from resolver.version_set import VersionSet
 
-__all__ = ["describe", "report"]
+if TYPE_CHECKING:
+    from resolver.errors import NoSolution
+
+__all__ = ["describe", "explain", "report"]
 
 _MAX_SKIPPED = 3
 
@@ -417,3 +421,8 @@ def report(
     except RecursionError:  # pragma: no cover - a derivation deeper than Python's stack
         causes = [describer.describe(leaf) for leaf in incompatibility.external_incompatibilities()]
         return "Version solving failed because:\n" + "\n".join(f"- {cause}" for cause in causes)
+
+
+def explain(failure: NoSolution) -> str:
+    """The explanation of a failed resolution, naming packages as the solver's caller asked."""
+    return report(failure.incompatibility, display_name=failure.display_name, root_name=failure.root_name)

@@ -18,7 +18,6 @@ from resolver.incompatibility import (
 )
 from resolver.partial_solution import PartialSolution
 from resolver.provider import Candidate, Dependency, DependencyProvider, SupportsPrefetch, Unavailable
-from resolver.report import report
 from resolver.term import Relation, Term
 from resolver.version import Version
 from resolver.version_set import VersionSet
@@ -62,8 +61,8 @@ class VersionSolver:
     The main loop alternates unit propagation ("The Algorithm" → "Unit Propagation") and decision
     making ("Decision Making"); a satisfied incompatibility triggers conflict resolution ("Conflict
     Resolution"), which derives and learns the root cause and backjumps. When the root cause says
-    the root package itself cannot be selected, `NoSolution` carries the derivation tree and its
-    explanation (`resolver.report`).
+    the root package itself cannot be selected, `NoSolution` carries the derivation tree (data only;
+    `resolver.report` writes the explanation).
 
     Choices the spec leaves open, made here:
 
@@ -215,8 +214,7 @@ class VersionSolver:
                 terms.append(difference.negate())
             incompatibility = Incompatibility(terms, ConflictCause(incompatibility, cause))
             learned = True
-        text = report(incompatibility, display_name=self._display_name, root_name=self._root_name)
-        raise NoSolution(incompatibility, text)
+        raise NoSolution(incompatibility, root_name=self._root_name, display_name=self._display_name)
 
     # -- decision making ------------------------------------------------------------------------
 

@@ -120,3 +120,66 @@ def test_checker_flags_each_wrong_arrow(tmp_path: Path) -> None:
         "strawpot/model/lockfile.py:1: strawpot.model.lockfile (strawpot.model) imports strawpot.hub",
         "strawpot/model/package.py:2: strawpot.model.package (strawpot.model) imports strawpot.settings",
     ]
+
+
+# -- no module imports itself back, even through a function-level import ------------------------------
+
+
+def import_cycles(root: Path, top: str) -> list[list[str]]:
+    """Every cycle among the modules of package `top` (imports anywhere in a file, `__init__` excluded)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted((root / top).rglob("*.py")):
+        if path.name == "__init__.py" or "_proto" in path.parts:
+            continue
+        module = module_name(path, root)
+        tree = _without_type_checking(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        graph[module] = set()
+        for _, target, submodules in imported(tree, module, False):
+            graph[module].update(name for name in [target, *submodules] if _within(name, top) and name != top)
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module] & graph.keys()):
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target):], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    return cycles
+
+
+def _without_type_checking(tree: ast.Module) -> ast.Module:
+    """The module minus its `if TYPE_CHECKING:` blocks (type-only imports never run)."""
+
+    class Strip(ast.NodeTransformer):
+        def visit_If(self, node: ast.If) -> ast.AST | list[ast.stmt]:
+            if isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+                return node.orelse
+            self.generic_visit(node)
+            return node
+
+    stripped = Strip().visit(tree)
+    assert isinstance(stripped, ast.Module)
+    return stripped
+
+
+def test_no_import_cycles_inside_a_package() -> None:
+    for top in FIRST_PARTY:
+        assert import_cycles(ROOT, top) == [], top
+
+
+def test_cycle_checker_sees_a_lazy_import(tmp_path: Path) -> None:
+    _write(tmp_path, {
+        "resolver/__init__.py": "",
+        "resolver/a.py": "from resolver.b import x\n",
+        "resolver/b.py": "def f():\n    from resolver.a import y\n",
+        "resolver/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from resolver.d import T\n",
+        "resolver/d.py": "from resolver.c import z\n",
+    })
+    assert import_cycles(tmp_path, "resolver") == [["resolver.a", "resolver.b", "resolver.a"]]

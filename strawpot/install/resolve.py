@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NoReturn
 
 from hub_client import NotFound, OfflineMiss, PackageVersions
-from resolver import NoSolution, ResolverError, Version, solve
+from resolver import NoSolution, ResolverError, Version, explain, solve
 from resolver.provider import Dependency
 from strawpot import __version__
 from strawpot.install.ids import display, humanize, package_id, split_id
@@ -115,7 +115,7 @@ def _raise_no_solution(provider: HubProvider, exc: NoSolution) -> NoReturn:
             hint="run once without --offline",
         ) from None
     raise ConflictError(
-        "no set of versions satisfies the requirements:\n" + humanize(str(exc)),
+        "no set of versions satisfies the requirements:\n" + humanize(explain(exc)),
         hint="relax a specifier in strawpot.toml, or see `strawpot why KIND SLUG`",
     ) from None
 

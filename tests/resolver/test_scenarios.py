@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from resolver import Dependency, NoSolution, OfflineProvider, Version, VersionSolver
+from resolver import Dependency, NoSolution, OfflineProvider, Version, VersionSolver, explain
 
 SCENARIOS = sorted((Path(__file__).parent / "scenarios").glob("*.json"))
 
@@ -21,7 +21,7 @@ def run(scenario: dict[str, Any]) -> tuple[dict[str, str] | None, str | None, in
     try:
         solution = solver.solve()
     except NoSolution as exc:
-        return None, str(exc), solver.attempted_solutions
+        return None, explain(exc), solver.attempted_solutions
     return {name: str(v) for name, v in solution.items()}, None, solver.attempted_solutions
 
 
