@@ -74,11 +74,20 @@ async def _crash(request: Request, exc: Exception) -> Response:
     return error_response(500, "internal server error")
 
 
-def create_app(storage: Storage, *, rate_limit: float = DEFAULT_RATE, burst: float | None = None) -> Starlette:
-    """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off)."""
+def create_app(
+    storage: Storage, *, rate_limit: float = DEFAULT_RATE, burst: float | None = None, fast_path: bool = True
+) -> Starlette:
+    """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off).
+
+    `fast_path=False` leaves out `HotPaths`, so every request goes through the router (the tests that
+    prove the fast path answers what the handlers answer compare the two).
+    """
+    middleware = [Middleware(RateLimit, rate=rate_limit, burst=burst)]
+    if fast_path:
+        middleware.append(Middleware(HotPaths))
     app = Starlette(
         routes=_routes(),
-        middleware=[Middleware(RateLimit, rate=rate_limit, burst=burst), Middleware(HotPaths)],
+        middleware=middleware,
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _crash},
     )
     app.router.redirect_slashes = False

@@ -114,9 +114,7 @@ def _small_blob(reg: Registry, sha256: str, size: int) -> bytes | None:
 
 
 async def _respond(send: Any, status: int, headers: Headers, body: bytes) -> None:
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-length", str(len(body)).encode()), *headers],
-    })
+    if status != 304:  # a 304 may only state the length of the 200 it stands for (RFC 9110 8.6): none
+        headers = [(b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

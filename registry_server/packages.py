@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
@@ -16,10 +14,10 @@ from registry_server.search import score
 from registry_server.state import Registry, body_kind, path_kind, registry
 from registry_server.storage.base import PackageRecord, VersionRecord
 from strawpot.model.kinds import Kind
+from strawpot.model.package import slug_error
 
 _SORTS = ("updated", "downloads", "stars")
 _IMMUTABLE = "public, max-age=31536000, immutable"
-_SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
 
 async def package_versions(reg: Registry, kind: Kind, slug: str) -> PackageVersions:
@@ -152,7 +150,7 @@ async def downloads(request: Request) -> JSONResponse:
     slug = body.get("slug")
     reg = registry(request)
     counted = False
-    if isinstance(slug, str) and _SLUG_RE.match(slug):
+    if isinstance(slug, str) and slug_error(slug) is None:
         entry = reg.versions.peek(kind, slug) or await run_in_threadpool(reg.versions.load, kind, slug)
         if entry is not None:
             reg.downloads.add(kind, slug)

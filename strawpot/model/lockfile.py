@@ -154,8 +154,8 @@ class Lockfile:
 
 
 def _s(text: str) -> str:
-    """A TOML basic string (JSON escapes are valid TOML escapes)."""
-    return json.dumps(text, ensure_ascii=False)
+    """A TOML basic string: JSON's escapes are TOML's, but JSON leaves U+007F raw and TOML forbids it."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _array(items: Iterable[str]) -> str:

@@ -207,3 +207,17 @@ def test_an_unreadable_lockfile_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "strawpot.lock").mkdir()
     with pytest.raises(LockfileError, match="cannot read the lockfile"):
         Lockfile.load(tmp_path / "strawpot.lock")
+
+
+def test_every_control_character_is_escaped(tmp_path: Path) -> None:
+    """TOML forbids U+007F (and U+0000-U+001F but tab) raw in a basic string; JSON escapes leave DEL raw."""
+    weird = "".join(map(chr, range(0x20))) + "\x7f del \u2028 \ufeff \"q\" \\ end"
+    tool = LockedTool("git", weird, {"linux": f"echo {weird}"})
+    lock = _lock([LockedPackage(Kind.AGENT, "stub-agent", "0.1.0", "http://127.0.0.1:8787", SHA, 9,
+                                files=(LockedFile("AGENT.md", "c" * 64, 5),), tools=(tool,))])
+    path = tmp_path / "strawpot.lock"
+    lock.write(path)
+    assert "\x7f" not in path.read_text(encoding="utf-8")
+    loaded = Lockfile.load(path).get(Kind.AGENT, "stub-agent")
+    assert loaded is not None and loaded.tools[0].description == weird
+    assert loaded.tools[0].install == {"linux": f"echo {weird}"}

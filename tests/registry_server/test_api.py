@@ -346,3 +346,17 @@ def test_large_files_are_served_whole(api: Api) -> None:
     got = api.client.get("/api/v1/skills/bulky/file", params={"path": "data.bin", "version": "1.0.0"})
     assert got.status_code == 200 and got.content == big
     assert got.headers["etag"] == f'"{hashlib.sha256(big).hexdigest()}"'
+
+
+def test_a_slug_with_a_trailing_newline_is_not_a_slug(api: Api) -> None:
+    """`$` in a pattern matches before a final newline; the slug check must not let one through."""
+    from registry_server.state import Registry
+
+    api.ok("skill", skill("git-workflow"))
+    registry: Registry = api.client.app.state.registry  # type: ignore[attr-defined]
+    looked_up: list[str] = []
+    load = registry.versions.load
+    registry.versions.load = lambda kind, slug: looked_up.append(slug) or load(kind, slug)  # type: ignore[method-assign]
+    answer = api.client.post("/api/v1/downloads", json={"kind": "skill", "slug": "git-workflow\n", "version": "1.0.0"})
+    assert answer.json() == {"ok": True, "counted": False}
+    assert looked_up == []
