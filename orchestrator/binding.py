@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,16 +18,11 @@ from orchestrator.runtime import WrapperRuntime
 from orchestrator.staging import Stager, StagingError
 from strawpot.model.kinds import Kind
 from strawpot.model.manifest import Manifest
-
-_OS_NAMES = {"linux": "linux", "darwin": "macos", "win32": "windows"}
+from strawpot.model.platform import current_os
 
 
 class BindingError(Exception):
     """No agent can be bound to a role, or the bound agent cannot run on this machine."""
-
-
-def current_os() -> str:
-    return _OS_NAMES.get(sys.platform, sys.platform)
 
 
 def role_env_var(role: str) -> str:

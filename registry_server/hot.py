@@ -17,8 +17,10 @@ from starlette.concurrency import run_in_threadpool
 from registry_server.cache import PackageVersions
 from registry_server.state import KINDS, Registry
 from registry_server.storage.base import VersionRecord
+from resolver.requirement import SLUG_PATTERN
 
-_PATH_RE = re.compile(r"^/api/v1/([a-z]+)/([a-z0-9][a-z0-9-]*)/(versions|file|versions/([^/]+)/archive)$")
+_SLUG = SLUG_PATTERN.pattern.removeprefix("^").removesuffix("$")
+_PATH_RE = re.compile(rf"/api/v1/([a-z]+)/({_SLUG})/(versions|file|versions/([^/]+)/archive)")
 _IMMUTABLE = b"public, max-age=31536000, immutable"
 _INLINE_READ = 64 * 1024  # blobs up to this size are read on the event loop on a cache miss
 
@@ -41,7 +43,7 @@ class HotPaths:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] == "GET":
-            match = _PATH_RE.match(scope["path"])
+            match = _PATH_RE.fullmatch(scope["path"])
             if match and (kind := KINDS.get(match[1])) is not None:
                 reg: Registry = scope["app"].state.registry
                 entry = reg.versions.peek(kind, match[2])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -25,6 +24,7 @@ from registry_server.storage.base import (
     VersionRecord,
     check_publishable,
 )
+from strawpot.model.dependencies import Edge, read_edges, v1_groups, wire_groups
 from strawpot.model.kinds import Kind
 from strawpot.model.package import MAX_TOTAL_SIZE, Package, PackageInvalid, parse_package, slug_error
 
@@ -113,7 +113,7 @@ class _Check:
                 files[part.name] = part.data
         return files
 
-    def declared_dependencies(self, raw: str | None) -> dict[str, set[tuple[str, Any]]] | None:
+    def declared_dependencies(self, raw: str | None) -> set[Edge] | None:
         """The `dependencies` form field (a JSON string), normalised; None when absent."""
         if raw is None or not raw.strip():
             return None
@@ -131,7 +131,9 @@ class _Check:
             shape = " or ".join(f'{{"{g}": [...]}}' for g in sorted(allowed)) or "nothing"
             self.issues.append(f"dependencies: a {self.kind.value} takes {shape}")
             return None
-        return _normalise(data, self.issues)
+        found = read_edges(self.kind, v1_groups(self.kind, data))
+        self.issues.extend(f"dependencies.{bad.group}: {bad.message}" for bad in found.bad)
+        return set(found.edges)
 
     def package(self, files: dict[str, bytes], slug: str) -> Package | None:
         try:
@@ -164,32 +166,10 @@ class _Check:
                 )
 
 
-def _normalise(data: dict[str, list[str]], issues: list[str]) -> dict[str, set[tuple[str, Any]]]:
-    from resolver import ResolverError, parse_requirement
-
-    out: dict[str, set[tuple[str, Any]]] = {}
-    for group, entries in data.items():
-        for entry in entries:
-            if entry.strip() == "*":
-                continue
-            try:
-                req = parse_requirement(entry)
-            except ResolverError as exc:
-                issues.append(f"dependencies.{group}: {exc}")
-                continue
-            out.setdefault(group, set()).add((req.name, req.spec))
-    return out
-
-
 def v1_dependencies(package: Package) -> dict[str, list[str]]:
-    """The version's dependencies in the v1 shape, entries as written, the `*` directive left out."""
-    if package.kind not in (Kind.SKILL, Kind.ROLE):
-        return {}
-    raw = package.frontmatter.get("metadata", {}).get("strawpot", {}).get("dependencies")
-    if package.kind is Kind.SKILL:
-        return {"skills": [e.strip() for e in raw or []]}
-    raw = raw or {}
-    return {group: [e.strip() for e in raw.get(group) or [] if e.strip() != "*"] for group in ("skills", "roles")}
+    """The version's dependencies as the v1 API lists them (`strawpot.model.dependencies.wire_groups`)."""
+    declared = package.frontmatter.get("metadata", {}).get("strawpot", {}).get("dependencies")
+    return wire_groups(package.kind, declared)
 
 
 def prepare(storage: Storage, kind: Kind, user: User, upload: Upload) -> NewVersion:
@@ -204,7 +184,7 @@ def prepare(storage: Storage, kind: Kind, user: User, upload: Upload) -> NewVers
     if package is not None:
         check.dependencies_exist(package, slug)
         deps = v1_dependencies(package)
-        if declared is not None and declared != {g: s for g, s in _normalise(deps, []).items() if s}:
+        if declared is not None and declared != set(read_edges(package.kind, deps).edges):
             check.issues.append("dependencies: the form field disagrees with the main file's metadata.strawpot.dependencies")
     if check.issues or package is None:
         count = len(check.issues)

@@ -16,25 +16,14 @@ from resolver import (
     Candidate,
     Dependency,
     NoSolution,
-    ResolverError,
     Unavailable,
     Version,
     explain,
-    parse_requirement,
     solve,
 )
+from strawpot.model.dependencies import read_edges
+from strawpot.model.ids import package_id, split_id
 from strawpot.model.kinds import Kind
-
-_GROUPS = {"skills": Kind.SKILL, "roles": Kind.ROLE}
-
-
-def package_id(kind: Kind, slug: str) -> str:
-    return f"{kind.value}:{slug}"
-
-
-def split_id(pid: str) -> tuple[Kind, str]:
-    kind, _, slug = pid.partition(":")
-    return Kind(kind), slug
 
 
 class StorageProvider:
@@ -56,33 +45,18 @@ class StorageProvider:
         record = entry.by_version.get(str(version)) if entry else None
         if record is None:
             return Unavailable(f"version {version} is not published")
-        return edges(record.dependencies)
+        return edges(kind, record.dependencies)
 
     def prefetch(self, packages: Iterable[str]) -> None:
         return None
 
 
-def edges(dependencies: Mapping[str, list[str]]) -> dict[str, Dependency] | Unavailable:
-    """The v1 dependency lists of a version as solver edges (`*` is a runtime directive, not a package)."""
-    out: dict[str, Dependency] = {}
-    for group, entries in dependencies.items():
-        kind = _GROUPS.get(group)
-        if kind is None:
-            continue
-        for entry in entries:
-            if entry.strip() == "*":
-                continue
-            try:
-                req = parse_requirement(entry)
-            except ResolverError as exc:
-                return Unavailable(f"its dependency {entry!r} is invalid: {exc}")
-            pid = package_id(kind, req.name)
-            dep = Dependency.from_requirement(req, package=pid)
-            if pid in out:  # the same package listed twice: both specifiers hold
-                dep = Dependency(pid, out[pid].spec.intersection(dep.spec), f"{out[pid].text}, {dep.text}",
-                                 out[pid].allows_prerelease or dep.allows_prerelease)
-            out[pid] = dep
-    return out
+def edges(kind: Kind, dependencies: Mapping[str, list[str]]) -> dict[str, Dependency] | Unavailable:
+    """The v1 dependency lists of a `kind` version as solver edges (`strawpot.model.dependencies`)."""
+    found = read_edges(kind, dependencies)
+    if found.bad:
+        return Unavailable(f"its dependencies are invalid: {found.bad[0].group}: {found.bad[0].message}")
+    return {edge.id: Dependency.parse(edge.id, edge.spec) for edge in found.edges}
 
 
 def leaves_first(chosen: Mapping[str, Version], provider: StorageProvider) -> list[str]:

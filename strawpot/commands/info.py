@@ -35,8 +35,8 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
                 detail = client.detail(the_kind.value, slug, version)
                 versions = client.package_versions(the_kind.value, slug)
         except UsageError:
-            from strawpot.install.ids import package_id
             from strawpot.install.provider import HubProvider
+            from strawpot.model.ids import package_id
 
             close = HubProvider(client).suggest(package_id(the_kind, slug))
             raise UsageError(

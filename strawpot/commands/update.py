@@ -28,9 +28,9 @@ def command(
     import time
 
     from strawpot.install.cli_support import RichReporter, parse_packages, render_outcome
-    from strawpot.install.ids import package_id
     from strawpot.install.service import Edit, Options, load_lock, run
     from strawpot.model.errors import UsageError
+    from strawpot.model.ids import package_id
     from strawpot.settings import Project
 
     started = time.perf_counter()

@@ -14,19 +14,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from hub_client import HubError, NotFound, OfflineMiss, PackageVersions, VersionInfo
-from resolver import InvalidVersion, ResolverError, Version, parse_requirement
+from resolver import InvalidVersion, ResolverError, Version
 from resolver.provider import Candidate, Dependency, Unavailable
-from strawpot.install.ids import display, package_id, split_id
+from strawpot.model.dependencies import read_edges
+from strawpot.model.ids import display, package_id, split_id
 from strawpot.model.kinds import Kind
 
 if TYPE_CHECKING:
     from hub_client import HubClient
-
-_DEPENDENCY_GROUPS: dict[Kind, tuple[tuple[str, Kind], ...]] = {
-    Kind.SKILL: (("skills", Kind.SKILL),),
-    Kind.ROLE: (("skills", Kind.SKILL), ("roles", Kind.ROLE)),
-}
-
 
 class HubProvider:
     """Answers the solver from a registry, remembering every answer for the lockfile."""
@@ -143,10 +138,15 @@ class HubProvider:
             info = self.info(package, str(version))
         except LookupError as exc:
             return Unavailable(str(exc))
+        kind, _ = split_id(package)
+        found = read_edges(kind, info.dependencies)
+        if found.bad:
+            bad = found.bad[0]
+            return Unavailable(f"{display(package)} {version} has an invalid dependency in {bad.group}: {bad.message}")
         deps: dict[str, Dependency] = {}
-        for pid, text in self._raw_dependencies(package, info).items():
+        for edge in found.edges:
             try:
-                deps[pid] = Dependency.parse(pid, text)
+                deps[edge.id] = Dependency.parse(edge.id, edge.spec)
             except ResolverError as exc:
                 return Unavailable(f"{display(package)} {version} has an invalid dependency: {exc}")
         agent = self._default_agent(package, info)
@@ -163,18 +163,7 @@ class HubProvider:
         `with_agent` adds a role's default agent whether or not the registry has it (for prefetching).
         """
         kind, name = split_id(package)
-        out: dict[str, str] = {}
-        for group, dep_kind in _DEPENDENCY_GROUPS.get(kind, ()):
-            for entry in info.dependencies.get(group, []):
-                if entry.strip() == "*":
-                    continue
-                try:
-                    req = parse_requirement(entry)
-                except ResolverError:
-                    out[package_id(dep_kind, entry.strip())] = "<invalid>"
-                    continue
-                pid = package_id(dep_kind, req.name)
-                out[pid] = req.text if pid not in out else f"{out[pid]},{req.text}"
+        out = {edge.id: edge.spec for edge in read_edges(kind, info.dependencies).edges}
         if with_agent and kind is Kind.ROLE:
             agent = self.role_agents.get(name) or info.default_agent
             if agent:

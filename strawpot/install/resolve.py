@@ -11,9 +11,9 @@ from hub_client import NotFound, OfflineMiss, PackageVersions
 from resolver import NoSolution, ResolverError, Version, explain, solve
 from resolver.provider import Dependency
 from strawpot import __version__
-from strawpot.install.ids import display, humanize, package_id, split_id
 from strawpot.install.provider import HubProvider
 from strawpot.model.errors import ConflictError, RegistryUnreachable, UsageError
+from strawpot.model.ids import display, humanize, package_id, split_id
 from strawpot.model.lockfile import LockedDependency, LockedFile, LockedPackage, LockedTool, Lockfile
 
 if TYPE_CHECKING:

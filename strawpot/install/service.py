@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from strawpot.install.apply import checkpoint, commit, discard, recover, remove, stage
-from strawpot.install.ids import package_id
 from strawpot.install.plan import Change, Plan, make_plan
 from strawpot.install.tools import MissingTool, missing_tools, run_hints
 from strawpot.model.errors import LockOutdated, UsageError
 from strawpot.model.fs import file_lock
+from strawpot.model.ids import package_id
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import Lockfile, LockfileError

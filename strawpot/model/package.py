@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from resolver.requirement import SLUG_MAX_LENGTH, SLUG_PATTERN
+from strawpot.model.dependencies import GROUPS, read_edges, v1_groups
 from strawpot.model.kinds import Kind
 from strawpot.model.paths import UnsafePath, safe_relative_path
+from strawpot.model.platform import OPERATING_SYSTEMS
 
-SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-MAX_SLUG_LENGTH = 64
 MAX_FILES = 100
 MAX_FILE_SIZE = 10 * 1024 * 1024
 MAX_TOTAL_SIZE = 50 * 1024 * 1024
-OPERATING_SYSTEMS = ("linux", "macos", "windows")
 IGNORE_FILE = ".strawpotignore"
 _VCS_DIRS = {".git", ".hg", ".svn", ".bzr", "__pycache__", "node_modules"}
 
@@ -184,6 +183,7 @@ class _FieldReader:
             self.error("metadata.strawpot", "must be a mapping")
             strawpot = {}
         self.sp: dict[str, Any] = strawpot
+        self._all_roles = False  # set by dependencies()
 
     def error(self, fld: str, message: str) -> None:
         self.issues.append(Issue(self.main, fld, message))
@@ -242,44 +242,24 @@ class _FieldReader:
         if raw is None:
             return ()
         fld = "metadata.strawpot.dependencies"
-        if self.kind is Kind.SKILL:
-            if not isinstance(raw, list):
-                self.error(fld, "must be a list of skill names for a skill")
-                return ()
-            return tuple(self.requirements(Kind.SKILL, raw, fld))
-        if self.kind is Kind.ROLE:
-            if not isinstance(raw, dict) or set(raw) - {"skills", "roles"}:
-                self.error(fld, "must be a mapping with 'skills' and/or 'roles' lists for a role")
-                return ()
-            deps = list(self.requirements(Kind.SKILL, raw.get("skills") or [], f"{fld}.skills"))
-            roles = [r for r in (raw.get("roles") or []) if r != "*"] if isinstance(raw.get("roles"), list) else raw.get("roles")
-            deps += self.requirements(Kind.ROLE, roles or [], f"{fld}.roles")
-            return tuple(deps)
-        self.error(fld, f"a {self.kind.value} may not declare package dependencies")
-        return ()
-
-    def requirements(self, kind: Kind, entries: Any, fld: str) -> list[Dependency]:
-        from resolver import ResolverError, parse_requirement
-
-        if not isinstance(entries, list):
-            self.error(fld, "must be a list")
-            return []
-        deps: list[Dependency] = []
-        for i, entry in enumerate(entries):
-            if not isinstance(entry, str):
-                self.error(f"{fld}[{i}]", f"must be a string like 'slug' or 'slug>=1.0', not {entry!r}")
-                continue
-            try:
-                req = parse_requirement(entry)
-            except ResolverError as exc:
-                self.error(f"{fld}[{i}]", str(exc))
-                continue
-            deps.append(Dependency(kind, req.name, req.text))
-        return deps
+        if self.kind is Kind.SKILL and not isinstance(raw, list):
+            self.error(fld, "must be a list of skill names for a skill")
+            return ()
+        if self.kind is Kind.ROLE and (not isinstance(raw, dict) or set(raw) - set(GROUPS[Kind.ROLE])):
+            self.error(fld, "must be a mapping with 'skills' and/or 'roles' lists for a role")
+            return ()
+        if self.kind not in GROUPS:
+            self.error(fld, f"a {self.kind.value} may not declare package dependencies")
+            return ()
+        found = read_edges(self.kind, v1_groups(self.kind, raw))
+        for bad in found.bad:
+            where = fld if self.kind is Kind.SKILL else f"{fld}.{bad.group}"
+            self.error(where if bad.index < 0 else f"{where}[{bad.index}]", bad.message)
+        self._all_roles = found.all_roles
+        return tuple(Dependency(edge.kind, edge.name, edge.spec) for edge in found.edges)
 
     def roles_wildcard(self) -> bool:
-        raw = self.sp.get("dependencies")
-        return isinstance(raw, dict) and isinstance(raw.get("roles"), list) and "*" in raw["roles"]
+        return self._all_roles
 
     def mapping(self, key: str) -> dict[str, Any]:
         raw = self.sp.get(key)
@@ -377,9 +357,9 @@ class _FieldReader:
 
 def slug_error(slug: str) -> str | None:
     """Why `slug` is not a valid package name, or None when it is."""
-    if len(slug) > MAX_SLUG_LENGTH:
-        return f"{slug!r} is longer than {MAX_SLUG_LENGTH} characters"
-    if not SLUG_RE.fullmatch(slug):  # match() would let a trailing newline through ('$')
+    if len(slug) > SLUG_MAX_LENGTH:
+        return f"{slug!r} is longer than {SLUG_MAX_LENGTH} characters"
+    if not SLUG_PATTERN.fullmatch(slug):  # match() would let a trailing newline through ('$')
         return f"{slug!r} is not a valid slug (lowercase letters, digits and '-', starting with a letter or digit)"
     return None
 

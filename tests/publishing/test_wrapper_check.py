@@ -11,7 +11,8 @@ import pytest
 from strawpot.cli import main
 from strawpot.model.errors import UsageError
 from strawpot.model.package import load_package
-from strawpot.publishing.wrapper_check import check_wrapper, current_os
+from strawpot.model.platform import current_os
+from strawpot.publishing.wrapper_check import check_wrapper
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PY = sys.executable

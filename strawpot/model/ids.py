@@ -1,12 +1,13 @@
-"""Package ids as the solver sees them (`"skill:git-workflow"`) and as users read them."""
+"""Package ids as the solver and the lock see them (`skill:git-workflow`) and as users read them."""
 
 from __future__ import annotations
 
 import re
 
+from resolver.requirement import SLUG_PATTERN
 from strawpot.model.kinds import Kind
 
-_ID_RE = re.compile(r"\b(skill|role|agent|memory|integration):([a-z0-9][a-z0-9-]*)")
+_ID_RE = re.compile(rf"\b({'|'.join(k.value for k in Kind)}):({SLUG_PATTERN.pattern.removeprefix('^').removesuffix('$')})")
 
 
 def package_id(kind: Kind, name: str) -> str:
@@ -14,7 +15,10 @@ def package_id(kind: Kind, name: str) -> str:
 
 
 def split_id(pid: str) -> tuple[Kind, str]:
-    kind, _, name = pid.partition(":")
+    """The kind and name of `skill:git-workflow`; ValueError for a string that is not an id."""
+    kind, sep, name = pid.partition(":")
+    if not sep:
+        raise ValueError(f"{pid!r} is not a package id (KIND:NAME)")
     return Kind(kind), name
 
 

@@ -1,0 +1,113 @@
+"""The v1 dependency lists and the edges they mean: one reading for validate, publish, the server and install.
+
+A skill's `metadata.strawpot.dependencies` is a list of skill entries; a role's is `{skills: [...],
+roles: [...]}`; the v1 wire shape is always the mapping (`{"skills": [...]}` for a skill). An entry is a
+slug optionally followed by a specifier. `*` is never a package: in a role's `roles` it means "every
+installed role" (a runtime directive); elsewhere it is skipped. A package named twice gets one edge whose
+specifier is both texts joined with `,` (both must hold). An entry that cannot be parsed is reported, and
+no edge is made of it; every reader decides what that costs (validate: an issue; the solver: the version
+is unavailable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from resolver import ResolverError, parse_requirement
+from strawpot.model.ids import package_id
+from strawpot.model.kinds import Kind
+
+GROUPS: dict[Kind, dict[str, Kind]] = {
+    Kind.SKILL: {"skills": Kind.SKILL},
+    Kind.ROLE: {"skills": Kind.SKILL, "roles": Kind.ROLE},
+}
+ALL_ROLES = "*"
+_SHORT = 60
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A dependency on package `name` of `kind`; `spec` is the specifier text (`*` for any version)."""
+
+    kind: Kind
+    name: str
+    spec: str
+
+    @property
+    def id(self) -> str:
+        return package_id(self.kind, self.name)
+
+
+@dataclass(frozen=True)
+class BadEntry:
+    """An entry no edge could be made of: its group, its index in that list (-1: the list itself), why."""
+
+    group: str
+    index: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Edges:
+    edges: tuple[Edge, ...]
+    bad: tuple[BadEntry, ...] = ()
+    all_roles: bool = False  # a role's `roles` holds `*`
+
+
+def v1_groups(kind: Kind, declared: Any) -> dict[str, Any]:
+    """`metadata.strawpot.dependencies` as written in a main file, in the v1 mapping shape."""
+    if kind is Kind.SKILL and isinstance(declared, list):
+        return {"skills": declared}
+    return dict(declared) if isinstance(declared, Mapping) else {}
+
+
+def wire_groups(kind: Kind, declared: Any) -> dict[str, list[str]]:
+    """The v1 API's lists for a version (what a registry stores): string entries stripped, `*` left out."""
+    groups = v1_groups(kind, declared)
+    return {
+        group: [e.strip() for e in entries if isinstance(e, str) and e.strip() != ALL_ROLES]
+        for group in GROUPS.get(kind, {})
+        if isinstance(entries := groups.get(group) or [], list)
+    }
+
+
+def read_edges(kind: Kind, groups: Mapping[str, Any]) -> Edges:
+    """The edges of a `kind` version whose v1 dependency lists are `groups` (unknown groups are ignored)."""
+    merged: dict[tuple[Kind, str], Edge] = {}
+    bad: list[BadEntry] = []
+    all_roles = False
+    for group, dep_kind in GROUPS.get(kind, {}).items():
+        entries = groups.get(group)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            bad.append(BadEntry(group, -1, f"must be a list of entries like 'slug' or 'slug>=1.0', not {short(entries)}"))
+            continue
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, str):
+                bad.append(BadEntry(group, index, f"must be a string like 'slug' or 'slug>=1.0', not {short(entry)}"))
+                continue
+            if entry.strip() == ALL_ROLES:
+                all_roles = all_roles or dep_kind is Kind.ROLE
+                continue
+            try:
+                req = parse_requirement(entry)
+            except ResolverError as exc:
+                bad.append(BadEntry(group, index, str(exc)))
+                continue
+            key = (dep_kind, req.name)
+            spec = req.text if key not in merged else f"{merged[key].spec},{req.text}"
+            merged[key] = Edge(dep_kind, req.name, spec)
+    return Edges(tuple(merged.values()), tuple(bad), all_roles)
+
+
+def short(value: object) -> str:
+    """A value for a message, never longer than a line however large or deep the value is."""
+    if isinstance(value, (dict, list, tuple, set)):
+        return f"a {type(value).__name__} of {len(value)} item(s)"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return "a very large number"  # repr() of a huge int is slow, and past 4300 digits an error
+    text = repr(value)
+    return text if len(text) <= _SHORT else text[: _SHORT - 1] + "…"
