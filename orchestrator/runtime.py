@@ -8,16 +8,18 @@ after a grace period.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from strawpot.model.wrapper import BuildOutputError, BuildRequest, LaunchSpec, parse_build_output
+
+__all__ = ["AgentProcess", "BuildRequest", "LaunchSpec", "RuntimeFailure", "WrapperRuntime", "start_process"]
 
 LOG_FILE = "agent.log"
 PID_FILE = "agent.pid"
@@ -26,65 +28,6 @@ BUILD_TIMEOUT = 30.0
 
 class RuntimeFailure(Exception):
     """The wrapper could not produce a command, or the command could not start; the message says why."""
-
-
-@dataclass(frozen=True)
-class BuildRequest:
-    """The protocol arguments of `<wrapper> build`."""
-
-    agent_id: str
-    working_dir: Path
-    workspace: Path
-    role_prompt: str
-    memory_prompt: str
-    task: str
-    config: Mapping[str, Any] = field(default_factory=dict)
-    skills_dirs: Sequence[Path] = ()
-    roles_dirs: Sequence[Path] = ()
-
-    def argv(self) -> list[str]:
-        args = [
-            "build",
-            "--agent-id", self.agent_id,
-            "--working-dir", str(self.working_dir),
-            "--agent-workspace-dir", str(self.workspace),
-            "--role-prompt", self.role_prompt,
-            "--memory-prompt", self.memory_prompt,
-            "--task", self.task,
-            "--config", json.dumps(dict(self.config), sort_keys=True),
-        ]
-        for d in self.skills_dirs:
-            args += ["--skills-dir", str(d)]
-        for d in self.roles_dirs:
-            args += ["--roles-dir", str(d)]
-        return args
-
-
-@dataclass(frozen=True)
-class LaunchSpec:
-    cmd: list[str]
-    cwd: str
-
-
-def parse_build_output(stdout: str, default_cwd: Path) -> LaunchSpec:
-    """Validate `build` output: one JSON object with `cmd` (non-empty list of strings) and optional `cwd`."""
-    text = stdout.strip()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        shown = text if len(text) <= 200 else text[:200] + "…"
-        raise RuntimeFailure(f"wrapper build did not print JSON ({exc.msg}): {shown!r}") from None
-    if not isinstance(data, dict):
-        raise RuntimeFailure(f"wrapper build must print a JSON object, not {type(data).__name__}")
-    cmd = data.get("cmd")
-    if not isinstance(cmd, list) or not cmd or not all(isinstance(a, str) for a in cmd) or not cmd[0]:
-        raise RuntimeFailure(f"wrapper build output: 'cmd' must be a non-empty list of strings, got {cmd!r}")
-    cwd = data.get("cwd", str(default_cwd))
-    if not isinstance(cwd, str) or not cwd:
-        raise RuntimeFailure(f"wrapper build output: 'cwd' must be a path string, got {cwd!r}")
-    if not Path(cwd).is_dir():
-        raise RuntimeFailure(f"wrapper build output: cwd {cwd!r} is not a directory")
-    return LaunchSpec(cmd=cmd, cwd=cwd)
 
 
 class WrapperRuntime:
@@ -116,8 +59,8 @@ class WrapperRuntime:
             raise RuntimeFailure(f"{self.name}: wrapper build exited with code {proc.returncode}: {tail}")
         try:
             return parse_build_output(proc.stdout, request.working_dir)
-        except RuntimeFailure as exc:
-            raise RuntimeFailure(f"{self.name}: {exc}") from None
+        except BuildOutputError as exc:
+            raise RuntimeFailure(f"{self.name}: wrapper build {exc}") from None
 
     def spawn(self, request: BuildRequest, env: Mapping[str, str], *, attach: bool = False) -> AgentProcess:
         """Build, then start the agent in its own process group; `attach` leaves it on the terminal."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import tempfile
@@ -14,6 +13,7 @@ from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 from strawpot.model.package import Package
 from strawpot.model.platform import current_os
+from strawpot.model.wrapper import BuildOutputError, BuildRequest, indented, parse_build_output
 
 DEFAULT_TIMEOUT = 30.0
 _TAIL_LINES = 15
@@ -26,21 +26,12 @@ class WrapperOutput:
     cwd: str
 
 
-def sample_arguments(workdir: Path, params: dict[str, Any]) -> list[str]:
-    """The WrapperRuntime `build` arguments a runtime would pass, with sample values."""
+def sample_request(workdir: Path, params: dict[str, Any]) -> BuildRequest:
+    """The `build` request a runtime would make, with sample values."""
     working, workspace = workdir / "work", workdir / "workspace"
     working.mkdir(exist_ok=True)
     workspace.mkdir(exist_ok=True)
-    return [
-        "build",
-        "--agent-id", "validate-agent",
-        "--working-dir", str(working),
-        "--agent-workspace-dir", str(workspace),
-        "--role-prompt", "You are the role under test.",
-        "--memory-prompt", "",
-        "--task", "Say hello.",
-        "--config", json.dumps(params),
-    ]
+    return BuildRequest("validate-agent", working, workspace, "You are the role under test.", "", "Say hello.", params)
 
 
 def check_wrapper(
@@ -58,9 +49,9 @@ def check_wrapper(
         )
     with tempfile.TemporaryDirectory(prefix="strawpot-wrapper-") as tmp:
         copy = _copy_package(package, Path(tmp) / "package", rel)
-        argv = [str(copy / rel), *sample_arguments(Path(tmp), package.params)]
-        proc = _run(argv, cwd=Path(tmp), rel=rel, timeout=timeout)
-    output = parse_output(rel, proc)
+        request = sample_request(Path(tmp), package.params)
+        proc = _run([str(copy / rel), *request.argv()], cwd=Path(tmp), rel=rel, timeout=timeout)
+        output = _output(rel, proc, request.working_dir)
     if not quiet:
         from strawpot.console import out_console
 
@@ -97,43 +88,16 @@ def _run(argv: list[str], *, cwd: Path, rel: str, timeout: float) -> subprocess.
         ) from None
 
 
-def parse_output(rel: str, proc: subprocess.CompletedProcess[bytes]) -> WrapperOutput:
-    """Check the `build` result: exit 0 and one JSON object with `cmd` (list of strings) and `cwd` (string)."""
+def _output(rel: str, proc: subprocess.CompletedProcess[bytes], working_dir: Path) -> WrapperOutput:
+    """`build` must exit 0 and print what `strawpot.model.wrapper` accepts (the runtime's own check)."""
     stderr = _tail("stderr", proc.stderr)
     if proc.returncode != 0:
         raise UsageError(f"wrapper {rel}: `build` exited with status {proc.returncode}{stderr}")
-    text = proc.stdout.decode("utf-8", errors="replace").strip()
-    if not text:
-        raise UsageError(f"wrapper {rel}: `build` printed nothing; it must print {{\"cmd\": [...], \"cwd\": \"...\"}}{stderr}")
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"wrapper {rel}: `build` output is not JSON ({exc}):{_block(text)}{stderr}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"wrapper {rel}: `build` must print a JSON object, not a {_json_type(data)}:{_block(text)}")
-    problems = []
-    missing = [key for key in ("cmd", "cwd") if key not in data]
-    if missing:
-        problems.append(f"missing key(s): {', '.join(missing)}")
-    cmd, cwd = data.get("cmd"), data.get("cwd")
-    if "cmd" in data and (not isinstance(cmd, list) or not cmd or not all(isinstance(a, str) for a in cmd)):
-        problems.append(f"'cmd' must be a non-empty list of strings, got {json.dumps(cmd)}")
-    if "cwd" in data and not isinstance(cwd, str):
-        problems.append(f"'cwd' must be a string, got {_json_type(cwd)} {json.dumps(cwd)}")
-    if problems:
-        raise UsageError(f"wrapper {rel}: `build` output: " + "; ".join(problems) + _block(text))
-    assert isinstance(cmd, list) and isinstance(cwd, str)
-    return WrapperOutput(rel, cmd, cwd)
-
-
-def _json_type(value: object) -> str:
-    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
-
-
-def _block(text: str, limit: int = 2000) -> str:
-    body = text if len(text) <= limit else text[:limit] + " …"
-    return "\n  " + body.replace("\n", "\n  ")
+        spec = parse_build_output(proc.stdout.decode("utf-8", errors="replace"), working_dir)
+    except BuildOutputError as exc:
+        raise UsageError(f"wrapper {rel}: `build` {exc}{stderr}") from None
+    return WrapperOutput(rel, spec.cmd, spec.cwd)
 
 
 def _tail(label: str, raw: bytes | str | None) -> str:
@@ -141,4 +105,4 @@ def _tail(label: str, raw: bytes | str | None) -> str:
         return ""
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
     lines = text.rstrip().splitlines()[-_TAIL_LINES:]
-    return f"\n{label} (last {len(lines)} line(s)):" + _block("\n".join(lines)) if lines else ""
+    return f"\n{label} (last {len(lines)} line(s)):" + indented("\n".join(lines)) if lines else ""

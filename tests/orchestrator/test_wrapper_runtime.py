@@ -22,25 +22,26 @@ from orchestrator.runtime import (
     parse_build_output,
     start_process,
 )
+from strawpot.model.wrapper import BuildOutputError
 
 
 @pytest.mark.parametrize(
     ("stdout", "message"),
     [
-        ("", "did not print JSON"),
-        ("starting...\n{\"cmd\": [\"x\"]}", "did not print JSON"),
-        ("[\"python\"]", "must print a JSON object, not list"),
-        ("{}", "'cmd' must be a non-empty list of strings"),
-        ('{"cmd": []}', "'cmd' must be a non-empty list of strings"),
-        ('{"cmd": "python agent.py"}', "'cmd' must be a non-empty list of strings"),
-        ('{"cmd": ["python", 3]}', "'cmd' must be a non-empty list of strings"),
-        ('{"cmd": [""]}', "'cmd' must be a non-empty list of strings"),
+        ("", "printed nothing"),
+        ("starting...\n{\"cmd\": [\"x\"]}", "is not JSON"),
+        ("[\"python\"]", "must print a JSON object, not a array"),
+        ("{}", "missing key: cmd"),
+        ('{"cmd": []}', "'cmd' must be a list of strings, a program first"),
+        ('{"cmd": "python agent.py"}', "'cmd' must be a list of strings, a program first"),
+        ('{"cmd": ["python", 3]}', "'cmd' must be a list of strings, a program first"),
+        ('{"cmd": [""]}', "'cmd' must be a list of strings, a program first"),
         ('{"cmd": ["python"], "cwd": 5}', "'cwd' must be a path string"),
         ('{"cmd": ["python"], "cwd": "/no/such/dir"}', "is not a directory"),
     ],
 )
 def test_parse_build_output_rejects(stdout: str, message: str, tmp_path: Path) -> None:
-    with pytest.raises(RuntimeFailure, match=message):
+    with pytest.raises(BuildOutputError, match=message):
         parse_build_output(stdout, tmp_path)
 
 
@@ -87,8 +88,8 @@ def test_build_passes_the_protocol_arguments(tmp_path: Path) -> None:
     ("body", "message"),
     [
         ("import sys; sys.stderr.write('no token'); sys.exit(3)", "exited with code 3: no token"),
-        ("print('hello')", "did not print JSON"),
-        ("print('{\"cmd\": 1}')", "'cmd' must be a non-empty list"),
+        ("print('hello')", "output is not JSON"),
+        ("print('{\"cmd\": 1}')", "'cmd' must be a list of strings"),
     ],
 )
 def test_build_failures_are_clear(tmp_path: Path, body: str, message: str) -> None:

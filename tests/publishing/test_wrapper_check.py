@@ -82,15 +82,15 @@ def test_the_stub_agent_fixture_passes(capsys: pytest.CaptureFixture[str]) -> No
         ("pass", "`build` printed nothing"),
         ("print('starting agent...')", "`build` output is not JSON"),
         ("print(json.dumps(['cmd', 'x']))", "`build` must print a JSON object, not a array"),
-        ("print(json.dumps({'cwd': '/tmp'}))", "`build` output: missing key(s): cmd"),
-        ("print(json.dumps({}))", "`build` output: missing key(s): cmd, cwd"),
+        ("print(json.dumps({'cwd': '/tmp'}))", "`build` output: missing key: cmd"),
+        ("print(json.dumps({}))", "`build` output: missing key: cmd\n"),
         ("print(json.dumps({'cmd': 'agent --go', 'cwd': '/tmp'}))",
-         "'cmd' must be a non-empty list of strings, got \"agent --go\""),
-        ("print(json.dumps({'cmd': [], 'cwd': '/tmp'}))", "'cmd' must be a non-empty list of strings, got []"),
-        ("print(json.dumps({'cmd': ['a', 1], 'cwd': '/tmp'}))", "'cmd' must be a non-empty list of strings, got [\"a\", 1]"),
-        ("print(json.dumps({'cmd': ['a'], 'cwd': 7}))", "'cwd' must be a string, got number 7"),
-        ("print(json.dumps({'cmd': ['a'], 'cwd': None}))", "'cwd' must be a string, got null null"),
-        ("print(json.dumps({'cmd': 5}))", "missing key(s): cwd; 'cmd' must be a non-empty list of strings, got 5"),
+         "'cmd' must be a list of strings, a program first, got \"agent --go\""),
+        ("print(json.dumps({'cmd': [], 'cwd': '/tmp'}))", "'cmd' must be a list of strings, a program first, got []"),
+        ("print(json.dumps({'cmd': ['a', 1], 'cwd': '/tmp'}))", "'cmd' must be a list of strings, a program first, got [\"a\", 1]"),
+        ("print(json.dumps({'cmd': ['a'], 'cwd': 7}))", "'cwd' must be a path string, got number 7"),
+        ("print(json.dumps({'cmd': ['a'], 'cwd': None}))", "'cwd' must be a path string, got null null"),
+        ("print(json.dumps({'cmd': 5}))", "`build` output: 'cmd' must be a list of strings, a program first, got 5"),
     ],
 )
 def test_bad_wrappers_say_exactly_what_is_wrong(tmp_path: Path, script: str, expected: str) -> None:
@@ -136,9 +136,17 @@ def test_not_an_agent() -> None:
 
 
 def test_validate_cli_exit_code_and_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    root = agent(tmp_path, "print(json.dumps({'cmd': ['a']}))")
+    root = agent(tmp_path, "print(json.dumps({'cmd': ['a'], 'cwd': '/no/such/dir'}))")
     assert main(["validate", "--run-wrapper", str(root)]) == 2
     err = capsys.readouterr().err
-    assert "error: wrapper bin/wrap: `build` output: missing key(s): cwd" in err
+    assert "error: wrapper bin/wrap: `build` output: 'cwd' '/no/such/dir' is not a directory" in err
     assert "Traceback" not in err
-    assert json.loads(err.split("missing key(s): cwd\n", 1)[1].split("\n")[0].strip()) == {"cmd": ["a"]}
+    shown = err.split("is not a directory\n", 1)[1].split("\n")[0].strip()
+    assert json.loads(shown) == {"cmd": ["a"], "cwd": "/no/such/dir"}
+
+
+def test_validate_accepts_what_start_runs(tmp_path: Path) -> None:
+    """One contract: `cwd` may be left out (the runtime runs the command in the working dir)."""
+    root = agent(tmp_path, "print(json.dumps({'cmd': ['a']}))")
+    out = check_wrapper(load_package(root), root, quiet=True)
+    assert out.cmd == ["a"] and out.cwd.endswith("/work")

@@ -1,0 +1,105 @@
+"""The WrapperRuntime contract: the `build` arguments a wrapper is given and the JSON it must print.
+
+`<wrapper> build --agent-id ID --working-dir DIR --agent-workspace-dir DIR --role-prompt TEXT
+--memory-prompt TEXT --task TEXT --config JSON [--skills-dir DIR]... [--roles-dir DIR]...` prints one JSON
+object, `{"cmd": [...], "cwd": "..."}`: `cmd` a list of strings with the program first, `cwd` a directory
+(the working directory when left out). `validate --run-wrapper` and `strawpot start` both go through here,
+so validate accepts exactly what start runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_SHOWN = 2000
+
+
+class BuildOutputError(ValueError):
+    """What `build` printed is not the contract's JSON object; the message says what is wrong and shows it."""
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """The protocol arguments of `<wrapper> build`."""
+
+    agent_id: str
+    working_dir: Path
+    workspace: Path
+    role_prompt: str
+    memory_prompt: str
+    task: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+    skills_dirs: Sequence[Path] = ()
+    roles_dirs: Sequence[Path] = ()
+
+    def argv(self) -> list[str]:
+        args = [
+            "build",
+            "--agent-id", self.agent_id,
+            "--working-dir", str(self.working_dir),
+            "--agent-workspace-dir", str(self.workspace),
+            "--role-prompt", self.role_prompt,
+            "--memory-prompt", self.memory_prompt,
+            "--task", self.task,
+            "--config", json.dumps(dict(self.config), sort_keys=True),
+        ]
+        for d in self.skills_dirs:
+            args += ["--skills-dir", str(d)]
+        for d in self.roles_dirs:
+            args += ["--roles-dir", str(d)]
+        return args
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """The command `build` asked for and the directory to run it in."""
+
+    cmd: list[str]
+    cwd: str
+
+
+def parse_build_output(stdout: str, working_dir: Path) -> LaunchSpec:
+    """Check `build`'s output against the contract (the named `cwd` must exist) or raise BuildOutputError."""
+    text = stdout.strip()
+    if not text:
+        raise BuildOutputError('printed nothing; it must print {"cmd": [...], "cwd": "..."}')
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise BuildOutputError(f"output is not JSON ({exc}):{indented(text)}") from None
+    if not isinstance(data, dict):
+        raise BuildOutputError(f"must print a JSON object, not a {json_type(data)}:{indented(text)}")
+    problems = []
+    cmd, cwd = data.get("cmd"), data.get("cwd", str(working_dir))
+    if "cmd" not in data:
+        problems.append("missing key: cmd")
+    elif not isinstance(cmd, list) or not cmd or not all(isinstance(a, str) for a in cmd) or not cmd[0]:
+        problems.append(f"'cmd' must be a list of strings, a program first, got {_shown(cmd)}")
+    if not isinstance(cwd, str) or not cwd:
+        problems.append(f"'cwd' must be a path string, got {json_type(cwd)} {_shown(cwd)}")
+    elif not Path(cwd).is_dir():
+        problems.append(f"'cwd' {cwd!r} is not a directory")
+    if problems:
+        raise BuildOutputError("output: " + "; ".join(problems) + indented(text))
+    assert isinstance(cmd, list) and isinstance(cwd, str)
+    return LaunchSpec(cmd, cwd)
+
+
+def json_type(value: object) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def _shown(value: object) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+def indented(text: str) -> str:
+    """`text` on its own indented lines under a message, cut at a couple of thousand characters."""
+    body = text if len(text) <= _SHOWN else text[:_SHOWN] + " …"
+    return "\n  " + body.replace("\n", "\n  ")
