@@ -231,3 +231,16 @@ def test_delegation_over_tcp_carries_the_token(project) -> None:  # type: ignore
     assert (child_token, leaf) == (token, "leaf")
     run_dir = project.sessions_dir / only_run(project)["run"]["run_id"]
     assert token not in (run_dir / "session.json").read_text()  # the secret is in the agents' env only
+
+
+def test_delegation_from_a_deep_project_path(project, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    project.root = tmp_path.joinpath(*(["a-rather-long-folder-name"] * 6), "my project")
+    project.root.mkdir(parents=True)
+    project.build()
+    proc = start(project, "env:DENDEN_ADDR then delegate:reviewer:echo:leaf")
+    assert proc.returncode == 0, proc.stderr
+    addr, leaf = proc.stdout.splitlines()
+    socket_path = addr.removeprefix("unix:")
+    assert addr.startswith("unix:/") and len(socket_path) <= 107 and leaf == "leaf"
+    assert only_run(project)["run"]["denden_addr"] == addr
+    assert not Path(socket_path).parent.exists()  # the short private folder went with the run
