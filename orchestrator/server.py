@@ -143,11 +143,6 @@ TOKEN_METADATA = "authorization"
 TOKEN_SCHEME = "Bearer "
 
 
-def token_metadata(token: str) -> tuple[tuple[str, str], ...]:
-    """The gRPC metadata a client sends with every call to a TCP Denden server."""
-    return ((TOKEN_METADATA, TOKEN_SCHEME + token),)
-
-
 class TokenCheck(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc's base is untyped
     """Let a call through only with the run's token; compared in constant time."""
 
