@@ -7,7 +7,10 @@ The overhead of a delegation is that latency minus the no-op agent's own run tim
 the very command the wrapper builds, directly, as many times. Each task text is distinct so 0.1.114's
 delegation cache never answers.
 
-    python benchmarks/bench_delegation.py [--n 20] [--legacy-venv /tmp/strawpot-0.1.114-venv] [--no-legacy]
+    python benchmarks/bench_delegation.py [--n 20] [--denden unix|tcp] [--legacy-venv DIR] [--no-legacy]
+
+`--denden` picks our transport (`[denden] transport`): the private Unix socket (default) or loopback TCP,
+where every call carries the run's token.
 
 strawpot 0.1.114 installs a package and a console script with our name, so it lives in a venv of its
 own, created here on first use (`python3 -m venv` + pip).
@@ -59,7 +62,7 @@ def install(state: Path, kind: Kind, name: str, version: str, source: Path) -> L
                          tuple(LockedTool(t.name, t.description, dict(t.install)) for t in pkg.tools.values()))
 
 
-def build_project(root: Path, agent_python: str) -> Path:
+def build_project(root: Path, agent_python: str, denden: str | None = None) -> Path:
     root.mkdir(parents=True)
     state = root / ".strawpot"
     locked = [install(state, Kind.AGENT, "stub-agent", "0.1.0", STUB)]
@@ -75,6 +78,7 @@ def build_project(root: Path, agent_python: str) -> Path:
         f'[agents.stub-agent]\nversion = "*"\npython = {json.dumps(agent_python)}\n\n'
         '[orchestrator]\nrole = "orchestrator"\nruntime = "stub-agent"\n\n'
         '[policy]\nagent_timeout = 60\n\n[session]\npull_before_session = "never"\n\n[trace]\nenabled = false\n'
+        + (f'\n[denden]\ntransport = "{denden}"\n' if denden else "")
     )
     manifest = Manifest.load(root / "strawpot.toml")
     Lockfile(tuple(locked), manifest.dependency_hash(), "bench").write(root / "strawpot.lock")
@@ -132,6 +136,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=20, help="delegations per run")
     parser.add_argument("--legacy-venv", type=Path, default=Path("/tmp/strawpot-0.1.114-venv"))
     parser.add_argument("--no-legacy", action="store_true", help="measure ours only")
+    parser.add_argument("--denden", choices=["unix", "tcp"], default="unix", help="our Denden transport")
     args = parser.parse_args()
     agent_python = sys.executable  # has grpcio for the stub agent's Denden client; the same for both
     with tempfile.TemporaryDirectory(prefix="bench-delegation-") as tmp:
@@ -139,11 +144,11 @@ def main() -> int:
         # the wrapper's `#!/usr/bin/env python3` finds this interpreter first (not a slow version-manager shim)
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                "STRAWPOT_HOME": str(base / "home")}
-        ours_project = build_project(base / "ours", agent_python)
+        ours_project = build_project(base / "ours", agent_python, args.denden)
         own = agent_own_time(ours_project, agent_python, args.n)
         print(f"no-op agent's own run time: {own * 1000:.1f} ms (median of {args.n})")
         ours_cmd = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
-        ours = summarize("strawpot (ours)", run_start(ours_cmd, ours_project, env, args.n), own)
+        ours = summarize(f"ours ({args.denden})", run_start(ours_cmd, ours_project, env, args.n), own)
         if args.no_legacy:
             return 0 if ours <= 0.3 else 1
         legacy_project = build_project(base / "legacy", agent_python)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from orchestrator.ask import Asker
 from orchestrator.binding import Binder
+from orchestrator.endpoint import default_transport, listen_for, transport_setting
 from orchestrator.memory import MemoryStore
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
@@ -38,6 +39,7 @@ class Prepared:
     binder: Binder
     policy: Policy
     role: str
+    transport: str = field(default_factory=default_transport)  # how Denden listens ([denden] transport)
 
 
 def prepare(project: Project, *, role: str | None = None, cli_agent: str | None = None,
@@ -58,6 +60,7 @@ def prepare(project: Project, *, role: str | None = None, cli_agent: str | None 
         policy = Policy.from_settings(manifest.policy)
     except ValueError as exc:
         raise UsageError(f"{MANIFEST_NAME}: {exc}") from None
+    transport = transport_setting(manifest)
     configured = manifest.orchestrator.get("role")
     role = role or (configured if isinstance(configured, str) else None)
     if not role:
@@ -70,7 +73,7 @@ def prepare(project: Project, *, role: str | None = None, cli_agent: str | None 
     if problems:
         raise MissingToolError("cannot start agents:\n" + "\n".join(f"  {p}" for p in problems),
                                hint="install what is missing, then run `strawpot start` again")
-    return Prepared(project, manifest, lock, stager, binder, policy, role)
+    return Prepared(project, manifest, lock, stager, binder, policy, role, transport=transport)
 
 
 class Launch:
@@ -85,8 +88,13 @@ class Launch:
             session=session, stager=prepared.stager, policy=prepared.policy, bind=prepared.binder,
             project_dir=project.dir, asker=asker, memory=MemoryStore(project.memory_dir), base_env=base_env,
         )
-        self.server = DendenServer(self.run)
+        try:
+            self.server = DendenServer(self.run, listen_for(prepared.transport, session.directory))
+        except OSError:
+            session.finish("failed", None)
+            raise
         self.run.denden_addr = session.denden_addr = self.server.address
+        self.run.denden_token = self.server.token
         session.save()
 
     @property

@@ -1,4 +1,4 @@
-"""The project-local memory behind remember/recall: `.strawpot/memory/memory.jsonl`, no service needed."""
+"""The project-local memory behind remember/recall: `.strawpot/memory/memory.jsonl` (0600 in a 0700 folder)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.session import PRIVATE_FILE, private_folder
 from strawpot.model.fs import file_lock
 
 DEFAULT_MAX_RESULTS = 10
@@ -42,9 +43,11 @@ class MemoryStore:
         entry_id = uuid.uuid4().hex
         line = json.dumps({"id": entry_id, "content": content, "keywords": keywords, "scope": scope,
                            "created_at": time.time()}, ensure_ascii=False) + "\n"
+        private_folder(self.directory)
         with self._lock, file_lock(self.directory / ".lock"):
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
             try:
+                os.fchmod(fd, PRIVATE_FILE)  # a file written by an older version is closed too
                 os.write(fd, line.encode("utf-8"))
             finally:
                 os.close(fd)

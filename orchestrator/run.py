@@ -98,6 +98,7 @@ class Run:
         self.memory = memory
         self.base_env = dict(os.environ if base_env is None else base_env)
         self.denden_addr = ""
+        self.denden_token: str | None = None  # the TCP server's secret; None on a Unix socket
         self._agents: dict[str, LiveAgent] = {}
         self._delegations = 0
         self._lock = threading.Lock()
@@ -136,6 +137,10 @@ class Run:
             env["DENDEN_PARENT_AGENT_ID"] = parent.agent_id
         else:
             env.pop("DENDEN_PARENT_AGENT_ID", None)
+        if self.denden_token:
+            env["DENDEN_TOKEN"] = self.denden_token
+        else:
+            env.pop("DENDEN_TOKEN", None)  # another run's secret is not ours to hand on
         request = BuildRequest(
             agent_id=agent_id, working_dir=self.project_dir, workspace=workspace, role_prompt=staged.role_prompt,
             memory_prompt="", task=task, config=runtime.config,
@@ -275,7 +280,7 @@ class Run:
         with self._lock:
             known = agent_id in self._agents
         if not known:
-            return Outcome.error(ERR_UNKNOWN_AGENT, f"no agent {agent_id!r} in run {self.run_id}")
+            return Outcome.error(ERR_UNKNOWN_AGENT, f"no agent {agent_id!r} in this run")
         stopped = self.stop_agents(self.descendants(agent_id), grace=0 if force else self.policy.kill_grace)
         self.session.event("cancel", caller=caller.agent_id, agent_id=agent_id, cancelled=stopped)
         return Outcome.ok(stopped)

@@ -71,7 +71,7 @@ class WrapperRuntime:
 def start_process(spec: LaunchSpec, env: Mapping[str, str], workspace: Path, *, attach: bool = False) -> AgentProcess:
     workspace.mkdir(parents=True, exist_ok=True)
     log_path = workspace / LOG_FILE
-    with open(log_path, "ab") as log_fh:
+    with open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log_fh:
         out = None if attach else log_fh
         try:
             proc = subprocess.Popen(

@@ -1,9 +1,18 @@
-"""The Denden gRPC servicer: validates each request, hands it to a Backend, maps the Outcome to the wire."""
+"""The Denden gRPC servicer: validates each request, hands it to a Backend, maps the Outcome to the wire.
+
+Reachable by the user alone: on a Unix socket (0600, in a 0700 folder), or over loopback TCP where every
+call must carry `authorization: Bearer <the run's token>` metadata, else it ends with UNAUTHENTICATED.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hmac
 import logging
+import os
+import secrets
 import time
+from collections.abc import Callable
 from concurrent import futures
 from typing import Any, Protocol
 
@@ -12,6 +21,7 @@ from google.protobuf import json_format, struct_pb2
 
 from orchestrator._proto import denden_pb2 as pb
 from orchestrator._proto import denden_pb2_grpc as pb_grpc
+from orchestrator.endpoint import Listen, Loopback, UnixSocket
 from orchestrator.outcome import ERR_INTERNAL, INVALID_REQUEST, Caller, Outcome
 
 log = logging.getLogger(__name__)
@@ -45,7 +55,7 @@ def _validate(request: pb.DenDenRequest, run_id: str) -> str | None:
     if not request.HasField("trace") or not request.trace.run_id or not request.trace.agent_instance_id:
         return "trace with run_id and agent_instance_id is required"
     if request.trace.run_id != run_id:
-        return f"trace.run_id {request.trace.run_id!r} is not the run this server serves ({run_id!r})"
+        return "trace.run_id is not the run this server serves; send the DENDEN_RUN_ID your agent was given"
     if request.WhichOneof("payload") is None:
         return "exactly one payload is required: ask_user, delegate, remember, recall or cancel"
     return None
@@ -129,22 +139,67 @@ def _response(request_id: str, outcome: Outcome, kind: str | None = None) -> pb.
     return pb.DenDenResponse(denden_version=DENDEN_VERSION, request_id=request_id, status=status, error=error)
 
 
-class DendenServer:
-    """A running gRPC server bound to a loopback port (0 = any free port)."""
+TOKEN_METADATA = "authorization"
+TOKEN_SCHEME = "Bearer "
 
-    def __init__(self, backend: Backend, host: str = "127.0.0.1", port: int = 0,
+
+class TokenCheck(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc's base is untyped
+    """Let a call through only with the run's token; compared in constant time."""
+
+    def __init__(self, token: str) -> None:
+        self._expected = (TOKEN_SCHEME + token).encode()
+        self._refuse = grpc.unary_unary_rpc_method_handler(_unauthenticated)
+
+    def intercept_service(self, continuation: Callable[[Any], Any], details: Any) -> Any:
+        for key, value in details.invocation_metadata or ():
+            if key == TOKEN_METADATA:
+                given = value if isinstance(value, bytes) else str(value).encode()
+                if hmac.compare_digest(given, self._expected):
+                    return continuation(details)
+        return self._refuse
+
+
+def _unauthenticated(request: Any, context: grpc.ServicerContext) -> None:
+    context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                  f"this Denden server needs the run's token: send metadata '{TOKEN_METADATA}: "
+                  f"{TOKEN_SCHEME}$DENDEN_TOKEN'")
+
+
+class DendenServer:
+    """A running gRPC server on a private Unix socket, or on loopback TCP guarded by a per-run token."""
+
+    def __init__(self, backend: Backend, listen: Listen | None = None,
                  max_workers: int = DEFAULT_MAX_WORKERS) -> None:
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="denden"))
+        self.listen = listen if listen is not None else Loopback()
+        # a fresh secret for every TCP server; a Unix socket is guarded by its folder's permissions instead
+        self.token = secrets.token_urlsafe(32) if isinstance(self.listen, Loopback) else None
+        interceptors = [TokenCheck(self.token)] if self.token else []
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="denden"),
+                                   interceptors=interceptors)
         pb_grpc.add_DendenServicer_to_server(DendenServicer(backend), self._server)
-        self.host = host
-        self.port = self._server.add_insecure_port(f"{host}:{port}")
-        if not self.port:
-            raise OSError(f"could not bind the Denden server to {host}:{port}")
+        if isinstance(self.listen, UnixSocket):
+            self.address = self._bind_unix(self.listen)
+        else:
+            host, port = self.listen.host, self.listen.port
+            bound = self._server.add_insecure_port(f"{host}:{port}")
+            if not bound:
+                raise OSError(f"could not bind the Denden server to {host}:{port}")
+            self.address = f"{host}:{bound}"
         self._server.start()
 
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
+    def _bind_unix(self, sock: UnixSocket) -> str:
+        try:
+            bound = self._server.add_insecure_port(sock.target)
+        except RuntimeError:
+            bound = 0
+        if not bound:
+            sock.remove()
+            raise OSError(f"could not listen for Denden on the socket {sock.path}")
+        os.chmod(sock.path, 0o600)  # the folder already keeps others out; the socket says so too
+        return sock.target
 
     def stop(self, grace: float | None = 1.0) -> None:
         self._server.stop(grace).wait()
+        if isinstance(self.listen, UnixSocket):
+            with contextlib.suppress(OSError):
+                self.listen.remove()

@@ -1,4 +1,7 @@
-"""A run's record on disk: `session.json` (agents, parents, roles, states, pids) and `trace.jsonl`."""
+"""A run's record on disk: `session.json` (agents, parents, roles, states, pids) and `trace.jsonl`.
+
+Private to the user: `.strawpot/sessions/` and each run folder are 0700, the files the orchestrator writes 0600.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from typing import Any
 SESSION_FILE = "session.json"
 TRACE_FILE = "trace.jsonl"
 SESSION_FORMAT = 1
+PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
 
 # Agent states; the last four are final.
 STAGED, RUNNING = "staged", "running"
@@ -74,8 +78,10 @@ class Session:
     @classmethod
     def create(cls, sessions_root: Path, role: str, task: str, run_id: str | None = None) -> Session:
         run_id = run_id or new_run_id()
+        private_folder(sessions_root)
         directory = sessions_root / run_id
-        directory.mkdir(parents=True, exist_ok=False)
+        directory.mkdir(mode=PRIVATE_DIR)
+        os.chmod(directory, PRIVATE_DIR)  # exactly 0700, whatever the umask
         session = cls(run_id=run_id, directory=directory, role=role, task=task)
         session.save()
         session.event("run_started", role=role, task=task)
@@ -127,18 +133,28 @@ class Session:
         with self._lock:
             target = self.directory / SESSION_FILE
             tmp = target.with_name(f".{SESSION_FILE}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                os.fchmod(fd, PRIVATE_FILE)  # a leftover temp file keeps its old mode otherwise
+                fh.write(json.dumps(self.to_dict(), indent=2) + "\n")
             os.replace(tmp, target)
 
     def event(self, kind: str, **data: Any) -> None:
         """Append one event to trace.jsonl as a single write, so lines never interleave."""
         line = json.dumps({"ts": time.time(), "event": kind, **data}, default=str) + "\n"
         with self._lock:
-            fd = os.open(self.directory / TRACE_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            fd = os.open(self.directory / TRACE_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
             try:
                 os.write(fd, line.encode("utf-8"))
             finally:
                 os.close(fd)
+
+
+def private_folder(path: Path) -> None:
+    """Make `path` (and missing parents) and leave it 0700: a folder made by an older version is closed too."""
+    path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o777 != PRIVATE_DIR:
+        os.chmod(path, PRIVATE_DIR)
 
 
 # -- reading past runs (for `strawpot sessions` / `strawpot agents`) --------------------------------------

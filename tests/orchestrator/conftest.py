@@ -78,6 +78,7 @@ class ProjectFixture:
     policy: dict[str, object] = field(default_factory=dict)
     orchestrator_role: str = "orchestrator"
     agent_settings: dict[str, object] = field(default_factory=dict)
+    denden: dict[str, object] = field(default_factory=dict)  # the [denden] table, e.g. {"transport": "tcp"}
 
     @property
     def state_dir(self) -> Path:
@@ -104,6 +105,7 @@ class ProjectFixture:
             "", "[agents]", 'stub-agent = { version = "*", ' + ", ".join(f"{k} = {_toml(v)}" for k, v in settings.items()) + " }",
             "", "[orchestrator]", f'role = "{self.orchestrator_role}"', 'runtime = "stub-agent"',
             "", "[policy]", *(f"{k} = {_toml(v)}" for k, v in self.policy.items()),
+            "", "[denden]", *(f"{k} = {_toml(v)}" for k, v in self.denden.items()),
         ]
         manifest_path = self.root / "strawpot.toml"
         manifest_path.write_text("\n".join(toml) + "\n", encoding="utf-8")

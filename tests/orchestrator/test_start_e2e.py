@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -199,3 +201,46 @@ def test_sessions_and_agents_tables(project) -> None:  # type: ignore[no-untyped
     assert "orchestrator-" in agents.stdout and "reviewer-" in agents.stdout and "stub-agent" in agents.stdout
     missing = strawpot(project, "agents", "run_nope")
     assert missing.returncode == 2 and "no run 'run_nope'" in missing.stderr
+
+
+def test_delegation_over_the_private_unix_socket(project) -> None:  # type: ignore[no-untyped-def]
+    short = Path(tempfile.mkdtemp(prefix="sp-", dir="/tmp"))
+    try:
+        project.root = short
+        project.build()
+        proc = start(project, "env:DENDEN_ADDR then env:DENDEN_TOKEN then delegate:implementer:env:DENDEN_ADDR "
+                              "then delegate:reviewer:echo:leaf")
+        assert proc.returncode == 0, proc.stderr
+        addr, token, child_addr, leaf = proc.stdout.splitlines()
+        run_dir = project.sessions_dir / only_run(project)["run"]["run_id"]
+        assert addr == child_addr == f"unix:{run_dir / 'denden.sock'}"
+        assert (token, leaf) == ("", "leaf")
+        assert not (run_dir / "denden.sock").exists()  # gone with the server
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def test_delegation_over_tcp_carries_the_token(project) -> None:  # type: ignore[no-untyped-def]
+    project.denden = {"transport": "tcp"}
+    project.build()
+    proc = start(project, "env:DENDEN_ADDR then env:DENDEN_TOKEN then delegate:reviewer:env:DENDEN_TOKEN "
+                          "then echo:leaf")
+    assert proc.returncode == 0, proc.stderr
+    addr, token, child_token, leaf = proc.stdout.splitlines()
+    assert addr.startswith("127.0.0.1:") and len(token) >= 32
+    assert (child_token, leaf) == (token, "leaf")
+    run_dir = project.sessions_dir / only_run(project)["run"]["run_id"]
+    assert token not in (run_dir / "session.json").read_text()  # the secret is in the agents' env only
+
+
+def test_delegation_from_a_deep_project_path(project, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    project.root = tmp_path.joinpath(*(["a-rather-long-folder-name"] * 6), "my project")
+    project.root.mkdir(parents=True)
+    project.build()
+    proc = start(project, "env:DENDEN_ADDR then delegate:reviewer:echo:leaf")
+    assert proc.returncode == 0, proc.stderr
+    addr, leaf = proc.stdout.splitlines()
+    socket_path = addr.removeprefix("unix:")
+    assert addr.startswith("unix:/") and len(socket_path) <= 107 and leaf == "leaf"
+    assert only_run(project)["run"]["denden_addr"] == addr
+    assert not Path(socket_path).parent.exists()  # the short private folder went with the run

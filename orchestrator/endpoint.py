@@ -1,0 +1,115 @@
+"""Where a run's Denden server listens: a Unix socket in the run's private folder, or loopback TCP with a secret.
+
+The socket normally sits at `.strawpot/sessions/<run_id>/denden.sock` (the run folder is 0700, the socket
+0600). A socket path must fit `sun_path` and survive gRPC's target parsing, so when the run folder's path is
+too long or holds characters such as `%`, `?` or `#`, the socket goes to a fresh 0700 folder under
+$XDG_RUNTIME_DIR or the temp dir instead; session.json records the address either way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from strawpot.model.errors import UsageError
+from strawpot.model.manifest import Manifest
+
+UNIX, TCP = "unix", "tcp"
+TRANSPORTS = (UNIX, TCP)
+SOCKET_NAME = "denden.sock"
+# sun_path holds 108 bytes on Linux and 104 on macOS, the terminating NUL included
+MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
+# gRPC percent-decodes `unix:` targets and stops at `?` and `#`; these characters always mean themselves
+_SAFE_PATH = re.compile(r"[A-Za-z0-9/._-]+")
+_PRIVATE_PREFIX = "strawpot-"
+
+
+@dataclass(frozen=True)
+class UnixSocket:
+    """Listen on the socket at `path`; `private_dir` is a short folder made for it, removed with it."""
+
+    path: Path
+    private_dir: Path | None = None
+
+    @property
+    def target(self) -> str:
+        return f"unix:{self.path}"
+
+    def remove(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        if self.private_dir is not None:
+            with contextlib.suppress(OSError):
+                self.private_dir.rmdir()
+
+
+@dataclass(frozen=True)
+class Loopback:
+    """Listen on TCP at host:port (0 = any free port); every request must carry the run's token."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+
+
+Listen = UnixSocket | Loopback
+
+
+def default_transport() -> str:
+    return UNIX if os.name == "posix" else TCP
+
+
+def transport_setting(manifest: Manifest) -> str:
+    """`[denden] transport` of strawpot.toml: "unix" (the default where there are Unix sockets) or "tcp"."""
+    value = manifest.table("denden").get("transport", default_transport())
+    if value not in TRANSPORTS:
+        raise UsageError(f"{manifest.path}: [denden] transport must be \"unix\" or \"tcp\", not {value!r}",
+                         hint="remove the key to use a private Unix socket")
+    return str(value)
+
+
+def listen_for(transport: str, run_dir: Path) -> Listen:
+    return unix_socket_for(run_dir) if transport == UNIX else Loopback()
+
+
+def fits(path: Path) -> bool:
+    """Whether `path` can be a socket that gRPC clients dial as `unix:<path>`, unchanged."""
+    text = str(path)
+    return path.is_absolute() and len(os.fsencode(text)) <= MAX_SOCKET_PATH and _SAFE_PATH.fullmatch(text) is not None
+
+
+def unix_socket_for(run_dir: Path) -> UnixSocket:
+    """The socket in `run_dir` when its path fits, else one in a new private folder with a short path."""
+    in_run = run_dir.absolute() / SOCKET_NAME
+    if fits(in_run):
+        return UnixSocket(in_run)
+    for base in _short_bases():
+        folder = Path(tempfile.mkdtemp(prefix=_PRIVATE_PREFIX, dir=base))  # mode 0700, a name no one can guess
+        if fits(folder / SOCKET_NAME):
+            return UnixSocket(folder / SOCKET_NAME, folder)
+        folder.rmdir()
+    raise OSError(f"no folder with a path short enough for the Denden socket of {run_dir}; "
+                  "set [denden] transport = \"tcp\" in strawpot.toml")
+
+
+def _short_bases() -> list[str]:
+    """Folders to make the socket's folder in: the user's runtime dir if it is private, then temp dirs."""
+    bases = []
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and _private_to_us(runtime):
+        bases.append(runtime)
+    bases += [tempfile.gettempdir(), "/tmp"]
+    return [b for i, b in enumerate(bases) if b not in bases[:i] and os.path.isdir(b)]
+
+
+def _private_to_us(path: str) -> bool:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
