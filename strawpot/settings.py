@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.layout import Project as Project  # re-exported: commands find the layout here
 from strawpot.model.layout import global_root as global_root
+
+if TYPE_CHECKING:
+    from strawpot.model.settings import Settings, Source
 
 DEFAULT_REGISTRY_URL = "https://strawhub.dev"
 
@@ -31,22 +35,17 @@ def cache_dir() -> Path:
 
 
 def load_config() -> dict[str, Any]:
-    """The config file, its shape checked: `[registry] url` a string, `[tokens]` URL = "token" strings."""
-    path = config_path()
-    try:
-        config = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    """The global config file as data, its settings checked by the settings layer and `[tokens]` by shape."""
+    from strawpot.model.settings import layered
+
+    source = _file_source(config_path(), "global")
+    if source is None:
         return {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: invalid config file: {exc}", hint="fix or delete it") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
-    registry = config.get("registry", {})
-    if not isinstance(registry, dict) or not isinstance(registry.get("url", ""), str):
-        raise UsageError(f'{path}: [registry] must be a table with url = "https://..."', hint="fix or delete it")
+    layered([source])  # a setting of the wrong type is one line naming file, line and key
+    config = dict(source.data)
     tokens = config.get("tokens", {})
     if not isinstance(tokens, dict) or not all(isinstance(v, str) for v in tokens.values()):
-        raise UsageError(f'{path}: [tokens] must be a table of "registry URL" = "token" strings',
+        raise UsageError(f'{config_path()}: [tokens] must be a table of "registry URL" = "token" strings',
                          hint="fix or delete it, then `strawpot login` again")
     return config
 
@@ -73,3 +72,41 @@ def registry_token(url: str) -> str | None:
     tokens = load_config().get("tokens", {})
     token = tokens.get(url) if isinstance(tokens, dict) else None
     return token if isinstance(token, str) else None
+
+
+def load_settings(
+    project: Project | None = None,
+    flags: Mapping[str, tuple[str, Any]] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Every setting with its origin: defaults < global config < project strawpot.toml < STRAWPOT_* < flags.
+
+    `flags` maps dotted keys to (the flag as typed, its value); a value of None was not given.
+    """
+    from strawpot.model.settings import SCHEMA, Source, layered
+
+    environ = os.environ if environ is None else environ
+    sources = [source for path, layer in ((config_path(), "global"),
+                                          (project.manifest_path if project else None, "project"))
+               if path is not None and (source := _file_source(path, layer)) is not None]
+    env = {name: environ[var] for name, key in SCHEMA.items() if (var := key.env_var) and environ.get(var, "").strip()}
+    sources.append(Source("env", "", env))
+    sources += [Source("flag", flag, {name: value}) for name, (flag, value) in (flags or {}).items() if value is not None]
+    return layered(sources)
+
+
+def _file_source(path: Path, layer: str) -> Source | None:
+    from strawpot.model.settings import Source, key_lines
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"{path}: cannot read it: {reason}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: invalid TOML: {exc}", hint="fix the file") from None
+    return Source(layer, str(path), data, key_lines(text))

@@ -194,7 +194,7 @@ def test_login_with_no_terminal_and_empty_stdin_is_a_usage_error(tmp_path: Path)
     ("text", "message"),
     [
         ('registry = "x"\n', "[registry] must be a table"),
-        ("[registry]\nurl = 3\n", "[registry] must be a table"),
+        ("[registry]\nurl = 3\n", "config.toml:2: registry.url must be a string, not 3"),
         ("tokens = 3\n", "[tokens] must be a table"),
         ('[tokens]\n"http://127.0.0.1:9" = 5\n', "[tokens] must be a table"),
     ],
@@ -213,7 +213,7 @@ def test_a_config_file_of_the_wrong_shape_is_one_line(tmp_path: Path, text: str,
 def test_a_config_file_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
     (tmp_path / ".config" / "config.toml").mkdir(parents=True)
     result = run("config", cwd=tmp_path, env={"STRAWPOT_REGISTRY_URL": ""})
-    assert_clean_failure(result, 2, "cannot read the config file")
+    assert_clean_failure(result, 2, "config.toml: cannot read it")
 
 
 # -- the file system says no -----------------------------------------------------------------------------------

@@ -55,10 +55,10 @@ def test_info_and_search(cli, project):
 def test_config_says_where_the_registry_url_comes_from(cli, project, registry, monkeypatch):
     report = json.loads(cli("config", "--json", "--project", project.dir).out)
     assert report["registry_url"] == registry.url
-    assert report["registry_url_from"] == "STRAWPOT_REGISTRY_URL"
+    assert report["registry_url_from"] == "env STRAWPOT_REGISTRY_URL"
     monkeypatch.delenv("STRAWPOT_REGISTRY_URL")
     project.manifest_path.write_text('[registry]\nurl = "http://example.invalid:1"\n')
     report = json.loads(cli("config", "--json", "--project", project.dir).out)
     assert report["registry_url"] == "http://example.invalid:1"
-    assert report["registry_url_from"].startswith("[registry].url in ")
-    assert report["lock"].endswith("strawpot.lock")
+    assert report["registry_url_from"] == f"project {project.manifest_path}:2"
+    assert report["paths"]["lock"].endswith("strawpot.lock")

@@ -1,0 +1,287 @@
+"""What a setting is (name, type, default, env var) and how five layers make one value with its origin.
+
+Layers, lowest first: built-in defaults < the global `config.toml` < the project's `strawpot.toml` <
+`STRAWPOT_*` environment variables < command-line flags. Every effective value remembers the layer (and
+file and line, or variable, or flag) it came from, as `git config --show-origin` does. An unknown key in a
+file is a warning naming file and line; a value of the wrong type is a `UsageError` (exit 2) naming the
+file or variable and the key. `[agents.<name>]` tables are free-form (an agent's params, typed by the
+agent); `[agents.<name>.env]` is read from the global file only, since the project file is committed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from strawpot.model.errors import UsageError
+
+LAYERS = ("default", "global", "project", "env", "flag")
+# Tables of the project file that hold requirements, not settings (the manifest reads them).
+REQUIREMENT_TABLES = frozenset({"skills", "roles", "agents", "memories", "integrations"})
+_GLOBAL_ONLY_TABLES = frozenset({"tokens"})  # `strawpot login` tokens, keyed by registry URL
+_AGENT_RESERVED = frozenset({"version", "default_agent", "env"})  # a requirement's own keys, not params
+
+
+@dataclass(frozen=True)
+class Key:
+    """One setting: dotted name, value type, default, and its environment variable (if it has one)."""
+
+    name: str
+    type: str  # string | integer | number | boolean | list | one of `choices`
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    env: bool = True
+
+    @property
+    def env_var(self) -> str | None:
+        return "STRAWPOT_" + self.name.replace(".", "_").upper() if self.env else None
+
+
+SCHEMA: dict[str, Key] = {k.name: k for k in (
+    Key("registry.url", "string", "https://strawhub.dev", "the registry packages come from and go to"),
+    Key("registry.timeout", "number", 30.0, "seconds a single registry request may take in all", minimum=0.1),
+    Key("registry.deadline", "number", 600.0, "seconds a whole install may spend on the registry", minimum=1),
+    Key("orchestrator.role", "string", None, "the role `strawpot start` runs"),
+    Key("orchestrator.runtime", "string", None, "the agent that plays a role no other layer binds"),
+    Key("policy.max_depth", "integer", 3, "how deep delegations may nest", minimum=0),
+    Key("policy.max_delegations", "integer", 100, "delegations a run may make in all", minimum=0),
+    Key("policy.agent_timeout", "number", 600.0, "seconds an agent may run", minimum=0.001),
+    Key("policy.kill_grace", "number", 3.0, "seconds between SIGTERM and SIGKILL", minimum=0),
+    Key("scripts.trusted", "list", (), "packages whose install scripts may run (KIND:SLUG)", env=False),
+    Key("scripts.timeout", "number", 300.0, "seconds an install script may run", minimum=1),
+    Key("denden.transport", "choice", "unix", "how agents reach Denden", choices=("unix", "tcp")),
+    Key("session.isolation", "choice", "none", "where a session's agents work", choices=("none", "worktree")),
+    Key("session.merge", "choice", "patch", "how a worktree session ends", choices=("patch", "branch", "pr")),
+    Key("session.remote", "string", "origin", "the remote a `pr` merge pushes to"),
+    Key("memory.provider", "string", "builtin", "the memory provider (an entry point name)"),
+)}
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value came from: its layer and, for files, `path:line`; for env, the variable; for flags, the flag."""
+
+    layer: str
+    where: str = ""
+
+    def __str__(self) -> str:
+        return {"default": "default", "global": f"global config {self.where}", "project": f"project {self.where}",
+                "env": f"env {self.where}", "flag": f"flag {self.where}"}[self.layer]
+
+
+@dataclass(frozen=True)
+class Value:
+    key: str
+    value: Any
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Source:
+    """One layer's raw settings: a file's parsed TOML (with its key lines), the environment, or flags."""
+
+    layer: str
+    where: str  # a path for files
+    data: Mapping[str, Any]
+    lines: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Settings:
+    """The effective settings: a value and an origin for every key of SCHEMA, plus agents' tables."""
+
+    values: dict[str, Value]
+    agents: dict[str, dict[str, Value]] = field(default_factory=dict)
+    agent_env: dict[str, dict[str, Value]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def get(self, key: str) -> Any:
+        return self.values[key].value
+
+    def origin(self, key: str) -> Origin:
+        return self.values[key].origin
+
+    def agent(self, name: str) -> dict[str, Any]:
+        """`[agents.<name>]` params, project over global (an agent's own defaults are not included)."""
+        return {k: v.value for k, v in self.agents.get(name, {}).items()}
+
+    def env_for(self, name: str) -> dict[str, str]:
+        """`[agents.<name>.env]` from the global config."""
+        return {k: str(v.value) for k, v in self.agent_env.get(name, {}).items()}
+
+
+def layered(sources: Iterable[Source]) -> Settings:
+    """Fold the layers, lowest first, into effective values; raises UsageError on a wrong type."""
+    settings = Settings({name: Value(name, key.default, Origin("default")) for name, key in SCHEMA.items()})
+    for source in sources:
+        if source.layer in ("global", "project"):
+            _fold_file(settings, source)
+        else:
+            _fold_flat(settings, source)
+    return settings
+
+
+def _fold_file(settings: Settings, source: Source) -> None:
+    for table, content in source.data.items():
+        if table in REQUIREMENT_TABLES and source.layer == "project" and table != "agents":
+            continue
+        if table == "agents":
+            _fold_agents(settings, source, content)
+        elif table in _GLOBAL_ONLY_TABLES and source.layer == "global":
+            continue
+        elif not isinstance(content, dict):
+            if any(name.startswith(f"{table}.") for name in SCHEMA):
+                raise UsageError(f"{_at(source, table)}: [{table}] must be a table", hint="fix or remove it")
+            settings.warnings.append(_unknown(source, table, f"unknown setting '{table}'"))
+        else:
+            for name, raw in content.items():
+                dotted = f"{table}.{name}"
+                key = SCHEMA.get(dotted)
+                if key is None:
+                    settings.warnings.append(_unknown(source, dotted, f"unknown setting '{dotted}'" + _close(dotted)))
+                    continue
+                where = _at(source, dotted)
+                value = check(key, raw, where)
+                settings.values[dotted] = Value(dotted, value, Origin(source.layer, where))
+
+
+def _fold_agents(settings: Settings, source: Source, content: Any) -> None:
+    if not isinstance(content, dict):
+        return
+    for agent, table in content.items():
+        if not isinstance(table, dict):
+            continue  # `name = "^1"`: a requirement, nothing to set
+        for name, raw in table.items():
+            dotted = f"agents.{agent}.{name}"
+            where = _at(source, dotted)
+            if name == "env":
+                if source.layer != "global":
+                    settings.warnings.append(
+                        f"{where}: [agents.{agent}.env] is read from the global config only (the project file is "
+                        "committed); move it with `strawpot config set --global`")
+                    continue
+                if not isinstance(raw, dict) or not all(isinstance(v, str | int | float) for v in raw.values()):
+                    raise UsageError(f"{where}: agents.{agent}.env must be a table of NAME = \"value\"")
+                env = settings.agent_env.setdefault(agent, {})
+                for var, value in raw.items():
+                    env[var] = Value(f"agents.{agent}.env.{var}", str(value), Origin(source.layer, _at(source, f"{dotted}.{var}")))
+            elif name not in _AGENT_RESERVED:
+                settings.agents.setdefault(agent, {})[name] = Value(dotted, raw, Origin(source.layer, where))
+
+
+def _fold_flat(settings: Settings, source: Source) -> None:
+    """Env or flags: {dotted key: value}; env values are text and are parsed by the key's type."""
+    for dotted, raw in source.data.items():
+        key = SCHEMA[dotted]
+        where = (key.env_var or dotted) if source.layer == "env" else source.where or dotted
+        if source.layer == "env":
+            raw = from_text(key, str(raw), where)
+        value = check(key, raw, where)
+        settings.values[dotted] = Value(dotted, value, Origin(source.layer, where))
+
+
+def check(key: Key, raw: Any, where: str) -> Any:
+    """`raw` as the key's type, or a UsageError naming `where` (a file and line, a variable, a flag) and the key."""
+
+    def say(problem: str) -> str:
+        return f"{where}: {key.name} {problem}"
+
+    kind = key.type
+    if kind == "boolean":
+        ok = isinstance(raw, bool)
+    elif kind == "integer":
+        ok = isinstance(raw, int) and not isinstance(raw, bool)
+    elif kind == "number":
+        ok = isinstance(raw, int | float) and not isinstance(raw, bool)
+    elif kind == "list":
+        ok = isinstance(raw, list | tuple) and all(isinstance(item, str) for item in raw)
+    else:  # string, choice
+        ok = isinstance(raw, str)
+    if not ok:
+        raise UsageError(say(f"must be {_described(key)}, not {_shown(raw)}"), hint="fix the value or remove it")
+    if key.choices and raw not in key.choices:
+        raise UsageError(say(f"must be one of {', '.join(key.choices)}, not {_shown(raw)}"))
+    if key.minimum is not None and raw < key.minimum:
+        raise UsageError(say(f"must be at least {key.minimum:g}, not {_shown(raw)}"))
+    if kind == "number":
+        return float(raw)
+    return tuple(raw) if kind == "list" else raw
+
+
+def from_text(key: Key, text: str, where: str) -> Any:
+    """A value given as text (an environment variable, `config set`) parsed by the key's type."""
+
+    def say(problem: str) -> str:
+        return f"{where}: {key.name} {problem}"
+
+    text = text.strip()
+    try:
+        if key.type == "integer":
+            return int(text)
+        if key.type == "number":
+            return float(text)
+    except ValueError:
+        raise UsageError(say(f"must be {_described(key)}, not {text!r}")) from None
+    if key.type == "boolean":
+        lowered = text.lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise UsageError(say(f"must be true or false, not {text!r}"))
+    if key.type == "list":
+        return [item.strip() for item in text.split(",") if item.strip()]
+    return text
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """{dotted key: 1-based line} of a TOML text's keys and tables (enough to point at a setting)."""
+    lines: dict[str, int] = {}
+    table = ""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if header := _HEADER.match(stripped):
+            table = _dotted(header.group(1))
+            lines.setdefault(table, number)
+        elif assignment := _ASSIGN.match(stripped):
+            name = _dotted(assignment.group(1))
+            lines.setdefault(f"{table}.{name}" if table else name, number)
+    return lines
+
+
+_HEADER = re.compile(r"^\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_ASSIGN = re.compile(r"^((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
+
+
+def _dotted(text: str) -> str:
+    parts = re.findall(r"\"[^\"]*\"|'[^']*'|[A-Za-z0-9_-]+", text)
+    return ".".join(p.strip("\"'") for p in parts)
+
+
+def _at(source: Source, dotted: str) -> str:
+    line = source.lines.get(dotted) or source.lines.get(dotted.rpartition(".")[0])
+    return f"{source.where}:{line}" if line else source.where
+
+
+def _unknown(source: Source, dotted: str, message: str) -> str:
+    return f"{_at(source, dotted)}: {message}"
+
+
+def _close(dotted: str) -> str:
+    match = difflib.get_close_matches(dotted, SCHEMA, n=1, cutoff=0.75)
+    return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+def _described(key: Key) -> str:
+    return {"string": "a string", "integer": "a whole number", "number": "a number", "boolean": "true or false",
+            "list": "a list of strings", "choice": "one of " + ", ".join(key.choices)}[key.type]
+
+
+def _shown(raw: Any) -> str:
+    text = repr(raw)
+    return text if len(text) <= 60 else text[:59] + "…"
