@@ -140,5 +140,15 @@ def _check_against_lock(pkg: LockedPackage, files: dict[str, tuple[bytes, bool]]
         )
 
 
+def check_main_file(pkg: LockedPackage, data: bytes) -> None:
+    """Refuse a package's main file, fetched on its own, unless it is the locked one."""
+    locked = next((f for f in pkg.files if f.path == pkg.kind.main_file), None)
+    if locked is None or len(data) != locked.size or hashlib.sha256(data).hexdigest() != locked.sha256:
+        raise IntegrityFailure(
+            f"{_what(pkg)} does not match strawpot.lock: {pkg.kind.main_file}: sha256 differs from the lock",
+            hint="if the lock is right, the registry served different files",
+        )
+
+
 def _what(pkg: LockedPackage) -> str:
     return f"{pkg.kind.value} {pkg.name} {pkg.version}"
