@@ -68,7 +68,7 @@ def script_in(kind: Kind, files: Mapping[str, bytes]) -> str | None:
     from strawpot.model.package import install_commands
 
     data = files.get(kind.main_file)
-    if data is None:
+    if data is None or b"install" not in data:  # most packages: no YAML to parse
         return None
     try:
         meta, _body = split_frontmatter(data.decode("utf-8"))
@@ -172,3 +172,11 @@ def dry_run_scripts(client: HubClient, tree: InstalledTree, install: list[Locked
         if text is not None:
             pid = package_id(pkg.kind, pkg.name)
             (builds.would_run if pid in trusted else builds.would_skip).append((pid, text))
+
+
+def scripted_packages(tree: InstalledTree, lock: Lockfile) -> set[tuple[str, str]]:
+    """(plural, name) of the installed packages with an install script for this OS."""
+    return {
+        (p.kind.plural, p.name) for p in lock.packages
+        if installed_script(tree.package_dir(p.kind, p.name), p.kind) is not None
+    }

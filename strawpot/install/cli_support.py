@@ -142,8 +142,10 @@ def render_scripts(outcome: Outcome) -> None:
             f"review them (`strawpot info KIND SLUG`), then run `strawpot trust {ids}`",
             highlight=False, soft_wrap=True,
         )
+    from rich.markup import escape
+
     for warning in outcome.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
 
 
 def render_missing_tools(outcome: Outcome) -> None:

@@ -387,9 +387,10 @@ class _Run:
             raise
         remove(self.tree, list(plan.remove))
         if not self.outcome.lock_changed or self.outcome.lock_written:  # the lock on disk is `lock`
+            from strawpot.install.build import scripted_packages
             from strawpot.install.fastcheck import write_index
 
-            write_index(self.tree.root, self.project.lock_path, lock)
+            write_index(self.tree.root, self.project.lock_path, lock, scripted_packages(self.tree, lock))
         if counter is not None:
             counter.finish()
 
