@@ -117,6 +117,9 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
         parts = [f"{installed} installed"] if installed else []
         parts += [f"{removed} removed"] if removed else []
         out.print(f"{prefix}: {', '.join(parts)}, {outcome.unchanged} unchanged in {elapsed:.2f}s", markup=False)
+    elif outcome.builds.ran:
+        out.print(f"{verb}: built {len(outcome.builds.ran)}, {outcome.unchanged} unchanged in {elapsed:.2f}s",
+                  markup=False)
     else:
         out.print(f"Already up to date ({outcome.unchanged} packages) in {elapsed:.2f}s", markup=False)
     render_missing_tools(outcome)
