@@ -13,11 +13,17 @@ from typing import TYPE_CHECKING
 
 from strawpot.model.archive import ArchiveError, read_archive
 from strawpot.model.errors import IntegrityFailure
+from strawpot.model.install_record import RECORD_FILE
+from strawpot.model.installed import VERSION_FILE
 from strawpot.model.lockfile import LockedPackage
 from strawpot.model.paths import UnsafePath, safe_relative_path
 
 if TYPE_CHECKING:
     from hub_client import HubClient
+
+
+# Written beside a package's files by strawpot itself; a package (or a registry) must never supply them.
+_RESERVED = frozenset({VERSION_FILE, RECORD_FILE})
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,8 @@ def _loose_files(
 
 
 def _check_against_lock(pkg: LockedPackage, files: dict[str, tuple[bytes, bool]], *, check_exec: bool) -> None:
-    problems: list[str] = []
+    problems: list[str] = [f"{path}: a file name strawpot reserves for its own bookkeeping"
+                           for path in sorted(set(files) & _RESERVED)]
     expected = {f.path: f for f in pkg.files}
     for path in sorted(set(files) - set(expected)):
         problems.append(f"{path}: not in the lock")

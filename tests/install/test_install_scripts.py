@@ -243,3 +243,83 @@ def test_malformed_trusted_list_is_a_usage_error(cli, project, value):
     write_manifest(project, f"[scripts]\ntrusted = {value}\n")
     result = cli("install", "--project", project.dir)
     assert result.code == 2 and "scripts.trusted must be a list" in result.err, result.text
+
+
+def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, registry, tmp_path):
+    import signal
+
+    pidfile = tmp_path / "child.pid"
+    slug = publish_skill(registry, f"sleep 60 & echo $! > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; wait")
+    write_manifest(project, f'[skills]\n{slug} = "*"\n\n[scripts]\ntrusted = ["skill:{slug}"]\n')
+    env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url}
+    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "install"], cwd=project.dir, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not pidfile.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert pidfile.exists(), proc.communicate(timeout=10)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the script's child outlived Ctrl-C"
+    assert not (project.dir / ".strawpot" / "skills" / slug).exists() and not project.lock_path.exists()
+    assert not [p for p in (project.dir / ".strawpot" / "skills").iterdir() if p.name.startswith(".tmp-")]
+
+
+def _talk(master: int, proc: subprocess.Popen[bytes], answers: dict[bytes, bytes], timeout: float = 60) -> str:
+    """Read a pty until the process ends, answering each prompt once; the whole transcript."""
+    import select
+
+    seen = b""
+    pending = dict(answers)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the other side closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+            for prompt in [p for p in pending if p in seen]:
+                os.write(master, pending.pop(prompt))
+        elif proc.poll() is not None:
+            break
+    return seen.decode("utf-8", errors="replace")
+
+
+def test_on_a_terminal_install_shows_the_script_in_full_and_asks(project, registry):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    slug = publish_skill(registry, "echo step one\necho step two > built.txt")
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
+    env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url, "TERM": "dumb", "NO_COLOR": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "install", "skill", slug, "-y"],
+                            cwd=project.dir, env=env, stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    try:
+        transcript = _talk(master, proc, {b"(recorded in [scripts] trusted)?": b"y\n"})
+        assert proc.wait(timeout=30) == 0, transcript
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    assert f"skill {slug} 1.0.0 has an install script, run in its package folder:" in transcript
+    assert "    echo step one" in transcript and "    echo step two > built.txt" in transcript
+    assert f"Trust skill:{slug} and run it" in transcript
+    assert (package_dir(project, slug) / "built.txt").read_text() == "step two\n"
+    assert tomllib.loads(project.manifest_path.read_text())["scripts"]["trusted"] == [f"skill:{slug}"]
