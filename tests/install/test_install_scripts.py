@@ -72,6 +72,10 @@ def test_trusted_script_runs_in_the_package_and_its_record_is_verified(cli, proj
         assert kept.code == 0 and "Ran the install script" not in kept.err, kept.text
         assert "Already up to date (1 packages)" in kept.err  # the no-op check knows the install record
     assert (folder / "built.txt").stat().st_mtime_ns == before
+    (folder / "built.txt").unlink()  # --frozen rebuilds too
+    frozen = cli("install", "--frozen", "--project", project.dir)
+    assert frozen.code == 0 and f"Ran the install script of skill:{slug}" in frozen.err, frozen.text
+    assert (folder / "built.txt").is_file() and cli("verify", "--project", project.dir).code == 0
 
 
 def test_the_no_op_check_reads_the_record_file_the_model_writes():

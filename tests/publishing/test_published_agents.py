@@ -53,3 +53,15 @@ def test_validate_shows_install_scripts_and_warns_once_when_this_os_is_not_cover
     assert main(["validate", str(FIXTURE_CODER)]) == 0
     out, err = capsys.readouterr()
     assert "warning" not in err and "install script (linux): sh build/install.sh" in out
+
+
+def test_publish_dry_run_shows_the_install_scripts(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    assert main(["publish", str(FIXTURE_CODER), "--dry-run", "--registry", "http://127.0.0.1:9"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0] == "would publish agent fixture-coder 0.1.0 to http://127.0.0.1:9"
+    assert "install script (linux): sh build/install.sh" in out and "warning" not in err
+    assert main(["publish", str(FIXTURE_CODER), "--dry-run", "--json", "--registry", "http://127.0.0.1:9"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["install"] == {"linux": "sh build/install.sh", "macos": "sh build/install.sh"}
