@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from strawpot.model.errors import StrawpotError
 
 TAIL_LINES = 15
 _TAIL_BYTES = 8192
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class ScriptFailed(StrawpotError):
@@ -82,5 +84,6 @@ def _tail(log: Path) -> str:
             data = fh.read()
     except OSError:
         return ""
-    lines = data.decode("utf-8", errors="replace").splitlines()[-TAIL_LINES:]
+    text = data.decode("utf-8", errors="replace")
+    lines = [_CONTROL.sub("?", line) for line in text.splitlines()[-TAIL_LINES:]]  # no escape sequences reach the terminal
     return "".join(f"\n  | {line[:400]}" for line in lines)
