@@ -131,10 +131,24 @@ def pending_builds(
     for pkg in lock.packages:
         if pkg.key in reinstalled or tree.record(pkg.kind, pkg.name) is not None:
             continue
-        text = installed_script(tree.package_dir(pkg.kind, pkg.name), pkg.kind)
-        if text is not None and (dry_run or builder.allowed(Script(pkg, text))):
-            pending.append(pkg)
+        base = tree.package_dir(pkg.kind, pkg.name)
+        text = installed_script(base, pkg.kind)
+        if text is None:
+            continue
+        if dry_run or not _main_file_locked(pkg, base) or builder.allowed(Script(pkg, text)):
+            pending.append(pkg)  # a main file that differs from the lock is restaged; then it is asked about
     return pending
+
+
+def _main_file_locked(pkg: LockedPackage, base: Path) -> bool:
+    """Whether the installed main file is the locked one (so the script shown is the one that would run)."""
+    from strawpot.model.install_record import file_sha256
+
+    locked = next((f for f in pkg.files if f.path == pkg.kind.main_file), None)
+    try:
+        return locked is not None and file_sha256(base / pkg.kind.main_file) == locked.sha256
+    except OSError:
+        return False
 
 
 def build_staged(
