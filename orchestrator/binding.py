@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,18 +16,13 @@ from typing import Any
 
 from orchestrator.runtime import WrapperRuntime
 from orchestrator.staging import Stager, StagingError
+from strawpot.model.host import current_os
 from strawpot.model.kinds import Kind
 from strawpot.model.manifest import Manifest
-
-_OS_NAMES = {"linux": "linux", "darwin": "macos", "win32": "windows"}
 
 
 class BindingError(Exception):
     """No agent can be bound to a role, or the bound agent cannot run on this machine."""
-
-
-def current_os() -> str:
-    return _OS_NAMES.get(sys.platform, sys.platform)
 
 
 def role_env_var(role: str) -> str:

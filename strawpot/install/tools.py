@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from strawpot.model.host import current_os
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import Lockfile
 
@@ -23,12 +23,6 @@ class MissingTool:
 
     def as_dict(self) -> dict[str, str | None]:
         return {"agent": self.agent, "tool": self.tool, "description": self.description, "install": self.hint}
-
-
-def current_os() -> str:
-    if sys.platform.startswith("win"):
-        return "windows"
-    return "macos" if sys.platform == "darwin" else "linux"
 
 
 def missing_tools(lock: Lockfile) -> list[MissingTool]:

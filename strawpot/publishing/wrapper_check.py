@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from strawpot.model.errors import UsageError
+from strawpot.model.host import current_os
 from strawpot.model.kinds import Kind
 from strawpot.model.package import Package
 
@@ -24,15 +24,6 @@ class WrapperOutput:
     wrapper: str
     cmd: list[str]
     cwd: str
-
-
-def current_os() -> str:
-    """This machine as named in `metadata.strawpot.bin`: linux, macos or windows."""
-    if sys.platform == "darwin":
-        return "macos"
-    if sys.platform.startswith(("win", "cygwin", "msys")):
-        return "windows"
-    return "linux"
 
 
 def sample_arguments(workdir: Path, params: dict[str, Any]) -> list[str]:
