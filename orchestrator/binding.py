@@ -125,9 +125,22 @@ class Binder:
             out += self._agent_problems(agent, runtime.wrapper)
         return out
 
+    def _unbuilt(self, agent: str) -> str | None:
+        """Why an agent whose install script builds it is not built here, with the command that fixes it."""
+        if self.stager.package(Kind.AGENT, agent).install_script(self.os_name) is None:
+            return None
+        if self.stager.tree.record(Kind.AGENT, agent) is not None:
+            return None
+        if f"agent:{agent}" in self.manifest.scripts().trusted:
+            return f"agent {agent}: its install script has not run here; run `strawpot install`"
+        return (f"agent {agent}: its install script is not trusted, so its wrapper is not built; review it "
+                f"(`strawpot info agent {agent}`), then run `strawpot trust agent:{agent}`")
+
     def _agent_problems(self, agent: str, wrapper: Path) -> list[str]:
         out = []
-        if not os.access(wrapper, os.X_OK):
+        if unbuilt := self._unbuilt(agent):
+            out.append(unbuilt)
+        elif not os.access(wrapper, os.X_OK):
             out.append(f"agent {agent}: wrapper {wrapper} is missing or not executable")
         locked = self.stager.lock.get(Kind.AGENT, agent)
         for tool in locked.tools if locked else ():

@@ -15,7 +15,7 @@ from pathlib import Path
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
-from strawpot.model.package import Package, PackageInvalid, load_package
+from strawpot.model.package import Package, PackageInvalid, parse_package
 
 ROLE_PROMPT_FILE = "role_prompt.md"
 
@@ -64,9 +64,14 @@ class Stager:
         with self._lock:
             if key in self._packages:
                 return self._packages[key]
-        self.locked(kind, name)
-        try:
-            package = load_package(self.tree.package_dir(kind, name), kind)
+        locked = self.locked(kind, name)
+        base = self.tree.package_dir(kind, name)
+        try:  # the locked files only: what an install script built beside them is not part of the package
+            files = {f.path: (base / f.path).read_bytes() for f in locked.files}
+            package = parse_package(files, kind=kind, executables={f.path for f in locked.files if f.executable},
+                                    where=str(base))
+        except OSError as exc:
+            raise StagingError(f"installed {kind.value} {name} is incomplete: {exc}; run `strawpot sync`") from None
         except PackageInvalid as exc:
             raise StagingError(f"installed {kind.value} {name} is invalid: {exc}") from None
         with self._lock:

@@ -195,7 +195,7 @@ def prepare(storage: Storage, kind: Kind, user: User, upload: Upload) -> NewVers
 def _store(storage: Storage, package: Package, slug: str, version: str, fields: dict[str, str]) -> NewVersion:
     from strawpot.model.archive import build_archive
 
-    executables = set(package.bin.values())
+    executables = set(package.bin.values()) & set(package.files)  # a wrapper the install script builds is not here
     entries = tuple(
         FileEntry(path, len(data), storage.put_blob(data), path in executables)
         for path, data in sorted(package.files.items())

@@ -1,5 +1,7 @@
-"""The README demo: an embedded registry, the fixtures published to it, a role installed and locked,
-and a headless session in which the lead delegates to the reviewer, who delegates to the implementer."""
+"""The README demo: an embedded registry, the fixtures published to it, a role installed and locked, the
+realistic fixture agent (no executable in its package: a trusted install script builds its wrapper) installed
+and trusted, and a headless session in which it plays the lead, who delegates to the reviewer, who delegates
+to the implementer; each drives the fake-coder CLI (fixtures/tools), which writes a file in the project."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / ".venv" / "bin"
 DEMO = ROOT / ".demo"
-TASK = "echo:lead planned the change then delegate:reviewer:echo:reviewer approved then delegate:implementer:echo:implemented"
+TASK = "delegate:reviewer:delegate:implementer:add a greeting to the README"
 
 
 def free_port() -> int:
@@ -75,8 +77,9 @@ def main() -> int:
         "STRAWPOT_CACHE_DIR": str(DEMO / "cache"),
         "STRAWPOT_CONFIG_DIR": str(DEMO / "config"),
         "STRAWPOT_HOME": str(DEMO / "home"),
-        # The stub agent runs `python3` and needs grpcio for Denden: the project's venv has it.
-        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        # fake-coder (the CLI fixture-coder wraps) runs `python3` and needs grpcio for Denden: the venv has it.
+        "PATH": os.pathsep.join([str(ROOT / "fixtures" / "tools"), str(BIN), os.environ.get("PATH", "")]),
+        "FIXTURE_CODER_TOKEN": "demo-token",  # the env var fixture-coder requires
     }
     step("Start the embedded registry (SQLite + blob store, nothing else to run)")
     token = strawpot("registry", "token", "create", "--user", "demo", "--admin", "--data", str(DEMO / "registry"),
@@ -91,13 +94,20 @@ def main() -> int:
         step("Publish the fixture skills, agent and roles")
         for folder in publish_order():
             strawpot("publish", str(folder), cwd=ROOT, env=env)
-        step("Install and lock the lead role (its skills, the roles it delegates to, and its agent)")
-        strawpot("install", "role", "lead", cwd=project, env=env)
+        step("Show the fixture agent: no executable in the package, an install script builds its wrapper")
+        strawpot("info", "agent", "fixture-coder", cwd=project, env=env)
+        step("Install and lock the lead role (its skills, the roles it delegates to, its agent) and fixture-coder")
+        strawpot("install", "role", "lead", "agent", "fixture-coder", cwd=project, env=env)
+        step("Trust fixture-coder's install script explicitly: it runs now and builds the wrapper")
+        strawpot("trust", "agent:fixture-coder", cwd=project, env=env)
         strawpot("tree", cwd=project, env=env)
         strawpot("verify", cwd=project, env=env)
         print((project / "strawpot.toml").read_text())
-        step("Start a headless session: lead → reviewer → implementer, on the locked environment")
-        strawpot("start", "--role", "lead", "--headless", "--task", TASK, cwd=project, env=env)
+        step("Start a headless session with fixture-coder: lead → reviewer → implementer, on the locked environment")
+        strawpot("start", "--role", "lead", "--runtime", "fixture-coder", "--headless", "--task", TASK,
+                 cwd=project, env=env)
+        for made in sorted(project.glob("fake-coder-*.txt")):
+            print(f"{made.name}: {made.read_text().splitlines()[0]}")
         strawpot("sessions", cwd=project, env=env)
     finally:
         server.terminate()

@@ -58,3 +58,10 @@ def lock_mode_options(func: F) -> F:
     for option in reversed(options):  # decorators apply bottom-up; keep the listed order in --help
         func = option(func)
     return func
+
+
+def ignore_scripts_option(func: F) -> F:
+    return click.option(
+        "--ignore-scripts", is_flag=True,
+        help="Run no install scripts, not even trusted ones (packages are placed as published).",
+    )(func)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import rich_click as click
 
 from strawpot.commands._options import json_option, registry_option
+
+if TYPE_CHECKING:
+    from hub_client import HubClient
+    from strawpot.model.kinds import Kind
 
 SECTION = "packages"
 
@@ -34,6 +38,7 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
             with hub_errors(url):
                 detail = client.detail(the_kind.value, slug, version)
                 versions = client.package_versions(the_kind.value, slug)
+                scripts = _install_scripts(client, the_kind, slug, detail)
         except UsageError:
             from strawpot.install.provider import HubProvider
             from strawpot.model.ids import package_id
@@ -47,9 +52,30 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
     if as_json:
         from strawpot.commands._options import print_json
 
-        print_json({"command": "info", "registry": url, "detail": detail, "versions": rows})
+        print_json({"command": "info", "registry": url, "detail": detail, "versions": rows, "install": scripts})
         return
     _render(the_kind.value, detail, rows)
+    from strawpot.console import out_console
+
+    for os_name, script in sorted(scripts.items()):
+        out_console.print(f"install script ({os_name}): {script}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _install_scripts(client: HubClient, kind: Kind, slug: str, detail: dict[str, Any]) -> dict[str, str]:
+    """`metadata.strawpot.install` of the shown version, read from its main file ({} if it has none)."""
+    from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+    from strawpot.model.package import install_commands
+
+    latest = detail.get("latestVersion")
+    version = latest.get("version") if isinstance(latest, dict) else None
+    if not isinstance(version, str):
+        return {}
+    data = client.fetch_file(kind.value, slug, kind.main_file, version)
+    try:
+        meta, _body = split_frontmatter(data.decode("utf-8"))
+    except (UnicodeDecodeError, FrontmatterError):
+        return {}
+    return install_commands(meta)
 
 
 def _render(kind: str, detail: dict[str, Any], rows: list[dict[str, Any]]) -> None:

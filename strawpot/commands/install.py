@@ -8,6 +8,7 @@ import rich_click as click
 
 from strawpot.commands._options import (
     global_option,
+    ignore_scripts_option,
     json_option,
     lock_mode_options,
     project_option,
@@ -24,11 +25,14 @@ SECTION = "packages"
 @registry_option
 @json_option
 @lock_mode_options
-@click.option("--yes", "-y", is_flag=True, help="Run the install commands of missing agent tools.")
+@ignore_scripts_option
+@click.option("--yes", "-y", is_flag=True,
+              help="Run the install commands of missing agent tools (it never trusts an install script).")
 @click.option("--no-save", is_flag=True, help="Install without writing strawpot.toml or strawpot.lock.")
 def command(
     packages: tuple[str, ...], is_global: bool, project: Path | None, registry: str | None, as_json: bool,
-    locked: bool, frozen: bool, offline: bool, dry_run: bool, yes: bool, skip_tools: bool, no_save: bool,
+    locked: bool, frozen: bool, offline: bool, dry_run: bool, ignore_scripts: bool, yes: bool, skip_tools: bool,
+    no_save: bool,
 ) -> None:
     """Install packages and their dependencies, and record them in strawpot.toml and strawpot.lock.
 
@@ -37,7 +41,7 @@ def command(
     (`reviewer`, `reviewer@^1.2`, `'reviewer>=1,<2'`); without one, `^X.Y.Z` of the installed
     version is saved.
     """
-    if not packages and not (dry_run or as_json or no_save):
+    if not packages and not (dry_run or as_json or no_save or ignore_scripts):
         from strawpot.install.fastcheck import noop_install
 
         if noop_install(project, is_global, frozen=frozen, skip_tools=skip_tools):
@@ -52,6 +56,7 @@ def command(
     edit = Edit(add=tuple(parse_packages(packages)))
     options = Options(
         registry=registry, offline=offline, locked=locked, frozen=frozen, dry_run=dry_run, save=not no_save,
+        scripts="ignore" if ignore_scripts else "run",
         tools="skip" if skip_tools else ("run" if yes else "check"),
     )
     outcome = run(Project.at(project, is_global=is_global), edit, options, reporter=RichReporter(quiet=as_json))

@@ -8,6 +8,7 @@ import rich_click as click
 
 from strawpot.commands._options import (
     global_option,
+    ignore_scripts_option,
     json_option,
     lock_mode_options,
     project_option,
@@ -23,9 +24,10 @@ SECTION = "packages"
 @registry_option
 @json_option
 @lock_mode_options
+@ignore_scripts_option
 def command(
     is_global: bool, project: Path | None, registry: str | None, as_json: bool,
-    locked: bool, frozen: bool, offline: bool, dry_run: bool, skip_tools: bool,
+    locked: bool, frozen: bool, offline: bool, dry_run: bool, skip_tools: bool, ignore_scripts: bool,
 ) -> None:
     """Install exactly what strawpot.lock holds and remove every other installed package.
 
@@ -41,6 +43,7 @@ def command(
     started = time.perf_counter()
     options = Options(
         registry=registry, offline=offline, locked=locked, frozen=frozen, dry_run=dry_run, remove_extras=True,
+        scripts="ignore" if ignore_scripts else "run",
         tools="skip" if skip_tools else "check",
     )
     outcome = run(Project.at(project, is_global=is_global), None, options, reporter=RichReporter(quiet=as_json))

@@ -25,6 +25,10 @@ def command(path: Path, run_wrapper: bool) -> None:
             err_console.print(f"[red]✗[/] {issue}", markup=True, highlight=False, soft_wrap=True)
         raise UsageError(f"{exc.where or path}: {len(exc.issues)} problem(s) found") from None
     out_console.print(f"ok: {package.summary()}", markup=False)
+    for os_name, script in sorted(package.install.items()):
+        out_console.print(f"install script ({os_name}): {script}", markup=False, highlight=False, soft_wrap=True)
+    if warning := package.wrapper_warning():
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     if run_wrapper:
         from strawpot.publishing.wrapper_check import check_wrapper
 

@@ -29,20 +29,31 @@ def command(is_global: bool, project: Path | None, as_json: bool) -> None:
         from strawpot.commands._options import print_json
 
         print_json({"command": "verify", "ok": not problems, "packages": len(lock.packages), "problems": [
-            {"kind": p.kind.value, "name": p.name, "path": p.path, "problem": p.problem} for p in problems
+            {"kind": p.kind.value, "name": p.name, "path": p.path, "problem": p.problem, "source": p.source}
+            for p in problems
         ]})
     elif problems:
         from strawpot.console import out_console
 
-        for problem in problems:
-            out_console.print(str(problem), markup=False, highlight=False)
+        for source, title in (("lock", "differs from strawpot.lock:"), ("record", "differs from its install record:")):
+            found = [p for p in problems if p.source == source]
+            if found:
+                out_console.print(title, markup=False)
+            for problem in found:
+                out_console.print(f"  {problem}", markup=False, highlight=False)
     if problems:
+        records = sum(1 for p in problems if p.source == "record")
         raise IntegrityFailure(
-            f"{len(problems)} difference(s) between {the_project.tree_root} and {the_project.lock_path.name}",
-            hint="`strawpot sync` reinstalls the locked files",
+            f"{len(problems) - records} difference(s) with {the_project.lock_path.name} and {records} with install "
+            f"records in {the_project.tree_root}",
+            hint="`strawpot sync` reinstalls the locked files and rebuilds what a trusted install script built",
         )
     if not as_json:
         from strawpot.console import err_console
 
         files = sum(len(p.files) for p in lock.packages)
-        err_console.print(f"ok: {len(lock.packages)} packages, {files} files match the lock", markup=False)
+        tree = InstalledTree(the_project.tree_root)
+        built = [r for p in lock.packages if (r := tree.record(p.kind, p.name)) is not None]
+        outputs = f"; {sum(len(r.outputs) for r in built)} built files of {len(built)} packages match their install " \
+                  "records" if built else ""
+        err_console.print(f"ok: {len(lock.packages)} packages, {files} files match the lock{outputs}", markup=False)

@@ -11,6 +11,7 @@ from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 
 if TYPE_CHECKING:
+    from strawpot.install.build import Script
     from strawpot.install.service import Callback, Outcome, Requested
     from strawpot.model.lockfile import LockedPackage
 
@@ -75,6 +76,19 @@ class RichReporter:
 
             yield advance
 
+    def confirm_script(self, script: Script) -> bool:
+        """On a terminal: the script in full, then "trust it?" (default no). Elsewhere: False, never asked."""
+        import sys
+
+        if self.quiet or not (sys.stdin.isatty() and self.console.is_terminal):
+            return False
+        import rich_click as click
+
+        self.console.print(f"{script.what} has an install script, run in its package folder:", markup=False)
+        for line in script.text.splitlines() or [""]:
+            self.console.print(f"    {line}", markup=False, highlight=False, soft_wrap=True)
+        return click.confirm(f"Trust {script.id} and run it (recorded in [scripts] trusted)?", default=False, err=True)
+
 
 def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed") -> None:
     """Human summary of a run on stderr: one line per change, then missing tools."""
@@ -103,9 +117,38 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
         parts = [f"{installed} installed"] if installed else []
         parts += [f"{removed} removed"] if removed else []
         out.print(f"{prefix}: {', '.join(parts)}, {outcome.unchanged} unchanged in {elapsed:.2f}s", markup=False)
+    elif outcome.builds.ran:
+        out.print(f"{verb}: built {len(outcome.builds.ran)}, {outcome.unchanged} unchanged in {elapsed:.2f}s",
+                  markup=False)
     else:
         out.print(f"Already up to date ({outcome.unchanged} packages) in {elapsed:.2f}s", markup=False)
     render_missing_tools(outcome)
+    render_scripts(outcome)
+
+
+def render_scripts(outcome: Outcome) -> None:
+    """Scripts that ran, would run, or wait for trust (one warning listing them all), and trust warnings."""
+    from strawpot.console import err_console
+
+    builds = outcome.builds
+    for pid in builds.ran:
+        err_console.print(f"Ran the install script of {pid}", markup=False)
+    for pid, script in builds.would_run:
+        err_console.print(f"Would run the install script of {pid}: {script}", markup=False, soft_wrap=True)
+    for pid, script in builds.would_skip:
+        err_console.print(f"Would not run the install script of {pid} (not trusted): {script}", markup=False,
+                          soft_wrap=True)
+    if builds.skipped:
+        ids = " ".join(builds.skipped)
+        err_console.print(
+            f"[yellow]warning:[/] install scripts not run (not trusted): {', '.join(builds.skipped)}; "
+            f"review them (`strawpot info KIND SLUG`), then run `strawpot trust {ids}`",
+            highlight=False, soft_wrap=True,
+        )
+    from rich.markup import escape
+
+    for warning in outcome.warnings:
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
 
 
 def render_missing_tools(outcome: Outcome) -> None:

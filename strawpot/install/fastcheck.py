@@ -23,10 +23,12 @@ if TYPE_CHECKING:
     from strawpot.model.lockfile import Lockfile
 
 INDEX_NAME = ".install-index.json"
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 _LEFTOVER_PREFIXES = (".tmp-", ".old-", ".del-")
+_RECORD_FILE = ".install-record.json"  # strawpot.model.install_record.RECORD_FILE (a test keeps them equal)
 
-# one package of the index: [plural, name, version, [[path, size, executable], ...], [agent tool names]]
+# one package of the index: [plural, name, version, [[path, size, executable], ...], [agent tool names],
+# has an install script for this OS (True / False / None: not known without parsing the main file)]
 Entry = list[Any]
 
 
@@ -60,8 +62,9 @@ def manifest_hash(path: Path) -> str | None:
 # -- the index -----------------------------------------------------------------------------------------
 
 
-def write_index(tree_root: Path, lock_path: Path, lock: Lockfile) -> None:
-    """Record the lock as JSON for the next no-op check (best effort: a cache, never required)."""
+def write_index(tree_root: Path, lock_path: Path, lock: Lockfile, scripted: set[tuple[str, str]]) -> None:
+    """Record the lock as JSON for the next no-op check (best effort: a cache, never required);
+    `scripted` holds the (plural, name) of packages with an install script for this OS."""
     from strawpot.model.fs import atomic_write
 
     try:
@@ -74,7 +77,7 @@ def write_index(tree_root: Path, lock_path: Path, lock: Lockfile) -> None:
         "manifest_hash": lock.manifest_hash,
         "packages": [
             [p.kind.plural, p.name, p.version, [[f.path, f.size, f.executable] for f in p.files],
-             [t.name for t in p.tools] if p.kind is Kind.AGENT else []]
+             [t.name for t in p.tools] if p.kind is Kind.AGENT else [], (p.kind.plural, p.name) in scripted]
             for p in lock.packages
         ],
     }
@@ -104,9 +107,18 @@ def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry]] | None
         return None
     return lock.manifest_hash, [
         [p.kind.plural, p.name, p.version, [[f.path, f.size, f.executable] for f in p.files],
-         [t.name for t in p.tools] if p.kind is Kind.AGENT else []]
+         [t.name for t in p.tools] if p.kind is Kind.AGENT else [],
+         _may_have_script(tree_root / p.kind.plural / p.name / p.kind.main_file)]
         for p in lock.packages
     ]
+
+
+def _may_have_script(main_file: Path) -> bool | None:
+    """False when a main file cannot hold an install script (no YAML parser here); None: it may."""
+    try:
+        return None if b"install" in main_file.read_bytes() else False
+    except OSError:
+        return None
 
 
 # -- the check -----------------------------------------------------------------------------------------
@@ -123,27 +135,52 @@ def up_to_date(manifest_path: Path, lock_path: Path, tree_root: Path, *, frozen:
         return None
     if _leftovers(tree_root):
         return None  # a killed run left temp or old dirs: the full path recovers them
-    for plural, name, version, files, _tools in packages:
-        if not _package_matches(tree_root / plural / name, version, files):
+    for plural, name, version, files, _tools, scripted in packages:
+        if not _package_matches(tree_root / plural / name, version, files, scripted):
             return None
     return packages
 
 
-def _package_matches(base: Path, version: str, files: list[list[Any]]) -> bool:
+def _package_matches(base: Path, version: str, files: list[list[Any]], scripted: bool | None) -> bool:
+    """`.version`, the locked files and, for a built package, what its install record lists (sizes and bits)."""
     try:
         if (base / ".version").read_text(encoding="utf-8").strip() != version:
             return False
     except (OSError, UnicodeDecodeError):
         return False
-    for path, size, executable in files:
+    built = _built(base)
+    if built is None or (built[2] is False and scripted is not False):
+        return False  # a damaged record, or a script that has not run (or may not have): the full path decides
+    outputs, removed, has_record = built
+    expected = {path: (size, executable) for path, size, executable in files if path not in removed}
+    expected.update(outputs)
+    for path, (size, executable) in expected.items():
         try:
             st = os.lstat(base / path)
         except OSError:
             return False
         if not stat.S_ISREG(st.st_mode) or st.st_size != size or bool(st.st_mode & stat.S_IXUSR) != executable:
             return False
-    expected = len(files) + 1  # every locked file and .version; anything more is an extra file
-    return _count_files(base) == expected
+    # every expected file, .version and the record if any; anything more is an extra file
+    return _count_files(base) == len(expected) + 1 + has_record
+
+
+def _built(base: Path) -> tuple[dict[str, tuple[int, bool]], set[str], bool] | None:
+    """(outputs, removed paths, True) of a package's install record; ({}, set(), False) without one;
+    None if it cannot be used here."""
+    try:
+        data = json.loads((base / _RECORD_FILE).read_bytes())
+    except FileNotFoundError:
+        return {}, set(), False
+    except (OSError, ValueError):
+        return None
+    try:
+        if data["format"] != 1 or any(f.get("link") is not None for f in data["outputs"]):
+            return None  # links are checked by the full path
+        outputs = {str(f["path"]): (int(f["size"]), bool(f["executable"])) for f in data["outputs"]}
+        return outputs, {str(p) for p in data.get("removed", [])}, True
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _count_files(folder: Path) -> int:
@@ -198,7 +235,7 @@ def noop_install(project: Path | None, is_global: bool, *, frozen: bool, skip_to
     if not skip_tools:
         import shutil
 
-        if any(shutil.which(tool) is None for *_, tools in packages for tool in tools):
+        if any(shutil.which(tool) is None for _p, _n, _v, _f, tools, _s in packages for tool in tools):
             return False  # the full path reports them, with their install hints
     elapsed = time.perf_counter() - started
     sys.stderr.write(f"Already up to date ({len(packages)} packages) in {elapsed:.2f}s\n")

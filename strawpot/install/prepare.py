@@ -13,11 +13,17 @@ from typing import TYPE_CHECKING
 
 from strawpot.model.archive import ArchiveError, read_archive
 from strawpot.model.errors import IntegrityFailure
+from strawpot.model.install_record import RECORD_FILE
+from strawpot.model.installed import VERSION_FILE
 from strawpot.model.lockfile import LockedPackage
 from strawpot.model.paths import UnsafePath, safe_relative_path
 
 if TYPE_CHECKING:
     from hub_client import HubClient
+
+
+# Written beside a package's files by strawpot itself; a package (or a registry) must never supply them.
+_RESERVED = frozenset({VERSION_FILE, RECORD_FILE})
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,8 @@ def _loose_files(
 
 
 def _check_against_lock(pkg: LockedPackage, files: dict[str, tuple[bytes, bool]], *, check_exec: bool) -> None:
-    problems: list[str] = []
+    problems: list[str] = [f"{path}: a file name strawpot reserves for its own bookkeeping"
+                           for path in sorted(set(files) & _RESERVED)]
     expected = {f.path: f for f in pkg.files}
     for path in sorted(set(files) - set(expected)):
         problems.append(f"{path}: not in the lock")
@@ -137,6 +144,16 @@ def _check_against_lock(pkg: LockedPackage, files: dict[str, tuple[bytes, bool]]
         raise IntegrityFailure(
             f"{_what(pkg)} does not match strawpot.lock: " + "; ".join(problems),
             hint="nothing was written; if the lock is right, the registry served different files",
+        )
+
+
+def check_main_file(pkg: LockedPackage, data: bytes) -> None:
+    """Refuse a package's main file, fetched on its own, unless it is the locked one."""
+    locked = next((f for f in pkg.files if f.path == pkg.kind.main_file), None)
+    if locked is None or len(data) != locked.size or hashlib.sha256(data).hexdigest() != locked.sha256:
+        raise IntegrityFailure(
+            f"{_what(pkg)} does not match strawpot.lock: {pkg.kind.main_file}: sha256 differs from the lock",
+            hint="if the lock is right, the registry served different files",
         )
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from strawpot.install.apply import checkpoint, commit, discard, recover, remove, stage
+from strawpot.install.build import Builds
 from strawpot.install.plan import Change, Plan, make_plan
 from strawpot.install.tools import MissingTool, missing_tools, run_hints
 from strawpot.model.errors import LockOutdated, UsageError
@@ -27,8 +28,12 @@ from strawpot.settings import Project
 
 if TYPE_CHECKING:
     from hub_client import HubClient
+    from strawpot.install.apply import Staged
     from strawpot.install.background import Speculator
+    from strawpot.install.build import Builder, Script
+    from strawpot.install.prepare import Prepared
     from strawpot.model.lockfile import LockedPackage
+    from strawpot.model.manifest import ScriptSettings
 
 
 class Reporter(Protocol):
@@ -37,6 +42,10 @@ class Reporter(Protocol):
     def status(self, message: str) -> None: ...
 
     def progress(self, label: str, total: int) -> contextlib.AbstractContextManager[Callback]: ...
+
+    def confirm_script(self, script: Script) -> bool:
+        """Show an untrusted install script in full and ask whether to trust it (False: cannot ask)."""
+        ...
 
 
 class Callback(Protocol):
@@ -50,6 +59,9 @@ class QuietReporter:
     @contextlib.contextmanager
     def progress(self, label: str, total: int) -> Iterator[Callback]:
         yield lambda pkg: None
+
+    def confirm_script(self, script: Script) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,7 @@ class Options:
     sync_tree: bool = True  # False for `lock`
     remove_extras: bool = False  # `sync`: remove every installed package the lock does not hold
     tools: Literal["skip", "check", "run"] = "check"
+    scripts: Literal["run", "ignore"] = "run"  # run trusted install scripts (asking on a terminal), or none
 
 
 @dataclass
@@ -103,6 +116,8 @@ class Outcome:
     dry_run: bool = False
     missing_tools: list[MissingTool] = field(default_factory=list)
     saved: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries written
+    builds: Builds = field(default_factory=lambda: Builds())
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -123,6 +138,8 @@ class Outcome:
             "removed": [c.as_dict() for c in self.changes if c.version is None],
             "unchanged": self.unchanged,
             "missing_tools": [t.as_dict() for t in self.missing_tools],
+            "scripts": self.builds.as_dict(),
+            "warnings": self.warnings,
         }
 
 
@@ -194,8 +211,14 @@ class _Run:
             plan = make_plan(self.tree, lock, previous=previous, remove_extras=opts.remove_extras)
             self.outcome.changes = list(plan.changes)
             self.outcome.unchanged = plan.unchanged
-            if not opts.dry_run:
-                self._apply(plan, lock, manifest)
+            settings = self._script_settings(manifest)
+            builder = self._builder(settings)
+            rebuild = self._pending_builds(plan, lock, builder)
+            if opts.dry_run:
+                self._dry_run_scripts(plan, rebuild, settings)
+            else:
+                self._apply(plan, lock, manifest, builder, rebuild)
+            self._warn_unknown_trust(settings, lock)
         if opts.tools != "skip":
             self._tools(lock)
         return self.outcome
@@ -326,15 +349,18 @@ class _Run:
 
     # -- applying ---------------------------------------------------------------------------------
 
-    def _apply(self, plan: Plan, lock: Lockfile, manifest: Manifest | None) -> None:
+    def _apply(
+        self, plan: Plan, lock: Lockfile, manifest: Manifest | None, builder: Builder, rebuild: list[LockedPackage]
+    ) -> None:
         prepared = []
         if self.speculator is not None:
             self.speculator.settle()
-        if plan.install:
-            with self.reporter.progress("Downloading", len(plan.install)) as advance:
+        wanted = [*plan.install, *rebuild]
+        if wanted:
+            with self.reporter.progress("Downloading", len(wanted)) as advance:
                 from strawpot.install.prepare import prepare
 
-                prepared = prepare(self.client, plan.install, fetched=self.fetched, progress=advance)
+                prepared = prepare(self.client, wanted, fetched=self.fetched, progress=advance)
         counter = None
         loose = [p for p in plan.install if not p.archive_sha256]  # an archive GET counts itself
         if loose and not self.options.offline:  # counted while the tree is written
@@ -343,7 +369,11 @@ class _Run:
             counter = DownloadCounter(self.client, loose)
         staged = stage(self.tree, prepared)
         try:
-            if self.options.save and manifest is not None and (self.edit.add or self.edit.remove):
+            staged = self._build(prepared, staged, builder, {p.key for p in rebuild})
+            trusted_now = builder.builds.trusted_now
+            if trusted_now and self.options.save:
+                manifest = self._record_trust(manifest, trusted_now)
+            if self.options.save and manifest is not None and (self.edit.add or self.edit.remove or trusted_now):
                 manifest.save()
                 self.outcome.manifest_written = True
                 checkpoint()
@@ -357,11 +387,58 @@ class _Run:
             raise
         remove(self.tree, list(plan.remove))
         if not self.outcome.lock_changed or self.outcome.lock_written:  # the lock on disk is `lock`
+            from strawpot.install.build import scripted_packages
             from strawpot.install.fastcheck import write_index
 
-            write_index(self.tree.root, self.project.lock_path, lock)
+            write_index(self.tree.root, self.project.lock_path, lock, scripted_packages(self.tree, lock))
         if counter is not None:
             counter.finish()
+
+    # -- install scripts --------------------------------------------------------------------------
+
+    def _script_settings(self, manifest: Manifest | None) -> ScriptSettings:
+        """[scripts] of strawpot.toml (read under --frozen too: trust is a setting, not a requirement)."""
+        return (manifest or Manifest.load(self.project.manifest_path)).scripts()
+
+    def _builder(self, settings: ScriptSettings) -> Builder:
+        from strawpot.install.build import Builder
+
+        confirm = getattr(self.reporter, "confirm_script", None) or (lambda script: False)  # cannot ask: never trusts
+        return Builder(self.tree.root, settings.trusted, timeout=settings.timeout, ignore=self.options.scripts == "ignore",
+                       confirm=confirm, echo=self.reporter.status)
+
+    def _pending_builds(self, plan: Plan, lock: Lockfile, builder: Builder) -> list[LockedPackage]:
+        from strawpot.install.build import pending_builds
+
+        return pending_builds(self.tree, lock, {p.key for p in plan.install}, builder, dry_run=self.options.dry_run)
+
+    def _build(
+        self, prepared: list[Prepared], staged: list[Staged], builder: Builder, rebuild: set[tuple[Kind, str]]
+    ) -> list[Staged]:
+        from strawpot.install.build import build_staged
+
+        keep = build_staged(prepared, staged, builder, rebuild)
+        self.outcome.builds = builder.builds
+        return keep
+
+    def _record_trust(self, manifest: Manifest | None, ids: list[str]) -> Manifest:
+        """Add what the user trusted on the terminal to [scripts] trusted (format-preserving)."""
+        target = manifest if manifest is not None else Manifest.load(self.project.manifest_path)
+        target.trust(ids)
+        return target
+
+    def _dry_run_scripts(self, plan: Plan, rebuild: list[LockedPackage], settings: ScriptSettings) -> None:
+        from strawpot.install.build import dry_run_scripts
+
+        if self.options.scripts == "run":
+            dry_run_scripts(self.client, self.tree, [*plan.install], rebuild, settings.trusted, self.outcome.builds)
+
+    def _warn_unknown_trust(self, settings: ScriptSettings, lock: Lockfile) -> None:
+        locked = {package_id(p.kind, p.name) for p in lock.packages}
+        self.outcome.warnings += [
+            f"{self.project.manifest_path.name}: [scripts] trusted names {pid}, which is not installed"
+            for pid in sorted(settings.trusted - locked)
+        ]
 
     def _tools(self, lock: Lockfile) -> None:
         missing = missing_tools(lock)

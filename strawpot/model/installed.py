@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from strawpot.model.install_record import (
+    RECORD_FILE,
+    InstallRecord,
+    RecordUnreadable,
+    check_output,
+    file_sha256,
+    load_record,
+    script_sha256,
+)
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
 
@@ -22,6 +30,7 @@ class Mismatch:
     name: str
     path: str
     problem: str
+    source: str = "lock"  # or "record": the package's install record (what its install script built)
 
     def __str__(self) -> str:
         where = f"{self.kind.value} {self.name}" + (f": {self.path}" if self.path else "")
@@ -34,14 +43,6 @@ class InstalledPackage:
     name: str
     version: str | None
     path: Path
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class InstalledTree:
@@ -90,16 +91,57 @@ class InstalledTree:
             return [Mismatch(pkg.kind, pkg.name, "", f"not installed (lock has {pkg.version})")]
         if version != pkg.version:
             return [Mismatch(pkg.kind, pkg.name, "", f"version {version} installed, lock has {pkg.version}")]
-        problems = []
+        record, problems = self._record(pkg, base, deep=deep)
+        built = record.paths | set(record.removed) if record else frozenset()
         for f in pkg.files:
+            if f.path in built:
+                continue  # changed or removed by the install script: the record says what it must be
             problem = _check_file(base / f.path, f.size, f.sha256, f.executable, deep=deep)
             if problem:
                 problems.append(Mismatch(pkg.kind, pkg.name, f.path, problem))
-        expected = {f.path for f in pkg.files} | {VERSION_FILE}
+        expected = {f.path for f in pkg.files} | {VERSION_FILE, RECORD_FILE} | built
         for path in _walk(base):
             if path not in expected:
-                problems.append(Mismatch(pkg.kind, pkg.name, path, "file not in the lock"))
+                where = "the lock nor the install record" if record else "the lock"
+                problems.append(Mismatch(pkg.kind, pkg.name, path, f"file not in {where}"))
         return problems
+
+    def record(self, kind: Kind, name: str) -> InstallRecord | None:
+        """The install record of an installed package (None: never built, or damaged)."""
+        try:
+            return load_record(self.package_dir(kind, name))
+        except RecordUnreadable:
+            return None
+
+    def _record(self, pkg: LockedPackage, base: Path, *, deep: bool) -> tuple[InstallRecord | None, list[Mismatch]]:
+        """The package's install record and how the files it lists differ from it."""
+        try:
+            record = load_record(base)
+        except RecordUnreadable as exc:
+            return None, [Mismatch(pkg.kind, pkg.name, RECORD_FILE, str(exc), "record")]
+        if record is None:
+            return None, []
+        problems = [
+            Mismatch(pkg.kind, pkg.name, out.path, problem, "record")
+            for out in record.outputs if (problem := check_output(base / out.path, out, deep=deep))
+        ]
+        if deep and not problems and record.script_sha256 != _locked_script_sha256(pkg, base, record.os):
+            problems.append(Mismatch(pkg.kind, pkg.name, RECORD_FILE,
+                                     "was written by another install script than the package holds", "record"))
+        return record, problems
+
+
+def _locked_script_sha256(pkg: LockedPackage, base: Path, os_name: str) -> str | None:
+    """The sha256 of the install script in the package's main file (already checked against the lock)."""
+    from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+    from strawpot.model.package import install_commands
+
+    try:
+        meta, _body = split_frontmatter((base / pkg.kind.main_file).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, FrontmatterError):
+        return None
+    script = install_commands(meta).get(os_name)
+    return script_sha256(script) if script is not None else None
 
 
 def _check_file(path: Path, size: int, sha256: str, executable: bool, *, deep: bool) -> str | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,17 @@ from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.package import slug_error
+
+DEFAULT_SCRIPT_TIMEOUT = 300.0
+_TRUST_RE = re.compile(r"^(skill|role|agent|memory|integration):[a-z0-9][a-z0-9-]*$")
+
+
+@dataclass(frozen=True)
+class ScriptSettings:
+    """`[scripts]`: the packages whose install scripts may run (`"agent:slug"` ids), and for how long."""
+
+    trusted: frozenset[str] = frozenset()
+    timeout: float = DEFAULT_SCRIPT_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -118,6 +131,34 @@ class Manifest:
         entry = self.get(Kind.ROLE, slug)
         agent = entry.settings.get("default_agent") if entry else None
         return agent if isinstance(agent, str) else None
+
+    def scripts(self) -> ScriptSettings:
+        """`[scripts] trusted` and `timeout`, checked (the one place that reads them)."""
+        table = self.table("scripts")
+        trusted = table.get("trusted", [])
+        if not isinstance(trusted, list) or not all(isinstance(t, str) and _TRUST_RE.match(t) for t in trusted):
+            raise UsageError(f"{self.path}: scripts.trusted must be a list of \"KIND:SLUG\" strings "
+                             "such as [\"agent:my-agent\", \"skill:denden\"]")
+        timeout = table.get("timeout", DEFAULT_SCRIPT_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise UsageError(f"{self.path}: scripts.timeout must be a positive number of seconds")
+        return ScriptSettings(frozenset(trusted), float(timeout))
+
+    def trust(self, ids: Iterable[str]) -> list[str]:
+        """Add package ids to `[scripts] trusted` (kept in file order); return those that were not there."""
+        current = self.scripts().trusted
+        added = [pid for pid in dict.fromkeys(ids) if pid not in current]
+        if not added:
+            return []
+        section = self.doc.get("scripts")
+        if section is None:
+            section = tomlkit.table()
+            self.doc.add("scripts", section)
+        if "trusted" not in section:
+            section["trusted"] = tomlkit.array()
+        for pid in added:
+            section["trusted"].append(pid)
+        return added
 
     def dependency_hash(self) -> str:
         """A hash of everything resolution reads from the manifest, to detect a stale lock."""

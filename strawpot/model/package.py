@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
-import os
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,13 +11,11 @@ from resolver.requirement import SLUG_MAX_LENGTH, SLUG_PATTERN
 from strawpot.model.dependencies import GROUPS, read_edges, v1_groups
 from strawpot.model.kinds import Kind
 from strawpot.model.paths import UnsafePath, safe_relative_path
-from strawpot.model.platform import OPERATING_SYSTEMS
+from strawpot.model.platform import OPERATING_SYSTEMS, current_os
 
 MAX_FILES = 100
 MAX_FILE_SIZE = 10 * 1024 * 1024
 MAX_TOTAL_SIZE = 50 * 1024 * 1024
-IGNORE_FILE = ".strawpotignore"
-_VCS_DIRS = {".git", ".hg", ".svn", ".bzr", "__pycache__", "node_modules"}
 
 
 @dataclass(frozen=True)
@@ -88,6 +83,7 @@ class Package:
     env: dict[str, EnvSpec] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     bin: dict[str, str] = field(default_factory=dict)
+    install: dict[str, str] = field(default_factory=dict)  # OS -> shell command (metadata.strawpot.install)
     default_agent: str | None = None
     roles_wildcard: bool = False
     files: dict[str, bytes] = field(default_factory=dict, repr=False)
@@ -96,6 +92,22 @@ class Package:
     @property
     def total_size(self) -> int:
         return sum(len(data) for data in self.files.values())
+
+    def install_script(self, os_name: str | None = None) -> str | None:
+        """The install command for `os_name` (default: this machine), if the package has one."""
+        return self.install.get(os_name or current_os())
+
+    def wrapper_warning(self, os_name: str | None = None) -> str | None:
+        """Why this agent cannot run on `os_name` (default: this machine): neither a shipped wrapper nor
+        an install script covers it. None when one does, or for other kinds."""
+        os_name = os_name or current_os()
+        if self.kind is not Kind.AGENT or os_name in self.install:
+            return None
+        rel = self.bin.get(os_name)
+        if rel is not None and rel in self.files:
+            return None
+        return (f"agent {self.name} has no wrapper for {os_name}: set metadata.strawpot.bin.{os_name} to a file "
+                f"in the package, or metadata.strawpot.install.{os_name} to a command that builds it")
 
     def summary(self) -> str:
         deps = ", ".join(f"{d.kind.value} {d}" for d in self.dependencies) or "none"
@@ -202,6 +214,7 @@ class _FieldReader:
             env=self.env(),
             params=self.params(),
             bin=self.bin(),
+            install=self.install(),
             default_agent=self.default_agent(),
             roles_wildcard=self.roles_wildcard(),
             files=files,
@@ -226,7 +239,17 @@ class _FieldReader:
         return name
 
     def version(self) -> str | None:
-        raw = self.meta.get("version")
+        """`metadata.version` (as published agents carry it) or a top-level `version`; both must agree."""
+        metadata = self.meta.get("metadata")
+        nested = metadata.get("version") if isinstance(metadata, dict) else None
+        top = self.parse_version("version", self.meta.get("version"))
+        inner = self.parse_version("metadata.version", nested)
+        if top is not None and inner is not None and top != inner:
+            self.error("version", f"is {top} but metadata.version is {inner}; keep one, or make them equal")
+            return None
+        return top or inner
+
+    def parse_version(self, fld: str, raw: Any) -> str | None:
         if raw is None:
             return None
         from resolver import InvalidVersion, Version
@@ -234,7 +257,7 @@ class _FieldReader:
         try:
             return str(Version.parse(str(raw)))
         except InvalidVersion as exc:
-            self.error("version", str(exc))
+            self.error(fld, str(exc))
             return None
 
     def dependencies(self) -> tuple[Dependency, ...]:
@@ -313,13 +336,13 @@ class _FieldReader:
         }
 
     def bin(self) -> dict[str, str]:
+        """Wrapper paths by OS; optional, and a path may name a file the install script of that OS builds."""
         raw = self.mapping("bin")
         if self.kind is not Kind.AGENT:
             if raw:
                 self.error("metadata.strawpot.bin", f"only agents carry wrapper binaries, not a {self.kind.value}")
             return {}
-        if not raw:
-            self.error("metadata.strawpot.bin", "an agent must name its wrapper for at least one of linux, macos, windows")
+        scripts = install_commands(self.meta)
         bins: dict[str, str] = {}
         for os_name, path in raw.items():
             fld = f"metadata.strawpot.bin.{os_name}"
@@ -334,10 +357,22 @@ class _FieldReader:
             except UnsafePath as exc:
                 self.error(fld, f"is outside the package: {exc}")
                 continue
-            if rel not in self.paths:
-                self.error(fld, f"names {rel!r}, which is not in the package")
+            if rel not in self.paths and os_name not in scripts:
+                self.error(fld, f"names {rel!r}, which is not in the package "
+                                f"(ship it, or build it with metadata.strawpot.install.{os_name})")
             bins[os_name] = rel
         return bins
+
+    def install(self) -> dict[str, str]:
+        """`metadata.strawpot.install`: one shell command per OS, for any kind."""
+        raw = self.mapping("install")
+        for os_name, command in raw.items():
+            fld = f"metadata.strawpot.install.{os_name}"
+            if os_name not in OPERATING_SYSTEMS:
+                self.error(fld, "unknown OS (use linux, macos, windows)")
+            elif not isinstance(command, str) or not command.strip():
+                self.error(fld, "must be a shell command (a non-empty string)")
+        return install_commands(self.meta)
 
     def default_agent(self) -> str | None:
         raw = self.sp.get("default_agent", self.meta.get("default_agent"))
@@ -355,6 +390,19 @@ class _FieldReader:
         return raw
 
 
+def install_commands(meta: Mapping[str, Any]) -> dict[str, str]:
+    """The well-formed entries of `metadata.strawpot.install` ({os: command}); validation reports the rest."""
+    metadata = meta.get("metadata")
+    strawpot = metadata.get("strawpot") if isinstance(metadata, dict) else None
+    raw = strawpot.get("install") if isinstance(strawpot, dict) else None
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(os_name): command for os_name, command in raw.items()
+        if os_name in OPERATING_SYSTEMS and isinstance(command, str) and command.strip()
+    }
+
+
 def slug_error(slug: str) -> str | None:
     """Why `slug` is not a valid package name, or None when it is."""
     if len(slug) > SLUG_MAX_LENGTH:
@@ -364,77 +412,13 @@ def slug_error(slug: str) -> str | None:
     return None
 
 
-def collect_files(root: Path) -> tuple[dict[str, bytes], frozenset[str], list[Issue]]:
-    """Read a package folder: every file but dot-files, VCS folders and ignore-file matches."""
-    patterns = _ignore_patterns(root)
-    files: dict[str, bytes] = {}
-    executables: set[str] = set()
-    issues: list[Issue] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        base = Path(dirpath).relative_to(root)
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if not d.startswith(".") and d not in _VCS_DIRS and not _ignored((base / d).as_posix(), d, patterns)
-        )
-        for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            # os.walk lists a link to a folder here and never enters it: say so, as for a link to a file
-            issues.append(Issue((base / d).as_posix(), "", "links and special files are not allowed in a package"))
-            dirnames.remove(d)
-        for name in sorted(filenames):
-            if name.startswith("."):
-                continue
-            full = Path(dirpath) / name
-            rel = full.relative_to(root).as_posix()
-            if _ignored(rel, name, patterns):
-                continue
-            data, st, problem = _read_regular_file(full)
-            if problem:
-                issues.append(Issue(rel, "", problem))
-                continue
-            files[rel] = data
-            if st is not None and st.st_mode & stat.S_IXUSR:
-                executables.add(rel)
-    return files, frozenset(executables), issues
-
-
-def _ignored(rel: str, name: str, patterns: list[str]) -> bool:
-    """A file or folder matches an ignore pattern by its relative path or by its own name."""
-    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)
-
-
-def _read_regular_file(path: Path) -> tuple[bytes, os.stat_result | None, str | None]:
-    """Open once (never following a link, never blocking on a FIFO), then check and read that handle,
-    so a file swapped between the check and the read cannot slip through."""
-    special = "links and special files are not allowed in a package"
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return b"", None, special if os.path.islink(path) else f"cannot be read: {path}"
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            return b"", st, special
-        if st.st_size > MAX_FILE_SIZE:
-            return b"", st, f"{st.st_size} bytes, more than the limit of {MAX_FILE_SIZE} a file"
-        data = fh.read(MAX_FILE_SIZE + 1)
-    if len(data) > MAX_FILE_SIZE:
-        return b"", st, f"more than the limit of {MAX_FILE_SIZE} bytes a file"
-    return data, st, None
-
-
-def _ignore_patterns(root: Path) -> list[str]:
-    ignore = root / IGNORE_FILE
-    if not ignore.is_file():
-        return []
-    lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
-    return [line.strip().rstrip("/") for line in lines if line.strip() and not line.startswith("#")]
-
-
 def load_package(path: Path, kind: Kind | None = None) -> Package:
     """Read and validate the package in folder `path` (or the folder of a main file)."""
     root = path.parent if path.is_file() else path
     if not root.is_dir():
         raise PackageInvalid([Issue(str(path), "", "no such package folder")], where=str(path))
+    from strawpot.model.package_folder import collect_files
+
     files, executables, issues = collect_files(root)
     try:
         package = parse_package(files, kind=kind, executables=executables, where=str(root))

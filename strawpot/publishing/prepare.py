@@ -83,7 +83,7 @@ def prepare_upload(path: Path, *, version: str | None = None, changelog: str | N
     if chosen is None:
         raise UsageError(
             f"{root}: no version to publish",
-            hint=f"add `version: 1.0.0` to the frontmatter of {package.kind.main_file}, or pass --version",
+            hint=f"add `metadata.version: 1.0.0` to the frontmatter of {package.kind.main_file}, or pass --version",
         )
     source_version = package.version
     files = dict(package.files)
@@ -109,16 +109,40 @@ def prepare_upload(path: Path, *, version: str | None = None, changelog: str | N
 
 
 def set_frontmatter_version(text: str, version: str) -> str:
-    """The main file with its top-level `version:` frontmatter line set to `version` (added if absent)."""
+    """The main file with its version set to `version`: the top-level `version:` line and `metadata.version`
+    where they exist (so the two still agree), else a top-level `version:` line added."""
     newline = "\r\n" if text.split("\n", 1)[0].endswith("\r") else "\n"
     head, sep, rest = text.partition(newline)  # the opening '---' line
     end = re.search(r"^-{3,}[ \t]*\r?$", rest, re.MULTILINE)
     block, tail = (rest[: end.start()], rest[end.start():]) if end else (rest, "")
+    block, nested = _set_metadata_version(block, version)
     if _VERSION_LINE.search(block):
         block = _VERSION_LINE.sub(lambda m: f"version: {version}{m.group(1)}", block, count=1)
-    else:
+    elif not nested:
         block = f"version: {version}{newline}{block}"
     return head + sep + block + tail
+
+
+def _set_metadata_version(block: str, version: str) -> tuple[str, bool]:
+    """`block` with the `version:` line directly under a block-style `metadata:` replaced, if there is one."""
+    lines = block.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if re.match(r"metadata[ \t]*:[ \t]*\r?\n?$", line)), None)
+    if start is None:
+        return block, False
+    indent = None
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        width = len(line) - len(line.lstrip(" "))
+        if width == 0:
+            break
+        indent = width if indent is None else indent
+        match = re.match(r"( +)version[ \t]*:.*?(\r?\n?)$", line)
+        if width == indent and match:
+            lines[i] = f"{match.group(1)}version: {version}{match.group(2)}"
+            return "".join(lines), True
+    return block, False
 
 
 def dependencies_field(package: Package) -> dict[str, list[str]] | None:

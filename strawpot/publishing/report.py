@@ -29,6 +29,7 @@ def upload_payload(upload: Upload, url: str, *, dry_run: bool, result: dict[str,
         ],
         "fileCount": len(upload.files),
         "totalSize": upload.total_size,
+        "install": dict(sorted(upload.package.install.items())),
     }
     if result is not None:
         payload["result"] = result
@@ -50,6 +51,8 @@ def upload_lines(upload: Upload, url: str) -> list[str]:
         mode = "rwxr-xr-x" if f.registry_executable else "rw-r--r--"
         lines.append(f"  {str(f.size).rjust(size_width)}  {mode}  {f.path}")
     lines.append(f"total: {upload.total_size} bytes in {len(upload.files)} file(s)")
+    for os_name, script in sorted(upload.package.install.items()):
+        lines.append(f"install script ({os_name}): {script}")
     return lines
 
 
@@ -61,6 +64,8 @@ def warnings(upload: Upload) -> list[str]:
             f"{upload.kind.main_file} says version {upload.source_version}; "
             f"uploading it with `version: {upload.version}` (--version wins)"
         )
+    if wrapper := upload.package.wrapper_warning():
+        notes.append(wrapper)
     lost = upload.lost_exec_bits
     if lost:
         notes.append(

@@ -47,6 +47,12 @@ def check_wrapper(
         raise UsageError(
             f"{package.name}: no wrapper for {os_name} (metadata.strawpot.bin.{os_name} is not set; declared: {declared})"
         )
+    if rel not in package.files:
+        raise UsageError(
+            f"{package.name}: the wrapper {rel} for {os_name} is built by metadata.strawpot.install.{os_name}, "
+            "not shipped; --run-wrapper checks shipped wrappers only",
+            hint="ship the wrapper in the package to check it here, or install the agent with its script trusted",
+        )
     with tempfile.TemporaryDirectory(prefix="strawpot-wrapper-") as tmp:
         copy = _copy_package(package, Path(tmp) / "package", rel)
         request = sample_request(Path(tmp), package.params)

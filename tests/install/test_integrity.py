@@ -156,3 +156,13 @@ def test_archive_whose_files_differ_from_the_listed_file_hashes_is_refused(fakeh
         run(project, Edit(add=(Requested(Kind.SKILL, "liar"),)), Options(registry="http://hub.test"), client=hub_client)
     assert "does not match strawpot.lock" in caught.value.message
     assert nothing_written(project.dir)
+
+
+@pytest.mark.parametrize("reserved", [".install-record.json", ".version"])
+def test_a_package_carrying_a_file_strawpot_writes_itself_is_refused(fakehub, hub_client, project, reserved):
+    forged = b'{"format": 1, "os": "linux", "script_sha256": "", "outputs": [], "removed": []}'
+    fakehub.add("skill", "forger", "1.0.0", files={reserved: forged})
+    with pytest.raises(IntegrityFailure) as caught:
+        run(project, Edit(add=(Requested(Kind.SKILL, "forger"),)), Options(registry="http://hub.test"), client=hub_client)
+    assert f"{reserved}: a file name strawpot reserves" in caught.value.message
+    assert nothing_written(project.dir)

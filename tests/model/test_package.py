@@ -15,12 +15,12 @@ from strawpot.model.package import (
     MAX_TOTAL_SIZE,
     Issue,
     PackageInvalid,
-    collect_files,
     detect_kind,
     load_package,
     parse_package,
     slug_error,
 )
+from strawpot.model.package_folder import collect_files
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -92,7 +92,8 @@ def test_bad_agent_reports_missing_wrapper_and_escaping_bin() -> None:
     with pytest.raises(PackageInvalid) as info:
         load_package(FIXTURES / "broken" / "bad-agent")
     assert [str(i) for i in info.value.issues] == [
-        "AGENT.md: metadata.strawpot.bin.linux: names 'bin/missing-wrapper', which is not in the package",
+        "AGENT.md: metadata.strawpot.bin.linux: names 'bin/missing-wrapper', which is not in the package "
+        "(ship it, or build it with metadata.strawpot.install.linux)",
         "AGENT.md: metadata.strawpot.bin.macos: is outside the package: "
         "path '../../outside' has an empty, '.' or '..' component",
     ]

@@ -191,3 +191,31 @@ def test_duplicate_version_is_refused(hub: Hub) -> None:
     again = hub.run("publish", "skill", str(FIXTURES / "skills" / "git-workflow"), ok=False)
     assert again.returncode != 0
     assert "already exists" in again.stdout + again.stderr
+
+
+def _published_agent(dest: Path, name: str, strawpot: str) -> Path:
+    """An agent shaped like the published wrappers: the version in metadata.version, an install script."""
+    dest.mkdir(parents=True)
+    (dest / "AGENT.md").write_text(
+        f"---\nname: {name}\ndescription: A wrapper built by its install script.\nmetadata:\n  version: \"0.2.0\"\n"
+        f"  strawpot:\n{strawpot}    install:\n      linux: sh install.sh\n      macos: sh install.sh\n---\n\n# {name}\n"
+    )
+    (dest / "install.sh").write_text('printf "#!/bin/sh\\n" > "$INSTALL_DIR/wrapper_bin"; chmod +x "$INSTALL_DIR/wrapper_bin"\n')
+    return dest
+
+
+def test_strawhub_publishes_agents_without_a_shipped_wrapper(hub: Hub, shared_registry: LiveRegistry) -> None:
+    # strawhub reads only a top-level version, so it is given on the command line, as its users do
+    binless = _published_agent(hub.work / "src" / "binless-agent", "binless-agent", "")
+    hub.run("publish", "agent", str(binless), "--version", "0.2.0")
+    built = _published_agent(hub.work / "src" / "built-agent", "built-agent",
+                             "    bin: {linux: wrapper_bin, macos: wrapper_bin}\n")
+    hub.run("publish", "agent", str(built), "--version", "0.2.0")
+    for slug in ("binless-agent", "built-agent"):
+        info = hub.json("info", "agent", slug)
+        assert info["latestVersion"]["version"] == "0.2.0"
+        assert {f["path"] for f in info["latestVersion"]["files"]} == {"AGENT.md", "install.sh"}
+    import httpx
+
+    listed = httpx.get(f"{shared_registry.url}/api/v1/agents/built-agent/versions", timeout=10).json()
+    assert [f["executable"] for f in listed["versions"][0]["files"]] == [False, False]  # wrapper_bin is not shipped

@@ -1,0 +1,65 @@
+"""`strawpot trust KIND:SLUG...`: let packages' install scripts run, then run the pending ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+from strawpot.commands._options import global_option, json_option, project_option, registry_option
+
+SECTION = "packages"
+
+
+@click.command()
+@click.argument("packages", nargs=-1, required=True, metavar="KIND:SLUG...")
+@global_option
+@project_option
+@registry_option
+@json_option
+def command(packages: tuple[str, ...], is_global: bool, project: Path | None, registry: str | None,
+            as_json: bool) -> None:
+    """Record KIND:SLUG (e.g. agent:my-agent) in [scripts] trusted of strawpot.toml, then build every
+    installed package whose trusted install script has not run yet (as a bare `strawpot install` does).
+
+    Read a script first with `strawpot info KIND SLUG`: it runs as you, in the package folder.
+    """
+    import time
+
+    from strawpot.install.cli_support import RichReporter, render_outcome
+    from strawpot.install.service import Options, run
+    from strawpot.model.errors import UsageError
+    from strawpot.model.fs import file_lock
+    from strawpot.model.ids import package_id
+    from strawpot.model.kinds import Kind
+    from strawpot.model.manifest import Manifest
+    from strawpot.model.package import slug_error
+    from strawpot.settings import Project
+
+    ids = []
+    for text in packages:
+        kind_text, sep, slug = text.partition(":")
+        try:
+            kind = Kind.parse(kind_text)
+        except ValueError:
+            kind = None
+        if not sep or kind is None or slug_error(slug):
+            raise UsageError(f"{text!r} is not KIND:SLUG", hint="e.g. `strawpot trust agent:my-agent skill:denden`")
+        ids.append(package_id(kind, slug))
+    started = time.perf_counter()
+    the_project = Project.at(project, is_global=is_global)
+    with file_lock(the_project.lock_file_path):
+        manifest = Manifest.load(the_project.manifest_path)
+        added = manifest.trust(ids)
+        if added:
+            manifest.save()
+    reporter = RichReporter(quiet=as_json)
+    for pid in added:
+        reporter.status(f"Trusted {pid} in {the_project.manifest_path.name}")
+    outcome = run(the_project, None, Options(registry=registry, tools="skip"), reporter=reporter)
+    if as_json:
+        from strawpot.commands._options import print_json
+
+        print_json({"command": "trust", "trusted": added, **outcome.as_dict()})
+    else:
+        render_outcome(outcome, started=started)

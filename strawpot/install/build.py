@@ -1,0 +1,196 @@
+"""Build: run the install scripts of staged packages the user trusted, and record what they made.
+
+It runs after every package is verified and written to its temp dir, before anything is swapped in:
+a script that fails leaves every package at its previous version. Trust comes from `[scripts] trusted`
+or, on a terminal, from the user's yes (recorded in strawpot.toml); `-y` never implies it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from strawpot.install.apply import Staged, discard
+from strawpot.install.scripts import ScriptRun, run_script
+from strawpot.model.fs import atomic_write
+from strawpot.model.ids import package_id
+from strawpot.model.install_record import RECORD_FILE, make_record, snapshot
+from strawpot.model.installed import InstalledTree
+from strawpot.model.kinds import Kind
+from strawpot.model.lockfile import LockedPackage, Lockfile
+from strawpot.model.platform import current_os
+
+if TYPE_CHECKING:
+    from hub_client import HubClient
+    from strawpot.install.prepare import Prepared
+
+
+@dataclass(frozen=True)
+class Script:
+    """A package's install script for this OS, read from its verified main file."""
+
+    pkg: LockedPackage
+    text: str
+
+    @property
+    def id(self) -> str:
+        return package_id(self.pkg.kind, self.pkg.name)
+
+    @property
+    def what(self) -> str:
+        return f"{self.pkg.kind.value} {self.pkg.name} {self.pkg.version}"
+
+
+@dataclass
+class Builds:
+    """What happened to install scripts in one run (ids such as "agent:x")."""
+
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # untrusted: `strawpot trust` runs them
+    trusted_now: list[str] = field(default_factory=list)  # the user said yes on the terminal
+    would_run: list[tuple[str, str]] = field(default_factory=list)  # --dry-run: (id, script)
+    would_skip: list[tuple[str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "ran": self.ran, "skipped": self.skipped, "trusted": self.trusted_now,
+            "would_run": [{"id": i, "script": s} for i, s in self.would_run],
+            "would_skip": [{"id": i, "script": s} for i, s in self.would_skip],
+        }
+
+
+def script_in(kind: Kind, files: Mapping[str, bytes]) -> str | None:
+    """The install command for this OS in a package's main file, if any (a file that does not parse has none:
+    nothing runs, and `verify`/`start` report the package)."""
+    from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+    from strawpot.model.package import install_commands
+
+    data = files.get(kind.main_file)
+    if data is None or b"install" not in data:  # most packages: no YAML to parse
+        return None
+    try:
+        meta, _body = split_frontmatter(data.decode("utf-8"))
+    except (UnicodeDecodeError, FrontmatterError):
+        return None
+    return install_commands(meta).get(current_os())
+
+
+def installed_script(package_dir: Path, kind: Kind) -> str | None:
+    try:
+        data = (package_dir / kind.main_file).read_bytes()
+    except OSError:
+        return None
+    return script_in(kind, {kind.main_file: data})
+
+
+def log_path(tree_root: Path, kind: Kind, name: str) -> Path:
+    return tree_root / "logs" / f"install-{kind.value}-{name}.log"
+
+
+class Builder:
+    """Decides, for each staged package with a script, whether it runs; runs it in the staged dir."""
+
+    def __init__(self, tree_root: Path, trusted: frozenset[str], *, timeout: float, ignore: bool,
+                 confirm: Callable[[Script], bool], echo: Callable[[str], None]) -> None:
+        self.tree_root, self.trusted, self.timeout, self.ignore = tree_root, set(trusted), timeout, ignore
+        self.confirm, self.echo = confirm, echo
+        self.builds = Builds()
+
+    def allowed(self, script: Script) -> bool:
+        """Trusted already, or the user says yes now (which is recorded)."""
+        if script.id in self.trusted:
+            return True
+        if self.confirm(script):
+            self.trusted.add(script.id)
+            self.builds.trusted_now.append(script.id)
+            return True
+        self.builds.skipped.append(script.id)
+        return False
+
+    def build(self, staged: Staged, script: Script) -> None:
+        """Run the script in the staged folder (INSTALL_DIR = that folder) and write its install record."""
+        shipped = snapshot(staged.tmp)
+        self.echo(f"Running the install script of {script.what}")
+        run_script(ScriptRun(script.what, script.text, log_path(self.tree_root, script.pkg.kind, script.pkg.name)),
+                   staged.tmp, timeout=self.timeout)
+        record = make_record(current_os(), script.text, shipped, snapshot(staged.tmp))
+        atomic_write(staged.tmp / RECORD_FILE, record.dumps())  # replaces (never follows) whatever the script left
+        self.builds.ran.append(script.id)
+
+
+def pending_builds(
+    tree: InstalledTree, lock: Lockfile, reinstalled: set[tuple[Kind, str]], builder: Builder, *, dry_run: bool
+) -> list[LockedPackage]:
+    """Installed packages whose install script never ran here and may run now (trusted, or the user says
+    yes); the untrusted rest are counted as skipped. With --dry-run: every such package, nothing asked."""
+    if builder.ignore:
+        return []
+    pending = []
+    for pkg in lock.packages:
+        if pkg.key in reinstalled or tree.record(pkg.kind, pkg.name) is not None:
+            continue
+        base = tree.package_dir(pkg.kind, pkg.name)
+        text = installed_script(base, pkg.kind)
+        if text is None:
+            continue
+        if dry_run or not _main_file_locked(pkg, base) or builder.allowed(Script(pkg, text)):
+            pending.append(pkg)  # a main file that differs from the lock is restaged; then it is asked about
+    return pending
+
+
+def _main_file_locked(pkg: LockedPackage, base: Path) -> bool:
+    """Whether the installed main file is the locked one (so the script shown is the one that would run)."""
+    from strawpot.model.install_record import file_sha256
+
+    locked = next((f for f in pkg.files if f.path == pkg.kind.main_file), None)
+    try:
+        return locked is not None and file_sha256(base / pkg.kind.main_file) == locked.sha256
+    except OSError:
+        return False
+
+
+def build_staged(
+    prepared: list[Prepared], staged: list[Staged], builder: Builder, rebuild: set[tuple[Kind, str]]
+) -> list[Staged]:
+    """Run the scripts that may run in their staged folders; return the staged packages to swap in (a package
+    staged only to be built, whose script may not run, is dropped: it stays installed as it is)."""
+    keep = []
+    for item, place in zip(prepared, staged, strict=True):
+        main = item.package.kind.main_file
+        text = script_in(item.package.kind, {main: item.files[main][0]}) if main in item.files else None
+        if text is None or builder.ignore:
+            keep.append(place)
+        elif builder.allowed(Script(item.package, text)):
+            builder.build(place, Script(item.package, text))
+            keep.append(place)
+        elif item.package.key not in rebuild:
+            keep.append(place)  # installed as published; its script waits for `strawpot trust`
+    discard([place for place in staged if place not in keep])
+    return keep
+
+
+def dry_run_scripts(client: HubClient, tree: InstalledTree, install: list[LockedPackage],
+                    rebuild: list[LockedPackage], trusted: frozenset[str], builds: Builds) -> None:
+    """--dry-run: which install scripts would run and which would wait for trust; nothing is written."""
+    from strawpot.install.prepare import check_main_file
+
+    found: list[tuple[LockedPackage, str | None]] = []
+    for pkg in install:
+        data = client.fetch_file(pkg.kind.value, pkg.name, pkg.kind.main_file, pkg.version)
+        check_main_file(pkg, data)
+        found.append((pkg, script_in(pkg.kind, {pkg.kind.main_file: data})))
+    found += [(p, installed_script(tree.package_dir(p.kind, p.name), p.kind)) for p in rebuild]
+    for pkg, text in found:
+        if text is not None:
+            pid = package_id(pkg.kind, pkg.name)
+            (builds.would_run if pid in trusted else builds.would_skip).append((pid, text))
+
+
+def scripted_packages(tree: InstalledTree, lock: Lockfile) -> set[tuple[str, str]]:
+    """(plural, name) of the installed packages with an install script for this OS."""
+    return {
+        (p.kind.plural, p.name) for p in lock.packages
+        if installed_script(tree.package_dir(p.kind, p.name), p.kind) is not None
+    }
