@@ -19,12 +19,27 @@ from orchestrator.runtime import WrapperRuntime
 from orchestrator.staging import Stager, StagingError
 from strawpot.model.kinds import Kind
 from strawpot.model.manifest import Manifest
+from strawpot.model.package import Package
+from strawpot.model.params import ParamSpec
+from strawpot.model.params import merge as merge_params
 
 _OS_NAMES = {"linux": "linux", "darwin": "macos", "win32": "windows"}
 
 
 class BindingError(Exception):
     """No agent can be bound to a role, or the bound agent cannot run on this machine."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that stops an agent from running here, and what fixes it."""
+
+    agent: str
+    what: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"agent {self.agent}: {self.what}" + (f" ({self.fix})" if self.fix else "")
 
 
 def current_os() -> str:
@@ -60,9 +75,10 @@ def choose_agent(
     return None
 
 
-def merge_config(params: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The agent's param defaults overlaid with the user's `[agents.<name>]` values (the user wins)."""
-    return {**params, **settings}
+def merge_config(agent: str, params: Mapping[str, ParamSpec], settings: Mapping[str, Any],
+                 overrides: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The `--config` of `agent`: param defaults < `[agents.<name>]` < `--param` (UsageError on a bad value)."""
+    return merge_params(agent, params, settings, overrides or {})
 
 
 class Binder:
@@ -70,8 +86,11 @@ class Binder:
 
     def __init__(self, stager: Stager, manifest: Manifest, *, cli_agent: str | None = None,
                  environ: Mapping[str, str] | None = None, os_name: str | None = None,
-                 which: Callable[[str], str | None] = shutil.which) -> None:
+                 which: Callable[[str], str | None] = shutil.which,
+                 param_overrides: Mapping[str, str] | None = None) -> None:
         self.stager = stager
+        self.param_overrides = dict(param_overrides or {})  # `start --param`: for the agent of the started role
+        self.params_for: str | None = None
         self.manifest = manifest
         self.cli_agent = cli_agent
         self.environ = dict(os.environ if environ is None else environ)
@@ -106,7 +125,8 @@ class Binder:
             if rel is None:
                 raise BindingError(f"agent {agent} has no wrapper for {self.os_name} (metadata.strawpot.bin)")
             wrapper = self.stager.tree.package_dir(Kind.AGENT, agent) / rel
-            config = merge_config(package.params, self.manifest.agent_settings(agent))
+            overrides = self.param_overrides if agent == self.params_for else {}
+            config = merge_config(agent, package.params, self.manifest.agent_settings(agent), overrides)
             self._runtimes[agent] = WrapperRuntime(agent, wrapper, config)
         return self._runtimes[agent]
 
@@ -128,21 +148,34 @@ class Binder:
             except BindingError as exc:
                 out.append(f"{exc} (bound to role {role})")
                 continue
-            out += self._agent_problems(agent, runtime.wrapper)
+            out += [str(p) for p in self.agent_problems(agent, runtime.wrapper)]
         return out
 
-    def _agent_problems(self, agent: str, wrapper: Path) -> list[str]:
-        out = []
-        if not os.access(wrapper, os.X_OK):
-            out.append(f"agent {agent}: wrapper {wrapper} is missing or not executable")
+    def agent_problems(self, agent: str, wrapper: Path) -> list[Problem]:
+        """What stops `agent` from running here: its wrapper, its tools. Required env vars are checked apart
+        (orchestrator/envvars.py), since `start` may ask for them."""
+        missing = self.wrapper_problem(agent, wrapper)
+        out = [missing] if missing else []
         locked = self.stager.lock.get(Kind.AGENT, agent)
         for tool in locked.tools if locked else ():
             if self.which(tool.name) is None:
                 hint = tool.install.get(self.os_name)
-                out.append(f"agent {agent}: tool {tool.name!r} is not on PATH"
-                           + (f" (install: {hint})" if hint else ""))
-        for env in self.stager.package(Kind.AGENT, agent).env.values():
-            if env.required and env.default is None and not self.environ.get(env.name):
-                what = f" ({env.description})" if env.description else ""
-                out.append(f"agent {agent}: environment variable {env.name} is required but not set{what}")
+                out.append(Problem(agent, f"tool {tool.name!r} is not on PATH", f"install: {hint}" if hint else ""))
         return out
+
+    def wrapper_problem(self, agent: str, wrapper: Path) -> Problem | None:
+        if os.access(wrapper, os.X_OK):
+            return None
+        script = install_script(self.stager.package(Kind.AGENT, agent), self.os_name)
+        fix = (f"its install script builds it: run `strawpot trust agent:{agent}`" if script
+               else "run `strawpot sync` to reinstall it from the lock")
+        return Problem(agent, f"wrapper {wrapper} is missing or not executable", fix)
+
+
+def install_script(package: Package, os_name: str) -> str | None:
+    """The package's `metadata.strawpot.install.<os>` command, if it has one."""
+    meta = package.frontmatter.get("metadata")
+    strawpot = meta.get("strawpot") if isinstance(meta, dict) else None
+    install = strawpot.get("install") if isinstance(strawpot, dict) else None
+    script = install.get(os_name) if isinstance(install, dict) else None
+    return script if isinstance(script, str) and script.strip() else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,30 @@ def save_config(config: dict[str, Any]) -> None:
     import tomlkit
 
     atomic_write(config_path(), tomlkit.dumps(config), mode=0o600)
+
+
+def save_config_value(keys: Sequence[str], value: str) -> Path:
+    """Set one value of the global config (e.g. agents.NAME.env.VAR) keeping its comments and order; 0600, atomic."""
+    import tomlkit
+    from tomlkit.container import Container
+    from tomlkit.items import Table
+
+    path = config_path()
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        doc = tomlkit.document()
+    table: Container | Table = doc
+    for i, key in enumerate(keys[:-1]):
+        if key not in table:
+            table[key] = tomlkit.table(is_super_table=i < len(keys) - 2)
+        child = table[key]
+        if not isinstance(child, Table):
+            raise UsageError(f"{path}: {'.'.join(keys[:i + 1])} must be a table", hint="fix or delete it")
+        table = child
+    table[keys[-1]] = value
+    atomic_write(path, tomlkit.dumps(doc), mode=0o600)
+    return path
 
 
 def registry_url(explicit: str | None = None, manifest_url: str | None = None) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from strawpot.model.kinds import Kind
+from strawpot.model.params import ParamSpec, parse_specs
 from strawpot.model.paths import UnsafePath, safe_relative_path
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -87,7 +88,7 @@ class Package:
     dependencies: tuple[Dependency, ...] = ()
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     env: dict[str, EnvSpec] = field(default_factory=dict)
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, ParamSpec] = field(default_factory=dict)
     bin: dict[str, str] = field(default_factory=dict)
     default_agent: str | None = None
     roles_wildcard: bool = False
@@ -326,11 +327,11 @@ class _FieldReader:
             )
         return envs
 
-    def params(self) -> dict[str, Any]:
-        return {
-            str(name): spec.get("default") if isinstance(spec, dict) else spec
-            for name, spec in self.mapping("params").items()
-        }
+    def params(self) -> dict[str, ParamSpec]:
+        specs, problems = parse_specs(self.mapping("params"))
+        for fld, message in problems:
+            self.error(fld, message)
+        return specs
 
     def bin(self) -> dict[str, str]:
         raw = self.mapping("bin")

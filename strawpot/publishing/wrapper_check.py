@@ -14,6 +14,7 @@ from typing import Any
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 from strawpot.model.package import Package
+from strawpot.model.params import defaults as param_defaults
 
 DEFAULT_TIMEOUT = 30.0
 _TAIL_LINES = 15
@@ -67,7 +68,7 @@ def check_wrapper(
         )
     with tempfile.TemporaryDirectory(prefix="strawpot-wrapper-") as tmp:
         copy = _copy_package(package, Path(tmp) / "package", rel)
-        argv = [str(copy / rel), *sample_arguments(Path(tmp), package.params)]
+        argv = [str(copy / rel), *sample_arguments(Path(tmp), param_defaults(package.params))]
         proc = _run(argv, cwd=Path(tmp), rel=rel, timeout=timeout)
     output = parse_output(rel, proc)
     if not quiet:
