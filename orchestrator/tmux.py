@@ -8,6 +8,7 @@ agent): detaching a terminal leaves the run untouched, and the orchestrator's en
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -68,3 +69,14 @@ def _outside_tmux() -> dict[str, str]:
     env.pop("TMUX", None)
     env.pop("TMUX_PANE", None)
     return env
+
+
+def forget_own_socket() -> None:
+    """Inside a run's session, at the run's end: remove the server's socket file (tmux 3.3 leaves it behind).
+
+    Attaching is pointless by then; the server itself exits when its only pane, this process, does.
+    """
+    socket = os.environ.get("TMUX", "").split(",")[0]
+    if socket and Path(socket).name.startswith("strawpot-"):
+        with contextlib.suppress(OSError):
+            os.unlink(socket)

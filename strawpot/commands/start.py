@@ -140,7 +140,7 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     from orchestrator.progress import JsonProgress
     from orchestrator.runtime import RuntimeFailure
     from orchestrator.staging import StagingError
-    from orchestrator.tmux import session_name
+    from orchestrator.tmux import forget_own_socket, session_name
     from strawpot.commands._interactive import exit_code_of
     from strawpot.model.errors import StrawpotError
 
@@ -163,6 +163,8 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
         raise StrawpotError(f"could not start role {prepared.role}: {exc}") from None
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if in_tmux:
+            forget_own_socket()
     launch.close(done.state, done.exit_code)
     code = exit_code_of(done.state, done.exit_code)
     if as_json:
