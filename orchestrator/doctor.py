@@ -8,6 +8,7 @@ from typing import Any
 from orchestrator.binding import Binder, BindingError, Problem
 from orchestrator.envvars import EnvValues, package_needs
 from orchestrator.staging import StagingError
+from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 
 
@@ -35,6 +36,9 @@ def check_agents(binder: Binder, env: EnvValues, config_file: str) -> list[Agent
             runtime = binder.runtime(locked.name)
         except (StagingError, BindingError) as exc:
             report.problems.append(Problem(locked.name, str(exc), "run `strawpot sync`"))
+            continue
+        except UsageError as exc:  # a bad [agents.<name>] value
+            report.problems.append(Problem(locked.name, exc.message, exc.hint or "fix strawpot.toml"))
             continue
         report.wrapper = str(runtime.wrapper)
         report.problems += binder.agent_problems(locked.name, runtime.wrapper)
