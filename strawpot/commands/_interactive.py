@@ -17,6 +17,12 @@ if TYPE_CHECKING:
 
 
 def on_terminal() -> bool:
+    """Someone can answer: prompts go to stderr (or /dev/tty) and answers come from stdin."""
+    return sys.stdin.isatty()
+
+
+def can_attach() -> bool:
+    """A terminal to attach a tmux client to: both input and output."""
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 

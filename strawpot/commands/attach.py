@@ -22,7 +22,7 @@ def command(run_id: str, project: Path | None) -> None:
     """
     from orchestrator.session import load_session
     from orchestrator.tmux import TmuxMissing, TmuxSession
-    from strawpot.commands._interactive import attach_and_report, on_terminal
+    from strawpot.commands._interactive import attach_and_report, can_attach
     from strawpot.model.errors import MissingToolError, UsageError
     from strawpot.model.layout import Project
 
@@ -36,7 +36,7 @@ def command(run_id: str, project: Path | None) -> None:
     if not data.get("tmux"):
         raise UsageError(f"run {run_id} is not in tmux (it was started with --attach direct or --task)",
                          hint=f"stop it with `strawpot cancel {run_id}`")
-    if not on_terminal():
+    if not can_attach():
         raise UsageError("attach needs a terminal")
     try:
         tmux = TmuxSession(run_id)

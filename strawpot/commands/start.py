@@ -87,16 +87,17 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
 def _wants_tmux(attach_mode: str | None, task: str | None, terminal: bool) -> bool:
     """tmux when asked, or by default for an interactive run when tmux is on PATH; exit 2 when it cannot be."""
     from orchestrator.tmux import tmux_path
+    from strawpot.commands._interactive import can_attach
     from strawpot.model.errors import UsageError
 
     if attach_mode == "tmux":
         if tmux_path() is None:
             raise UsageError("--attach tmux: tmux is not on PATH",
                              hint="install tmux (e.g. `apt-get install tmux`), or pass --attach direct")
-        if not terminal:
+        if not (terminal and can_attach()):
             raise UsageError("--attach tmux needs a terminal to attach to", hint="pass --headless --task TEXT")
         return True
-    return attach_mode is None and not task and terminal and tmux_path() is not None
+    return attach_mode is None and not task and terminal and can_attach() and tmux_path() is not None
 
 
 def _saved_env() -> dict[Any, Any]:

@@ -149,3 +149,12 @@ def test_a_terminal_is_asked_for_missing_env_and_may_save_it(project, terminal, 
     again = terminal.open(f"{STRAWPOT} start --attach direct --task env:STUB_TOKEN")  # saved: not asked again
     screen = terminal.wait_for(again, "EXIT=0")
     assert "input hidden" not in screen and "s3cret-value" in screen
+
+
+def test_attach_tmux_with_a_task_runs_it_in_a_session_to_its_end(project, terminal) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    window = terminal.open(f"{STRAWPOT} start --attach tmux --task 'echo:in-tmux then fail:3'")
+    screen = terminal.wait_for(window, "EXIT=3")
+    run = _session(project)
+    assert f"run {run['run_id']} failed (exit code 3)" in screen
+    assert run["tmux"] == f"strawpot-{run['run_id']}" and not _run_alive(run["run_id"])
