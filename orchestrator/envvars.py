@@ -77,10 +77,6 @@ class EnvValues:
         """A value typed by the user for this run."""
         self.typed[(need.kind, need.package, need.spec.name)] = value
 
-    def typed_by_name(self) -> dict[str, str]:
-        """The values typed at the prompt, by variable name (for a run that continues in another process)."""
-        return {name: value for (_, _, name), value in self.typed.items()}
-
     def exported(self, needs: Iterable[EnvNeed]) -> dict[str, str]:
         """The variables to add to an agent's environment (those the process environment does not set)."""
         out: dict[str, str] = {}

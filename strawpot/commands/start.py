@@ -77,7 +77,8 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     if missing := prepared.missing_env():
         if not terminal:
             raise missing_env_error(missing)
-        ask_for_env(prepared, missing)
+        if not in_tmux:  # in tmux the run's own start asks, on the session's terminal: no secret crosses over
+            ask_for_env(prepared, missing)
     if in_tmux:
         raise SystemExit(_start_in_tmux(prepared, new_run_id(), role, runtime, task, params, progress))
     _run(prepared, tmux_run or new_run_id(), task, terminal=terminal, in_tmux=tmux_run is not None,
@@ -110,12 +111,9 @@ def _saved_env() -> dict[Any, Any]:
 def _start_in_tmux(prepared: Prepared, run_id: str, role: str | None, runtime: str | None, task: str | None,
                    params: tuple[str, ...], progress: str) -> int:
     """Run this same `start` inside a new tmux session and attach this terminal to it."""
-    import os
-
     from orchestrator.tmux import TmuxSession
     from strawpot.commands._interactive import attach_and_report
 
-    os.environ.update(prepared.env.typed_by_name())  # answers typed here reach the run through tmux's environment
     argv = [sys.executable, "-m", "strawpot.cli", "start", "--attach", "direct", "--run-id", run_id,
             "--project", str(prepared.project.dir), "--role", prepared.role, "--progress", progress]
     for flag, value in (("--runtime", runtime), ("--task", task)):

@@ -101,16 +101,23 @@ def _run_alive(run_id: str) -> bool:
     return subprocess.run(["tmux", "-L", name, "has-session", "-t", name], capture_output=True, timeout=30).returncode == 0
 
 
-def test_start_in_tmux_detach_reattach_and_end(project, terminal, pid_alive) -> None:  # type: ignore[no-untyped-def]
-    project.build()
+def test_start_in_tmux_detach_reattach_and_end(project, terminal, pid_alive, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build(typed_agent(tmp_path))
     first = terminal.open(f"{STRAWPOT} start")
+    # the run's own start asks for the missing variable on the session's terminal
+    terminal.wait_for(first, "STUB_TOKEN (input hidden, empty to skip):")
+    terminal.keys(first, "typed-in-tmux", "Enter")
+    terminal.wait_for(first, "for next time? [y/N]")
+    terminal.keys(first, "n", "Enter")
     terminal.wait_for(first, "stub-agent>")
     run = _session(project)
     run_id = run["run_id"]
     assert run["tmux"] == f"strawpot-{run_id}" and _run_alive(run_id)
+    assert not (Path(terminal.env["STRAWPOT_CONFIG_DIR"]) / "config.toml").exists()
 
-    terminal.keys(first, "echo:hi then delegate:reviewer:echo:from-a-sub-agent", "Enter")
+    terminal.keys(first, "env:STUB_TOKEN then delegate:reviewer:echo:from-a-sub-agent", "Enter")
     terminal.wait_for(first, "from-a-sub-agent")
+    assert terminal.screen(first).count("typed-in-tmux") == 1  # the agent's answer, never the hidden input
     terminal.keys(first, "C-b", "d")  # the run's tmux prefix: detach
     screen = terminal.wait_for(first, "EXIT=0")
     assert f"detached from run {run_id}; it keeps running" in screen
