@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.orchestrator.test_sessions_cli import typed_agent
+from tests.orchestrator._agents import typed_agent
 
 pytestmark = pytest.mark.e2e
 STRAWPOT = f"{shlex.quote(sys.executable)} -m strawpot.cli"
