@@ -26,6 +26,7 @@ def command(run_id: str, agent_id: str | None, force: bool, project: Path | None
     Exits 2 for an unknown or ended run or an unknown agent, 1 when the run's server does not answer.
     """
     from orchestrator.client import CancelFailed, cancel
+    from orchestrator.orphans import owner_alive, stop_orphans
     from orchestrator.session import load_session
     from strawpot.model.errors import StrawpotError, UsageError
     from strawpot.model.layout import Project
@@ -43,10 +44,14 @@ def command(run_id: str, agent_id: str | None, force: bool, project: Path | None
     try:
         stopped = cancel(str(data.get("denden_addr", "")), run_id, target, force=force)
     except CancelFailed as exc:
-        if exc.unreachable:
-            raise StrawpotError(f"run {run_id}: {exc}", hint="its strawpot process may be gone "
-                                f"(recorded pid {data.get('owner_pid')})") from None
-        raise UsageError(f"run {run_id}: {exc}", hint=f"list its agents with `strawpot agents {run_id}`") from None
+        if not exc.unreachable:
+            raise UsageError(f"run {run_id}: {exc}",
+                             hint=f"list its agents with `strawpot agents {run_id}`") from None
+        if owner_alive(data):
+            raise StrawpotError(f"run {run_id}: {exc}", hint="try again, or stop its strawpot process "
+                                f"(pid {data.get('owner_pid')})") from None
+        stopped = stop_orphans(sessions / run_id, data)  # its strawpot died: stop what it left running
+        click.echo(f"run {run_id}: its strawpot process is gone; stopped the agents it left running", err=True)
     ended = _wait_for_end(sessions, run_id) if target == root else None
     if as_json:
         print_json({"run_id": run_id, "agent_id": target, "cancelled": stopped, "run_state": ended})

@@ -294,3 +294,23 @@ def test_interrupted_start_leaves_no_agents(project, env, group_alive) -> None: 
     assert proc.returncode == 130
     assert json.loads(err.splitlines()[-1])["state"] == "interrupted"
     assert not group_alive(agents[0]["pid"])
+
+
+def test_cancel_after_the_runs_strawpot_died_stops_what_it_left_running(project, env, pid_alive) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    proc = _start_in_background(project, "delegate:implementer:sleep:30", env)
+    try:
+        run_id, agents = _running(project, 2)
+    finally:
+        proc.kill()  # SIGKILL: no clean-up at all; its agents, each in a group of its own, keep running
+        proc.communicate(timeout=20)
+    assert all(pid_alive(a["pid"]) for a in agents)
+    result = run(project, "cancel", run_id, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "its strawpot process is gone; stopped the agents it left running" in result.stderr
+    deadline = time.monotonic() + 10
+    while any(pid_alive(a["pid"]) for a in agents) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(pid_alive(a["pid"]) for a in agents)
+    data = json.loads((project.sessions_dir / run_id / "session.json").read_text())
+    assert data["state"] == "cancelled" and {a["state"] for a in data["agents"]} == {"cancelled"}
