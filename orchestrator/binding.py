@@ -18,11 +18,25 @@ from orchestrator.runtime import WrapperRuntime
 from orchestrator.staging import Stager, StagingError
 from strawpot.model.kinds import Kind
 from strawpot.model.manifest import Manifest
+from strawpot.model.params import ParamSpec
+from strawpot.model.params import merge as merge_params
 from strawpot.model.platform import current_os
 
 
 class BindingError(Exception):
     """No agent can be bound to a role, or the bound agent cannot run on this machine."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that stops an agent from running here, and what fixes it."""
+
+    agent: str
+    what: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"agent {self.agent}: {self.what}" + (f" ({self.fix})" if self.fix else "")
 
 
 def role_env_var(role: str) -> str:
@@ -54,9 +68,10 @@ def choose_agent(
     return None
 
 
-def merge_config(params: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The agent's param defaults overlaid with the user's `[agents.<name>]` values (the user wins)."""
-    return {**params, **settings}
+def merge_config(agent: str, params: Mapping[str, ParamSpec], settings: Mapping[str, Any],
+                 overrides: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The `--config` of `agent`: param defaults < `[agents.<name>]` < `--param` (UsageError on a bad value)."""
+    return merge_params(agent, params, settings, overrides or {})
 
 
 class Binder:
@@ -64,8 +79,11 @@ class Binder:
 
     def __init__(self, stager: Stager, manifest: Manifest, *, cli_agent: str | None = None,
                  environ: Mapping[str, str] | None = None, os_name: str | None = None,
-                 which: Callable[[str], str | None] = shutil.which) -> None:
+                 which: Callable[[str], str | None] = shutil.which,
+                 param_overrides: Mapping[str, str] | None = None) -> None:
         self.stager = stager
+        self.param_overrides = dict(param_overrides or {})  # `start --param`: for the agent of the started role
+        self.params_for: str | None = None
         self.manifest = manifest
         self.cli_agent = cli_agent
         self.environ = dict(os.environ if environ is None else environ)
@@ -100,7 +118,8 @@ class Binder:
             if rel is None:
                 raise BindingError(f"agent {agent} has no wrapper for {self.os_name} (metadata.strawpot.bin)")
             wrapper = self.stager.tree.package_dir(Kind.AGENT, agent) / rel
-            config = merge_config(package.params, self.manifest.agent_settings(agent))
+            overrides = self.param_overrides if agent == self.params_for else {}
+            config = merge_config(agent, package.params, self.manifest.agent_settings(agent), overrides)
             self._runtimes[agent] = WrapperRuntime(agent, wrapper, config)
         return self._runtimes[agent]
 
@@ -122,34 +141,30 @@ class Binder:
             except BindingError as exc:
                 out.append(f"{exc} (bound to role {role})")
                 continue
-            out += self._agent_problems(agent, runtime.wrapper)
+            out += [str(p) for p in self.agent_problems(agent, runtime.wrapper)]
         return out
 
-    def _unbuilt(self, agent: str) -> str | None:
-        """Why an agent whose install script builds it is not built here, with the command that fixes it."""
-        if self.stager.package(Kind.AGENT, agent).install_script(self.os_name) is None:
-            return None
-        if self.stager.tree.record(Kind.AGENT, agent) is not None:
-            return None
-        if f"agent:{agent}" in self.manifest.scripts().trusted:
-            return f"agent {agent}: its install script has not run here; run `strawpot install`"
-        return (f"agent {agent}: its install script is not trusted, so its wrapper is not built; review it "
-                f"(`strawpot info agent {agent}`), then run `strawpot trust agent:{agent}`")
-
-    def _agent_problems(self, agent: str, wrapper: Path) -> list[str]:
-        out = []
-        if unbuilt := self._unbuilt(agent):
-            out.append(unbuilt)
-        elif not os.access(wrapper, os.X_OK):
-            out.append(f"agent {agent}: wrapper {wrapper} is missing or not executable")
+    def agent_problems(self, agent: str, wrapper: Path) -> list[Problem]:
+        """What stops `agent` from running here: its wrapper, its tools. Required env vars are checked apart
+        (orchestrator/envvars.py), since `start` may ask for them."""
+        missing = self.wrapper_problem(agent, wrapper)
+        out = [missing] if missing else []
         locked = self.stager.lock.get(Kind.AGENT, agent)
         for tool in locked.tools if locked else ():
             if self.which(tool.name) is None:
                 hint = tool.install.get(self.os_name)
-                out.append(f"agent {agent}: tool {tool.name!r} is not on PATH"
-                           + (f" (install: {hint})" if hint else ""))
-        for env in self.stager.package(Kind.AGENT, agent).env.values():
-            if env.required and env.default is None and not self.environ.get(env.name):
-                what = f" ({env.description})" if env.description else ""
-                out.append(f"agent {agent}: environment variable {env.name} is required but not set{what}")
+                out.append(Problem(agent, f"tool {tool.name!r} is not on PATH", f"install: {hint}" if hint else ""))
         return out
+
+    def wrapper_problem(self, agent: str, wrapper: Path) -> Problem | None:
+        """Why the agent's wrapper cannot run here (not built by its install script, missing), with the fix."""
+        script = self.stager.package(Kind.AGENT, agent).install_script(self.os_name)
+        if script is not None and self.stager.tree.record(Kind.AGENT, agent) is None:
+            if f"agent:{agent}" in self.manifest.scripts().trusted:
+                return Problem(agent, "its install script has not run here", "run `strawpot install`")
+            return Problem(agent, "its install script is not trusted, so its wrapper is not built",
+                           f"review it (`strawpot info agent {agent}`), then run `strawpot trust agent:{agent}`")
+        if os.access(wrapper, os.X_OK):
+            return None
+        return Problem(agent, f"wrapper {wrapper} is missing or not executable",
+                       "run `strawpot sync` to reinstall it from the lock")

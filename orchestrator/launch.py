@@ -5,13 +5,16 @@ Used by `strawpot start` (and the tests): nothing here spawns an agent until `La
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from orchestrator.ask import Asker
-from orchestrator.binding import Binder
+from orchestrator.binding import Binder, BindingError
 from orchestrator.endpoint import default_transport, listen_for, transport_setting
+from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.memory import MemoryStore
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
@@ -39,12 +42,54 @@ class Prepared:
     binder: Binder
     policy: Policy
     role: str
+    env: EnvValues
+    env_needs: list[EnvNeed]
     transport: str = field(default_factory=default_transport)  # how Denden listens ([denden] transport)
+
+    def missing_env(self) -> list[EnvNeed]:
+        return self.env.missing(self.env_needs)
+
+    def env_for(self, agent: str, role: str) -> dict[str, str]:
+        """What to add to the environment of `agent` playing `role`: its variables and its skills'."""
+        needs = [n for n in self.env_needs if (n.kind, n.package) == (Kind.AGENT, agent)]
+        skills = set(self.stager.skill_closure(role))
+        needs += [n for n in self.env_needs if n.kind is Kind.SKILL and n.package in skills]
+        return self.env.exported(needs)
+
+
+def reachable_roles(stager: Stager, role: str) -> list[str]:
+    """`role` and every role an agent of the run may be delegated to from it."""
+    seen: dict[str, None] = {}
+    queue = [role]
+    while queue:
+        current = queue.pop(0)
+        if current in seen or stager.lock.get(Kind.ROLE, current) is None:
+            continue
+        seen[current] = None
+        queue += sorted(stager.delegatable_roles(current)[0])
+    return list(seen)
+
+
+def env_needs(stager: Stager, binder: Binder, roles: list[str]) -> list[EnvNeed]:
+    """Every variable the agents bound to `roles` and the skills staged for them declare (each once)."""
+    found: dict[tuple[Kind, str, str], EnvNeed] = {}
+    for role in roles:
+        packages = [(Kind.AGENT, binder.binding(role).agent)] + [(Kind.SKILL, s) for s in stager.skill_closure(role)]
+        for kind, name in packages:
+            for need in package_needs(kind, name, stager.package(kind, name).env):
+                found.setdefault((kind, name, need.spec.name), need)
+    return list(found.values())
 
 
 def prepare(project: Project, *, role: str | None = None, cli_agent: str | None = None,
-            environ: Mapping[str, str] | None = None) -> Prepared:
-    """Verify the installed tree against strawpot.lock and every bound agent's tools and env vars."""
+            environ: Mapping[str, str] | None = None, params: Mapping[str, str] | None = None,
+            saved_env: Mapping[tuple[Kind, str], Mapping[str, str]] | None = None) -> Prepared:
+    """Verify the installed tree against strawpot.lock, every bound agent's tools, and the params.
+
+    `params` are `start --param` values for the agent of the started role; `saved_env` the `[<kinds>.<name>.env]`
+    tables of the global config. Missing environment variables are not an error here: `missing_env()` lists
+    them, for the caller to ask for or to refuse with.
+    """
     manifest = Manifest.load(project.manifest_path)
     lock = Lockfile.load(project.lock_path)
     tree = InstalledTree(project.tree_root)
@@ -68,25 +113,43 @@ def prepare(project: Project, *, role: str | None = None, cli_agent: str | None 
     if lock.get(Kind.ROLE, role) is None:
         raise UsageError(f"role {role!r} is not installed", hint=f"run `strawpot install role {role}`")
     stager = Stager(tree, lock)
-    binder = Binder(stager, manifest, cli_agent=cli_agent, environ=dict(os.environ if environ is None else environ))
+    environ = dict(os.environ if environ is None else environ)
+    binder = Binder(stager, manifest, cli_agent=cli_agent, environ=environ, param_overrides=params)
+    if params:
+        with contextlib.suppress(BindingError):  # an unbound role is reported by problems() below
+            binder.params_for = binder.binding(role).agent
     problems = binder.problems(sorted(stager.installed_roles))
     if problems:
         raise MissingToolError("cannot start agents:\n" + "\n".join(f"  {p}" for p in problems),
                                hint="install what is missing, then run `strawpot start` again")
-    return Prepared(project, manifest, lock, stager, binder, policy, role, transport=transport)
+    needs = env_needs(stager, binder, reachable_roles(stager, role))
+    return Prepared(project, manifest, lock, stager, binder, policy, role, EnvValues(environ, saved_env or {}), needs,
+                    transport=transport)
+
+
+def missing_env_error(missing: list[EnvNeed]) -> MissingToolError:
+    """Exit 7 naming every missing variable with its description."""
+    listed = "\n".join(f"  {n.describe()}" for n in missing)
+    return MissingToolError(
+        f"{len(missing)} required environment variable(s) not set:\n{listed}",
+        hint="export them, put them under [agents.<name>.env] / [skills.<name>.env] in the global config "
+             "(`strawpot config` shows where it is), or run `strawpot start` on a terminal to be asked",
+    )
 
 
 class Launch:
     """A started Denden server and its run; `close` stops every agent and the server."""
 
-    def __init__(self, prepared: Prepared, *, task: str, asker: Asker,
-                 base_env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, prepared: Prepared, *, task: str, asker: Asker, base_env: Mapping[str, str] | None = None,
+                 run_id: str | None = None, tmux: str = "",
+                 observer: Callable[[str, dict[str, Any]], None] | None = None) -> None:
         self.prepared = prepared
         project = prepared.project
-        session = Session.create(project.sessions_dir, prepared.role, task)
+        session = Session.create(project.sessions_dir, prepared.role, task, run_id, tmux=tmux, observer=observer)
         self.run = Run(
             session=session, stager=prepared.stager, policy=prepared.policy, bind=prepared.binder,
             project_dir=project.dir, asker=asker, memory=MemoryStore(project.memory_dir), base_env=base_env,
+            env_for=prepared.env_for,
         )
         try:
             self.server = DendenServer(self.run, listen_for(prepared.transport, session.directory))

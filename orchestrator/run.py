@@ -88,6 +88,7 @@ class Run:
         asker: Asker,
         memory: MemoryStore,
         base_env: Mapping[str, str] | None = None,
+        env_for: Callable[[str, str], Mapping[str, str]] | None = None,
     ) -> None:
         self.session = session
         self.stager = stager
@@ -97,6 +98,7 @@ class Run:
         self.asker = asker
         self.memory = memory
         self.base_env = dict(os.environ if base_env is None else base_env)
+        self.env_for = env_for  # (agent, role) → the declared variables to export to it
         self.denden_addr = ""
         self.denden_token: str | None = None  # the TCP server's secret; None on a Unix socket
         self._agents: dict[str, LiveAgent] = {}
@@ -128,6 +130,7 @@ class Run:
         self.session.add_agent(record)
         env = {
             **self.base_env,
+            **(self.env_for(runtime.name, role) if self.env_for else {}),
             "DENDEN_ADDR": self.denden_addr,
             "DENDEN_AGENT_ID": agent_id,
             "DENDEN_RUN_ID": self.run_id,
@@ -245,7 +248,7 @@ class Run:
             if denial is None:
                 self._delegations += 1
         self.session.event("delegate", caller=caller.agent_id, role=role, task=task,
-                           denied=denial.code if denial else None)
+                           denied=denial.code if denial else None, reason=denial.message if denial else None)
         if denial is not None:
             return Outcome.denied(denial.code, denial.message)
         try:

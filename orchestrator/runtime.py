@@ -40,9 +40,9 @@ class WrapperRuntime:
         self.config = dict(config or {})
         self.build_timeout = build_timeout
 
-    def setup(self) -> int:
-        """Run the interactive one-time `<wrapper> setup` on the terminal; its exit code."""
-        return subprocess.call([str(self.wrapper), "setup"])
+    def setup(self, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> int:
+        """Run the interactive one-time `<wrapper> setup` on the terminal (stdin/stdout inherited); its exit code."""
+        return subprocess.call([str(self.wrapper), "setup"], env=None if env is None else dict(env), cwd=cwd)
 
     def build(self, request: BuildRequest, env: Mapping[str, str]) -> LaunchSpec:
         try:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,9 @@ PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
 STAGED, RUNNING = "staged", "running"
 SUCCEEDED, FAILED, TIMED_OUT, CANCELLED = "succeeded", "failed", "timed_out", "cancelled"
 FINAL_STATES = frozenset({SUCCEEDED, FAILED, TIMED_OUT, CANCELLED})
+
+
+RUN_ID_RE = re.compile(r"run_\d{8}_\d{6}_[0-9a-f]{6}")
 
 
 def new_run_id() -> str:
@@ -70,19 +75,23 @@ class Session:
     state: str = RUNNING
     exit_code: int | None = None
     denden_addr: str = ""
+    tmux: str = ""  # the tmux session (and socket) name when the run lives in tmux, for `strawpot attach`
+    owner_pid: int = field(default_factory=os.getpid)  # the strawpot process that owns the run
     agents: dict[str, AgentRecord] = field(default_factory=dict)
+    observer: Callable[[str, dict[str, Any]], None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._lock = threading.RLock()
 
     @classmethod
-    def create(cls, sessions_root: Path, role: str, task: str, run_id: str | None = None) -> Session:
+    def create(cls, sessions_root: Path, role: str, task: str, run_id: str | None = None, *, tmux: str = "",
+               observer: Callable[[str, dict[str, Any]], None] | None = None) -> Session:
         run_id = run_id or new_run_id()
         private_folder(sessions_root)
         directory = sessions_root / run_id
         directory.mkdir(mode=PRIVATE_DIR)
         os.chmod(directory, PRIVATE_DIR)  # exactly 0700, whatever the umask
-        session = cls(run_id=run_id, directory=directory, role=role, task=task)
+        session = cls(run_id=run_id, directory=directory, role=role, task=task, tmux=tmux, observer=observer)
         session.save()
         session.event("run_started", role=role, task=task)
         return session
@@ -122,6 +131,8 @@ class Session:
             "started_at": self.started_at,
             "ended_at": self.ended_at,
             "denden_addr": self.denden_addr,
+            "tmux": self.tmux,
+            "owner_pid": self.owner_pid,
             "agents": [asdict(a) for a in self.agents.values()],
         }
 
@@ -148,6 +159,8 @@ class Session:
                 os.write(fd, line.encode("utf-8"))
             finally:
                 os.close(fd)
+        if self.observer is not None:
+            self.observer(kind, data)
 
 
 def private_folder(path: Path) -> None:

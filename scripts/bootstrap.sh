@@ -7,6 +7,18 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; th
   echo "error: strawpot needs Python 3.11 or newer (found: $("$PY" --version 2>&1)); set PYTHON=python3.11" >&2
   exit 2
 fi
+# The session tests drive real tmux; CI is a fresh Debian machine where we are root.
+if ! command -v tmux >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing tmux with apt-get" >&2
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; } >/dev/null 2>&1; then
+      echo "error: apt-get could not install tmux (the session tests need it)" >&2
+      exit 1
+    fi
+  else
+    echo "warning: tmux is not on PATH; install it (e.g. sudo apt-get install tmux) or the tmux tests fail" >&2
+  fi
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi

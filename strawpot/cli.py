@@ -65,7 +65,7 @@ def cli() -> None:
     """Install, lock, publish and run AI-agent skills, roles and agents from a StrawHub registry.
 
     Exit codes: 0 ok, 1 error, 2 usage, 3 resolution conflict, 4 lock out of date,
-    5 integrity failure, 6 registry unreachable, 7 missing tool or agent.
+    5 integrity failure, 6 registry unreachable, 7 missing tool, agent or environment variable.
     """
 
 

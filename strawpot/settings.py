@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,15 @@ def save_config(config: dict[str, Any]) -> None:
     import tomlkit
 
     atomic_write(config_path(), tomlkit.dumps(config), mode=0o600)
+
+
+def save_config_value(keys: Sequence[str], value: str) -> Path:
+    """Set one value of the global config (e.g. agents.NAME.env.VAR) keeping its comments and order; 0600, atomic."""
+    from strawpot.model.config_edit import set_value
+
+    path = config_path()
+    set_value(path, ".".join(keys), value, is_global=True)
+    return path
 
 
 def registry_url(explicit: str | None = None, manifest_url: str | None = None) -> str:

@@ -24,7 +24,7 @@ FIXTURES = REPO / "fixtures"
 STRAWPOT = str(Path(sys.executable).parent / "strawpot")
 DOCUMENTED = {
     0: "ok", 1: "error", 2: "usage", 3: "resolution conflict", 4: "lock out of date",
-    5: "integrity failure", 6: "registry unreachable", 7: "missing tool or agent",
+    5: "integrity failure", 6: "registry unreachable", 7: "missing tool, agent or environment variable",
 }
 ERROR_CLASSES = [
     (errors.StrawpotError, 1), (errors.UsageError, 2), (errors.ConflictError, 3), (errors.LockOutdated, 4),

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import rich_click as click
 
 from strawpot.commands._options import json_option, print_json, project_option
+
+if TYPE_CHECKING:
+    from orchestrator.launch import Prepared
 
 SECTION = "sessions"
 
@@ -31,40 +34,124 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 @click.option("--runtime", metavar="AGENT", help="Agent that plays every role (overrides all other bindings).")
 @click.option("--task", metavar="TEXT", help="Task for the orchestrator role; without it the agent is interactive.")
 @click.option("--headless", is_flag=True, help="No terminal: ask_user gets defaults; needs --task.")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Set a param of the agent that plays the started role, for this run (repeatable).")
+@click.option("--attach", "attach_mode", type=click.Choice(["tmux", "direct"]), default=None,
+              help="Interactive runs: in a tmux session you can detach from (default when tmux is on PATH), "
+                   "or directly on this terminal.")
+@click.option("--progress", type=click.Choice(["text", "json"]), default="text",
+              help="json: one JSON line per spawn, delegate, deny and end on stderr (docs/sessions.md).")
+@click.option("--run-id", "tmux_run", hidden=True, default=None)  # the run inside tmux, started by the outer start
 @project_option
 @json_option
-def command(role: str | None, runtime: str | None, task: str | None, headless: bool,
-            project: Path | None, as_json: bool) -> None:
+def command(role: str | None, runtime: str | None, task: str | None, headless: bool, params: tuple[str, ...],
+            attach_mode: str | None, progress: str, tmux_run: str | None, project: Path | None,
+            as_json: bool) -> None:
     """Start the orchestrator role from the verified, locked environment and wait for it.
 
-    Refuses (exit 5) when the installed packages differ from strawpot.lock, and (exit 7) when an
-    agent's tools or required environment variables are missing, before anything is spawned.
-    Exits with the orchestrator agent's exit code; Ctrl-C stops every agent it started.
+    Refuses (exit 5) when the installed packages differ from strawpot.lock, (exit 2) on a bad --param,
+    and (exit 7) when an agent's tools or required environment variables are missing, before anything is
+    spawned; on a terminal it asks for missing variables instead. Without --task the orchestrator is
+    interactive: in tmux session `strawpot-<run id>` (detach and `strawpot attach RUN_ID`), or on this
+    terminal. Exits with the orchestrator agent's exit code; Ctrl-C stops every agent it started.
     """
+    from orchestrator.launch import missing_env_error, prepare
+    from orchestrator.session import RUN_ID_RE, new_run_id
+    from strawpot.commands._interactive import ask_for_env, on_terminal
+    from strawpot.model.errors import UsageError
+    from strawpot.model.layout import Project
+    from strawpot.model.params import parse_assignments
+
+    if headless and not task:
+        raise UsageError("--headless needs --task (there is no one to talk to the agent)")
+    terminal = not headless and on_terminal()
+    if not task and not terminal:
+        raise UsageError("no --task and no terminal: there is no one to talk to the orchestrator",
+                         hint="pass --task TEXT (with --headless for unattended runs), or run on a terminal")
+    if tmux_run is not None and not RUN_ID_RE.fullmatch(tmux_run):
+        raise UsageError(f"--run-id {tmux_run!r} is not a run id")
+    in_tmux = _wants_tmux(attach_mode, task, terminal) and tmux_run is None
+    the_project = Project.at(project)
+    prepared = prepare(the_project, role=role, cli_agent=runtime, params=parse_assignments(params),
+                       saved_env=_saved_env())
+    if missing := prepared.missing_env():
+        if not terminal:
+            raise missing_env_error(missing)
+        if not in_tmux:  # in tmux the run's own start asks, on the session's terminal: no secret crosses over
+            ask_for_env(prepared, missing)
+    if in_tmux:
+        raise SystemExit(_start_in_tmux(prepared, new_run_id(), role, runtime, task, params, progress))
+    _run(prepared, tmux_run or new_run_id(), task, terminal=terminal, in_tmux=tmux_run is not None,
+         progress=progress, as_json=as_json)
+
+
+def _wants_tmux(attach_mode: str | None, task: str | None, terminal: bool) -> bool:
+    """tmux when asked, or by default for an interactive run when tmux is on PATH; exit 2 when it cannot be."""
+    from orchestrator.tmux import tmux_path
+    from strawpot.commands._interactive import can_attach
+    from strawpot.model.errors import UsageError
+
+    if attach_mode == "tmux":
+        if tmux_path() is None:
+            raise UsageError("--attach tmux: tmux is not on PATH",
+                             hint="install tmux (e.g. `apt-get install tmux`), or pass --attach direct")
+        if not (terminal and can_attach()):
+            raise UsageError("--attach tmux needs a terminal to attach to", hint="pass --headless --task TEXT")
+        return True
+    return attach_mode is None and not task and terminal and can_attach() and tmux_path() is not None
+
+
+def _saved_env() -> dict[Any, Any]:
+    from orchestrator.envvars import saved_values
+    from strawpot.settings import config_path, load_config
+
+    return saved_values(load_config(), str(config_path()))
+
+
+def _start_in_tmux(prepared: Prepared, run_id: str, role: str | None, runtime: str | None, task: str | None,
+                   params: tuple[str, ...], progress: str) -> int:
+    """Run this same `start` inside a new tmux session and attach this terminal to it."""
+    from orchestrator.tmux import TmuxSession
+    from strawpot.commands._interactive import attach_and_report
+
+    argv = [sys.executable, "-m", "strawpot.cli", "start", "--attach", "direct", "--run-id", run_id,
+            "--project", str(prepared.project.dir), "--role", prepared.role, "--progress", progress]
+    for flag, value in (("--runtime", runtime), ("--task", task)):
+        if value:
+            argv += [flag, value]
+    for item in params:
+        argv += ["--param", item]
+    tmux = TmuxSession(run_id)
+    tmux.start(argv, prepared.project.dir)
+    return attach_and_report(prepared.project, run_id, tmux)
+
+
+def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, in_tmux: bool, progress: str,
+         as_json: bool) -> None:
+    """The run itself, in this process: Denden server, the orchestrator agent, every delegation, to the end."""
     import signal
 
     from rich.console import Console
 
     from orchestrator.ask import Asker
     from orchestrator.binding import BindingError
-    from orchestrator.launch import Launch, prepare
+    from orchestrator.launch import Launch
+    from orchestrator.progress import JsonProgress
     from orchestrator.runtime import RuntimeFailure
     from orchestrator.staging import StagingError
-    from strawpot.model.errors import StrawpotError, UsageError
-    from strawpot.model.layout import Project
+    from orchestrator.tmux import forget_own_socket, session_name
+    from strawpot.commands._interactive import exit_code_of
+    from strawpot.model.errors import StrawpotError
 
-    if headless and not task:
-        raise UsageError("--headless needs --task (there is no one to talk to the agent)")
-    err = Console(stderr=True)
-    interactive = not headless and sys.stdin.isatty()
-    prepared = prepare(Project.at(project), role=role, cli_agent=runtime)
-    asker = Asker(_prompt if interactive else None, write=lambda text: print(text, end="", file=sys.stderr))
-    launch = Launch(prepared, task=task or "", asker=asker)
-    err.print(f"run {launch.session.run_id}: role {prepared.role}, Denden on {launch.server.address}",
-              highlight=False)
+    err = Console(stderr=True, quiet=progress == "json")
+    asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr))
+    observer = JsonProgress(sys.stderr, run_id) if progress == "json" else None
+    launch = Launch(prepared, task=task or "", asker=asker, run_id=run_id,
+                    tmux=session_name(run_id) if in_tmux else "", observer=observer)
+    err.print(f"run {run_id}: role {prepared.role}, Denden on {launch.server.address}", highlight=False)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        root = launch.start_root(task or "", attach=interactive and not task)
+        root = launch.start_root(task or "", attach=terminal and not task)
         done = launch.wait_root(root)
     except KeyboardInterrupt:
         stopped = launch.close("interrupted", 130)
@@ -75,13 +162,15 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
         raise StrawpotError(f"could not start role {prepared.role}: {exc}") from None
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if in_tmux:
+            forget_own_socket()
     launch.close(done.state, done.exit_code)
-    code = done.exit_code if done.exit_code is not None else 1
+    code = exit_code_of(done.state, done.exit_code)
     if as_json:
-        print_json({"run_id": launch.session.run_id, "role": prepared.role, "state": done.state,
+        print_json({"run_id": run_id, "role": prepared.role, "state": done.state,
                     "exit_code": code, "result": done.output})
     elif done.output:
         click.echo(done.output)
-    err.print(f"run {launch.session.run_id} {done.state} (exit code {code})", highlight=False)
+    err.print(f"run {run_id} {done.state} (exit code {code})", highlight=False)
     if code:
         raise SystemExit(code)

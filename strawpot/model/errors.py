@@ -55,5 +55,5 @@ EXIT_CODES: dict[int, str] = {
     4: "lock out of date",
     5: "integrity failure",
     6: "registry unreachable",
-    7: "missing tool or agent",
+    7: "missing tool, agent or environment variable",
 }

@@ -79,7 +79,9 @@ class Manifest:
             if not isinstance(section, dict):
                 raise UsageError(f"{self.path}: [{kind.plural}] must be a table of name = \"specifier\" entries")
             for name, value in section.items():
-                result.append(self._entry(kind, str(name), value))
+                entry = self._entry(kind, str(name), value)
+                if not _settings_only(kind, value):
+                    result.append(entry)
         return result
 
     def _entry(self, kind: Kind, name: str, value: Any) -> ManifestEntry:
@@ -97,8 +99,9 @@ class Manifest:
         raise UsageError(f"{where} must be a version specifier string or a table with 'version'")
 
     def get(self, kind: Kind, name: str) -> ManifestEntry | None:
+        """The requirement on `name`, or None (an `[agents.<name>]` table without `version` is not one)."""
         section = self.doc.get(kind.plural)
-        if not isinstance(section, dict) or name not in section:
+        if not isinstance(section, dict) or name not in section or _settings_only(kind, section[name]):
             return None
         return self._entry(kind, name, section[name])
 
@@ -124,8 +127,10 @@ class Manifest:
         return url or None
 
     def agent_settings(self, name: str) -> dict[str, Any]:
-        entry = self.get(Kind.AGENT, name)
-        return dict(entry.settings) if entry else {}
+        """The `[agents.<name>]` values other than `version`: the agent's params (with or without a requirement)."""
+        section = self.doc.get(Kind.AGENT.plural)
+        value = section.get(name) if isinstance(section, dict) else None
+        return self._entry(Kind.AGENT, name, value).settings if isinstance(value, dict) else {}
 
     def role_default_agent(self, slug: str) -> str | None:
         entry = self.get(Kind.ROLE, slug)
@@ -185,9 +190,13 @@ class Manifest:
 
     def remove(self, kind: Kind, name: str) -> bool:
         section = self.doc.get(kind.plural)
-        if not isinstance(section, dict) or name not in section:
+        if not isinstance(section, dict) or name not in section or _settings_only(kind, section[name]):
             return False
-        del section[name]
+        current = section[name]
+        if kind is Kind.AGENT and isinstance(current, dict) and set(current) - {"version"}:
+            del current["version"]  # the agent's params stay, as settings only
+        else:
+            del section[name]
         return True
 
     def dumps(self) -> str:
@@ -195,6 +204,11 @@ class Manifest:
 
     def save(self) -> None:
         atomic_write(self.path, self.dumps())
+
+
+def _settings_only(kind: Kind, value: Any) -> bool:
+    """`[agents.<name>]` without `version` holds settings (params) only: never a requirement, never in the lock."""
+    return kind is Kind.AGENT and isinstance(value, dict) and "version" not in value
 
 
 def _plain(value: Any) -> Any:

@@ -10,6 +10,7 @@ from typing import Any
 from resolver.requirement import SLUG_MAX_LENGTH, SLUG_PATTERN
 from strawpot.model.dependencies import GROUPS, read_edges, v1_groups
 from strawpot.model.kinds import Kind
+from strawpot.model.params import ParamSpec, parse_specs
 from strawpot.model.paths import UnsafePath, safe_relative_path
 from strawpot.model.platform import OPERATING_SYSTEMS, current_os
 
@@ -81,7 +82,7 @@ class Package:
     dependencies: tuple[Dependency, ...] = ()
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     env: dict[str, EnvSpec] = field(default_factory=dict)
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, ParamSpec] = field(default_factory=dict)
     bin: dict[str, str] = field(default_factory=dict)
     install: dict[str, str] = field(default_factory=dict)  # OS -> shell command (metadata.strawpot.install)
     default_agent: str | None = None
@@ -329,11 +330,11 @@ class _FieldReader:
             )
         return envs
 
-    def params(self) -> dict[str, Any]:
-        return {
-            str(name): spec.get("default") if isinstance(spec, dict) else spec
-            for name, spec in self.mapping("params").items()
-        }
+    def params(self) -> dict[str, ParamSpec]:
+        specs, problems = parse_specs(self.mapping("params"))
+        for fld, message in problems:
+            self.error(fld, message)
+        return specs
 
     def bin(self) -> dict[str, str]:
         """Wrapper paths by OS; optional, and a path may name a file the install script of that OS builds."""

@@ -12,6 +12,7 @@ from typing import Any
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 from strawpot.model.package import Package
+from strawpot.model.params import defaults as param_defaults
 from strawpot.model.platform import current_os
 from strawpot.model.wrapper import BuildOutputError, BuildRequest, indented, parse_build_output
 
@@ -55,7 +56,7 @@ def check_wrapper(
         )
     with tempfile.TemporaryDirectory(prefix="strawpot-wrapper-") as tmp:
         copy = _copy_package(package, Path(tmp) / "package", rel)
-        request = sample_request(Path(tmp), package.params)
+        request = sample_request(Path(tmp), param_defaults(package.params))
         proc = _run([str(copy / rel), *request.argv()], cwd=Path(tmp), rel=rel, timeout=timeout)
         output = _output(rel, proc, request.working_dir)
     if not quiet:

@@ -268,3 +268,16 @@ def test_a_clone_without_registry_settings_installs_from_where_the_lock_came_fro
     result = cli("install", "--project", project.dir)
     assert result.code == 0, result.text
     assert (project.dir / ".strawpot" / "skills" / "git-workflow" / ".version").read_text() == "1.0.0\n"
+
+
+def test_agent_settings_without_version_never_stale_the_lock(cli, project):
+    assert cli("install", "role", "reviewer", "--project", project.dir).code == 0
+    lock = project.lock_path.read_bytes()
+    with project.manifest_path.open("a") as fh:
+        fh.write('\n[agents.stub-agent]   # params only\ngreeting = "bonjour"\n')
+    assert cli("lock", "--check", "--project", project.dir).code == 0
+    locked = cli("install", "--locked", "--project", project.dir)
+    assert locked.code == 0, locked.text
+    assert project.lock_path.read_bytes() == lock
+    # nothing rewrote the settings table
+    assert "[agents.stub-agent]   # params only\ngreeting = \"bonjour\"" in project.manifest_path.read_text()

@@ -169,3 +169,25 @@ def test_a_manifest_that_is_a_folder_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "strawpot.toml").mkdir()
     with pytest.raises(UsageError, match="cannot read the manifest"):
         Manifest.load(tmp_path / "strawpot.toml")
+
+
+def test_an_agent_table_without_version_is_settings_only(tmp_path: Path) -> None:
+    path = tmp_path / "strawpot.toml"
+    path.write_text('[roles]\nreviewer = "*"\n\n[agents.my-agent]\nmodel = "small"\n', encoding="utf-8")
+    manifest = Manifest.load(path)
+    assert [(e.kind, e.name) for e in manifest.entries()] == [(Kind.ROLE, "reviewer")]
+    assert manifest.get(Kind.AGENT, "my-agent") is None
+    assert manifest.agent_settings("my-agent") == {"model": "small"}
+    bare = tmp_path / "bare.toml"
+    bare.write_text('[roles]\nreviewer = "*"\n', encoding="utf-8")
+    assert manifest.dependency_hash() == Manifest.load(bare).dependency_hash()
+
+
+def test_an_agent_table_with_version_is_a_requirement_and_removal_keeps_its_settings(tmp_path: Path) -> None:
+    path = tmp_path / "strawpot.toml"
+    path.write_text('[agents.my-agent]\nversion = "^1"\nmodel = "small"\n', encoding="utf-8")
+    manifest = Manifest.load(path)
+    assert manifest.get(Kind.AGENT, "my-agent") == ManifestEntry(Kind.AGENT, "my-agent", "^1", {"model": "small"})
+    assert manifest.remove(Kind.AGENT, "my-agent")
+    assert manifest.dumps() == '[agents.my-agent]\nmodel = "small"\n'
+    assert manifest.entries() == [] and manifest.agent_settings("my-agent") == {"model": "small"}

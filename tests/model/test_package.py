@@ -21,6 +21,7 @@ from strawpot.model.package import (
     slug_error,
 )
 from strawpot.model.package_folder import collect_files
+from strawpot.model.params import ParamSpec
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -195,7 +196,43 @@ def test_a_valid_agent_with_tools_params_and_bin() -> None:
     assert package.bin == {"linux": "bin/run", "macos": "bin/run"}
     assert package.executables == frozenset({"bin/run"})
     assert package.tools["git"].install == {"linux": "apt install git"}
-    assert package.params == {"model": "small"}
+    assert package.params == {"model": ParamSpec("model", "string", "small")}
+
+
+def _agent_with_params(params_yaml: str) -> bytes:
+    return (b"---\nname: my-agent\ndescription: d\nversion: 0.1.0\nmetadata:\n  strawpot:\n"
+            b"    bin:\n      linux: bin/run\n    params:\n" + params_yaml.encode() + b"---\nbody\n")
+
+
+def test_param_types_are_declared_or_inferred_from_the_default() -> None:
+    agent = _agent_with_params(
+        "      model: {default: claude-sonnet-4-6}\n"
+        "      skip: {type: boolean, default: true}\n"
+        "      turns: {default: 3, description: Max turns}\n"
+        "      temperature: {type: number, default: 1}\n"
+        "      name: {}\n"
+        "      shorthand: 0.5\n")
+    params = parse_package({"AGENT.md": agent, "bin/run": b"x"}).params
+    assert {n: (p.type, p.default) for n, p in params.items()} == {
+        "model": ("string", "claude-sonnet-4-6"), "skip": ("boolean", True), "turns": ("integer", 3),
+        "temperature": ("number", 1), "name": ("string", None), "shorthand": ("number", 0.5)}
+    assert params["turns"].description == "Max turns"
+
+
+def test_param_type_and_default_are_validated_together() -> None:
+    agent = _agent_with_params(
+        '      careful: {type: boolean, default: "yes please"}\n'
+        "      turns: {type: integer, default: 2.5}\n"
+        "      colour: {type: colour, default: red}\n"
+        "      model: {type: string, default: 4}\n")
+    with pytest.raises(PackageInvalid) as info:
+        parse_package({"AGENT.md": agent, "bin/run": b"x"})
+    assert [str(i) for i in info.value.issues] == [
+        "AGENT.md: metadata.strawpot.params.careful.default: 'yes please' is not a boolean (type: boolean)",
+        "AGENT.md: metadata.strawpot.params.turns.default: 2.5 is not an integer (type: integer)",
+        "AGENT.md: metadata.strawpot.params.colour.type: 'colour' is not a param type (use string, integer, number, boolean)",
+        "AGENT.md: metadata.strawpot.params.model.default: 4 is not a string (type: string)",
+    ]
 
 
 def test_agent_without_bin_and_with_unknown_os() -> None:

@@ -22,6 +22,8 @@ from orchestrator.runtime import (
     parse_build_output,
     start_process,
 )
+from strawpot.model.errors import UsageError
+from strawpot.model.params import ParamSpec
 from strawpot.model.wrapper import BuildOutputError
 
 
@@ -171,13 +173,34 @@ def _group_size(pgid: int) -> int:
     return count
 
 
+SPECS = {"model": ParamSpec("model", "string", "a"), "turns": ParamSpec("turns", "integer", 3),
+         "fast": ParamSpec("fast", "boolean", None)}
+
+
 @pytest.mark.parametrize(
-    ("params", "settings", "expected"),
+    ("settings", "overrides", "expected"),
     [
-        ({"model": "a", "turns": 3}, {}, {"model": "a", "turns": 3}),
-        ({"model": "a", "turns": 3}, {"model": "b"}, {"model": "b", "turns": 3}),
-        ({}, {"extra": True}, {"extra": True}),
+        ({}, {}, {"model": "a", "turns": 3}),
+        ({"model": "b"}, {}, {"model": "b", "turns": 3}),
+        ({"model": "b", "turns": 4}, {"turns": "5", "fast": "yes"}, {"model": "b", "turns": 5, "fast": True}),
     ],
 )
-def test_config_is_params_overlaid_by_user_settings(params: dict, settings: dict, expected: dict) -> None:
-    assert merge_config(params, settings) == expected
+def test_config_is_defaults_then_settings_then_param_flags(settings: dict, overrides: dict, expected: dict) -> None:
+    assert merge_config("my-agent", SPECS, settings, overrides) == expected
+
+
+@pytest.mark.parametrize(
+    ("settings", "overrides", "message"),
+    [
+        ({"turns": "3"}, {}, "strawpot.toml [agents.my-agent]: param 'turns' of agent my-agent: '3' is not an integer"),
+        ({"extra": True}, {}, "strawpot.toml [agents.my-agent]: agent my-agent has no param 'extra' "
+                              "(its params: fast, model, turns)"),
+        ({}, {"turns": "many"}, "--param: param 'turns' of agent my-agent: 'many' is not an integer"),
+        ({}, {"fast": "maybe"}, "--param: param 'fast' of agent my-agent: 'maybe' is not a boolean (use true or false)"),
+        ({}, {"colour": "red"}, "--param: agent my-agent has no param 'colour' (its params: fast, model, turns)"),
+    ],
+)
+def test_a_wrong_type_or_unknown_param_is_a_usage_error(settings: dict, overrides: dict, message: str) -> None:
+    with pytest.raises(UsageError) as info:
+        merge_config("my-agent", SPECS, settings, overrides)
+    assert info.value.message == message and info.value.exit_code == 2

@@ -236,6 +236,13 @@ def test_agent_without_its_wrapper(api: Api) -> None:
     assert response.status_code == 400 and "bin/wrapper" in response.json()["error"]
 
 
+def test_agent_param_whose_default_does_not_fit_its_type(api: Api) -> None:
+    strawpot = {"bin": {"linux": "bin/wrapper"}, "params": {"careful": {"type": "boolean", "default": "yes please"}}}
+    files = {**agent("bad"), "AGENT.md": main_md("bad", "1.0.0", strawpot=strawpot)}
+    refused(api, api.publish("agent", files), 400,
+            "metadata.strawpot.params.careful.default: 'yes please' is not a boolean (type: boolean)")
+
+
 def test_crash_between_blob_write_and_commit_leaves_nothing_visible(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.registry_server.conftest import make_api

@@ -1,0 +1,85 @@
+"""What `start`, `attach` and `setup` do on a terminal: ask for missing env vars, attach to a run's tmux session."""
+
+from __future__ import annotations
+
+import getpass
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import rich_click as click
+
+if TYPE_CHECKING:
+    from orchestrator.envvars import EnvNeed
+    from orchestrator.launch import Prepared
+    from orchestrator.tmux import TmuxSession
+    from strawpot.model.layout import Project
+
+
+def on_terminal() -> bool:
+    """Someone can answer: prompts go to stderr (or /dev/tty) and answers come from stdin."""
+    return sys.stdin.isatty()
+
+
+def can_attach() -> bool:
+    """A terminal to attach a tmux client to: both input and output."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def ask_for_env(prepared: Prepared, missing: list[EnvNeed], *,
+                read_secret: Callable[[str], str] = getpass.getpass,
+                confirm: Callable[[str], bool] | None = None) -> None:
+    """Ask for each missing variable (input hidden) and offer to save it to the global config (0600).
+
+    An empty answer leaves it missing: exit 7 naming every variable still missing.
+    """
+    from orchestrator.launch import missing_env_error
+    from strawpot.settings import config_path, save_config_value
+
+    confirm = confirm or (lambda text: click.confirm(text, default=False, err=True))
+    still: list[EnvNeed] = []
+    for need in missing:
+        click.echo(f"{need.describe()} is not set.", err=True)
+        value = read_secret(f"{need.spec.name} (input hidden, empty to skip): ")
+        if not value:
+            still.append(need)
+            continue
+        prepared.env.supply(need, value)
+        if confirm(f"Save {need.spec.name} to {config_path()} for next time?"):
+            saved = save_config_value([need.kind.plural, need.package, "env", need.spec.name], value)
+            click.echo(f"saved to [{need.kind.plural}.{need.package}.env] in {saved}", err=True)
+    if still:
+        raise missing_env_error(still)
+
+
+def attach_and_report(project: Project, run_id: str, tmux: TmuxSession) -> int:
+    """Attach to the run's session; on return say whether it was detached (still running) or ended, and how.
+
+    The exit code is 0 after a detach, else the run's (130 when it was cancelled or interrupted).
+    """
+    from orchestrator.session import load_session
+    from strawpot.model.errors import StrawpotError
+
+    tmux.attach()
+    if tmux.alive():
+        click.echo(f"detached from run {run_id}; it keeps running in tmux session {tmux.name}\n"
+                   f"  re-attach: strawpot attach {run_id}\n  stop it:   strawpot cancel {run_id}", err=True)
+        return 0
+    data = load_session(project.sessions_dir, run_id)
+    if data is None:
+        raise StrawpotError(f"run {run_id} ended before it started",
+                            hint="run `strawpot start --attach direct` to see why")
+    return report_end(run_id, data)
+
+
+def report_end(run_id: str, data: dict[str, object]) -> int:
+    state, code = data.get("state"), data.get("exit_code")
+    click.echo(f"run {run_id} {state} (exit code {code})", err=True)
+    return exit_code_of(str(state), code if isinstance(code, int) else None)
+
+
+def exit_code_of(state: str, code: int | None) -> int:
+    """The exit code of `start` for a run that ended in `state` with the orchestrator's `code`."""
+    if state in ("cancelled", "interrupted") or (code is not None and code < 0):
+        return 130
+    return 1 if code is None else code

@@ -1,0 +1,48 @@
+"""`strawpot attach RUN_ID`: re-attach this terminal to a run living in its tmux session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+from strawpot.commands._options import project_option
+
+SECTION = "sessions"
+
+
+@click.command()
+@click.argument("run_id")
+@project_option
+def command(run_id: str, project: Path | None) -> None:
+    """Attach to the tmux session `strawpot-RUN_ID` of a running interactive run (detach again with C-b d).
+
+    Exits 2 when the run is unknown, has ended, or was not started in tmux; after the run ends while
+    attached, exits with its exit code.
+    """
+    from orchestrator.session import load_session
+    from orchestrator.tmux import TmuxMissing, TmuxSession
+    from strawpot.commands._interactive import attach_and_report, can_attach
+    from strawpot.model.errors import MissingToolError, UsageError
+    from strawpot.model.layout import Project
+
+    the_project = Project.at(project)
+    data = load_session(the_project.sessions_dir, run_id)
+    if data is None:
+        raise UsageError(f"no run {run_id!r} in this project", hint="list runs with `strawpot sessions`")
+    if data.get("state") != "running":
+        raise UsageError(f"run {run_id} has ended ({data.get('state')}, exit code {data.get('exit_code')}); "
+                         "there is nothing to attach to", hint=f"see what it did with `strawpot agents {run_id}`")
+    if not data.get("tmux"):
+        raise UsageError(f"run {run_id} is not in tmux (it was started with --attach direct or --task)",
+                         hint=f"stop it with `strawpot cancel {run_id}`")
+    if not can_attach():
+        raise UsageError("attach needs a terminal")
+    try:
+        tmux = TmuxSession(run_id)
+    except TmuxMissing:
+        raise MissingToolError("tmux is not on PATH", hint="install tmux (e.g. `apt-get install tmux`)") from None
+    if not tmux.alive():
+        raise UsageError(f"run {run_id} has no tmux session any more (its strawpot process is gone)",
+                         hint=f"clean up with `strawpot cancel {run_id}`")
+    raise SystemExit(attach_and_report(the_project, run_id, tmux))

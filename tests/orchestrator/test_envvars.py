@@ -1,0 +1,39 @@
+"""Where an env var's value comes from, and which ones are missing (orchestrator/envvars.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.envvars import EnvNeed, EnvValues, saved_values
+from strawpot.model.errors import UsageError
+from strawpot.model.kinds import Kind
+from strawpot.model.package import EnvSpec
+
+NEED = EnvNeed(Kind.AGENT, "my-agent", EnvSpec("TOKEN", True, "the token", None))
+WITH_DEFAULT = EnvNeed(Kind.SKILL, "my-skill", EnvSpec("LEVEL", True, "", "info"))
+
+
+@pytest.mark.parametrize(
+    ("environ", "saved", "typed", "value", "exported"),
+    [
+        ({"TOKEN": "env"}, {"TOKEN": "cfg"}, None, "env", {}),  # the process environment wins, nothing to add
+        ({"TOKEN": ""}, {"TOKEN": "cfg"}, None, "cfg", {"TOKEN": "cfg"}),  # empty counts as unset
+        ({}, {}, "typed", "typed", {"TOKEN": "typed"}),
+        ({}, {"TOKEN": ""}, None, None, {}),
+    ],
+)
+def test_value_precedence(environ, saved, typed, value, exported) -> None:  # type: ignore[no-untyped-def]
+    values = EnvValues(environ, {(Kind.AGENT, "my-agent"): saved})
+    if typed:
+        values.supply(NEED, typed)
+    assert values.value(NEED) == value
+    assert values.exported([NEED]) == exported
+    assert values.missing([NEED, WITH_DEFAULT]) == ([] if value else [NEED])
+    assert values.exported([WITH_DEFAULT]) == {"LEVEL": "info"}
+
+
+def test_saved_values_are_read_from_agents_and_skills_tables_and_checked() -> None:
+    config = {"agents": {"a": {"env": {"X": "1"}}}, "skills": {"s": {"env": {"Y": "2"}}}, "registry": {}}
+    assert saved_values(config, "config.toml") == {(Kind.AGENT, "a"): {"X": "1"}, (Kind.SKILL, "s"): {"Y": "2"}}
+    with pytest.raises(UsageError, match=r"config.toml: \[agents.a.env\] must be a table of NAME = \"value\""):
+        saved_values({"agents": {"a": {"env": {"X": 1}}}}, "config.toml")
