@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from strawpot.model.kinds import Kind  # noqa: E402
 from strawpot.model.lockfile import LockedDependency, LockedFile, LockedPackage, LockedTool, Lockfile  # noqa: E402
 from strawpot.model.manifest import Manifest  # noqa: E402
-from strawpot.model.package import load_package  # noqa: E402
+from strawpot.model.package_folder import load_package  # noqa: E402
 
 STUB = ROOT / "fixtures" / "agents" / "stub-agent"
 LEGACY = "strawpot==0.1.114"

@@ -41,7 +41,7 @@ def strawpot(*args: str, cwd: Path, env: dict[str, str], capture: bool = False) 
 def publish_order() -> list[Path]:
     """Fixture packages, each after everything it depends on (the registry checks that deps exist)."""
     sys.path.insert(0, str(ROOT))
-    from strawpot.model.package import load_package
+    from strawpot.model.package_folder import load_package
 
     packages = {}
     for kind in ("skills", "agents", "roles"):

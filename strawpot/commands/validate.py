@@ -16,7 +16,8 @@ def command(path: Path, run_wrapper: bool) -> None:
     """Validate the package at PATH and print a one-line summary, or every problem found."""
     from strawpot.console import err_console, out_console
     from strawpot.model.errors import UsageError
-    from strawpot.model.package import PackageInvalid, load_package
+    from strawpot.model.package import PackageInvalid
+    from strawpot.model.package_folder import load_package
 
     try:
         package = load_package(path)

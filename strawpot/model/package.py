@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from resolver.requirement import SLUG_MAX_LENGTH, SLUG_PATTERN
@@ -411,20 +410,3 @@ def slug_error(slug: str) -> str | None:
     if not SLUG_PATTERN.fullmatch(slug):  # match() would let a trailing newline through ('$')
         return f"{slug!r} is not a valid slug (lowercase letters, digits and '-', starting with a letter or digit)"
     return None
-
-
-def load_package(path: Path, kind: Kind | None = None) -> Package:
-    """Read and validate the package in folder `path` (or the folder of a main file)."""
-    root = path.parent if path.is_file() else path
-    if not root.is_dir():
-        raise PackageInvalid([Issue(str(path), "", "no such package folder")], where=str(path))
-    from strawpot.model.package_folder import collect_files
-
-    files, executables, issues = collect_files(root)
-    try:
-        package = parse_package(files, kind=kind, executables=executables, where=str(root))
-    except PackageInvalid as exc:
-        raise PackageInvalid(issues + exc.issues, where=str(root)) from None
-    if issues:
-        raise PackageInvalid(issues, where=str(root))
-    return package

@@ -7,7 +7,8 @@ import os
 import stat
 from pathlib import Path
 
-from strawpot.model.package import MAX_FILE_SIZE, Issue
+from strawpot.model.kinds import Kind
+from strawpot.model.package import MAX_FILE_SIZE, Issue, Package, PackageInvalid, parse_package
 
 IGNORE_FILE = ".strawpotignore"
 _VCS_DIRS = {".git", ".hg", ".svn", ".bzr", "__pycache__", "node_modules"}
@@ -79,3 +80,16 @@ def _ignore_patterns(root: Path) -> list[str]:
     return [line.strip().rstrip("/") for line in lines if line.strip() and not line.startswith("#")]
 
 
+def load_package(path: Path, kind: Kind | None = None) -> Package:
+    """Read and validate the package in folder `path` (or the folder of a main file)."""
+    root = path.parent if path.is_file() else path
+    if not root.is_dir():
+        raise PackageInvalid([Issue(str(path), "", "no such package folder")], where=str(path))
+    files, executables, issues = collect_files(root)
+    try:
+        package = parse_package(files, kind=kind, executables=executables, where=str(root))
+    except PackageInvalid as exc:
+        raise PackageInvalid(issues + exc.issues, where=str(root)) from None
+    if issues:
+        raise PackageInvalid(issues, where=str(root))
+    return package

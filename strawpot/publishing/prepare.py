@@ -9,7 +9,8 @@ from pathlib import Path
 
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
-from strawpot.model.package import Package, PackageInvalid, load_package, parse_package
+from strawpot.model.package import Package, PackageInvalid, parse_package
+from strawpot.model.package_folder import load_package
 
 _VERSION_LINE = re.compile(r"^version[ \t]*:.*?(\r?)$", re.MULTILINE)
 

@@ -16,11 +16,10 @@ from strawpot.model.package import (
     Issue,
     PackageInvalid,
     detect_kind,
-    load_package,
     parse_package,
     slug_error,
 )
-from strawpot.model.package_folder import collect_files
+from strawpot.model.package_folder import collect_files, load_package
 from strawpot.model.params import ParamSpec
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

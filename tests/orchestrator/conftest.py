@@ -18,7 +18,7 @@ import pytest
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedDependency, LockedFile, LockedPackage, LockedTool, Lockfile
 from strawpot.model.manifest import Manifest
-from strawpot.model.package import load_package
+from strawpot.model.package_folder import load_package
 
 ROOT = Path(__file__).resolve().parents[2]
 STUB_AGENT = ROOT / "fixtures" / "agents" / "stub-agent"

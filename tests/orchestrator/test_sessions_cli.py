@@ -231,7 +231,7 @@ def test_cancel_the_whole_run(project, env, pid_alive) -> None:  # type: ignore[
     try:
         run_id, agents = _running(project, 2)
         unknown = run(project, "cancel", run_id, "--agent", "ghost-1", env=env)
-        assert unknown.returncode == 2 and "no agent 'ghost-1' in run" in unknown.stderr
+        assert unknown.returncode == 2 and "no agent 'ghost-1' in this run" in unknown.stderr
         whole = run(project, "cancel", run_id, env=env)
         assert whole.returncode == 0, whole.stderr
         assert f"run {run_id} cancelled" in whole.stderr
@@ -252,7 +252,7 @@ def test_cancel_the_whole_run(project, env, pid_alive) -> None:  # type: ignore[
 
 
 def test_doctor_names_the_fix_for_each_problem(project, tmp_path, env) -> None:  # type: ignore[no-untyped-def]
-    project.build(typed_agent(tmp_path, install_script=True))
+    project.build(typed_agent(tmp_path))
     ok = run(project, "doctor", env=env)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "ok  agent stub-agent 0.1.0" in ok.stdout and "strawpot setup stub-agent" in ok.stdout
@@ -265,7 +265,7 @@ def test_doctor_names_the_fix_for_each_problem(project, tmp_path, env) -> None: 
     [report] = json.loads(bad.stdout)["agents"]
     fixes = {p["problem"].split(" ")[0] + " " + p["problem"].split(" ")[1]: p["fix"] for p in report["problems"]}
     assert fixes["wrapper " + str(project.state_dir / "agents" / "stub-agent" / "bin" / "stub-wrapper")] == \
-        "its install script builds it: run `strawpot trust agent:stub-agent`"
+        "run `strawpot sync` to reinstall it from the lock"
     assert fixes["tool 'python3'"] == "install: sudo apt-get install -y python3"
     assert fixes["environment variable"].startswith("export STUB_TOKEN=..., add it under [agents.stub-agent.env]")
     assert report["ok"] is False and json.loads(bad.stdout)["ok"] is False

@@ -10,7 +10,7 @@ import pytest
 
 from strawpot.cli import main
 from strawpot.model.errors import UsageError
-from strawpot.model.package import load_package
+from strawpot.model.package_folder import load_package
 from strawpot.model.platform import current_os
 from strawpot.publishing.wrapper_check import check_wrapper
 
