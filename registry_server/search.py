@@ -4,6 +4,11 @@ name and in the description; normalised to 0..1."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from registry_server.storage.base import PackageRecord
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _SLUG_EXACT, _SLUG_PREFIX, _SLUG_SUBSTRING = 1.0, 0.7, 0.5
@@ -34,3 +39,9 @@ def score(query: str, slug: str, name: str, description: str) -> float:
     found = sum(1 for w in wanted if any(t.startswith(w) for t in in_description))
     total += _DESCRIPTION * found / len(wanted)
     return round(total / _MAX, 4)
+
+
+def rank(query: str, records: Iterable[PackageRecord]) -> list[tuple[float, PackageRecord]]:
+    """The matching packages, best first (score, then downloads, then slug); what API and pages both show."""
+    scored = ((score(query, r.slug, r.display_name, r.summary), r) for r in records)
+    return sorted(((s, r) for s, r in scored if s > 0), key=lambda sr: (-sr[0], -sr[1].downloads, sr[1].slug))

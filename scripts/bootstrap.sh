@@ -7,6 +7,23 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; th
   echo "error: strawpot needs Python 3.11 or newer (found: $("$PY" --version 2>&1)); set PYTHON=python3.11" >&2
   exit 2
 fi
+# The browser tests drive Debian's headless Chromium through its chromedriver (never a downloaded build).
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing chromium and chromium-driver (browser tests of the registry pages)" >&2
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -q \
+           && DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 --no-install-recommends chromium chromium-driver; \
+         } >/tmp/strawpot-apt.log 2>&1; then
+      tail -n 20 /tmp/strawpot-apt.log >&2
+      echo "error: apt-get could not install chromium and chromium-driver (log: /tmp/strawpot-apt.log)" >&2
+      exit 1
+    fi
+  else
+    echo "error: the registry page tests need /usr/bin/chromium and /usr/bin/chromedriver;" \
+         "install Debian's chromium and chromium-driver (as root: apt-get install chromium chromium-driver)" >&2
+    exit 1
+  fi
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
