@@ -91,6 +91,7 @@ def main() -> int:
         step("Publish the fixture skills, agent and roles")
         for folder in publish_order():
             strawpot("publish", str(folder), cwd=ROOT, env=env)
+        print(f"browse the registry in a web browser: {url}/ (the lead role's page: {url}/roles/lead)", flush=True)
         step("Install and lock the lead role (its skills, the roles it delegates to, and its agent)")
         strawpot("install", "role", "lead", cwd=project, env=env)
         strawpot("tree", cwd=project, env=env)

@@ -13,7 +13,7 @@ from registry_server.storage.base import PackageRecord, VersionRecord
 from strawpot.model.kinds import Kind
 
 MAX_LISTED = 100_000  # the same bound the search API reads with
-LISTING_TTL = 2.0  # seconds a listing is reused; only its download counts can be older than that
+LISTING_TTL = 5.0  # seconds a listing is reused; only its download counts can be older than that
 
 
 @dataclass(frozen=True)
