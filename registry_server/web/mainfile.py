@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from registry_server.state import Registry
@@ -14,6 +14,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.package import EnvSpec, ToolSpec
 
 MAX_CACHED = 2048
+MAX_RENDERED = 256 * 1024  # characters of a body rendered; a 10 MB main file must not cost seconds per view
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,16 @@ def read_main(kind: Kind, record: VersionRecord, data: bytes | None) -> MainFile
             _, body = split_frontmatter(data.decode("utf-8", errors="replace"))
         except FrontmatterError as exc:
             return MainFile("", problem=f"{kind.main_file}: {exc}")
-        return MainFile(render_markdown(body))
-    return MainFile(
-        render_markdown(package.body), tuple(package.tools.values()), dict(package.params), tuple(package.env.values())
-    )
+        return _rendered(MainFile(""), body)
+    details = MainFile("", tuple(package.tools.values()), dict(package.params), tuple(package.env.values()))
+    return _rendered(details, package.body)
+
+
+def _rendered(details: MainFile, body: str) -> MainFile:
+    if len(body) <= MAX_RENDERED:
+        return replace(details, body_html=render_markdown(body))
+    note = f"Only the first {MAX_RENDERED // 1024} KB of the text are shown; the whole file is under Files."
+    return replace(details, body_html=render_markdown(body[:MAX_RENDERED]), problem=note)
 
 
 class MainFiles:

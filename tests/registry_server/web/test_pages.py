@@ -121,3 +121,11 @@ def test_package_text_is_escaped_everywhere(api: Api) -> None:
         assert 'href="javascript:' not in html
         assert re.findall(r"<script[^>]*>", html) == ['<script src="/static/copy.js?v=' + html.split("copy.js?v=")[1][:12]
                                                        + '" defer>']
+
+
+def test_a_huge_body_is_shown_truncated(api: Api) -> None:
+    from registry_server.web.mainfile import MAX_RENDERED
+
+    api.ok("skill", skill("long-read", body="word " * (MAX_RENDERED // 5 + 1000) + "\n\nTHE-END\n"))
+    html = page(api, "/skills/long-read")
+    assert "Only the first 256 KB of the text are shown" in html and "THE-END" not in html
