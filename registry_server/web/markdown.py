@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
@@ -28,20 +29,14 @@ def _image_as_link(self: RendererHTML, tokens: Sequence[Token], idx: int, option
     alt = self.renderInlineAsText(token.children or [], options, env) or "image"
     src = str(token.attrGet("src") or "")
     return (
-        f'<a class="image-link" href="{_escape(src)}" rel="nofollow noopener noreferrer">'
-        f"[image: {_escape(alt)}]</a>"
+        f'<a class="image-link" href="{escapeHtml(src)}" rel="nofollow noopener noreferrer">'
+        f"[image: {escapeHtml(alt)}]</a>"
     )
 
 
 def _link_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     tokens[idx].attrSet("rel", "nofollow noopener noreferrer")
     return self.renderToken(tokens, idx, options, env)
-
-
-def _escape(text: str) -> str:
-    from markdown_it.common.utils import escapeHtml
-
-    return escapeHtml(text)
 
 
 def _parser() -> MarkdownIt:

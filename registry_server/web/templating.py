@@ -12,6 +12,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from registry_server.requests import etag_matches
+
 # No inline script or style anywhere: the pages' own CSS and JS are files served from /static.
 CSP = (
     "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'none'; "
@@ -82,4 +84,6 @@ async def static(request: Request) -> Response:
         return Response("not found\n", status_code=404, media_type="text/plain", headers=SECURITY_HEADERS)
     data, media_type, digest = found
     headers = {**SECURITY_HEADERS, "ETag": f'"{digest}"', "Cache-Control": "public, max-age=86400"}
+    if etag_matches(request, headers["ETag"]):
+        return Response(status_code=304, headers=headers)
     return Response(data, media_type=media_type, headers=headers)

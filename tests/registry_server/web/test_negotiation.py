@@ -82,5 +82,7 @@ def test_static_files_and_security_headers(api: Api) -> None:
         assert response.headers["content-security-policy"] == CSP
         assert response.headers["x-content-type-options"] == "nosniff"
     assert "script-src 'self'" in CSP and "unsafe-inline" not in CSP and "frame-ancestors 'none'" in CSP
+    again = api.client.get("/static/style.css", headers={"If-None-Match": css.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
     for name in ("nope.css", "..%2Fviews.py", "views.py", "templates"):
         assert api.client.get(f"/static/{name}").status_code == 404, name
