@@ -129,3 +129,19 @@ def test_a_huge_body_is_shown_truncated(api: Api) -> None:
     api.ok("skill", skill("long-read", body="word " * (MAX_RENDERED // 5 + 1000) + "\n\nTHE-END\n"))
     html = page(api, "/skills/long-read")
     assert "Only the first 256 KB of the text are shown" in html and "THE-END" not in html
+
+
+def test_listing_counts_are_at_most_ttl_old_and_a_publish_shows_at_once(api: Api) -> None:
+    from registry_server.web.catalogue import LISTING_TTL, Catalogue
+
+    now = [0.0]
+    site = api.client.app.state.site  # type: ignore[attr-defined]
+    site.catalogue = Catalogue(site.reg, clock=lambda: now[0])
+    api.ok("skill", skill("git-workflow"))
+    assert "0 downloads" in page(api, "/")
+    api.client.post("/api/v1/downloads", json={"kind": "skill", "slug": "git-workflow", "version": "1.0.0"})
+    assert "0 downloads" in page(api, "/")  # the cached listing
+    now[0] += LISTING_TTL
+    assert "1 downloads" in page(api, "/")
+    api.ok("skill", skill("code-style"))
+    assert "/skills/code-style" in page(api, "/")  # a change is seen without waiting
