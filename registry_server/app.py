@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from registry_server import account, packages, publish, resolve
+from registry_server import account, packages, publish, resolve, web
 from registry_server.errors import ApiError, error_response
 from registry_server.hot import HotPaths
 from registry_server.openapi import openapi_document
@@ -52,6 +52,7 @@ def _routes() -> list[Route]:
         Route(f"{pkg}/versions", packages.versions, methods=["GET"]),
         Route(f"{pkg}/versions/{{version}}/archive", packages.archive, methods=["GET"]),
         Route(f"{pkg}/versions/{{version}}/yank", account.yank, methods=["POST"]),
+        *web.routes(),
     ]
 
 
@@ -92,4 +93,5 @@ def create_app(
     )
     app.router.redirect_slashes = False
     app.state.registry = Registry(storage)
+    app.state.site = web.Site(app.state.registry)
     return app

@@ -126,6 +126,31 @@ _PATHS: dict[str, Any] = {
     },
 }
 
+
+def _page(summary: str, *params: dict[str, Any], json: str | None = None) -> dict[str, Any]:
+    """A web page: HTML for `Accept: text/html`; other clients get the JSON API's answer or a 406."""
+    other = f"without Accept: text/html, the same JSON as {json}" if json else "406 without Accept: text/html"
+    return {"get": {"summary": f"{summary} (web page; {other})", "parameters": list(params), "responses": {
+        "200": {"description": "the page", "content": {"text/html": {}}},
+        "404": {"description": "no such package or user", "content": {"text/html": {}}},
+        "406": _json("not a browser, and the page has no JSON form", "Error")}}}
+
+
+_PATHS.update({
+    "/": _page("home: search box, counts per kind, recently updated and most downloaded packages"),
+    "/search": _page("search results, paginated", _param("q", "query", "query text (empty lists everything)"),
+                     _param("kind", "query", "skill|role|agent|memory|integration"),
+                     _param("page", "query", "1-based page number", schema="integer"), json="/api/v1/search"),
+    "/{kinds}/{slug}": _page("package page: body, install commands, versions, dependencies, used by, files",
+                             _KINDS, _SLUG, _param("version", "query", "exact version"),
+                             json="/api/v1/{kinds}/{slug}"),
+    "/users/{name}": _page("what a user published", _param("name", "path", "user handle")),
+    "/static/{name}": {"get": {"summary": "the pages' stylesheet and script", "parameters": [
+        _param("name", "path", "style.css or copy.js")], "responses": {
+        "200": {"description": "file", "content": {"text/css": {}, "text/javascript": {}}},
+        "404": {"description": "no such file"}}}},
+})
+
 _OBJ = {"type": "object"}
 _SCHEMAS: dict[str, Any] = {
     "Object": _OBJ,

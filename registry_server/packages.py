@@ -10,7 +10,7 @@ from registry_server.cache import PackageVersions
 from registry_server.errors import ApiError
 from registry_server.render import detail_json, list_item
 from registry_server.requests import etag_matches, int_param, json_body
-from registry_server.search import score
+from registry_server.search import rank
 from registry_server.state import Registry, body_kind, path_kind, registry
 from registry_server.storage.base import PackageRecord, VersionRecord
 from strawpot.model.kinds import Kind
@@ -40,7 +40,7 @@ def pick_version(entry: PackageVersions, kind: Kind, slug: str, version: str | N
     return entry.latest
 
 
-class _counted:
+class CountedReads:
     """The package reads that show download counts, run after the pending counts are written."""
 
     def __init__(self, reg: Registry) -> None:
@@ -61,7 +61,7 @@ async def list_packages(request: Request) -> JSONResponse:
     sort = request.query_params.get("sort") or "updated"
     if sort not in _SORTS:
         raise ApiError(400, f"sort must be one of {', '.join(_SORTS)}, got {sort!r}")
-    records = await run_in_threadpool(_counted(registry(request)).list_packages, kind, sort, limit)
+    records = await run_in_threadpool(CountedReads(registry(request)).list_packages, kind, sort, limit)
     return JSONResponse({"items": [list_item(r) for r in records], "count": len(records)})
 
 
@@ -69,7 +69,7 @@ async def detail(request: Request) -> JSONResponse:
     kind, slug = path_kind(request), request.path_params["slug"]
     reg = registry(request)
     entry = await package_versions(reg, kind, slug)
-    pkg = await run_in_threadpool(_counted(reg).get_package, kind, slug)
+    pkg = await run_in_threadpool(CountedReads(reg).get_package, kind, slug)
     if pkg is None:
         raise ApiError(404, f"{kind.value} {slug!r} not found")
     version = request.query_params.get("version")
@@ -133,9 +133,8 @@ async def search(request: Request) -> JSONResponse:
     raw_kind = request.query_params.get("kind") or "all"
     kind = None if raw_kind == "all" else body_kind(raw_kind)
     limit = int_param(request, "limit", 20, 1, 100)
-    records = await run_in_threadpool(_counted(registry(request)).list_packages, kind, "updated", 100_000)
-    scored = [(score(query, r.slug, r.display_name, r.summary), r) for r in records]
-    hits = sorted(((s, r) for s, r in scored if s > 0), key=lambda sr: (-sr[0], -sr[1].downloads, sr[1].slug))
+    records = await run_in_threadpool(CountedReads(registry(request)).list_packages, kind, "updated", 100_000)
+    hits = rank(query, records)
     results = [
         {"kind": r.kind.value, "slug": r.slug, "displayName": r.display_name, "summary": r.summary, "score": s}
         for s, r in hits[:limit]

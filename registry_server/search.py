@@ -4,6 +4,13 @@ name and in the description; normalised to 0..1."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from registry_server.storage.base import PackageRecord
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _SLUG_EXACT, _SLUG_PREFIX, _SLUG_SUBSTRING = 1.0, 0.7, 0.5
@@ -18,7 +25,10 @@ def tokens(text: str) -> list[str]:
 def score(query: str, slug: str, name: str, description: str) -> float:
     """How well a package matches `query`, 0 when it does not match at all."""
     q = query.strip().lower()
-    wanted = set(tokens(q))
+    return _score(q, frozenset(tokens(q)), slug, name, description)
+
+
+def _score(q: str, wanted: frozenset[str], slug: str, name: str, description: str) -> float:
     if not wanted:
         return 0.0
     total = 0.0
@@ -28,9 +38,28 @@ def score(query: str, slug: str, name: str, description: str) -> float:
         total += _SLUG_PREFIX
     elif q in slug:
         total += _SLUG_SUBSTRING
-    in_name = set(tokens(slug)) | set(tokens(name))
+    in_name, in_description = _fields(slug, name, description)
     total += _NAME * len(wanted & in_name) / len(wanted)
-    in_description = tokens(description)
-    found = sum(1 for w in wanted if any(t.startswith(w) for t in in_description))
+    found = sum(1 for w in wanted if _has_prefix(in_description, w))
     total += _DESCRIPTION * found / len(wanted)
     return round(total / _MAX, 4)
+
+
+@lru_cache(maxsize=100_000)
+def _fields(slug: str, name: str, description: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """A package's name tokens and its sorted distinct description tokens (each search re-reads thousands)."""
+    return frozenset(tokens(slug)) | frozenset(tokens(name)), tuple(sorted(set(tokens(description))))
+
+
+def _has_prefix(sorted_tokens: tuple[str, ...], prefix: str) -> bool:
+    """Whether a token starts with `prefix`: the first token >= prefix is the only candidate."""
+    i = bisect_left(sorted_tokens, prefix)
+    return i < len(sorted_tokens) and sorted_tokens[i].startswith(prefix)
+
+
+def rank(query: str, records: Iterable[PackageRecord]) -> list[tuple[float, PackageRecord]]:
+    """The matching packages, best first (score, then downloads, then slug); what API and pages both show."""
+    q = query.strip().lower()
+    wanted = frozenset(tokens(q))
+    scored = ((_score(q, wanted, r.slug, r.display_name, r.summary), r) for r in records)
+    return sorted(((s, r) for s, r in scored if s > 0), key=lambda sr: (-sr[0], -sr[1].downloads, sr[1].slug))

@@ -25,6 +25,7 @@ class Registry:
     versions: VersionsCache = field(init=False)
     blobs: BlobCache = field(init=False)
     downloads: DownloadTally = field(init=False)
+    generation: int = field(init=False, default=0)  # bumped by every change; derived caches compare it
     _publish_slots: anyio.Semaphore | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -45,6 +46,7 @@ class Registry:
     def changed(self, kind: Kind, slug: str) -> None:
         """A publish, yank or delete happened: forget what the caches hold for the package."""
         self.versions.invalidate(kind, slug)
+        self.generation += 1
 
 
 def registry(request: Request) -> Registry:

@@ -7,16 +7,25 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; th
   echo "error: strawpot needs Python 3.11 or newer (found: $("$PY" --version 2>&1)); set PYTHON=python3.11" >&2
   exit 2
 fi
-# The session tests drive real tmux; CI is a fresh Debian machine where we are root.
-if ! command -v tmux >/dev/null 2>&1; then
+# System tools the tests drive for real, from Debian's packages (CI is a fresh Debian machine where we are
+# root): tmux (interactive sessions), chromium and its chromedriver (the registry pages; never a downloaded build).
+missing=()
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing tmux with apt-get" >&2
-    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; } >/dev/null 2>&1; then
-      echo "error: apt-get could not install tmux (the session tests need it)" >&2
+    echo "installing ${missing[*]} with apt-get (log: /tmp/strawpot-apt.log)" >&2
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -q \
+           && DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 \
+                --no-install-recommends "${missing[@]}"; } >/tmp/strawpot-apt.log 2>&1; then
+      tail -n 20 /tmp/strawpot-apt.log >&2
+      echo "error: apt-get could not install ${missing[*]} (log: /tmp/strawpot-apt.log)" >&2
       exit 1
     fi
   else
-    echo "warning: tmux is not on PATH; install it (e.g. sudo apt-get install tmux) or the tmux tests fail" >&2
+    echo "error: the tests need ${missing[*]}; install them (as root: apt-get install ${missing[*]})" >&2
+    exit 1
   fi
 fi
 if [ ! -x .venv/bin/python ]; then

@@ -94,6 +94,7 @@ def main() -> int:
         step("Publish the fixture skills, agent and roles")
         for folder in publish_order():
             strawpot("publish", str(folder), cwd=ROOT, env=env)
+        print(f"browse the registry in a web browser: {url}/ (the lead role's page: {url}/roles/lead)", flush=True)
         step("Show the fixture agent: no executable in the package, an install script builds its wrapper")
         strawpot("info", "agent", "fixture-coder", cwd=project, env=env)
         step("Install and lock the lead role (its skills, the roles it delegates to, its agent) and fixture-coder")
