@@ -5,13 +5,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from registry_server.state import Registry
 from registry_server.storage.base import VersionRecord
 from registry_server.web.markdown import render_markdown
 from strawpot.model.kinds import Kind
 from strawpot.model.package import EnvSpec, ToolSpec
+from strawpot.model.params import ParamSpec
 
 MAX_CACHED = 2048
 MAX_RENDERED = 256 * 1024  # characters of a body rendered; a 10 MB main file must not cost seconds per view
@@ -21,7 +21,7 @@ MAX_RENDERED = 256 * 1024  # characters of a body rendered; a 10 MB main file mu
 class MainFile:
     body_html: str
     tools: tuple[ToolSpec, ...] = ()
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, ParamSpec] = field(default_factory=dict)
     env: tuple[EnvSpec, ...] = ()
     problem: str | None = None  # why the main file could not be read, if it could not
 

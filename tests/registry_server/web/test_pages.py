@@ -93,7 +93,7 @@ def test_agent_page_shows_tools_params_and_env(api: Api) -> None:
     html = page(api, "/agents/runner")
     assert re.search(r"<code>git</code></td><td>Git</td>\s*<td><div><span class=\"os\">linux</span> "
                      r"<code>apt-get install git</code>", html)
-    assert "<td><code>model</code></td><td><code>fast</code></td>" in html
+    assert "<td><code>model</code></td><td>string</td><td><code>fast</code></td><td>which model</td>" in html
     assert re.search(r"<code>RUNNER_TOKEN</code></td><td>yes</td>\s*<td></td><td>API token</td>", html)
     assert "bin/wrapper</a>" in html and "executable" in html
 
