@@ -14,9 +14,10 @@ from starlette.routing import Route
 from registry_server import account, packages, publish, resolve
 from registry_server.errors import ApiError, error_response
 from registry_server.hot import HotPaths
+from registry_server.limits import BodyPolicy, RequestLimits
 from registry_server.openapi import openapi_document
 from registry_server.ratelimit import DEFAULT_RATE, RateLimit
-from registry_server.state import Registry
+from registry_server.state import PUBLISH_SLOT_WAIT, Registry
 from registry_server.storage.base import Storage
 
 log = logging.getLogger("registry_server")
@@ -74,13 +75,28 @@ async def _crash(request: Request, exc: Exception) -> Response:
     return error_response(500, "internal server error")
 
 
-def create_app(storage: Storage, *, rate_limit: float = DEFAULT_RATE, burst: float | None = None) -> Starlette:
-    """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off)."""
+def create_app(
+    storage: Storage,
+    *,
+    rate_limit: float = DEFAULT_RATE,
+    burst: float | None = None,
+    body_policy: BodyPolicy | None = None,
+    slot_wait: float = PUBLISH_SLOT_WAIT,
+) -> Starlette:
+    """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off).
+
+    `body_policy` bounds every request body (size, deadline, minimum rate); `slot_wait` is how long a
+    publish waits for an upload slot before a 503.
+    """
     app = Starlette(
         routes=_routes(),
-        middleware=[Middleware(RateLimit, rate=rate_limit, burst=burst), Middleware(HotPaths)],
+        middleware=[
+            Middleware(RateLimit, rate=rate_limit, burst=burst),
+            Middleware(RequestLimits, policy=body_policy),
+            Middleware(HotPaths),
+        ],
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _crash},
     )
     app.router.redirect_slashes = False
-    app.state.registry = Registry(storage)
+    app.state.registry = Registry(storage, slot_wait=slot_wait)
     return app

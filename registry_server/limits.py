@@ -1,0 +1,161 @@
+"""Every request bounded before it is read: its head's size, and its body's declared size, streamed size,
+deadline and minimum rate.
+
+`RequestLimits` wraps the ASGI app. A request head (request line and headers) over `MAX_REQUEST_HEAD`
+is a 431 (h11 refuses one that large while it is still arriving; this catches one that came in a
+single read). A declared `Content-Length` over the route's limit is answered 413
+before one byte of the body is read; a body without one (chunked) is counted as it streams and cut
+at the same limit. Reading the body runs against a clock that starts at the first read: after a
+grace period the body must keep arriving at `min_rate` on average, and all of it must have arrived
+by `deadline`, or the request ends with 408. So a slow client holds a publish slot (or a connection)
+for a bounded time only. The limits are arguments (`BodyPolicy`), so tests can tighten them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from registry_server.errors import ApiError
+from strawpot.model.kinds import Kind
+from strawpot.model.package import MAX_TOTAL_SIZE
+
+MAX_BODY = 64 * 1024
+MAX_REQUEST_HEAD = 16 * 1024
+# Room for multipart framing and the form fields on top of the 50 MB of file bytes.
+MAX_UPLOAD = MAX_TOTAL_SIZE + 2 * 1024 * 1024
+_PUBLISH_PATH = re.compile(r"^/api/v1/(" + "|".join(k.plural for k in Kind) + r")$")
+
+Scope = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BodyPolicy:
+    """The bounds of a request body (bytes, seconds, bytes a second)."""
+
+    max_body: int = MAX_BODY
+    max_upload: int = MAX_UPLOAD
+    grace: float = 10.0
+    min_rate: float = 32 * 1024
+    deadline: float = 300.0
+
+    def limit(self, scope: Scope) -> int:
+        """The largest body the route takes: a publish carries files, everything else a small form or JSON."""
+        publish = scope["method"] == "POST" and _PUBLISH_PATH.match(scope["path"]) is not None
+        return self.max_upload if publish else self.max_body
+
+
+class RequestLimits:
+    """ASGI middleware bounding every HTTP request's head and body (`BodyPolicy`), authenticated or not."""
+
+    def __init__(self, app: Any, policy: BodyPolicy | None = None) -> None:
+        self.app = app
+        self.policy = policy or BodyPolicy()
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        head = len(scope["raw_path"] if scope.get("raw_path") else scope["path"]) + len(scope["query_string"]) + sum(
+            len(name) + len(value) + 4 for name, value in scope["headers"]
+        )
+        if head > MAX_REQUEST_HEAD:
+            await _answer(send, 431, f"request line and headers of {head} bytes; the limit is {MAX_REQUEST_HEAD}")
+            return
+        limit = self.policy.limit(scope)
+        declared = _content_length(scope)
+        if declared == -1:
+            await _answer(send, 400, "Content-Length is not a non-negative integer")
+            return
+        if declared is not None and declared > limit:
+            await _answer(send, 413, f"request body of {declared} bytes is larger than the limit of {limit} bytes")
+            return
+        chunked = any(name == b"transfer-encoding" for name, _ in scope["headers"])
+        bounded = _BoundedReceive(receive, limit, self.policy, has_body=chunked or bool(declared))
+
+        async def send_closing_early(message: dict[str, Any]) -> None:
+            # An answer given before the whole body arrived (a 413, a 401, a refused upload) closes the
+            # connection, so the server never drains the rest of an unbounded body.
+            if message["type"] == "http.response.start" and not bounded.done:
+                message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
+            await send(message)
+
+        await self.app(scope, bounded, send_closing_early)
+
+
+class _BoundedReceive:
+    """The app's `receive`, counting body bytes and timing each wait against the body's clock."""
+
+    def __init__(self, receive: Any, limit: int, policy: BodyPolicy, *, has_body: bool) -> None:
+        self._receive = receive
+        self._limit = limit
+        self._policy = policy
+        self._started: float | None = None
+        self._received = 0
+        self.done = not has_body  # HTTP/1.1: no Content-Length and no Transfer-Encoding means no body
+
+    async def __call__(self) -> dict[str, Any]:
+        if self.done:  # the body is in; what is left is waiting for a disconnect, not bounded here
+            message: dict[str, Any] = await self._receive()
+            return message
+        now = time.monotonic()
+        if self._started is None:
+            self._started = now
+        due = self._due()
+        if now >= due:
+            raise self._too_slow(now)
+        try:
+            with anyio.fail_after(due - now):
+                message = await self._receive()
+        except TimeoutError:
+            raise self._too_slow(time.monotonic()) from None
+        if message["type"] == "http.request":
+            self._received += len(message.get("body", b""))
+            if self._received > self._limit:
+                raise ApiError(413, f"request body larger than the limit of {self._limit} bytes")
+            self.done = not message.get("more_body", False)
+        return message
+
+    def _due(self) -> float:
+        """When the next bytes must have arrived: the minimum rate's schedule, capped by the deadline."""
+        assert self._started is not None
+        policy = self._policy
+        by_rate = self._started + policy.grace + self._received / policy.min_rate
+        return min(by_rate, self._started + policy.deadline)
+
+    def _too_slow(self, now: float) -> ApiError:
+        assert self._started is not None
+        elapsed = now - self._started
+        return ApiError(
+            408,
+            f"request body too slow: {self._received} bytes in {elapsed:.1f} s (after {self._policy.grace:g} s the "
+            f"body must arrive at {self._policy.min_rate:g} bytes/s or more, and all of it within "
+            f"{self._policy.deadline:g} s)",
+        )
+
+
+def _content_length(scope: Scope) -> int | None:
+    """The declared length, None when absent, -1 when malformed."""
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() and len(value) <= 18 else -1
+    return None
+
+
+async def _answer(send: Any, status: int, message: str) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ],
+    })
+    await send({"type": "http.response.body", "body": body})

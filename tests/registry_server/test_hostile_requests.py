@@ -1,0 +1,216 @@
+"""Issue 12, against a real server on loopback: hostile YAML, nested JSON, oversized and slow bodies, huge
+headers and multipart boundaries are each refused with a clear 4xx, and the server keeps answering."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from registry_server import SQLiteStorage, create_app, create_token
+from registry_server.limits import BodyPolicy
+from registry_server.protocol import CoalescingHTTPProtocol
+from tests._live_registry import LiveRegistry
+from tests.model.hostile_yaml import CORPUS, main_file
+from tests.registry_server._helpers import main_md
+from tests.registry_server.hostile_http import (
+    Answer,
+    head,
+    multipart,
+    nested_json,
+    post,
+    publish_body,
+    send,
+    trickle,
+)
+
+
+def alive(url: str) -> None:
+    assert httpx.get(f"{url}/api/v1/skills", timeout=10).status_code == 200
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_a_hostile_frontmatter_is_refused_quickly(shared_registry: LiveRegistry, name: str) -> None:
+    url = shared_registry.url
+    body, ctype = publish_body("hostile", main_file("hostile", CORPUS[name]).encode())
+    answer = post(url, "/api/v1/skills", body, content_type=ctype, token=shared_registry.token)
+    assert answer.status == 400, answer
+    assert "SKILL.md: frontmatter: " in answer.error() and "not allowed" in answer.error() or "limit" in answer.error() \
+        or "deeper than 32" in answer.error(), answer.error()
+    assert shared_registry.process.poll() is None
+    alive(url)
+
+
+@pytest.mark.parametrize("depth", [40, 100_000])
+def test_nested_json_is_a_400_on_every_endpoint(shared_registry: LiveRegistry, depth: int) -> None:
+    url, token = shared_registry.url, shared_registry.token
+    deep = nested_json(depth)
+    answers: dict[str, Answer] = {}
+    for path in ("/api/v1/downloads", "/api/v1/stars/toggle", "/api/v1/skills/x/versions/1.0.0/yank",
+                 "/api/v1/admin/set-role", "/api/v1/admin/ban-user"):
+        body = f'{{"kind": "skill", "slug": "x", "nested": {deep}}}'.encode()[: 60 * 1024]
+        answers[path] = post(url, path, body, content_type="application/json", token=token)
+    body, ctype = publish_body("deep-deps", main_md("deep-deps"), dependencies=deep[: 60 * 1024])
+    answers["publish dependencies"] = post(url, "/api/v1/skills", body, content_type=ctype, token=token)
+    for where, answer in answers.items():
+        assert answer.status == 400, (where, answer)
+        assert "deeper than 32 levels" in answer.error(), (where, answer.error())
+    alive(url)
+
+
+def test_shallow_json_still_works(shared_registry: LiveRegistry) -> None:
+    answer = post(shared_registry.url, "/api/v1/downloads", b'{"kind": "skill", "slug": "none", "x": [[["]]]]"]]]}',
+                  content_type="application/json")
+    assert answer.status == 200, answer
+
+
+@pytest.mark.parametrize(("length", "status"), [(10_000, 400), (71, 400), (70, 201)])
+def test_a_multipart_boundary_longer_than_rfc_2046_allows(shared_registry: LiveRegistry, length: int,
+                                                           status: int) -> None:
+    slug = f"boundary-{length}"
+    body, ctype = publish_body(slug, main_md(slug), boundary="b" * length)
+    answer = post(shared_registry.url, "/api/v1/skills", body, content_type=ctype, token=shared_registry.token)
+    assert answer.status == status, answer
+    if status == 400:
+        assert f"boundary of {length} characters; RFC 2046 allows at most 70" in answer.error()
+
+
+def test_part_headers_and_part_count_are_bounded(shared_registry: LiveRegistry) -> None:
+    url, token = shared_registry.url, shared_registry.token
+    body = multipart("B", {"slug": "parts"}, {"SKILL.md": main_md("parts")}, part_headers=f"X-Pad: {'p' * 3500}\r\n" * 3)
+    answer = post(url, "/api/v1/skills", body, content_type="multipart/form-data; boundary=B", token=token)
+    assert answer.status == 400 and "headers of part 1 are larger than 8192 bytes" in answer.error(), answer
+    body = multipart("B", {f"f{i}": "x" for i in range(400)}, {"SKILL.md": main_md("parts")})
+    answer = post(url, "/api/v1/skills", body, content_type="multipart/form-data; boundary=B", token=token)
+    assert answer.status == 413 and "more than 150 parts" in answer.error(), answer
+
+
+def test_an_unauthenticated_huge_declared_body_is_refused_before_it_is_sent(shared_registry: LiveRegistry) -> None:
+    """400 MB announced on POST /downloads: the answer comes with no body byte sent."""
+    request = head("POST", "/api/v1/downloads", {"Content-Type": "application/json", "Content-Length": str(400 << 20)})
+    answer = send(shared_registry.url, request, timeout=10)
+    assert answer.status == 413, answer
+    assert answer.error() == "request body of 419430400 bytes is larger than the limit of 65536 bytes"
+    alive(shared_registry.url)
+
+
+def test_an_unauthenticated_streamed_body_is_cut_at_the_limit(shared_registry: LiveRegistry) -> None:
+    """Chunked, no length: 400 MB offered, the server answers once 64 KB have arrived (we stop early)."""
+    request = head("POST", "/api/v1/downloads", {"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+    sent = 0
+
+    def chunks() -> Iterator[bytes]:
+        nonlocal sent
+        piece = b"%x\r\n%s\r\n" % (65536, b" " * 65536)
+        for _ in range(400 * 16):
+            sent += 65536
+            yield piece
+
+    answer = send(shared_registry.url, request, chunks(), timeout=20)
+    assert answer.status == 413, answer
+    assert "larger than the limit of 65536 bytes" in answer.error()
+    assert sent < 64 << 20  # the answer came long before 400 MB were sent
+    alive(shared_registry.url)
+
+
+def test_a_huge_request_head_is_refused(shared_registry: LiveRegistry) -> None:
+    request = head("GET", "/api/v1/skills", {"X-Big": "h" * 100_000})
+    answer = send(shared_registry.url, request, timeout=10)
+    assert answer.status in (400, 431), answer  # 431 when it came in one read, h11's 400 when not
+    alive(shared_registry.url)
+
+
+def test_deletes_are_final_on_the_live_server(live_registry: LiveRegistry) -> None:
+    url, admin = live_registry.url, live_registry.token
+    owner = live_registry.create_token("owner")
+    for version in ("1.0.0", "1.1.0"):
+        body, ctype = publish_body("gone", main_md("gone", version), version=version)
+        assert post(url, "/api/v1/skills", body, content_type=ctype, token=owner).status == 201
+    deleted = httpx.delete(f"{url}/api/v1/skills/gone", headers={"Authorization": f"Bearer {admin}"})
+    assert deleted.status_code == 200
+    body, ctype = publish_body("gone", main_md("gone", "1.2.0"), version="1.2.0")
+    answer = post(url, "/api/v1/skills", body, content_type=ctype, token=owner)
+    assert answer.status == 409, answer
+    assert answer.error() == ("skill 'gone' was deleted from this registry and deletes are final: its name cannot "
+                              "be published again; publish under another name")
+    assert httpx.get(f"{url}/api/v1/skills/gone/versions").status_code == 404
+    assert httpx.get(f"{url}/api/v1/skills/gone/versions/1.0.0/archive").status_code == 404
+    assert httpx.get(f"{url}/api/v1/search", params={"q": "gone"}).json()["count"] == 0
+
+
+# -- slow bodies: a server in this process with a tight policy, so the test takes seconds ----------------
+
+POLICY = BodyPolicy(grace=0.5, min_rate=4096, deadline=3)
+
+
+@contextmanager
+def tight_server(tmp_path: Path) -> Iterator[tuple[str, SQLiteStorage]]:
+    storage = SQLiteStorage(tmp_path / "data")
+    app = create_app(storage, rate_limit=0, body_policy=POLICY, slot_wait=20)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off",
+                                           http=CoalescingHTTPProtocol))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not (server.started and server.servers) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}", storage
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        storage.close()
+
+
+def _slow_publish(url: str, token: str, slug: str, results: list[Answer]) -> None:
+    body, ctype = publish_body(slug, main_md(slug))
+    request = head("POST", "/api/v1/skills", {"Content-Type": ctype, "Content-Length": str(len(body)),
+                                              "Authorization": f"Bearer {token}"})
+    results.append(send(url, request, trickle(body, 8), pause=0.2, timeout=30))
+
+
+def test_slow_uploads_are_cut_and_cannot_hold_the_publish_slots(tmp_path: Path) -> None:
+    """Eight users trickle 40 bytes/s into all eight publish slots; each gets 408 at its deadline, and a
+    ninth user's publish, queued behind them, goes through."""
+    with tight_server(tmp_path) as (url, storage):
+        tokens = [create_token(storage, f"slow{i}") for i in range(8)]
+        results: list[Answer] = []
+        threads = [threading.Thread(target=_slow_publish, args=(url, t, f"slow{i}", results))
+                   for i, t in enumerate(tokens)]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        body, ctype = publish_body("patient", main_md("patient"))
+        started = time.monotonic()
+        answer = post(url, "/api/v1/skills", body, content_type=ctype, token=create_token(storage, "patient"))
+        waited = time.monotonic() - started
+        for t in threads:
+            t.join(timeout=30)
+        assert answer.status == 201, answer
+        assert waited < 10, waited
+        assert [r.status for r in results] == [408] * 8, results
+        assert all("request body too slow" in r.error() for r in results)
+        assert all(r.seconds < POLICY.deadline + 2 for r in results), [r.seconds for r in results]
+
+
+def test_one_users_slow_uploads_take_at_most_two_slots(tmp_path: Path) -> None:
+    with tight_server(tmp_path) as (url, storage):
+        token = create_token(storage, "greedy")
+        results: list[Answer] = []
+        threads = [threading.Thread(target=_slow_publish, args=(url, token, f"g{i}", results)) for i in range(6)]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        body, ctype = publish_body("other", main_md("other"))
+        answer = post(url, "/api/v1/skills", body, content_type=ctype, token=create_token(storage, "other"))
+        assert answer.status == 201 and answer.seconds < 2, answer  # six slow uploads of one user, slots to spare
+        for t in threads:
+            t.join(timeout=60)
+        assert sorted(r.status for r in results) == [408] * 6, results
