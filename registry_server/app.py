@@ -17,7 +17,8 @@ from registry_server.hot import HotPaths
 from registry_server.limits import BodyPolicy, RequestLimits
 from registry_server.openapi import openapi_document
 from registry_server.ratelimit import DEFAULT_RATE, RateLimit
-from registry_server.state import PUBLISH_SLOT_WAIT, Registry
+from registry_server.slots import WAIT
+from registry_server.state import Registry
 from registry_server.storage.base import Storage
 
 log = logging.getLogger("registry_server")
@@ -81,7 +82,7 @@ def create_app(
     rate_limit: float = DEFAULT_RATE,
     burst: float | None = None,
     body_policy: BodyPolicy | None = None,
-    slot_wait: float = PUBLISH_SLOT_WAIT,
+    slot_wait: float = WAIT,
 ) -> Starlette:
     """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off).
 

@@ -5,9 +5,9 @@ deadline and minimum rate.
 is a 431 (h11 refuses one that large while it is still arriving; this catches one that came in a
 single read). A declared `Content-Length` over the route's limit is answered 413
 before one byte of the body is read; a body without one (chunked) is counted as it streams and cut
-at the same limit. Reading the body runs against a clock that starts at the first read: after a
-grace period the body must keep arriving at `min_rate` on average, and all of it must have arrived
-by `deadline`, or the request ends with 408. So a slow client holds a publish slot (or a connection)
+at the same limit. Reading the body runs against a clock of the time spent waiting for the client:
+every window of a few seconds must bring a minimum of bytes, and all of it must have arrived by
+`deadline`, or the request ends with 408. So a slow client holds a publish slot (or a connection)
 for a bounded time only. The limits are arguments (`BodyPolicy`), so tests can tighten them.
 """
 
@@ -36,12 +36,12 @@ Scope = dict[str, Any]
 
 @dataclass(frozen=True)
 class BodyPolicy:
-    """The bounds of a request body (bytes, seconds, bytes a second)."""
+    """The bounds of a request body: bytes, and a rate kept in every `window` of seconds until `deadline`."""
 
     max_body: int = MAX_BODY
     max_upload: int = MAX_UPLOAD
-    grace: float = 10.0
-    min_rate: float = 32 * 1024
+    window: float = 5.0
+    min_rate: float = 16 * 1024
     deadline: float = 300.0
 
     def limit(self, scope: Scope) -> int:
@@ -89,53 +89,58 @@ class RequestLimits:
 
 
 class _BoundedReceive:
-    """The app's `receive`, counting body bytes and timing each wait against the body's clock."""
+    """The app's `receive`, counting body bytes and timing each wait for them.
+
+    Only time spent waiting for the client counts (not a wait for an upload slot, not the app's own
+    work between reads). Each `policy.window` seconds of it must bring `policy.min_rate × window`
+    bytes, and all of it must stay under `policy.deadline`: a slow start, a stall after a fast burst
+    and a steady trickle all end within one window.
+    """
 
     def __init__(self, receive: Any, limit: int, policy: BodyPolicy, *, has_body: bool) -> None:
         self._receive = receive
         self._limit = limit
         self._policy = policy
-        self._started: float | None = None
-        self._received = 0
+        self._waited = self._window_waited = 0.0
+        self._received = self._window_received = 0
         self.done = not has_body  # HTTP/1.1: no Content-Length and no Transfer-Encoding means no body
 
     async def __call__(self) -> dict[str, Any]:
         if self.done:  # the body is in; what is left is waiting for a disconnect, not bounded here
             message: dict[str, Any] = await self._receive()
             return message
-        now = time.monotonic()
-        if self._started is None:
-            self._started = now
-        due = self._due()
-        if now >= due:
-            raise self._too_slow(now)
+        policy = self._policy
+        allowed = min(policy.window - self._window_waited, policy.deadline - self._waited)
+        started = time.monotonic()
         try:
-            with anyio.fail_after(due - now):
+            if allowed <= 0:
+                raise TimeoutError
+            with anyio.fail_after(allowed):
                 message = await self._receive()
         except TimeoutError:
-            raise self._too_slow(time.monotonic()) from None
+            self._waited += time.monotonic() - started
+            raise self._too_slow() from None
+        spent = time.monotonic() - started
+        self._waited += spent
+        self._window_waited += spent
         if message["type"] == "http.request":
-            self._received += len(message.get("body", b""))
+            size = len(message.get("body", b""))
+            self._received += size
             if self._received > self._limit:
                 raise ApiError(413, f"request body larger than the limit of {self._limit} bytes")
+            self._window_received += size
+            if self._window_received >= policy.min_rate * policy.window:
+                self._window_waited, self._window_received = 0.0, 0
             self.done = not message.get("more_body", False)
         return message
 
-    def _due(self) -> float:
-        """When the next bytes must have arrived: the minimum rate's schedule, capped by the deadline."""
-        assert self._started is not None
+    def _too_slow(self) -> ApiError:
         policy = self._policy
-        by_rate = self._started + policy.grace + self._received / policy.min_rate
-        return min(by_rate, self._started + policy.deadline)
-
-    def _too_slow(self, now: float) -> ApiError:
-        assert self._started is not None
-        elapsed = now - self._started
         return ApiError(
             408,
-            f"request body too slow: {self._received} bytes in {elapsed:.1f} s (after {self._policy.grace:g} s the "
-            f"body must arrive at {self._policy.min_rate:g} bytes/s or more, and all of it within "
-            f"{self._policy.deadline:g} s)",
+            f"request body too slow: {self._received} bytes in {self._waited:.1f} s (the body must bring "
+            f"{policy.min_rate * policy.window:g} bytes every {policy.window:g} s, and all of it within "
+            f"{policy.deadline:g} s)",
         )
 
 

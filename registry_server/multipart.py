@@ -8,7 +8,7 @@ each form field and the total; the body's size, deadline and rate are bounded be
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -146,9 +146,13 @@ class _Reader:
 
 
 async def read_upload(
-    content_type: str, stream: AsyncIterator[bytes], *, max_total: int
+    content_type: str, stream: AsyncIterator[bytes], *, max_total: int,
+    on_large: tuple[int, Callable[[], Awaitable[None]]] | None = None,
 ) -> Upload:
-    """Read a multipart body; raise ApiError 413 as soon as the total passes `max_total`."""
+    """Read a multipart body; raise ApiError 413 as soon as the total passes `max_total`.
+
+    `on_large` = (size, wait): awaited once, before more than `size` bytes of the body are taken in.
+    """
     mime, options = parse_options_header(content_type)
     boundary = options.get(b"boundary")
     if mime == b"application/x-www-form-urlencoded":  # fields only: what a client sends when it has no files
@@ -166,8 +170,13 @@ async def read_upload(
         )
     }
     parser = MultipartParser(boundary, callbacks)  # type: ignore[arg-type]
+    taken = 0
     try:
         async for chunk in stream:
+            taken += len(chunk)
+            if on_large is not None and taken > on_large[0]:
+                await on_large[1]()
+                on_large = None
             if chunk:
                 parser.write(chunk)
         parser.finalize()

@@ -15,6 +15,7 @@ from registry_server.errors import ApiError
 from registry_server.limits import MAX_UPLOAD
 from registry_server.multipart import Upload, read_upload
 from registry_server.requests import parse_json
+from registry_server.slots import SMALL_UPLOAD
 from registry_server.state import path_kind, registry
 from registry_server.storage.base import (
     FileEntry,
@@ -40,8 +41,11 @@ async def publish(request: Request) -> JSONResponse:
     reg = registry(request)
     user = await run_in_threadpool(bearer_user, reg.storage, request.headers.get("authorization"))
     # The declared size was checked before this handler ran (registry_server.limits); the stream is cut there too.
-    async with reg.publish_slot(user.id):  # at most a few uploads (≤ 52 MB each) in memory at once
-        upload = await read_upload(request.headers.get("content-type", ""), request.stream(), max_total=MAX_UPLOAD)
+    async with reg.upload_slots().upload(user.id) as slot:  # at most a few large uploads in memory at once
+        upload = await read_upload(
+            request.headers.get("content-type", ""), request.stream(), max_total=MAX_UPLOAD,
+            on_large=(SMALL_UPLOAD, slot.grow),
+        )
         new = await run_in_threadpool(prepare, reg.storage, kind, user, upload)
         del upload
     try:

@@ -19,6 +19,7 @@ class Answer:
     status: int  # 0 when the server closed the connection without an answer
     body: bytes
     seconds: float
+    head: bytes = b""
 
     def error(self) -> str:
         try:
@@ -59,8 +60,8 @@ def read_answer(sock: socket.socket, started: float) -> Answer:
     elapsed = time.monotonic() - started
     if not data.startswith(b"HTTP/1.1 "):
         return Answer(0, data, elapsed)
-    status = int(data[9:12])
-    return Answer(status, data[data.find(b"\r\n\r\n") + 4:], elapsed)
+    status, end = int(data[9:12]), data.find(b"\r\n\r\n")
+    return Answer(status, data[end + 4:], elapsed, data[:end])
 
 
 def send(url: str, request: bytes, body: Iterable[bytes] = (), *, pause: float = 0, timeout: float = 30) -> Answer:
@@ -97,12 +98,13 @@ def post(url: str, path: str, body: bytes, *, content_type: str, token: str | No
     return send(url, head("POST", path, headers) + body, timeout=timeout)
 
 
-def publish_body(slug: str, main: bytes, *, boundary: str = "hostile-boundary",
-                 dependencies: str | None = None, version: str = "1.0.0") -> tuple[bytes, str]:
+def publish_body(slug: str, main: bytes, *, boundary: str = "hostile-boundary", dependencies: str | None = None,
+                 version: str = "1.0.0", extra: dict[str, bytes] | None = None) -> tuple[bytes, str]:
     fields = {"slug": slug, "version": version, "changelog": ""}
     if dependencies is not None:
         fields["dependencies"] = dependencies
-    return multipart(boundary, fields, {"SKILL.md": main}), f"multipart/form-data; boundary={boundary}"
+    files = {"SKILL.md": main, **{path: data for path, data in (extra or {}).items() if data}}
+    return multipart(boundary, fields, files), f"multipart/form-data; boundary={boundary}"
 
 
 def nested_json(depth: int) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from starlette.applications import Starlette
 
 from registry_server import SQLiteStorage, create_app, create_token
 from registry_server.limits import BodyPolicy
@@ -146,13 +147,12 @@ def test_deletes_are_final_on_the_live_server(live_registry: LiveRegistry) -> No
 
 # -- slow bodies: a server in this process with a tight policy, so the test takes seconds ----------------
 
-POLICY = BodyPolicy(grace=0.5, min_rate=4096, deadline=3)
+POLICY = BodyPolicy(window=0.5, min_rate=4096, deadline=3)
 
 
 @contextmanager
-def tight_server(tmp_path: Path) -> Iterator[tuple[str, SQLiteStorage]]:
-    storage = SQLiteStorage(tmp_path / "data")
-    app = create_app(storage, rate_limit=0, body_policy=POLICY, slot_wait=20)
+def serve(app: Starlette) -> Iterator[str]:
+    """`app` behind uvicorn and our HTTP protocol on a free loopback port, in a thread of this process."""
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off",
                                            http=CoalescingHTTPProtocol))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -160,57 +160,86 @@ def tight_server(tmp_path: Path) -> Iterator[tuple[str, SQLiteStorage]]:
     deadline = time.monotonic() + 10
     while not (server.started and server.servers) and time.monotonic() < deadline:
         time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}", storage
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-        storage.close()
 
 
-def _slow_publish(url: str, token: str, slug: str, results: list[Answer]) -> None:
-    body, ctype = publish_body(slug, main_md(slug))
+@contextmanager
+def tight_server(tmp_path: Path) -> Iterator[tuple[str, SQLiteStorage]]:
+    storage = SQLiteStorage(tmp_path / "data")
+    with serve(create_app(storage, rate_limit=0, body_policy=POLICY, slot_wait=20)) as url:
+        yield url, storage
+    storage.close()
+
+
+def _slow_publish(url: str, token: str, slug: str, results: list[Answer], *, burst: int = 0) -> None:
+    """Publish `slug`, sending its first `burst` bytes at once and the rest 8 bytes every 0.2 s."""
+    body, ctype = publish_body(slug, main_md(slug), extra={"data.bin": b"d" * burst})
     request = head("POST", "/api/v1/skills", {"Content-Type": ctype, "Content-Length": str(len(body)),
                                               "Authorization": f"Bearer {token}"})
-    results.append(send(url, request, trickle(body, 8), pause=0.2, timeout=30))
+    results.append(send(url, request + body[:burst], trickle(body[burst:], 8), pause=0.2, timeout=30))
+
+
+def _start(threads: list[threading.Thread]) -> None:
+    for t in threads:
+        t.daemon = True
+        t.start()
+    time.sleep(0.4)
 
 
 def test_slow_uploads_are_cut_and_cannot_hold_the_publish_slots(tmp_path: Path) -> None:
-    """Eight users trickle 40 bytes/s into all eight publish slots; each gets 408 at its deadline, and a
-    ninth user's publish, queued behind them, goes through."""
+    """Eight users send 1.2 MB at once, then trickle: they hold all eight large-upload slots until the
+    minimum rate ends each with 408; a ninth large publish queued behind them goes through, and a small
+    publish meanwhile needs no large slot at all."""
     with tight_server(tmp_path) as (url, storage):
         tokens = [create_token(storage, f"slow{i}") for i in range(8)]
         results: list[Answer] = []
-        threads = [threading.Thread(target=_slow_publish, args=(url, t, f"slow{i}", results))
+        threads = [threading.Thread(target=_slow_publish, args=(url, t, f"slow{i}", results), kwargs={"burst": 1_200_000})
                    for i, t in enumerate(tokens)]
-        for t in threads:
-            t.start()
-        time.sleep(0.3)
-        body, ctype = publish_body("patient", main_md("patient"))
-        started = time.monotonic()
-        answer = post(url, "/api/v1/skills", body, content_type=ctype, token=create_token(storage, "patient"))
-        waited = time.monotonic() - started
+        _start(threads)
+        body, ctype = publish_body("small", main_md("small"))
+        small = post(url, "/api/v1/skills", body, content_type=ctype, token=create_token(storage, "small"))
+        body, ctype = publish_body("large", main_md("large"), extra={"data.bin": b"L" * 1_500_000})
+        large = post(url, "/api/v1/skills", body, content_type=ctype, token=create_token(storage, "large"))
         for t in threads:
             t.join(timeout=30)
-        assert answer.status == 201, answer
-        assert waited < 10, waited
+        assert small.status == 201 and small.seconds < 2, small
+        assert large.status == 201 and large.seconds < 10, large
         assert [r.status for r in results] == [408] * 8, results
         assert all("request body too slow" in r.error() for r in results)
         assert all(r.seconds < POLICY.deadline + 2 for r in results), [r.seconds for r in results]
 
 
-def test_one_users_slow_uploads_take_at_most_two_slots(tmp_path: Path) -> None:
+def test_one_users_slow_uploads_queue_behind_each_other(tmp_path: Path) -> None:
+    """Six slow uploads of one user: two are read at a time, the rest wait; another user is not held up."""
     with tight_server(tmp_path) as (url, storage):
         token = create_token(storage, "greedy")
         results: list[Answer] = []
-        threads = [threading.Thread(target=_slow_publish, args=(url, token, f"g{i}", results)) for i in range(6)]
-        for t in threads:
-            t.start()
-        time.sleep(0.3)
+        _start([threading.Thread(target=_slow_publish, args=(url, token, f"g{i}", results)) for i in range(6)])
         body, ctype = publish_body("other", main_md("other"))
         answer = post(url, "/api/v1/skills", body, content_type=ctype, token=create_token(storage, "other"))
-        assert answer.status == 201 and answer.seconds < 2, answer  # six slow uploads of one user, slots to spare
-        for t in threads:
-            t.join(timeout=60)
+        assert answer.status == 201 and answer.seconds < 2, answer
+        deadline = time.monotonic() + 30
+        while len(results) < 6 and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert sorted(r.status for r in results) == [408] * 6, results
+
+
+def test_a_wait_for_an_upload_slot_ends_in_503(tmp_path: Path) -> None:
+    storage = SQLiteStorage(tmp_path / "data")
+    app = create_app(storage, rate_limit=0, body_policy=BodyPolicy(window=2, min_rate=1, deadline=3), slot_wait=0.3)
+    with serve(app) as url:
+        token = create_token(storage, "busy")
+        results: list[Answer] = []
+        threads = [threading.Thread(target=_slow_publish, args=(url, token, f"b{i}", results)) for i in range(2)]
+        _start(threads)
+        body, ctype = publish_body("third", main_md("third"))
+        answer = post(url, "/api/v1/skills", body, content_type=ctype, token=token)
+        assert answer.status == 503 and "retry later" in answer.error(), answer
+        assert b"retry-after: 10" in answer.head.lower()
+        for t in threads:
+            t.join(timeout=30)
+    storage.close()
