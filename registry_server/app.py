@@ -17,7 +17,7 @@ from registry_server.hot import HotPaths
 from registry_server.limits import BodyPolicy, RequestLimits
 from registry_server.openapi import openapi_document
 from registry_server.ratelimit import DEFAULT_RATE, RateLimit
-from registry_server.slots import WAIT
+from registry_server.slots import LARGE_BUDGET, WAIT
 from registry_server.state import Registry
 from registry_server.storage.base import Storage
 
@@ -83,11 +83,12 @@ def create_app(
     burst: float | None = None,
     body_policy: BodyPolicy | None = None,
     slot_wait: float = WAIT,
+    upload_budget: int = LARGE_BUDGET,
 ) -> Starlette:
     """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off).
 
-    `body_policy` bounds every request body (size, deadline, minimum rate); `slot_wait` is how long a
-    publish waits for an upload slot before a 503.
+    `body_policy` bounds every request body (size, deadline, minimum rate); `upload_budget` is the memory
+    (bytes) that large uploads share, and `slot_wait` how long a publish waits for its share before a 503.
     """
     app = Starlette(
         routes=_routes(),
@@ -99,5 +100,5 @@ def create_app(
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _crash},
     )
     app.router.redirect_slashes = False
-    app.state.registry = Registry(storage, slot_wait=slot_wait)
+    app.state.registry = Registry(storage, slot_wait=slot_wait, upload_budget=upload_budget)
     return app

@@ -41,7 +41,9 @@ async def publish(request: Request) -> JSONResponse:
     reg = registry(request)
     user = await run_in_threadpool(bearer_user, reg.storage, request.headers.get("authorization"))
     # The declared size was checked before this handler ran (registry_server.limits); the stream is cut there too.
-    async with reg.upload_slots().upload(user.id) as slot:  # at most a few large uploads in memory at once
+    length = request.headers.get("content-length", "")
+    declared = int(length) if length.isdigit() else None
+    async with reg.upload_slots().upload(user.id, declared) as slot:  # a bounded memory budget for uploads
         upload = await read_upload(
             request.headers.get("content-type", ""), request.stream(), max_total=MAX_UPLOAD,
             on_large=(SMALL_UPLOAD, slot.grow),

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from registry_server.cache import BlobCache, VersionsCache
 from registry_server.downloads import DownloadTally
 from registry_server.errors import ApiError
-from registry_server.slots import WAIT, UploadSlots
+from registry_server.slots import LARGE_BUDGET, WAIT, UploadSlots
 from registry_server.storage.base import Storage
 from strawpot.model.kinds import Kind
 
@@ -25,6 +25,7 @@ class Registry:
     blobs: BlobCache = field(init=False)
     downloads: DownloadTally = field(init=False)
     slot_wait: float = WAIT
+    upload_budget: int = LARGE_BUDGET
     _slots: UploadSlots | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -35,7 +36,7 @@ class Registry:
     def upload_slots(self) -> UploadSlots:
         """The upload slots (created on first use, inside the event loop)."""
         if self._slots is None:
-            self._slots = UploadSlots(self.slot_wait)
+            self._slots = UploadSlots(self.slot_wait, self.upload_budget)
         return self._slots
 
     def close(self) -> None:
