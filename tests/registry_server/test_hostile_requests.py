@@ -42,8 +42,8 @@ def test_a_hostile_frontmatter_is_refused_quickly(shared_registry: LiveRegistry,
     body, ctype = publish_body("hostile", main_file("hostile", CORPUS[name]).encode())
     answer = post(url, "/api/v1/skills", body, content_type=ctype, token=shared_registry.token)
     assert answer.status == 400, answer
-    assert "SKILL.md: frontmatter: " in answer.error() and "not allowed" in answer.error() or "limit" in answer.error() \
-        or "deeper than 32" in answer.error(), answer.error()
+    assert "SKILL.md: frontmatter: " in answer.error(), answer.error()
+    assert any(why in answer.error() for why in ("is not allowed", "deeper than 32 levels", "more than the limit of 65536"))
     assert shared_registry.process.poll() is None
     alive(url)
 
