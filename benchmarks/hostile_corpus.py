@@ -141,6 +141,14 @@ def slow_uploads(run: Run, users: list[str]) -> list[tuple[str, Answer, str]]:
         jobs.append((trickler, (f"slow small upload, user {i}", token, f"s{i}", 0)))
         jobs.append((trickler, (f"slow 1.2 MB upload, user {i}", token, f"l{i}", 1_200_000)))
     jobs += [(trickler, (f"slow small upload, user 0, extra {j}", users[0], f"x{j}", 0)) for j in range(2)]
+
+    def head_trickler(case: str) -> None:
+        request = head("GET", "/api/v1/skills", {"X-Slow": "s" * 100})
+        answer = send(url, b"", trickle(request, 1), pause=0.5, timeout=120)
+        with lock:
+            slow.append((case, answer, "connection closed" if answer.status == 0 else answer.error()[:90]))
+
+    jobs += [(head_trickler, (f"request head sent 1 byte every 0.5 s ({i})",)) for i in range(20)]
     threads = [threading.Thread(target=f, args=a, daemon=True) for f, a in jobs]
     for t in threads:
         t.start()
@@ -177,16 +185,17 @@ def main() -> int:
     print(f"{'case':<{width}}  status  seconds  answer")
     for case, answer, note in rows:
         print(f"{case:<{width}}  {answer.status:>6}  {answer.seconds:7.3f}  {note}")
-    print("\nslow uploads (1 byte every 0.5 s after the burst; cut when a 5 s window brings less than 80 KB):")
+    print("\nslow uploads (1 byte every 0.5 s after the burst; cut when a 5 s window brings less than 80 KB)")
+    print("and slow request heads (closed 10 s after the connection opened):")
     for case, answer, note in sorted(slow):
         print(f"{case:<{width}}  {answer.status:>6}  {answer.seconds:7.3f}  {note}")
-    server_errors = sum(1 for _, a, _ in rows + slow if a.status >= 500 or a.status == 0)
+    server_errors = sum(1 for c, a, _ in rows + slow if a.status >= 500 or (a.status == 0 and "request head" not in c))
     slow_answers = [r for r in rows if r[1].seconds > 2]
     print(f"\nserver process: {'CRASHED' if crashed else 'alive'}; 5xx or no answer: {server_errors}; "
           f"answers over 2 s (slow uploads apart): {len(slow_answers)}")
     print(f"server RSS: {idle_kb / 1024:.0f} MB at rest, peak sampled {sampler.peak_kb / 1024:.0f} MB, "
           f"VmHWM {hwm_kb / 1024:.0f} MB")
-    print(f"slow uploads: {len(slow)} answered, statuses {sorted({a.status for _, a, _ in slow})}, "
+    print(f"slow uploads and heads: {len(slow)} ended, statuses {sorted({a.status for _, a, _ in slow})} (0: closed), "
           f"longest {max(a.seconds for _, a, _ in slow):.1f} s")
     if args.json:
         args.json.write_text(json.dumps({

@@ -3,6 +3,7 @@ headers and multipart boundaries are each refused with a clear 4xx, and the serv
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -22,11 +23,13 @@ from tests.model.hostile_yaml import CORPUS, main_file
 from tests.registry_server._helpers import main_md
 from tests.registry_server.hostile_http import (
     Answer,
+    connect,
     head,
     multipart,
     nested_json,
     post,
     publish_body,
+    read_answer,
     send,
     trickle,
 )
@@ -151,10 +154,10 @@ POLICY = BodyPolicy(window=0.5, min_rate=4096, deadline=3)
 
 
 @contextmanager
-def serve(app: Starlette) -> Iterator[str]:
+def serve(app: Starlette, protocol: type[CoalescingHTTPProtocol] = CoalescingHTTPProtocol) -> Iterator[str]:
     """`app` behind uvicorn and our HTTP protocol on a free loopback port, in a thread of this process."""
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off",
-                                           http=CoalescingHTTPProtocol))
+                                           http=protocol))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -244,4 +247,31 @@ def test_a_wait_for_an_upload_slot_ends_in_503(tmp_path: Path) -> None:
         assert b"retry-after: 10" in answer.head.lower()
         for t in threads:
             t.join(timeout=30)
+    storage.close()
+
+
+class _QuickHeads(CoalescingHTTPProtocol):
+    head_timeout = 0.5
+
+
+def _closed_within(sock: socket.socket, seconds: float) -> bool:
+    sock.settimeout(seconds)
+    try:
+        return sock.recv(65536) == b""
+    except TimeoutError:
+        return False
+
+
+def test_a_request_head_that_never_completes_closes_the_connection(tmp_path: Path) -> None:
+    storage = SQLiteStorage(tmp_path / "data")
+    with serve(create_app(storage, rate_limit=0), _QuickHeads) as url, connect(url) as silent, \
+            connect(url) as partial, connect(url) as kept:
+        partial.sendall(b"GET /api/v1/skills HTTP/1.1\r\nHost: x\r\n")
+        kept.sendall(head("GET", "/api/v1/skills", {}))
+        assert read_answer(kept, time.monotonic()).status == 200
+        time.sleep(0.8)  # idle between requests is the keep-alive timeout's business, not the head's
+        kept.sendall(head("GET", "/api/v1/skills", {}))
+        assert read_answer(kept, time.monotonic()).status == 200
+        kept.sendall(b"GET /api/v1/skills HTTP/1.1\r\n")
+        assert _closed_within(silent, 3) and _closed_within(partial, 3) and _closed_within(kept, 3)
     storage.close()
