@@ -92,9 +92,9 @@ def create_app(
     """
     app = Starlette(
         routes=_routes(),
-        middleware=[
-            Middleware(RateLimit, rate=rate_limit, burst=burst),
+        middleware=[  # outermost first: every early answer, a 429 included, passes the request limits' close
             Middleware(RequestLimits, policy=body_policy),
+            Middleware(RateLimit, rate=rate_limit, burst=burst),
             Middleware(HotPaths),
         ],
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _crash},

@@ -275,3 +275,15 @@ def test_a_request_head_that_never_completes_closes_the_connection(tmp_path: Pat
         kept.sendall(b"GET /api/v1/skills HTTP/1.1\r\n")
         assert _closed_within(silent, 3) and _closed_within(partial, 3) and _closed_within(kept, 3)
     storage.close()
+
+
+def test_a_rate_limited_upload_is_not_drained(tmp_path: Path) -> None:
+    """A 429 given before the body was read closes the connection instead of reading 50 MB to reuse it."""
+    storage = SQLiteStorage(tmp_path / "data")
+    with serve(create_app(storage, rate_limit=0.001, burst=1)) as url:
+        assert httpx.get(f"{url}/api/v1/skills").status_code == 200  # the one token of the bucket
+        request = head("POST", "/api/v1/skills", {"Content-Type": "multipart/form-data; boundary=B",
+                                                  "Content-Length": str(50 << 20)})
+        answer = send(url, request, (bytes(1 << 20) for _ in range(50)), timeout=10)
+        assert answer.status == 429 and b"connection: close" in answer.head.lower(), answer
+    storage.close()
