@@ -61,22 +61,29 @@ class RequestLimits:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        head = len(scope["raw_path"] if scope.get("raw_path") else scope["path"]) + len(scope["query_string"]) + sum(
-            len(name) + len(value) + 4 for name, value in scope["headers"]
-        )
+        head = len(scope["path"]) + len(scope["query_string"])
+        declared: int | None = None
+        chunked = False
+        for name, value in scope["headers"]:  # one pass: the head's size, the body's declared length
+            head += len(name) + len(value) + 4
+            if name == b"content-length":
+                declared = int(value) if value.isdigit() and len(value) <= 18 else -1
+            elif name == b"transfer-encoding":
+                chunked = True
         if head > MAX_REQUEST_HEAD:
             await _answer(send, 431, f"request line and headers of {head} bytes; the limit is {MAX_REQUEST_HEAD}")
             return
-        limit = self.policy.limit(scope)
-        declared = _content_length(scope)
+        if not chunked and not declared:  # HTTP/1.1: no Content-Length and no Transfer-Encoding means no body
+            await self.app(scope, receive, send)
+            return
         if declared == -1:
             await _answer(send, 400, "Content-Length is not a non-negative integer")
             return
+        limit = self.policy.limit(scope)
         if declared is not None and declared > limit:
             await _answer(send, 413, f"request body of {declared} bytes is larger than the limit of {limit} bytes")
             return
-        chunked = any(name == b"transfer-encoding" for name, _ in scope["headers"])
-        bounded = _BoundedReceive(receive, limit, self.policy, has_body=chunked or bool(declared))
+        bounded = _BoundedReceive(receive, limit, self.policy)
 
         async def send_closing_early(message: dict[str, Any]) -> None:
             # An answer given before the whole body arrived (a 413, a 401, a refused upload) closes the
@@ -97,13 +104,13 @@ class _BoundedReceive:
     and a steady trickle all end within one window.
     """
 
-    def __init__(self, receive: Any, limit: int, policy: BodyPolicy, *, has_body: bool) -> None:
+    def __init__(self, receive: Any, limit: int, policy: BodyPolicy) -> None:
         self._receive = receive
         self._limit = limit
         self._policy = policy
         self._waited = self._window_waited = 0.0
         self._received = self._window_received = 0
-        self.done = not has_body  # HTTP/1.1: no Content-Length and no Transfer-Encoding means no body
+        self.done = False
 
     async def __call__(self) -> dict[str, Any]:
         if self.done:  # the body is in; what is left is waiting for a disconnect, not bounded here
@@ -142,14 +149,6 @@ class _BoundedReceive:
             f"{policy.min_rate * policy.window:g} bytes every {policy.window:g} s, and all of it within "
             f"{policy.deadline:g} s)",
         )
-
-
-def _content_length(scope: Scope) -> int | None:
-    """The declared length, None when absent, -1 when malformed."""
-    for name, value in scope["headers"]:
-        if name == b"content-length":
-            return int(value) if value.isdigit() and len(value) <= 18 else -1
-    return None
 
 
 async def _answer(send: Any, status: int, message: str) -> None:
