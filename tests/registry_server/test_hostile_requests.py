@@ -235,7 +235,7 @@ def test_one_users_slow_uploads_queue_behind_each_other(tmp_path: Path) -> None:
 
 def test_a_wait_for_an_upload_slot_ends_in_503(tmp_path: Path) -> None:
     storage = SQLiteStorage(tmp_path / "data")
-    app = create_app(storage, rate_limit=0, body_policy=BodyPolicy(window=2, min_rate=1, deadline=3), slot_wait=0.3)
+    app = create_app(storage, rate_limit=0, body_policy=BodyPolicy(window=1.5, min_rate=1, deadline=1.5), slot_wait=0.3)
     with serve(app) as url:
         token = create_token(storage, "busy")
         results: list[Answer] = []
