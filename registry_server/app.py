@@ -14,8 +14,10 @@ from starlette.routing import Route
 from registry_server import account, packages, publish, resolve, web
 from registry_server.errors import ApiError, error_response
 from registry_server.hot import HotPaths
+from registry_server.limits import BodyPolicy, RequestLimits
 from registry_server.openapi import openapi_document
 from registry_server.ratelimit import DEFAULT_RATE, RateLimit
+from registry_server.slots import LARGE_BUDGET, WAIT
 from registry_server.state import Registry
 from registry_server.storage.base import Storage
 
@@ -76,14 +78,26 @@ async def _crash(request: Request, exc: Exception) -> Response:
 
 
 def create_app(
-    storage: Storage, *, rate_limit: float = DEFAULT_RATE, burst: float | None = None, fast_path: bool = True
+    storage: Storage,
+    *,
+    rate_limit: float = DEFAULT_RATE,
+    burst: float | None = None,
+    body_policy: BodyPolicy | None = None,
+    slot_wait: float = WAIT,
+    upload_budget: int = LARGE_BUDGET,
+    fast_path: bool = True,
 ) -> Starlette:
     """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off).
 
+    `body_policy` bounds every request body (size, deadline, minimum rate); `upload_budget` is the memory
+    (bytes) that large uploads share, and `slot_wait` how long a publish waits for its share before a 503.
     `fast_path=False` leaves out `HotPaths`, so every request goes through the router (the tests that
     prove the fast path answers what the handlers answer compare the two).
     """
-    middleware = [Middleware(RateLimit, rate=rate_limit, burst=burst)]
+    middleware = [  # outermost first: every early answer, a 429 included, passes the request limits' close
+        Middleware(RequestLimits, policy=body_policy),
+        Middleware(RateLimit, rate=rate_limit, burst=burst),
+    ]
     if fast_path:
         middleware.append(Middleware(HotPaths))
     app = Starlette(
@@ -92,6 +106,6 @@ def create_app(
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _crash},
     )
     app.router.redirect_slashes = False
-    app.state.registry = Registry(storage)
+    app.state.registry = Registry(storage, slot_wait=slot_wait, upload_budget=upload_budget)
     app.state.site = web.Site(app.state.registry)
     return app

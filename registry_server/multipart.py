@@ -1,18 +1,26 @@
-"""Streaming multipart/form-data reader for publish: limits enforced while the body arrives."""
+"""Streaming multipart/form-data reader for publish: limits enforced while the body arrives.
+
+Bounded: the boundary (70 characters, RFC 2046), the number of parts, the header bytes of each part,
+each form field and the total; the body's size, deadline and rate are bounded before this reader runs
+(`registry_server.limits`).
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from python_multipart.multipart import MultipartParser, parse_options_header
 
 from registry_server.errors import ApiError
+from strawpot.model.package import MAX_FILES
 
 MAX_FIELD_SIZE = 1024 * 1024
-MAX_PARTS = 1000
+MAX_PARTS = MAX_FILES + 50  # every file, the form fields, and room for validation to name the extra files
+MAX_PART_HEADERS = 8 * 1024  # all header bytes of one part (python-multipart bounds each line, not the sum)
+MAX_BOUNDARY = 70  # RFC 2046 §5.1.1
 _PARAM_RE = re.compile(r';\s*([A-Za-z0-9*_.-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)')
 
 
@@ -75,19 +83,27 @@ class _Reader:
         self._field_name: str | None = None
         self._field_chunks: list[bytes] = []
         self._parts = 0
+        self._header_bytes = 0
 
     def on_part_begin(self) -> None:
-        self._headers = {}
+        self._headers, self._header_bytes = {}, 0
         self._part, self._field_name, self._field_chunks = None, None, []
         self._parts += 1
         if self._parts > MAX_PARTS:
-            raise ApiError(413, f"more than {MAX_PARTS} parts in the upload")
+            raise ApiError(413, f"more than {MAX_PARTS} parts in the upload (a package has at most {MAX_FILES} files)")
 
     def on_header_field(self, data: bytes, start: int, end: int) -> None:
+        self._count_header(end - start)
         self._field += data[start:end]
 
     def on_header_value(self, data: bytes, start: int, end: int) -> None:
+        self._count_header(end - start)
         self._value += data[start:end]
+
+    def _count_header(self, size: int) -> None:
+        self._header_bytes += size
+        if self._header_bytes > MAX_PART_HEADERS:
+            raise ApiError(400, f"the headers of part {self._parts} are larger than {MAX_PART_HEADERS} bytes")
 
     def on_header_end(self) -> None:
         self._headers[self._field.decode("latin-1").lower()] = self._value.decode("utf-8", "replace")
@@ -130,15 +146,21 @@ class _Reader:
 
 
 async def read_upload(
-    content_type: str, stream: AsyncIterator[bytes], *, max_total: int
+    content_type: str, stream: AsyncIterator[bytes], *, max_total: int,
+    on_large: tuple[int, Callable[[], Awaitable[None]]] | None = None,
 ) -> Upload:
-    """Read a multipart body; raise ApiError 413 as soon as the total passes `max_total`."""
+    """Read a multipart body; raise ApiError 413 as soon as the total passes `max_total`.
+
+    `on_large` = (size, wait): awaited once, before more than `size` bytes of the body are taken in.
+    """
     mime, options = parse_options_header(content_type)
     boundary = options.get(b"boundary")
     if mime == b"application/x-www-form-urlencoded":  # fields only: what a client sends when it has no files
         return await _read_form(stream)
     if mime != b"multipart/form-data" or not boundary:
         raise ApiError(400, "publish expects multipart/form-data with a boundary")
+    if len(boundary) > MAX_BOUNDARY:
+        raise ApiError(400, f"multipart boundary of {len(boundary)} characters; RFC 2046 allows at most {MAX_BOUNDARY}")
     reader = _Reader(max_total)
     callbacks = {
         name: getattr(reader, name)
@@ -148,8 +170,13 @@ async def read_upload(
         )
     }
     parser = MultipartParser(boundary, callbacks)  # type: ignore[arg-type]
+    taken = 0
     try:
         async for chunk in stream:
+            taken += len(chunk)
+            if on_large is not None and taken > on_large[0]:
+                await on_large[1]()
+                on_large = None
             if chunk:
                 parser.write(chunk)
         parser.finalize()

@@ -25,8 +25,10 @@ def _json(description: str, schema: str | dict[str, Any] = "Object") -> dict[str
 
 def _errors(*codes: int) -> dict[str, Any]:
     text = {400: "invalid request (every problem listed)", 401: "missing or unknown token", 403: "not allowed",
-            404: "not found", 409: "lost a race with another publish", 413: "upload too large",
-            429: "rate limited (integer Retry-After)"}
+            404: "not found", 408: "request body too slow (a minimum rate per window, a deadline)",
+            409: "lost a race with another publish, or the slug was deleted (deletes are final)",
+            413: "request body too large", 429: "rate limited (integer Retry-After)",
+            503: "no upload slot came free in time (integer Retry-After)"}
     return {str(c): _json(text[c], "Error") for c in codes}
 
 
@@ -65,7 +67,7 @@ _PATHS: dict[str, Any] = {
             _KINDS, _param("limit", "query", "1..200 (default 50)", schema="integer"),
             {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["updated", "downloads", "stars"]}}]),
         "post": _op("publish a version (owner only; every validation problem in one 400)",
-                    _json("created", "Published"), 400, 401, 403, 404, 409, 413,
+                    _json("created", "Published"), 400, 401, 403, 404, 408, 409, 413, 503,
                     params=[_KINDS], auth=True, body=_PUBLISH_BODY, status="201"),
     },
     "/api/v1/{kinds}/{slug}": {

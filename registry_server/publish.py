@@ -3,7 +3,6 @@ blobs, then insert the version in one transaction."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from starlette.concurrency import run_in_threadpool
@@ -12,12 +11,16 @@ from starlette.responses import JSONResponse
 
 from registry_server.auth import bearer_user
 from registry_server.errors import ApiError
+from registry_server.limits import MAX_UPLOAD
 from registry_server.multipart import Upload, read_upload
+from registry_server.requests import parse_json
+from registry_server.slots import SMALL_UPLOAD
 from registry_server.state import path_kind, registry
 from registry_server.storage.base import (
     FileEntry,
     NewVersion,
     NotOwner,
+    PackageDeleted,
     Storage,
     User,
     VersionConflict,
@@ -26,10 +29,8 @@ from registry_server.storage.base import (
 )
 from strawpot.model.dependencies import Edge, read_edges, v1_groups, wire_groups
 from strawpot.model.kinds import Kind
-from strawpot.model.package import MAX_TOTAL_SIZE, Package, PackageInvalid, parse_package, slug_error
+from strawpot.model.package import Package, PackageInvalid, parse_package, slug_error
 
-# Room for multipart framing and the form fields on top of the 50 MB of file bytes.
-_FRAMING_ALLOWANCE = 2 * 1024 * 1024
 # Part types a client could use to smuggle in a link instead of a regular file.
 _LINK_TYPES = frozenset({"inode/symlink", "application/x-symlink", "text/x-symlink", "application/x-link"})
 _MAX_TAGS = 20
@@ -39,12 +40,13 @@ async def publish(request: Request) -> JSONResponse:
     kind = path_kind(request)
     reg = registry(request)
     user = await run_in_threadpool(bearer_user, reg.storage, request.headers.get("authorization"))
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > MAX_TOTAL_SIZE + _FRAMING_ALLOWANCE:
-        raise ApiError(413, f"upload of {length} bytes is larger than the limit of {MAX_TOTAL_SIZE} bytes")
-    async with reg.publish_slots():  # at most a few uploads (≤ 52 MB each) in memory at once
+    # The declared size was checked before this handler ran (registry_server.limits); the stream is cut there too.
+    length = request.headers.get("content-length", "")
+    declared = int(length) if length.isdigit() else None
+    async with reg.upload_slots().upload(user.id, declared) as slot:  # a bounded memory budget for uploads
         upload = await read_upload(
-            request.headers.get("content-type", ""), request.stream(), max_total=MAX_TOTAL_SIZE + _FRAMING_ALLOWANCE
+            request.headers.get("content-type", ""), request.stream(), max_total=MAX_UPLOAD,
+            on_large=(SMALL_UPLOAD, slot.grow),
         )
         new = await run_in_threadpool(prepare, reg.storage, kind, user, upload)
         del upload
@@ -52,7 +54,7 @@ async def publish(request: Request) -> JSONResponse:
         done = await run_in_threadpool(reg.storage.publish, new, user)
     except NotOwner as exc:
         raise ApiError(403, str(exc)) from None
-    except VersionConflict as exc:
+    except (VersionConflict, PackageDeleted) as exc:
         raise ApiError(409, str(exc)) from None
     finally:
         reg.changed(kind, new.slug)
@@ -118,9 +120,9 @@ class _Check:
         if raw is None or not raw.strip():
             return None
         try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            self.issues.append(f"dependencies: not valid JSON ({exc.msg} at position {exc.pos})")
+            data = parse_json(raw, "dependencies")
+        except ApiError as exc:
+            self.issues.append(exc.message)
             return None
         allowed = {Kind.SKILL: {"skills"}, Kind.ROLE: {"skills", "roles"}}.get(self.kind, set())
         if isinstance(data, list) and self.kind is Kind.SKILL:

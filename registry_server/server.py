@@ -9,6 +9,7 @@ from typing import Any
 import uvicorn
 
 from registry_server.app import create_app
+from registry_server.limits import MAX_REQUEST_HEAD
 from registry_server.protocol import CoalescingHTTPProtocol
 from registry_server.ratelimit import DEFAULT_RATE
 from registry_server.storage.sqlite import SQLiteStorage
@@ -32,7 +33,7 @@ def serve(host: str, port: int, data_dir: Path, *, rate_limit: float = DEFAULT_R
     app = create_app(storage, rate_limit=rate_limit)
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, access_log=False, lifespan="off", http=CoalescingHTTPProtocol,
-        timeout_keep_alive=30, backlog=1024,
+        timeout_keep_alive=30, backlog=1024, h11_max_incomplete_event_size=MAX_REQUEST_HEAD,
     )
     try:
         _Server(config).run()

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import anyio
 from starlette.requests import Request
 
 from registry_server.cache import BlobCache, VersionsCache
 from registry_server.downloads import DownloadTally
 from registry_server.errors import ApiError
+from registry_server.slots import LARGE_BUDGET, WAIT, UploadSlots
 from registry_server.storage.base import Storage
 from strawpot.model.kinds import Kind
 
 KINDS = {kind.plural: kind for kind in Kind}
 
 
-MAX_CONCURRENT_PUBLISHES = 8
 
 
 @dataclass
@@ -25,19 +24,21 @@ class Registry:
     versions: VersionsCache = field(init=False)
     blobs: BlobCache = field(init=False)
     downloads: DownloadTally = field(init=False)
+    slot_wait: float = WAIT
+    upload_budget: int = LARGE_BUDGET
     generation: int = field(init=False, default=0)  # bumped by every change; derived caches compare it
-    _publish_slots: anyio.Semaphore | None = field(init=False, default=None)
+    _slots: UploadSlots | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.versions = VersionsCache(self.storage)
         self.blobs = BlobCache(self.storage)
         self.downloads = DownloadTally(self.storage)
 
-    def publish_slots(self) -> anyio.Semaphore:
-        """Bounds the uploads held in memory at once (created on first use, inside the event loop)."""
-        if self._publish_slots is None:
-            self._publish_slots = anyio.Semaphore(MAX_CONCURRENT_PUBLISHES)
-        return self._publish_slots
+    def upload_slots(self) -> UploadSlots:
+        """The upload slots (created on first use, inside the event loop)."""
+        if self._slots is None:
+            self._slots = UploadSlots(self.slot_wait, self.upload_budget)
+        return self._slots
 
     def close(self) -> None:
         """Write what is still only in memory (download counts); the storage stays open."""

@@ -24,6 +24,10 @@ class VersionConflict(StorageError):
     """The version exists already, or is not greater than the latest (a racing publish lost)."""
 
 
+class PackageDeleted(StorageError):
+    """The package was deleted; its slug is never published again (deletes are final)."""
+
+
 @dataclass(frozen=True)
 class User:
     id: int
@@ -151,6 +155,35 @@ class Storage(Protocol):
     def get_blob(self, sha256: str) -> bytes | None: ...
     def blob_path(self, sha256: str) -> Path | None: ...
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class StoredPackage:
+    """What `check_publish` needs to know of a package row, deleted or not."""
+
+    owner_id: int
+    deleted: bool
+    versions: list[str]
+
+
+def check_publish(kind: Kind, slug: str, stored: StoredPackage | None, owner: User, version: str) -> None:
+    """The publish rule every storage applies inside its publish transaction, in this order:
+
+    - deletes are final: a deleted package's slug is refused to everybody, its owner included, so a
+      publish can never bring its versions back (PackageDeleted);
+    - only the owner adds versions (NotOwner);
+    - the version is new and greater than every existing one (VersionConflict).
+    """
+    if stored is None:
+        return
+    if stored.deleted:
+        raise PackageDeleted(
+            f"{kind.value} {slug!r} was deleted from this registry and deletes are final: its name cannot be "
+            "published again; publish under another name"
+        )
+    if stored.owner_id != owner.id:
+        raise NotOwner(f"{kind.value} {slug!r} belongs to another user")
+    check_publishable(stored.versions, version)
 
 
 def check_publishable(existing: list[str], new: str) -> None:

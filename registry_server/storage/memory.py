@@ -10,12 +10,12 @@ from pathlib import Path
 
 from registry_server.storage.base import (
     NewVersion,
-    NotOwner,
     PackageRecord,
     Published,
+    StoredPackage,
     User,
     VersionRecord,
-    check_publishable,
+    check_publish,
 )
 from registry_server.storage.blobs import MemoryBlobs
 from strawpot.model.kinds import Kind
@@ -130,9 +130,8 @@ class MemoryStorage:
     def publish(self, new: NewVersion, owner: User) -> Published:
         with self._lock:
             pkg = self._packages.get((new.kind, new.slug))
-            if pkg is not None and pkg.owner_id != owner.id:
-                raise NotOwner(f"{new.kind.value} {new.slug!r} belongs to another user")
-            check_publishable([v.version for v in pkg.versions] if pkg else [], new.record.version)
+            stored = None if pkg is None else StoredPackage(pkg.owner_id, pkg.deleted, [v.version for v in pkg.versions])
+            check_publish(new.kind, new.slug, stored, owner, new.record.version)
             stamp = now_ms()
             if pkg is None:
                 pkg = _Package(self._new_id(), new.kind, new.slug, owner.id, new.display_name, new.summary,
@@ -141,7 +140,7 @@ class MemoryStorage:
             record = dataclasses.replace(new.record, id=self._new_id(), created_at=stamp)
             pkg.versions.append(record)
             pkg.display_name, pkg.summary, pkg.tags = new.display_name, new.summary, new.tags
-            pkg.updated_at, pkg.deleted = stamp, False
+            pkg.updated_at = stamp
             return Published(pkg.id, record.id)
 
     def set_yanked(self, kind: Kind, slug: str, version: str, yanked: bool) -> bool:

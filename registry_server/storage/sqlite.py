@@ -12,13 +12,13 @@ from typing import Any
 
 from registry_server.storage.base import (
     NewVersion,
-    NotOwner,
     PackageRecord,
     Published,
+    StoredPackage,
     User,
     VersionConflict,
     VersionRecord,
-    check_publishable,
+    check_publish,
 )
 from registry_server.storage.blobs import DirectoryBlobs
 from registry_server.storage.memory import now_ms
@@ -247,14 +247,12 @@ class SQLiteStorage:
         stamp = now_ms()
         with self._write() as db:
             row = db.execute(
-                "SELECT id, owner_id FROM packages WHERE kind = ? AND slug = ?", (new.kind.value, new.slug)
+                "SELECT id, owner_id, deleted FROM packages WHERE kind = ? AND slug = ?", (new.kind.value, new.slug)
             ).fetchone()
-            if row is not None and row[1] != owner.id:
-                raise NotOwner(f"{new.kind.value} {new.slug!r} belongs to another user")
-            existing = [] if row is None else [
+            stored = None if row is None else StoredPackage(row[1], bool(row[2]), [
                 v for (v,) in db.execute("SELECT version FROM versions WHERE package_id = ?", (row[0],))
-            ]
-            check_publishable(existing, rec.version)
+            ])
+            check_publish(new.kind, new.slug, stored, owner, rec.version)
             tags = ",".join(new.tags)
             if row is None:
                 package_id = db.execute(
@@ -265,8 +263,7 @@ class SQLiteStorage:
             else:
                 package_id = row[0]
                 db.execute(
-                    "UPDATE packages SET display_name = ?, summary = ?, tags = ?, updated_at = ?, deleted = 0"
-                    " WHERE id = ?",
+                    "UPDATE packages SET display_name = ?, summary = ?, tags = ?, updated_at = ? WHERE id = ?",
                     (new.display_name, new.summary, tags, stamp, package_id),
                 )
             try:
@@ -276,7 +273,7 @@ class SQLiteStorage:
                     (package_id, rec.version, rec.changelog, json.dumps(rec.meta_json(), sort_keys=True),
                      rec.archive_sha256, rec.archive_size, stamp),
                 ).lastrowid
-            except sqlite3.IntegrityError as exc:  # pragma: no cover - check_publishable saw it first
+            except sqlite3.IntegrityError as exc:  # pragma: no cover - check_publish saw it first
                 raise VersionConflict(f"version {rec.version} already exists") from exc
             self._before_commit()
         assert package_id is not None and version_id is not None

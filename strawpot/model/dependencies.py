@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from resolver import ResolverError, parse_requirement
+from strawpot.model.display import short_repr, short_text
 from strawpot.model.ids import package_id
 from strawpot.model.kinds import Kind
 
@@ -24,7 +25,6 @@ GROUPS: dict[Kind, dict[str, Kind]] = {
     Kind.ROLE: {"skills": Kind.SKILL, "roles": Kind.ROLE},
 }
 ALL_ROLES = "*"
-_SHORT = 60
 
 
 @dataclass(frozen=True)
@@ -83,11 +83,11 @@ def read_edges(kind: Kind, groups: Mapping[str, Any]) -> Edges:
         if entries is None:
             continue
         if not isinstance(entries, list):
-            bad.append(BadEntry(group, -1, f"must be a list of entries like 'slug' or 'slug>=1.0', not {short(entries)}"))
+            bad.append(BadEntry(group, -1, f"must be a list of entries like 'slug' or 'slug>=1.0', not {short_repr(entries)}"))
             continue
         for index, entry in enumerate(entries):
             if not isinstance(entry, str):
-                bad.append(BadEntry(group, index, f"must be a string like 'slug' or 'slug>=1.0', not {short(entry)}"))
+                bad.append(BadEntry(group, index, f"must be a string like 'slug' or 'slug>=1.0', not {short_repr(entry)}"))
                 continue
             if entry.strip() == ALL_ROLES:
                 all_roles = all_roles or dep_kind is Kind.ROLE
@@ -95,19 +95,9 @@ def read_edges(kind: Kind, groups: Mapping[str, Any]) -> Edges:
             try:
                 req = parse_requirement(entry)
             except ResolverError as exc:
-                bad.append(BadEntry(group, index, str(exc)))
+                bad.append(BadEntry(group, index, short_text(str(exc))))
                 continue
             key = (dep_kind, req.name)
             spec = req.text if key not in merged else f"{merged[key].spec},{req.text}"
             merged[key] = Edge(dep_kind, req.name, spec)
     return Edges(tuple(merged.values()), tuple(bad), all_roles)
-
-
-def short(value: object) -> str:
-    """A value for a message, never longer than a line however large or deep the value is."""
-    if isinstance(value, (dict, list, tuple, set)):
-        return f"a {type(value).__name__} of {len(value)} item(s)"
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        return "a very large number"  # repr() of a huge int is slow, and past 4300 digits an error
-    text = repr(value)
-    return text if len(text) <= _SHORT else text[: _SHORT - 1] + "…"

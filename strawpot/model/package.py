@@ -8,6 +8,7 @@ from typing import Any
 
 from resolver.requirement import SLUG_MAX_LENGTH, SLUG_PATTERN
 from strawpot.model.dependencies import GROUPS, read_edges, v1_groups
+from strawpot.model.display import short_repr, short_text
 from strawpot.model.kinds import Kind
 from strawpot.model.params import ParamSpec, parse_specs
 from strawpot.model.paths import UnsafePath, safe_relative_path
@@ -296,7 +297,7 @@ class _FieldReader:
     def tools(self) -> dict[str, ToolSpec]:
         tools: dict[str, ToolSpec] = {}
         for name, spec in self.mapping("tools").items():
-            fld = f"metadata.strawpot.tools.{name}"
+            fld = f"metadata.strawpot.tools.{short_text(name, 64)}"
             spec = spec if spec is not None else {}
             if not isinstance(spec, dict):
                 self.error(fld, "must be a mapping with 'description' and 'install'")
@@ -306,8 +307,12 @@ class _FieldReader:
                 self.error(f"{fld}.install", "must map an OS (linux, macos, windows) to a command")
                 install = {}
             if unknown := set(install) - set(OPERATING_SYSTEMS):
-                self.error(f"{fld}.install", f"unknown OS {sorted(unknown)} (use linux, macos, windows)")
-            tools[str(name)] = ToolSpec(str(name), str(spec.get("description", "")), dict(install))
+                self.error(f"{fld}.install", f"unknown OS {short_repr(sorted(map(str, unknown)))} (use linux, macos, windows)")
+            description = spec.get("description", "")
+            if isinstance(description, (dict, list)):
+                self.error(f"{fld}.description", "must be text")
+                description = ""
+            tools[str(name)] = ToolSpec(str(name), str(description), dict(install))
         return tools
 
     def env(self) -> dict[str, EnvSpec]:
@@ -322,9 +327,12 @@ class _FieldReader:
         envs: dict[str, EnvSpec] = {}
         for name, spec in raw.items():
             spec = spec if isinstance(spec, dict) else {"default": spec}
-            default = spec.get("default")
+            default, description = spec.get("default"), spec.get("description", "")
+            if isinstance(default, (dict, list)) or isinstance(description, (dict, list)):
+                self.error(f"metadata.strawpot.env.{short_text(name, 64)}", "default and description must be text")
+                continue
             envs[str(name)] = EnvSpec(
-                str(name), bool(spec.get("required", default is None)), str(spec.get("description", "")),
+                str(name), bool(spec.get("required", default is None)), str(description),
                 None if default is None else str(default),
             )
         return envs
@@ -406,7 +414,7 @@ def install_commands(meta: Mapping[str, Any]) -> dict[str, str]:
 def slug_error(slug: str) -> str | None:
     """Why `slug` is not a valid package name, or None when it is."""
     if len(slug) > SLUG_MAX_LENGTH:
-        return f"{slug!r} is longer than {SLUG_MAX_LENGTH} characters"
+        return f"{short_repr(slug)} is longer than {SLUG_MAX_LENGTH} characters"
     if not SLUG_PATTERN.fullmatch(slug):  # match() would let a trailing newline through ('$')
         return f"{slug!r} is not a valid slug (lowercase letters, digits and '-', starting with a letter or digit)"
     return None

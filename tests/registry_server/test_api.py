@@ -193,10 +193,12 @@ def test_delete_is_for_moderators_and_keeps_the_slug_reserved(api: Api) -> None:
     assert api.client.get("/api/v1/skills/git-workflow").status_code == 404
     assert api.client.get("/api/v1/skills/git-workflow/versions").status_code == 404
     assert api.client.delete("/api/v1/skills/git-workflow", headers=api.auth(api.admin)).status_code == 404
-    assert api.publish("skill", skill("git-workflow", "2.0.0"), token="bob").status_code == 403
-    reused = api.publish("skill", skill("git-workflow", "1.0.0"))
-    assert reused.status_code == 409
-    api.ok("skill", skill("git-workflow", "1.1.0"))  # the owner may bring it back with a new version
+    # deletes are final: nobody, the owner included, publishes the slug again, and nothing comes back
+    for token, version in (("bob", "2.0.0"), ("alice", "1.0.0"), ("alice", "1.1.0")):
+        again = api.publish("skill", skill("git-workflow", version), token=token)
+        assert again.status_code == 409, again.text
+        assert "was deleted from this registry and deletes are final" in again.json()["error"]
+    assert api.client.get("/api/v1/skills/git-workflow/versions").status_code == 404
 
 
 def test_admin_set_role_and_ban(api: Api) -> None:

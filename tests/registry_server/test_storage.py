@@ -19,6 +19,7 @@ from registry_server.storage.base import (
     FileEntry,
     NewVersion,
     NotOwner,
+    PackageDeleted,
     Storage,
     VersionConflict,
     VersionRecord,
@@ -45,6 +46,23 @@ def test_publish_rules_hold_inside_the_storage(storage: Storage) -> None:
     assert [r.version for r in storage.versions(Kind.SKILL, "pkg") or []] == ["1.0.0"]
     pkg = storage.get_package(Kind.SKILL, "pkg")
     assert pkg is not None and pkg.owner.handle == "alice" and pkg.version_count == 1 and pkg.tags == ("tag",)
+
+
+def test_deletes_are_final_inside_the_storage(storage: Storage) -> None:
+    alice, bob = storage.ensure_user("alice"), storage.ensure_user("bob")
+    storage.publish(new("gone", "1.0.0"), alice)
+    storage.publish(new("gone", "1.1.0"), alice)
+    assert storage.delete_package(Kind.SKILL, "gone")
+    for user, version in ((alice, "2.0.0"), (alice, "1.0.0"), (bob, "3.0.0")):
+        with pytest.raises(PackageDeleted, match="skill 'gone' was deleted from this registry and deletes are final"):
+            storage.publish(new("gone", version), user)
+    assert storage.versions(Kind.SKILL, "gone") is None and storage.get_package(Kind.SKILL, "gone") is None
+    storage.publish(new("gone", "1.0.0", Kind.ROLE), bob)  # another kind is another name
+    if isinstance(storage, SQLiteStorage):  # and it holds after a restart
+        again = SQLiteStorage(storage.data_dir)
+        with pytest.raises(PackageDeleted):
+            again.publish(new("gone", "9.0.0"), alice)
+        again.close()
 
 
 def test_racing_publishes_in_threads_store_one_version(storage: Storage) -> None:
