@@ -55,10 +55,6 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
     Key("scripts.trusted", "list", (), "packages whose install scripts may run (KIND:SLUG)", env=False),
     Key("scripts.timeout", "number", 300.0, "seconds an install script may run", minimum=1),
     Key("denden.transport", "choice", "unix", "how agents reach Denden", choices=("unix", "tcp")),
-    Key("session.isolation", "choice", "none", "where a session's agents work", choices=("none", "worktree")),
-    Key("session.merge", "choice", "patch", "how a worktree session ends", choices=("patch", "branch", "pr")),
-    Key("session.remote", "string", "origin", "the remote a `pr` merge pushes to"),
-    Key("memory.provider", "string", "builtin", "the memory provider (an entry point name)"),
 )}
 
 

@@ -45,7 +45,7 @@ def test_an_unknown_key_is_a_warning_with_file_and_line() -> None:
     ("[policy]\nmax_depth = \"3\"\n", "/p/strawpot.toml:2: policy.max_depth must be a whole number, not '3'"),
     ("[policy]\nmax_depth = true\n", "policy.max_depth must be a whole number, not True"),
     ("[policy]\nmax_depth = -1\n", "policy.max_depth must be at least 0, not -1"),
-    ("[session]\nisolation = \"docker\"\n", "session.isolation must be one of none, worktree, not 'docker'"),
+    ("[denden]\ntransport = \"udp\"\n", "denden.transport must be one of unix, tcp, not 'udp'"),
     ("[scripts]\ntrusted = \"agent:x\"\n", "scripts.trusted must be a list of strings, not 'agent:x'"),
     ("policy = 3\n", "/p/strawpot.toml:1: [policy] must be a table"),
 ])
@@ -105,3 +105,10 @@ def test_load_settings_reads_the_files_and_the_environment(tmp_path: Path, monke
     (tmp_path / "strawpot.toml").write_text("[scripts\n")
     with pytest.raises(UsageError, match=r"strawpot.toml: invalid TOML: .*line 1"):
         load_settings(Project.at(tmp_path), environ={})
+
+
+def test_docs_list_every_setting() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "config.md").read_text(encoding="utf-8")
+    for name, key in SCHEMA.items():
+        assert f"| `{name}` |" in text, name
+        assert (key.env_var or "—") in text, name
