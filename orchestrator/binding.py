@@ -21,6 +21,7 @@ from strawpot.model.manifest import Manifest
 from strawpot.model.params import ParamSpec
 from strawpot.model.params import merge as merge_params
 from strawpot.model.platform import current_os
+from strawpot.model.settings import Settings
 
 
 class BindingError(Exception):
@@ -77,14 +78,15 @@ def merge_config(agent: str, params: Mapping[str, ParamSpec], settings: Mapping[
 class Binder:
     """Binds roles to agents of the lock and builds (once each) their WrapperRuntime."""
 
-    def __init__(self, stager: Stager, manifest: Manifest, *, cli_agent: str | None = None,
+    def __init__(self, stager: Stager, manifest: Manifest, settings: Settings, *, cli_agent: str | None = None,
                  environ: Mapping[str, str] | None = None, os_name: str | None = None,
                  which: Callable[[str], str | None] = shutil.which,
                  param_overrides: Mapping[str, str] | None = None) -> None:
         self.stager = stager
         self.param_overrides = dict(param_overrides or {})  # `start --param`: for the agent of the started role
         self.params_for: str | None = None
-        self.manifest = manifest
+        self.manifest = manifest  # the requirements: `[roles.<slug>].default_agent`
+        self.settings = settings
         self.cli_agent = cli_agent
         self.environ = dict(os.environ if environ is None else environ)
         self.os_name = os_name or current_os()
@@ -96,10 +98,9 @@ class Binder:
             role_default = self.stager.package(Kind.ROLE, role).default_agent
         except StagingError as exc:
             raise BindingError(str(exc)) from None
-        runtime = self.manifest.orchestrator.get("runtime")
         found = choose_agent(
             role, cli=self.cli_agent, environ=self.environ, manifest_default=self.manifest.role_default_agent(role),
-            role_default=role_default, runtime=runtime if isinstance(runtime, str) else None,
+            role_default=role_default, runtime=self.settings.get("orchestrator.runtime"),
         )
         if found is None:
             raise BindingError(
@@ -119,7 +120,7 @@ class Binder:
                 raise BindingError(f"agent {agent} has no wrapper for {self.os_name} (metadata.strawpot.bin)")
             wrapper = self.stager.tree.package_dir(Kind.AGENT, agent) / rel
             overrides = self.param_overrides if agent == self.params_for else {}
-            config = merge_config(agent, package.params, self.manifest.agent_settings(agent), overrides)
+            config = merge_config(agent, package.params, self.settings.agent(agent), overrides)
             self._runtimes[agent] = WrapperRuntime(agent, wrapper, config)
         return self._runtimes[agent]
 
@@ -160,7 +161,7 @@ class Binder:
         """Why the agent's wrapper cannot run here (not built by its install script, missing), with the fix."""
         script = self.stager.package(Kind.AGENT, agent).install_script(self.os_name)
         if script is not None and self.stager.tree.record(Kind.AGENT, agent) is None:
-            if f"agent:{agent}" in self.manifest.scripts().trusted:
+            if f"agent:{agent}" in self.settings.get("scripts.trusted"):
                 return Problem(agent, "its install script has not run here", "run `strawpot install`")
             return Problem(agent, "its install script is not trusted, so its wrapper is not built",
                            f"review it (`strawpot info agent {agent}`), then run `strawpot trust agent:{agent}`")

@@ -17,9 +17,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from strawpot.model.errors import UsageError
-from strawpot.model.manifest import Manifest
-
 UNIX, TCP = "unix", "tcp"
 TRANSPORTS = (UNIX, TCP)
 SOCKET_NAME = "denden.sock"
@@ -62,15 +59,6 @@ Listen = UnixSocket | Loopback
 
 def default_transport() -> str:
     return UNIX if os.name == "posix" else TCP
-
-
-def transport_setting(manifest: Manifest) -> str:
-    """`[denden] transport` of strawpot.toml: "unix" (the default where there are Unix sockets) or "tcp"."""
-    value = manifest.table("denden").get("transport", default_transport())
-    if value not in TRANSPORTS:
-        raise UsageError(f"{manifest.path}: [denden] transport must be \"unix\" or \"tcp\", not {value!r}",
-                         hint="remove the key to use a private Unix socket")
-    return str(value)
 
 
 def listen_for(transport: str, run_dir: Path) -> Listen:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 from strawpot.model.package import EnvSpec
 
@@ -35,22 +33,6 @@ class EnvNeed:
     def describe(self) -> str:
         what = f": {self.spec.description}" if self.spec.description else ""
         return f"{self.spec.name} (required by {self.owner}){what}"
-
-
-def saved_values(config: Mapping[str, Any], where: str) -> dict[tuple[Kind, str], dict[str, str]]:
-    """The `[agents.<name>.env]` and `[skills.<name>.env]` tables of the global config, their shape checked."""
-    found: dict[tuple[Kind, str], dict[str, str]] = {}
-    for kind in ENV_KINDS:
-        section = config.get(kind.plural, {})
-        if not isinstance(section, dict):
-            raise UsageError(f"{where}: [{kind.plural}] must be a table", hint="fix or delete it")
-        for name, table in section.items():
-            env = table.get("env", {}) if isinstance(table, dict) else None
-            if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-                raise UsageError(f'{where}: [{kind.plural}.{name}.env] must be a table of NAME = "value" strings',
-                                 hint="fix or delete it")
-            found[(kind, str(name))] = {str(k): v for k, v in env.items()}
-    return found
 
 
 class EnvValues:

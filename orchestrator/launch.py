@@ -13,7 +13,7 @@ from typing import Any
 
 from orchestrator.ask import Asker
 from orchestrator.binding import Binder, BindingError
-from orchestrator.endpoint import default_transport, listen_for, transport_setting
+from orchestrator.endpoint import default_transport, listen_for
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.memory import MemoryStore
 from orchestrator.policy import Policy
@@ -24,9 +24,10 @@ from orchestrator.staging import Stager
 from strawpot.model.errors import IntegrityFailure, MissingToolError, UsageError
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
-from strawpot.model.layout import LOCK_NAME, MANIFEST_NAME, Project
+from strawpot.model.layout import LOCK_NAME, Project
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
+from strawpot.model.settings import Settings
 
 MAX_LISTED = 20
 
@@ -81,10 +82,12 @@ def env_needs(stager: Stager, binder: Binder, roles: list[str]) -> list[EnvNeed]
     return list(found.values())
 
 
-def prepare(project: Project, *, role: str | None = None, cli_agent: str | None = None,
+def prepare(project: Project, settings: Settings, *, role: str | None = None, cli_agent: str | None = None,
             environ: Mapping[str, str] | None = None, params: Mapping[str, str] | None = None,
             saved_env: Mapping[tuple[Kind, str], Mapping[str, str]] | None = None) -> Prepared:
     """Verify the installed tree against strawpot.lock, every bound agent's tools, and the params.
+
+    `settings` is the effective settings (policy, role, runtime, agents' params, Denden transport).
 
     `params` are `start --param` values for the agent of the started role; `saved_env` the `[<kinds>.<name>.env]`
     tables of the global config. Missing environment variables are not an error here: `missing_env()` lists
@@ -101,20 +104,16 @@ def prepare(project: Project, *, role: str | None = None, cli_agent: str | None 
             f"the installed packages do not match {LOCK_NAME}:\n{listed}{more}",
             hint="run `strawpot sync` to reinstall exactly what the lock records",
         )
-    try:
-        policy = Policy.from_settings(manifest.policy)
-    except ValueError as exc:
-        raise UsageError(f"{MANIFEST_NAME}: {exc}") from None
-    transport = transport_setting(manifest)
-    configured = manifest.orchestrator.get("role")
-    role = role or (configured if isinstance(configured, str) else None)
+    policy = Policy.from_settings(settings)
+    transport = settings.get("denden.transport")
+    role = role or settings.get("orchestrator.role")
     if not role:
         raise UsageError("no role to start", hint="pass --role, or set [orchestrator].role in strawpot.toml")
     if lock.get(Kind.ROLE, role) is None:
         raise UsageError(f"role {role!r} is not installed", hint=f"run `strawpot install role {role}`")
     stager = Stager(tree, lock)
     environ = dict(os.environ if environ is None else environ)
-    binder = Binder(stager, manifest, cli_agent=cli_agent, environ=environ, param_overrides=params)
+    binder = Binder(stager, manifest, settings, cli_agent=cli_agent, environ=environ, param_overrides=params)
     if params:
         with contextlib.suppress(BindingError):  # an unbound role is reported by problems() below
             binder.params_for = binder.binding(role).agent

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
 
 from orchestrator.outcome import DENY_BUDGET_EXCEEDED, DENY_DEPTH_LIMIT, DENY_ROLE_NOT_ALLOWED
+from strawpot.model.settings import SCHEMA, Settings
 
-DEFAULT_MAX_DEPTH = 3
-DEFAULT_AGENT_TIMEOUT = 600.0
-DEFAULT_MAX_DELEGATIONS = 100
-DEFAULT_KILL_GRACE = 3.0
+_KEYS = ("max_depth", "max_delegations", "agent_timeout", "kill_grace")
+DEFAULT_MAX_DEPTH: int = SCHEMA["policy.max_depth"].default
+DEFAULT_AGENT_TIMEOUT: float = SCHEMA["policy.agent_timeout"].default
+DEFAULT_MAX_DELEGATIONS: int = SCHEMA["policy.max_delegations"].default
+DEFAULT_KILL_GRACE: float = SCHEMA["policy.kill_grace"].default
 
 
 @dataclass(frozen=True)
@@ -24,26 +25,9 @@ class Policy:
     kill_grace: float = DEFAULT_KILL_GRACE  # seconds between SIGTERM and SIGKILL
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> Policy:
-        """Read `[policy]`; raise ValueError naming every bad key."""
-        problems: list[str] = []
-        values: dict[str, Any] = {}
-        for key, kind, minimum in (
-            ("max_depth", int, 0), ("max_delegations", int, 0),
-            ("agent_timeout", float, 0.001), ("kill_grace", float, 0.0),
-        ):
-            if key not in settings:
-                continue
-            raw = settings[key]
-            if isinstance(raw, bool) or not isinstance(raw, int | float) or (kind is int and not isinstance(raw, int)):
-                problems.append(f"policy.{key} must be a {'whole ' if kind is int else ''}number, not {raw!r}")
-            elif raw < minimum:
-                problems.append(f"policy.{key} must be at least {minimum}, not {raw!r}")
-            else:
-                values[key] = kind(raw)
-        if problems:
-            raise ValueError("; ".join(problems))
-        return cls(**values)
+    def from_settings(cls, settings: Settings) -> Policy:
+        """The `policy.*` settings (typed and range-checked by the settings layer)."""
+        return cls(**{name: settings.get(f"policy.{name}") for name in _KEYS})
 
 
 @dataclass(frozen=True)

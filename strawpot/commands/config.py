@@ -102,8 +102,8 @@ def _rows(effective: Settings) -> list[Value]:
     rows = sorted(effective.values.values(), key=lambda v: v.key)
     for agent in sorted(effective.agents):
         rows += [effective.agents[agent][k] for k in sorted(effective.agents[agent])]
-    for agent in sorted(effective.agent_env):
-        rows += [effective.agent_env[agent][k] for k in sorted(effective.agent_env[agent])]
+    for key in sorted(effective.env_tables):
+        rows += [effective.env_tables[key][k] for k in sorted(effective.env_tables[key])]
     return rows
 
 

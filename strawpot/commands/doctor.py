@@ -23,18 +23,19 @@ def command(project: Path | None, as_json: bool) -> None:
 
     from orchestrator.binding import Binder
     from orchestrator.doctor import check_agents
-    from orchestrator.envvars import EnvValues, saved_values
+    from orchestrator.envvars import EnvValues
     from orchestrator.staging import Stager
     from strawpot.model.installed import InstalledTree
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
     from strawpot.model.manifest import Manifest
-    from strawpot.settings import config_path, load_config
+    from strawpot.settings import config_path, load_settings
 
     the_project = Project.at(project)
     stager = Stager(InstalledTree(the_project.tree_root), Lockfile.load(the_project.lock_path))
-    binder = Binder(stager, Manifest.load(the_project.manifest_path))
-    env = EnvValues(os.environ, saved_values(load_config(), str(config_path())))
+    settings = load_settings(the_project)
+    binder = Binder(stager, Manifest.load(the_project.manifest_path), settings)
+    env = EnvValues(os.environ, settings.saved_env())
     reports = check_agents(binder, env, str(config_path()))
     problems = sum(len(r.problems) for r in reports)
     if as_json:

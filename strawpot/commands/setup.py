@@ -22,7 +22,7 @@ def command(agent: str, project: Path | None) -> None:
     import os
 
     from orchestrator.binding import Binder, BindingError
-    from orchestrator.envvars import EnvValues, package_needs, saved_values
+    from orchestrator.envvars import EnvValues, package_needs
     from orchestrator.staging import Stager, StagingError
     from strawpot.model.errors import MissingToolError
     from strawpot.model.installed import InstalledTree
@@ -30,11 +30,12 @@ def command(agent: str, project: Path | None) -> None:
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
     from strawpot.model.manifest import Manifest
-    from strawpot.settings import config_path, load_config
+    from strawpot.settings import load_settings
 
     the_project = Project.at(project)
     stager = Stager(InstalledTree(the_project.tree_root), Lockfile.load(the_project.lock_path))
-    binder = Binder(stager, Manifest.load(the_project.manifest_path))
+    settings = load_settings(the_project)
+    binder = Binder(stager, Manifest.load(the_project.manifest_path), settings)
     try:
         runtime = binder.runtime(agent)
         package = stager.package(Kind.AGENT, agent)
@@ -42,7 +43,7 @@ def command(agent: str, project: Path | None) -> None:
         raise MissingToolError(str(exc), hint=f"install it with `strawpot install agent {agent}`") from None
     if problem := binder.wrapper_problem(agent, runtime.wrapper):
         raise MissingToolError(str(problem))
-    env = EnvValues(os.environ, saved_values(load_config(), str(config_path())))
+    env = EnvValues(os.environ, settings.saved_env())
     extra = env.exported(package_needs(Kind.AGENT, agent, package.env))
     try:
         code = runtime.setup({**os.environ, **extra}, the_project.dir)

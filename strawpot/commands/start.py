@@ -71,9 +71,12 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     if tmux_run is not None and not RUN_ID_RE.fullmatch(tmux_run):
         raise UsageError(f"--run-id {tmux_run!r} is not a run id")
     in_tmux = _wants_tmux(attach_mode, task, terminal) and tmux_run is None
+    from strawpot.settings import load_settings
+
     the_project = Project.at(project)
-    prepared = prepare(the_project, role=role, cli_agent=runtime, params=parse_assignments(params),
-                       saved_env=_saved_env())
+    settings = load_settings(the_project)
+    prepared = prepare(the_project, settings, role=role, cli_agent=runtime, params=parse_assignments(params),
+                       saved_env=settings.saved_env())
     if missing := prepared.missing_env():
         if not terminal:
             raise missing_env_error(missing)
@@ -99,13 +102,6 @@ def _wants_tmux(attach_mode: str | None, task: str | None, terminal: bool) -> bo
             raise UsageError("--attach tmux needs a terminal to attach to", hint="pass --headless --task TEXT")
         return True
     return attach_mode is None and not task and terminal and can_attach() and tmux_path() is not None
-
-
-def _saved_env() -> dict[Any, Any]:
-    from orchestrator.envvars import saved_values
-    from strawpot.settings import config_path, load_config
-
-    return saved_values(load_config(), str(config_path()))
 
 
 def _start_in_tmux(prepared: Prepared, run_id: str, role: str | None, runtime: str | None, task: str | None,

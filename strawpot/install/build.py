@@ -28,6 +28,14 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class ScriptSettings:
+    """`scripts.trusted` (package ids such as `agent:slug`) and `scripts.timeout`, from the settings layer."""
+
+    trusted: frozenset[str]
+    timeout: float
+
+
+@dataclass(frozen=True)
 class Script:
     """A package's install script for this OS, read from its verified main file."""
 

@@ -30,10 +30,9 @@ if TYPE_CHECKING:
     from hub_client import HubClient
     from strawpot.install.apply import Staged
     from strawpot.install.background import Speculator
-    from strawpot.install.build import Builder, Script
+    from strawpot.install.build import Builder, Script, ScriptSettings
     from strawpot.install.prepare import Prepared
     from strawpot.model.lockfile import LockedPackage
-    from strawpot.model.manifest import ScriptSettings
 
 
 class Reporter(Protocol):
@@ -397,8 +396,12 @@ class _Run:
     # -- install scripts --------------------------------------------------------------------------
 
     def _script_settings(self, manifest: Manifest | None) -> ScriptSettings:
-        """[scripts] of strawpot.toml (read under --frozen too: trust is a setting, not a requirement)."""
-        return (manifest or Manifest.load(self.project.manifest_path)).scripts()
+        """`scripts.trusted` and `scripts.timeout` (read under --frozen too: trust is a setting, not a requirement)."""
+        from strawpot.install.build import ScriptSettings
+        from strawpot.settings import load_settings
+
+        settings = load_settings(self.project)
+        return ScriptSettings(frozenset(settings.get("scripts.trusted")), settings.get("scripts.timeout"))
 
     def _builder(self, settings: ScriptSettings) -> Builder:
         from strawpot.install.build import Builder

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,17 +17,6 @@ from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.package import slug_error
-
-DEFAULT_SCRIPT_TIMEOUT = 300.0
-_TRUST_RE = re.compile(r"^(skill|role|agent|memory|integration):[a-z0-9][a-z0-9-]*$")
-
-
-@dataclass(frozen=True)
-class ScriptSettings:
-    """`[scripts]`: the packages whose install scripts may run (`"agent:slug"` ids), and for how long."""
-
-    trusted: frozenset[str] = frozenset()
-    timeout: float = DEFAULT_SCRIPT_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -112,46 +100,20 @@ class Manifest:
         return _plain(value) if isinstance(value, dict) else {}
 
     @property
-    def orchestrator(self) -> dict[str, Any]:
-        return self.table("orchestrator")
-
-    @property
-    def policy(self) -> dict[str, Any]:
-        return self.table("policy")
-
-    @property
     def registry_url(self) -> str | None:
         url = self.table("registry").get("url")
         if url is not None and not isinstance(url, str):
             raise UsageError(f"{self.path}: registry.url must be a string such as \"https://strawhub.dev\"")
         return url or None
 
-    def agent_settings(self, name: str) -> dict[str, Any]:
-        """The `[agents.<name>]` values other than `version`: the agent's params (with or without a requirement)."""
-        section = self.doc.get(Kind.AGENT.plural)
-        value = section.get(name) if isinstance(section, dict) else None
-        return self._entry(Kind.AGENT, name, value).settings if isinstance(value, dict) else {}
-
     def role_default_agent(self, slug: str) -> str | None:
         entry = self.get(Kind.ROLE, slug)
         agent = entry.settings.get("default_agent") if entry else None
         return agent if isinstance(agent, str) else None
 
-    def scripts(self) -> ScriptSettings:
-        """`[scripts] trusted` and `timeout`, checked (the one place that reads them)."""
-        table = self.table("scripts")
-        trusted = table.get("trusted", [])
-        if not isinstance(trusted, list) or not all(isinstance(t, str) and _TRUST_RE.match(t) for t in trusted):
-            raise UsageError(f"{self.path}: scripts.trusted must be a list of \"KIND:SLUG\" strings "
-                             "such as [\"agent:my-agent\", \"skill:denden\"]")
-        timeout = table.get("timeout", DEFAULT_SCRIPT_TIMEOUT)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise UsageError(f"{self.path}: scripts.timeout must be a positive number of seconds")
-        return ScriptSettings(frozenset(trusted), float(timeout))
-
     def trust(self, ids: Iterable[str]) -> list[str]:
         """Add package ids to `[scripts] trusted` (kept in file order); return those that were not there."""
-        current = self.scripts().trusted
+        current = self.table("scripts").get("trusted", [])
         added = [pid for pid in dict.fromkeys(ids) if pid not in current]
         if not added:
             return []

@@ -121,10 +121,6 @@ def merge(agent: str, specs: Mapping[str, ParamSpec], settings: Mapping[str, Any
                                       ("--param", overrides, True)):
         for name, value in values.items():
             spec = specs.get(name)
-            if name == "env" and spec is None and not from_text:
-                raise UsageError(f"{source}: environment values do not belong in the project file, which is "
-                                 "committed", hint=f"move them under [agents.{agent}.env] in the global config "
-                                 "(`strawpot config` shows where it is), or export them")
             if spec is None:
                 known = ", ".join(sorted(specs)) or "none"
                 raise UsageError(f"{source}: agent {agent} has no param {name!r} (its params: {known})")

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from strawpot.model.errors import UsageError
+from strawpot.model.kinds import Kind
 
 LAYERS = ("default", "global", "project", "env", "flag")
 # Tables of the project file that hold requirements, not settings (the manifest reads them).
 REQUIREMENT_TABLES = frozenset({"skills", "roles", "agents", "memories", "integrations"})
 _GLOBAL_ONLY_TABLES = frozenset({"tokens"})  # `strawpot login` tokens, keyed by registry URL
 _AGENT_RESERVED = frozenset({"version", "default_agent", "env"})  # a requirement's own keys, not params
+_ENV_KINDS = {"agents": Kind.AGENT, "skills": Kind.SKILL}  # tables that may carry `[<kinds>.<name>.env]`
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,8 @@ class Key:
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     env: bool = True
+    item: re.Pattern[str] | None = None  # what each entry of a list must look like
+    item_example: str = ""
 
     @property
     def env_var(self) -> str | None:
@@ -52,7 +56,9 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
     Key("policy.max_delegations", "integer", 100, "delegations a run may make in all", minimum=0),
     Key("policy.agent_timeout", "number", 600.0, "seconds an agent may run", minimum=0.001),
     Key("policy.kill_grace", "number", 3.0, "seconds between SIGTERM and SIGKILL", minimum=0),
-    Key("scripts.trusted", "list", (), "packages whose install scripts may run (KIND:SLUG)", env=False),
+    Key("scripts.trusted", "list", (), "packages whose install scripts may run (KIND:SLUG)", env=False,
+        item=re.compile(rf"(?:{'|'.join(k.value for k in Kind)}):[a-z0-9][a-z0-9-]*"),
+        item_example='["agent:my-agent", "skill:denden"]'),
     Key("scripts.timeout", "number", 300.0, "seconds an install script may run", minimum=1),
     Key("denden.transport", "choice", "unix", "how agents reach Denden", choices=("unix", "tcp")),
 )}
@@ -93,7 +99,7 @@ class Settings:
 
     values: dict[str, Value]
     agents: dict[str, dict[str, Value]] = field(default_factory=dict)
-    agent_env: dict[str, dict[str, Value]] = field(default_factory=dict)
+    env_tables: dict[tuple[Kind, str], dict[str, Value]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     def get(self, key: str) -> Any:
@@ -106,9 +112,13 @@ class Settings:
         """`[agents.<name>]` params, project over global (an agent's own defaults are not included)."""
         return {k: v.value for k, v in self.agents.get(name, {}).items()}
 
-    def env_for(self, name: str) -> dict[str, str]:
-        """`[agents.<name>.env]` from the global config."""
-        return {k: str(v.value) for k, v in self.agent_env.get(name, {}).items()}
+    def env_for(self, kind: Kind, name: str) -> dict[str, str]:
+        """`[agents.<name>.env]` or `[skills.<name>.env]` from the global config."""
+        return {k: str(v.value) for k, v in self.env_tables.get((kind, name), {}).items()}
+
+    def saved_env(self) -> dict[tuple[Kind, str], dict[str, str]]:
+        """Every `[<kinds>.<name>.env]` table of the global config."""
+        return {key: self.env_for(*key) for key in self.env_tables}
 
 
 def layered(sources: Iterable[Source]) -> Settings:
@@ -124,11 +134,9 @@ def layered(sources: Iterable[Source]) -> Settings:
 
 def _fold_file(settings: Settings, source: Source) -> None:
     for table, content in source.data.items():
-        if table in REQUIREMENT_TABLES and source.layer == "project" and table != "agents":
-            continue
-        if table == "agents":
-            _fold_agents(settings, source, content)
-        elif table in _GLOBAL_ONLY_TABLES and source.layer == "global":
+        if table in _ENV_KINDS:
+            _fold_package_tables(settings, source, _ENV_KINDS[table], content)
+        elif table in REQUIREMENT_TABLES and source.layer == "project" or table in _GLOBAL_ONLY_TABLES and source.layer == "global":
             continue
         elif not isinstance(content, dict):
             if any(name.startswith(f"{table}.") for name in SCHEMA):
@@ -146,28 +154,32 @@ def _fold_file(settings: Settings, source: Source) -> None:
                 settings.values[dotted] = Value(dotted, value, Origin(source.layer, where))
 
 
-def _fold_agents(settings: Settings, source: Source, content: Any) -> None:
+def _fold_package_tables(settings: Settings, source: Source, kind: Kind, content: Any) -> None:
+    """`[agents.<name>]` params, and `[agents|skills.<name>.env]` values (from the global config only)."""
     if not isinstance(content, dict):
         return
-    for agent, table in content.items():
+    for name, table in content.items():
         if not isinstance(table, dict):
             continue  # `name = "^1"`: a requirement, nothing to set
-        for name, raw in table.items():
-            dotted = f"agents.{agent}.{name}"
+        for key, raw in table.items():
+            dotted = f"{kind.plural}.{name}.{key}"
             where = _at(source, dotted)
-            if name == "env":
-                if source.layer != "global":
-                    settings.warnings.append(
-                        f"{where}: [agents.{agent}.env] is read from the global config only (the project file is "
-                        "committed); move it with `strawpot config set --global`")
-                    continue
-                if not isinstance(raw, dict) or not all(isinstance(v, str | int | float) for v in raw.values()):
-                    raise UsageError(f"{where}: agents.{agent}.env must be a table of NAME = \"value\"")
-                env = settings.agent_env.setdefault(agent, {})
-                for var, value in raw.items():
-                    env[var] = Value(f"agents.{agent}.env.{var}", str(value), Origin(source.layer, _at(source, f"{dotted}.{var}")))
-            elif name not in _AGENT_RESERVED:
-                settings.agents.setdefault(agent, {})[name] = Value(dotted, raw, Origin(source.layer, where))
+            if key == "env":
+                _fold_env(settings, source, kind, name, raw, where)
+            elif kind is Kind.AGENT and key not in _AGENT_RESERVED:
+                settings.agents.setdefault(name, {})[key] = Value(dotted, raw, Origin(source.layer, where))
+
+
+def _fold_env(settings: Settings, source: Source, kind: Kind, name: str, raw: Any, where: str) -> None:
+    table = f"{kind.plural}.{name}.env"
+    if source.layer != "global":
+        raise UsageError(f"{where}: [{table}]: environment values do not belong in the project file (it is committed)",
+                         hint=f"move them to the global config: `strawpot config set --global {table}.NAME VALUE`")
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise UsageError(f'{where}: [{table}] must be a table of NAME = "value" strings', hint="fix or delete it")
+    env = settings.env_tables.setdefault((kind, name), {})
+    for var, value in raw.items():
+        env[var] = Value(f"{table}.{var}", value, Origin(source.layer, _at(source, f"{table}.{var}")))
 
 
 def _fold_flat(settings: Settings, source: Source) -> None:
@@ -200,6 +212,9 @@ def check(key: Key, raw: Any, where: str) -> Any:
         ok = isinstance(raw, str)
     if not ok:
         raise UsageError(say(f"must be {_described(key)}, not {_shown(raw)}"), hint="fix the value or remove it")
+    if key.item is not None and not all(key.item.fullmatch(entry) for entry in raw):
+        bad = next(entry for entry in raw if not key.item.fullmatch(entry))
+        raise UsageError(say(f"must be a list like {key.item_example}; {_shown(bad)} is not"))
     if key.choices and raw not in key.choices:
         raise UsageError(say(f"must be one of {', '.join(key.choices)}, not {_shown(raw)}"))
     if key.minimum is not None and raw < key.minimum:

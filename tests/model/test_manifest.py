@@ -48,7 +48,6 @@ def test_entries_and_settings(manifest: Manifest) -> None:
         ManifestEntry(Kind.SKILL, "code-review", "==2.1.0", {"env": {"GITHUB_TOKEN": "x"}}),
         ManifestEntry(Kind.ROLE, "implementer", ">=1,<3", {"default_agent": "stub-agent"}),
     ]
-    assert manifest.orchestrator == {"role": "reviewer", "unknown_key": [1, 2]}
     assert manifest.role_default_agent("implementer") == "stub-agent"
 
 
@@ -177,7 +176,6 @@ def test_an_agent_table_without_version_is_settings_only(tmp_path: Path) -> None
     manifest = Manifest.load(path)
     assert [(e.kind, e.name) for e in manifest.entries()] == [(Kind.ROLE, "reviewer")]
     assert manifest.get(Kind.AGENT, "my-agent") is None
-    assert manifest.agent_settings("my-agent") == {"model": "small"}
     bare = tmp_path / "bare.toml"
     bare.write_text('[roles]\nreviewer = "*"\n', encoding="utf-8")
     assert manifest.dependency_hash() == Manifest.load(bare).dependency_hash()
@@ -190,4 +188,4 @@ def test_an_agent_table_with_version_is_a_requirement_and_removal_keeps_its_sett
     assert manifest.get(Kind.AGENT, "my-agent") == ManifestEntry(Kind.AGENT, "my-agent", "^1", {"model": "small"})
     assert manifest.remove(Kind.AGENT, "my-agent")
     assert manifest.dumps() == '[agents.my-agent]\nmodel = "small"\n'
-    assert manifest.entries() == [] and manifest.agent_settings("my-agent") == {"model": "small"}
+    assert manifest.entries() == []

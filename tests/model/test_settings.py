@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from strawpot.model.errors import UsageError
+from strawpot.model.kinds import Kind
 from strawpot.model.settings import SCHEMA, Origin, Source, key_lines, layered
 from strawpot.settings import load_settings
 
@@ -65,13 +66,13 @@ def test_env_values_are_parsed_by_type() -> None:
 def test_agent_params_layer_and_agent_env_is_global_only() -> None:
     settings = layered([
         _file("global", "/g", '[agents.coder]\nmodel = "a"\nturbo = true\n[agents.coder.env]\nKEY = "s"\n'),
-        _file("project", "/p", '[agents]\nother = "^1"\n[agents.coder]\nversion = "^1"\nmodel = "b"\n'
-                               '[agents.coder.env]\nLEAK = "x"\n'),
+        _file("project", "/p", '[agents]\nother = "^1"\n[agents.coder]\nversion = "^1"\nmodel = "b"\n'),
     ])
     assert settings.agent("coder") == {"model": "b", "turbo": True}  # `version` is the requirement's
-    assert settings.env_for("coder") == {"KEY": "s"}
+    assert settings.env_for(Kind.AGENT, "coder") == {"KEY": "s"}
     assert settings.agent("other") == {}
-    assert any("[agents.coder.env] is read from the global config only" in w for w in settings.warnings)
+    with pytest.raises(UsageError, match=r"/p:2: \[agents.coder.env\]: environment values do not belong in the project"):
+        layered([_file("project", "/p", '[agents.coder]\nenv = { LEAK = "x" }\n')])
 
 
 def test_requirement_tables_are_not_settings() -> None:
@@ -112,3 +113,10 @@ def test_docs_list_every_setting() -> None:
     for name, key in SCHEMA.items():
         assert f"| `{name}` |" in text, name
         assert (key.env_var or "—") in text, name
+
+
+def test_skill_env_comes_from_the_global_config_and_is_checked() -> None:
+    settings = layered([_file("global", "/g", '[skills.s.env]\nY = "2"\n[agents.a.env]\nX = "1"\n')])
+    assert settings.saved_env() == {(Kind.AGENT, "a"): {"X": "1"}, (Kind.SKILL, "s"): {"Y": "2"}}
+    with pytest.raises(UsageError, match=r'/g:2: \[agents.a.env\] must be a table of NAME = "value" strings'):
+        layered([_file("global", "/g", "[agents.a]\nenv = { X = 1 }\n")])

@@ -7,8 +7,10 @@ import pytest
 from orchestrator.binding import Binder, BindingError, choose_agent, role_env_var
 from orchestrator.staging import Stager
 from strawpot.model.installed import InstalledTree
+from strawpot.model.layout import Project
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
+from strawpot.settings import load_settings
 
 ALL = dict(cli="cli-agent", env="env-agent", manifest="manifest-agent", role="role-agent", runtime="runtime-agent")
 
@@ -39,7 +41,7 @@ def test_role_env_var() -> None:
 
 def _binder(project, **kw) -> Binder:  # type: ignore[no-untyped-def]
     stager = Stager(InstalledTree(project.state_dir), Lockfile.load(project.root / "strawpot.lock"))
-    return Binder(stager, Manifest.load(project.root / "strawpot.toml"), **kw)
+    return Binder(stager, Manifest.load(project.root / "strawpot.toml"), load_settings(Project(project.root)), **kw)
 
 
 def test_binder_builds_runtime_with_merged_config(project) -> None:

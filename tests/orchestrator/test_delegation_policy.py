@@ -46,34 +46,17 @@ def test_denial_message_lists_declared_roles() -> None:
 
 
 @pytest.mark.parametrize(
-    ("settings", "expected"),
+    ("text", "expected"),
     [
-        ({}, Policy()),
-        ({"max_depth": 1, "agent_timeout": 2}, Policy(max_depth=1, agent_timeout=2.0)),
-        ({"agent_timeout": 0.5, "kill_grace": 0}, Policy(agent_timeout=0.5, kill_grace=0.0)),
-        ({"max_delegations": 7, "unknown": "kept out"}, Policy(max_delegations=7)),
+        ("", Policy()),
+        ("[policy]\nmax_depth = 1\nagent_timeout = 2\n", Policy(max_depth=1, agent_timeout=2.0)),
+        ("[policy]\nagent_timeout = 0.5\nkill_grace = 0\n", Policy(agent_timeout=0.5, kill_grace=0.0)),
+        ("[policy]\nmax_delegations = 7\n", Policy(max_delegations=7)),
     ],
 )
-def test_policy_from_settings(settings: dict[str, object], expected: Policy) -> None:
-    assert Policy.from_settings(settings) == expected
+def test_policy_from_settings(text: str, expected: Policy) -> None:
+    import tomllib
 
+    from strawpot.model.settings import Source, layered
 
-@pytest.mark.parametrize(
-    ("settings", "message"),
-    [
-        ({"max_depth": "3"}, "policy.max_depth must be a whole number"),
-        ({"max_depth": 1.5}, "policy.max_depth must be a whole number"),
-        ({"max_depth": True}, "policy.max_depth must be a whole number"),
-        ({"max_depth": -1}, "policy.max_depth must be at least 0"),
-        ({"agent_timeout": 0}, "policy.agent_timeout must be at least"),
-    ],
-)
-def test_policy_from_settings_rejects(settings: dict[str, object], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        Policy.from_settings(settings)
-
-
-def test_policy_reports_every_bad_key() -> None:
-    with pytest.raises(ValueError) as info:
-        Policy.from_settings({"max_depth": "x", "agent_timeout": -1})
-    assert "max_depth" in str(info.value) and "agent_timeout" in str(info.value)
+    assert Policy.from_settings(layered([Source("project", "strawpot.toml", tomllib.loads(text))])) == expected

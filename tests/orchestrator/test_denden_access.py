@@ -22,6 +22,7 @@ from orchestrator.ask import Asker
 from orchestrator.endpoint import MAX_SOCKET_PATH, SOCKET_NAME
 from orchestrator.launch import Launch, Project, prepare
 from strawpot.model.errors import UsageError
+from strawpot.settings import load_settings
 
 pytestmark = pytest.mark.compat
 
@@ -55,7 +56,7 @@ def started(project) -> Iterator[Callable[[], Launch]]:  # type: ignore[no-untyp
     def start() -> Launch:
         if not launches:
             project.build()
-        launch = Launch(prepare(Project(project.root)), task="", asker=Asker(None))
+        launch = Launch(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
         launches.append(launch)
         return launch
 
@@ -202,8 +203,8 @@ def test_another_runs_token_is_refused(project, started) -> None:  # type: ignor
 def test_an_unknown_transport_is_a_usage_error(project) -> None:  # type: ignore[no-untyped-def]
     project.denden = {"transport": "carrier-pigeon"}
     project.build()
-    with pytest.raises(UsageError, match=r"\[denden\] transport must be \"unix\" or \"tcp\", not 'carrier-pigeon'"):
-        prepare(Project(project.root))
+    with pytest.raises(UsageError, match=r"strawpot.toml:\d+: denden.transport must be one of unix, tcp, not 'carrier-pigeon'"):
+        load_settings(Project(project.root))
 
 
 # -- errors disclose no ids -----------------------------------------------------------------------------

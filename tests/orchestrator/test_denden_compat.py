@@ -11,6 +11,7 @@ import pytest
 
 from orchestrator.ask import Asker
 from orchestrator.launch import Launch, Project, prepare
+from strawpot.settings import load_settings
 
 pytestmark = pytest.mark.compat
 theirs = pytest.importorskip("denden.gen.denden_pb2")
@@ -21,7 +22,7 @@ theirs_grpc = pytest.importorskip("denden.gen.denden_pb2_grpc")
 def live(project) -> Iterator[tuple[Launch, object, object]]:  # type: ignore[no-untyped-def]
     """A run whose root agent idles (sleep) so a test can speak Denden as that agent."""
     project.build()
-    launch = Launch(prepare(Project(project.root)), task="", asker=Asker(None))
+    launch = Launch(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
     root = launch.start_root("sleep:30")
     channel = grpc.insecure_channel(launch.server.address)
     try:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.envvars import EnvNeed, EnvValues, saved_values
-from strawpot.model.errors import UsageError
+from orchestrator.envvars import EnvNeed, EnvValues
 from strawpot.model.kinds import Kind
 from strawpot.model.package import EnvSpec
 
@@ -32,8 +31,3 @@ def test_value_precedence(environ, saved, typed, value, exported) -> None:  # ty
     assert values.exported([WITH_DEFAULT]) == {"LEVEL": "info"}
 
 
-def test_saved_values_are_read_from_agents_and_skills_tables_and_checked() -> None:
-    config = {"agents": {"a": {"env": {"X": "1"}}}, "skills": {"s": {"env": {"Y": "2"}}}, "registry": {}}
-    assert saved_values(config, "config.toml") == {(Kind.AGENT, "a"): {"X": "1"}, (Kind.SKILL, "s"): {"Y": "2"}}
-    with pytest.raises(UsageError, match=r"config.toml: \[agents.a.env\] must be a table of NAME = \"value\""):
-        saved_values({"agents": {"a": {"env": {"X": 1}}}}, "config.toml")

@@ -128,7 +128,7 @@ def test_env_values_in_the_project_file_are_refused(project, tmp_path, env) -> N
                                                      'stub-agent = { version = "*", env = { STUB_TOKEN = "x" }, '))
     proc = start(project, "echo:x", env=env)
     assert proc.returncode == 2
-    assert "strawpot.toml [agents.stub-agent]: environment values do not belong in the project file" in proc.stderr
+    assert "strawpot.toml:8: [agents.stub-agent.env]: environment values do not belong in the project file" in proc.stderr
 
 
 # -- start without a task ----------------------------------------------------------------------------------
