@@ -198,12 +198,18 @@ def test_slow_uploads_are_cut_and_cannot_hold_the_upload_memory(tmp_path: Path) 
     until the minimum rate ends each with 408; a large publish queued behind them then goes through, and
     a small publish meanwhile needs no share of the budget at all."""
     storage = SQLiteStorage(tmp_path / "data")
-    with serve(create_app(storage, rate_limit=0, body_policy=POLICY, slot_wait=20, upload_budget=5_000_000)) as url:
+    app = create_app(storage, rate_limit=0, body_policy=POLICY, slot_wait=20, upload_budget=5_000_000)
+    with serve(app) as url:
         tokens = [create_token(storage, f"slow{i}") for i in range(4)]
         results: list[Answer] = []
         threads = [threading.Thread(target=_slow_publish, args=(url, t, f"slow{i}", results), kwargs={"burst": 1_200_000})
                    for i, t in enumerate(tokens)]
         _start(threads)
+        slots = app.state.registry.upload_slots()
+        deadline = time.monotonic() + 10  # on a loaded machine the four may take longer than _start's pause
+        while slots.free > 5_000_000 - 4 * 1_200_000 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert slots.free <= 5_000_000 - 4 * 1_200_000, "the slow uploads never reserved their share"
         body, ctype = publish_body("small", main_md("small"))
         small = post(url, "/api/v1/skills", body, content_type=ctype, token=create_token(storage, "small"))
         body, ctype = publish_body("large", main_md("large"), extra={"data.bin": b"L" * 1_500_000})
