@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path, PurePosixPath
 from types import TracebackType
@@ -16,8 +15,8 @@ from urllib.parse import quote
 
 import httpx
 
-from ._exceptions import HubError, OfflineMiss, ProtocolError, _map_error, _retry_after
-from ._models import PackageVersions, check_slug, kind_and_plural
+from ._exceptions import DeadlineExceeded, HubError, OfflineMiss, ProtocolError, _map_error, _retry_after
+from ._models import PackageVersions, check_slug, kind_and_plural, parse_json
 from ._plain import PlainHTTPTransport
 
 if TYPE_CHECKING:
@@ -36,6 +35,7 @@ _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 # a POST may have taken effect unless the server said it did not (429, 503) or it was never sent
 _UNSENT_STATUSES = frozenset({429, 503})
 _UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_NEVER = float("inf")
 _MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries
 _BACKOFF_BASE = 0.25
 _BACKOFF_CAP = 8.0
@@ -74,6 +74,27 @@ def _check_relative_path(path: str) -> str:
 # and so is a v1 file over the registry's 10 MB limit: a hostile server cannot exhaust memory.
 MAX_JSON_BYTES = 64 * 1024 * 1024
 MAX_FILE_BYTES = 10 * 1024 * 1024
+# An archive holds at most 50 MB of files (the registry's limit) plus tar headers; one declared
+# larger is refused before a byte of it is fetched, and one without a declared size stops here.
+MAX_ARCHIVE_BYTES = 60 * 1024 * 1024
+
+
+class _DeadlineStream(httpx.SyncByteStream):
+    """A response body that raises ReadTimeout once `deadline` (time.monotonic()) has passed."""
+
+    def __init__(self, stream: Iterable[bytes], deadline: float) -> None:
+        self._stream, self._deadline = stream, deadline
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._stream:
+            if time.monotonic() > self._deadline:
+                raise httpx.ReadTimeout("the request deadline passed")
+            yield chunk
+
+    def close(self) -> None:
+        close = getattr(self._stream, "close", None)
+        if close is not None:
+            close()
 
 
 def _read_capped(response: httpx.Response, limit: int | None = None) -> bytes:
@@ -96,8 +117,10 @@ def _json_object(response: httpx.Response) -> dict[str, Any]:
     """The body as a JSON object, or ProtocolError naming what came instead."""
     _read_capped(response)
     try:
-        body = json.loads(response.content)
-    except ValueError:
+        body = parse_json(response.content)
+    except ValueError as exc:
+        if "nested" in str(exc):
+            raise ProtocolError(f"the answer from {response.request.url}: {exc}", url=str(response.request.url)) from None
         body = None
     if not isinstance(body, dict):
         kind = response.headers.get("content-type", "no content type")
@@ -110,7 +133,7 @@ def _json_object(response: httpx.Response) -> dict[str, Any]:
 
 def _is_json_error(response: httpx.Response) -> bool:
     try:
-        body = json.loads(response.content)
+        body = parse_json(response.content)
     except ValueError:
         return False
     return isinstance(body, dict) and "error" in body
@@ -153,6 +176,12 @@ class HubClient:
     when they cannot have taken effect (429, 503, connect errors). Backoff is exponential with jitter,
     `Retry-After` is honoured, and one request never sleeps more than 30 s in total: a longer
     `Retry-After` raises RateLimited at once. Other 4xx are never retried.
+
+    Time: `timeout` bounds each wait for the network (connect, or one read); `request_deadline`
+    bounds one request from its first attempt to the last byte of its answer, retries and backoff
+    included; `deadline` bounds everything the client does from its creation (one command's budget).
+    Past either, the request fails with DeadlineExceeded (a RegistryUnreachable), however slowly the
+    server keeps sending. None means no such bound.
     """
 
     def __init__(
@@ -164,6 +193,8 @@ class HubClient:
         cache: Cache | None = None,
         offline: bool = False,
         timeout: float = 30.0,
+        request_deadline: float | None = None,
+        deadline: float | None = None,
         max_workers: int = 16,
         retries: int = 3,
         user_agent: str | None = None,
@@ -176,6 +207,10 @@ class HubClient:
         self.offline = offline
         self.max_workers = max_workers
         self.retries = retries
+        self.timeout = timeout
+        self.request_deadline = request_deadline
+        self.deadline = deadline
+        self._ends_at = None if deadline is None else time.monotonic() + deadline
         headers = {"Accept": "application/json", "User-Agent": user_agent or _default_user_agent()}
         if token:
             headers["Authorization"] = f"Bearer {token}"
@@ -260,18 +295,25 @@ class HubClient:
         retries = self.retries if retries is None else retries
         idempotent = method in ("GET", "HEAD")
         waited = 0.0
+        end, scope, budget = self._end()
         for attempt in range(retries + 1):
+            left = end - time.monotonic()
+            if left <= 0:
+                raise DeadlineExceeded(scope, budget, url=self.base_url + path)
             request = self._http.build_request(
-                method, path, params=params, json=json_body, data=data, files=files, headers=headers
+                method, path, params=params, json=json_body, data=data, files=files, headers=headers,
+                timeout=min(self.timeout, left), extensions={"deadline": end} if end != _NEVER else None,
             )
             url = str(request.url)
             last = attempt == retries
             delay: float | None
             try:
                 response = self._http.send(request, stream=True)
+                if end != _NEVER and isinstance(response.stream, httpx.SyncByteStream):
+                    response.stream = _DeadlineStream(response.stream, end)
                 try:
                     delay = None if last else self._status_delay(response, attempt, idempotent)
-                    if delay is None or waited + delay > _MAX_WAIT:
+                    if delay is None or waited + delay > _MAX_WAIT or time.monotonic() + delay >= end:
                         if response.status_code >= 400 and response.status_code not in passthrough:
                             _read_capped(response)
                             raise _map_error(response, url)
@@ -279,13 +321,25 @@ class HubClient:
                 finally:
                     response.close()
             except httpx.TransportError as exc:
+                if time.monotonic() >= end:
+                    raise DeadlineExceeded(scope, budget, url=url) from None
                 retryable = idempotent or isinstance(exc, _UNSENT_ERRORS)
                 delay = min(_backoff(attempt), _MAX_WAIT - waited)
                 if last or not retryable or delay <= 0:
                     raise _map_error(exc, url) from exc
+            delay = min(delay, max(0.0, end - time.monotonic()))
             _sleep(delay)
             waited += delay
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _end(self) -> tuple[float, str, float]:
+        """(the instant this request must be done by, "request" or "client", that budget in seconds)."""
+        end, scope, budget = _NEVER, "request", 0.0
+        if self.request_deadline is not None:
+            end, budget = time.monotonic() + self.request_deadline, self.request_deadline
+        if self._ends_at is not None and self._ends_at < end and self.deadline is not None:
+            end, scope, budget = self._ends_at, "client", self.deadline
+        return end, scope, budget
 
     @staticmethod
     def _status_delay(response: httpx.Response, attempt: int, idempotent: bool) -> float | None:
@@ -428,12 +482,19 @@ class HubClient:
         what = f"archive of {kind} {slug} {version}"
         if self.offline:
             raise OfflineMiss(f"{what} is not in the cache (offline)")
+        path = f"{_API}/{plural}/{slug}/versions/{quote(version, safe='')}/archive"
+        if size is not None and not 0 <= size <= MAX_ARCHIVE_BYTES:
+            raise ProtocolError(
+                f"the registry declares the {what} as {size} bytes, over the limit of {MAX_ARCHIVE_BYTES} bytes;"
+                " refused before downloading it", url=self.base_url + path,
+            )
 
         def store(response: httpx.Response) -> Path:
             url = str(response.request.url)
-            return cache.put_archive_stream(response.iter_bytes(), sha256, size=size, what=what, url=url)
+            return cache.put_archive_stream(
+                response.iter_bytes(), sha256, size=size, what=what, url=url, limit=MAX_ARCHIVE_BYTES
+            )
 
-        path = f"{_API}/{plural}/{slug}/versions/{quote(version, safe='')}/archive"
         return self._call(
             "GET", path, store, headers={"Accept": "application/gzip", "Accept-Encoding": "identity"}
         )

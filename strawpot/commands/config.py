@@ -17,30 +17,26 @@ SECTION = "packages"
 @registry_option
 @json_option
 def command(is_global: bool, project: Path | None, registry: str | None, as_json: bool) -> None:
-    """Show the registry URL (and where it came from), cache dir, global root and config file."""
-    import os
-
+    """Show the registry URL (and where it came from), token, time limits, cache dir, global root and config file."""
     from strawpot import settings
     from strawpot.model.manifest import Manifest
 
     the_project = settings.Project.at(project, is_global=is_global)
-    manifest_url = Manifest.load(the_project.manifest_path).registry_url
-    config_url = settings.load_config().get("registry", {}).get("url")
-    if registry:
-        origin = "--registry"
-    elif os.environ.get("STRAWPOT_REGISTRY_URL"):
-        origin = "STRAWPOT_REGISTRY_URL"
-    elif manifest_url:
-        origin = f"[registry].url in {the_project.manifest_path}"
-    elif config_url:
-        origin = f"[registry].url in {settings.config_path()}"
-    else:
-        origin = "default"
-    url = settings.registry_url(registry, manifest_url)
+    manifest = Manifest.load(the_project.manifest_path)
+    chosen = settings.choose_registry(registry, manifest.registry_url)
+    origin = {
+        "flag": "--registry",
+        "env": "STRAWPOT_REGISTRY_URL",
+        "project": f"[registry].url in {the_project.manifest_path}",
+        "config": f"[registry].url in {settings.config_path()}",
+    }.get(chosen.origin, chosen.origin)
+    limits = settings.timeouts(manifest.table("registry"))
     values = {
-        "registry_url": url,
+        "registry_url": chosen.url,
         "registry_url_from": origin,
-        "token": "set" if settings.registry_token(url) else "not set",
+        "token": "set" if settings.registry_token(chosen) else "not set",
+        "http_timeout": f"{limits.request:g} s",
+        "registry_deadline": f"{limits.deadline:g} s",
         "project": str(the_project.dir),
         "manifest": str(the_project.manifest_path),
         "lock": str(the_project.lock_path),

@@ -19,11 +19,12 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     """Search the registry for packages matching QUERY."""
     from strawpot.hub import hub_errors, open_client
     from strawpot.install.cli_support import parse_kind
-    from strawpot.settings import registry_token, registry_url
+    from strawpot.settings import choose_registry, registry_token
 
     kind_value = "all" if kind == "all" else parse_kind(kind).value
-    url = registry_url(registry, _manifest_url())
-    with hub_errors(url), open_client(url, token=registry_token(url)) as client:
+    chosen = choose_registry(registry, _manifest_url())
+    url = chosen.url
+    with hub_errors(url), open_client(url, token=registry_token(chosen)) as client:
         found = client.search(query, kind_value, limit=limit)
     results = found.get("results", []) if isinstance(found, dict) else None
     if not isinstance(results, list) or not all(isinstance(item, dict) for item in results):

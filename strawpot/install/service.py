@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hub_client import HubClient
     from strawpot.install.background import Speculator
     from strawpot.model.lockfile import LockedPackage
+    from strawpot.settings import Registry
 
 
 class Reporter(Protocol):
@@ -166,6 +167,8 @@ class _Run:
         self._client = client
         self._own_client = client is None
         self.url = ""
+        self.registry: Registry | None = None
+        self.registry_table: dict[str, object] = {}  # [registry] of strawpot.toml (time limits)
         self.fetched: dict[tuple[str, str], dict[str, bytes]] = {}
         self._placeholders: set[tuple[Kind, str]] = set()
         self.speculator: Speculator | None = None
@@ -180,7 +183,9 @@ class _Run:
             recover(self.tree)
         previous = Lockfile.load(self.project.lock_path) if self.project.lock_path.exists() else None
         manifest = None if opts.frozen else Manifest.load(self.project.manifest_path)
-        self.url = self._registry_url(manifest, previous)
+        self.registry = self._registry(manifest, previous)
+        self.registry_table = manifest.table("registry") if manifest is not None else {}
+        self.url = self.registry.url
         from strawpot.hub import hub_errors
 
         with hub_errors(self.url):
@@ -200,28 +205,25 @@ class _Run:
             self._tools(lock)
         return self.outcome
 
-    def _registry_url(self, manifest: Manifest | None, previous: Lockfile | None) -> str:
+    def _registry(self, manifest: Manifest | None, previous: Lockfile | None) -> Registry:
         """--registry > STRAWPOT_REGISTRY_URL > [registry].url > config file > where the lock came from > default."""
-        import os
-
-        from strawpot.settings import load_config, registry_url
+        from strawpot.settings import choose_registry
 
         manifest_url = manifest.registry_url if manifest is not None else None
-        configured = (
-            self.options.registry or os.environ.get("STRAWPOT_REGISTRY_URL") or manifest_url
-            or load_config().get("registry", {}).get("url")
-        )
-        if not configured and previous is not None and previous.packages and previous.packages[0].source:
-            return previous.packages[0].source.rstrip("/")
-        return registry_url(self.options.registry, manifest_url)
+        lock_source = previous.packages[0].source if previous is not None and previous.packages else None
+        return choose_registry(self.options.registry, manifest_url, lock_source or None)
 
     @property
     def client(self) -> HubClient:
         if self._client is None:
             from strawpot.hub import open_client
-            from strawpot.settings import registry_token
+            from strawpot.settings import registry_token, timeouts
 
-            self._client = open_client(self.url, token=registry_token(self.url), offline=self.options.offline)
+            assert self.registry is not None
+            self._client = open_client(
+                self.url, token=registry_token(self.registry), offline=self.options.offline,
+                timeouts=timeouts(self.registry_table),
+            )
         return self._client
 
     def close(self) -> None:
