@@ -81,6 +81,21 @@ def _dependency_entry(group: str, entry: object) -> str:
     return entry
 
 
+_SHA256_RE = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def _optional_sha256(value: str | None) -> str | None:
+    if value is not None and not _SHA256_RE.fullmatch(value):
+        raise ValueError(f"sha256 {value[:80]!r} is not 64 hex digits")
+    return value
+
+
+def _optional_slug(value: str | None, what: str) -> str | None:
+    if value is not None and not _SLUG_RE.fullmatch(value):
+        raise ValueError(f"{what} {value[:80]!r} is not a valid package name")
+    return value
+
+
 def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], *, optional: bool = False) -> Any:
     value = data.get(key)
     if value is None and optional:
@@ -138,7 +153,7 @@ class FileInfo:
         return cls(
             path=_get(obj, "path", str),
             size=_get(obj, "size", int),
-            sha256=_get(obj, "sha256", str, optional=True),
+            sha256=_optional_sha256(_get(obj, "sha256", str, optional=True)),
             executable=bool(_get(obj, "executable", bool, optional=True)),
         )
 
@@ -164,9 +179,9 @@ class VersionInfo:
         return cls(
             version=_get(obj, "version", str),
             dependencies=_dependencies(obj.get("dependencies")),
-            default_agent=_get(obj, "defaultAgent", str, optional=True),
+            default_agent=_optional_slug(_get(obj, "defaultAgent", str, optional=True), "defaultAgent"),
             tools=dict(_get(obj, "tools", dict, optional=True) or {}),
-            sha256=_get(obj, "sha256", str, optional=True),
+            sha256=_optional_sha256(_get(obj, "sha256", str, optional=True)),
             size=_get(obj, "size", int, optional=True),
             files=tuple(FileInfo.from_json(f) for f in _get(obj, "files", list, optional=True) or ()),
             yanked=bool(_get(obj, "yanked", bool, optional=True)),

@@ -17,10 +17,11 @@ from strawpot.install.apply import checkpoint, commit, discard, recover, remove,
 from strawpot.install.ids import package_id
 from strawpot.install.plan import Change, Plan, make_plan
 from strawpot.install.tools import MissingTool, missing_tools, run_hints
-from strawpot.model.errors import LockOutdated, UsageError
+from strawpot.model.errors import LockOutdated, StrawpotError, UsageError
 from strawpot.model.fs import file_lock
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
+from strawpot.model.layout import escaping_link
 from strawpot.model.lockfile import Lockfile, LockfileError
 from strawpot.model.manifest import Manifest
 from strawpot.settings import Project
@@ -148,6 +149,11 @@ def run(
 
 def _preflight(project: Project, options: Options) -> None:
     """Refuse unreadable inputs before the file lock creates `.strawpot/`: bad input writes nothing."""
+    if (link := escaping_link(project)) is not None:
+        raise StrawpotError(
+            f"{link[0]} is a link to {link[1]}, outside {project.dir}; refused, nothing was written",
+            hint="replace the link with a real folder (or remove it) and run the command again",
+        )
     if not options.frozen:
         Manifest.load(project.manifest_path)
     if project.lock_path.exists():

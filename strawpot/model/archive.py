@@ -89,6 +89,8 @@ def read_archive(data: bytes) -> list[ArchiveMember]:
                 total += len(payload)
                 seen.add(path)
                 members.append(ArchiveMember(path, payload, bool(info.mode & 0o100)))
+    except ArchiveError:
+        raise
     except (tarfile.TarError, OSError, EOFError, ValueError, UnicodeError) as exc:
         raise ArchiveError(f"corrupt archive: {exc}") from None
     return members

@@ -12,6 +12,10 @@ from strawpot.model.errors import UsageError
 _POSITION_RE = re.compile(r"^(?P<reason>.*) \(at (?:line (?P<line>\d+), column (?P<col>\d+)|end of document)\)$")
 
 
+# tomllib's words for a repeated key, said plainly
+_PLAIN = {"Cannot overwrite a value": "a key set twice (each key may appear once in its table)"}
+
+
 def parse_toml(text: str, path: Path | str, *, error: type[UsageError] = UsageError,
                hint: str | None = None) -> dict[str, Any]:
     """`tomllib.loads(text)`, or `error("<path>:<line>:<col>: invalid TOML: <reason>")` for any bad input:
@@ -35,9 +39,10 @@ def _position(message: str, text: str) -> tuple[int, int, str]:
     match = _POSITION_RE.match(message)
     if match is None:
         return 1, 1, message
+    reason = _PLAIN.get(match["reason"], match["reason"])
     if match["line"] is None:  # at end of document
-        return text.count("\n") + 1, 1, match["reason"]
-    return int(match["line"]), int(match["col"]), match["reason"]
+        return text.count("\n") + 1, 1, reason
+    return int(match["line"]), int(match["col"]), reason
 
 
 def _depth_position(text: str) -> tuple[int, int, str]:
