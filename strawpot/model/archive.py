@@ -93,6 +93,10 @@ def read_archive(data: bytes) -> list[ArchiveMember]:
         raise
     except (tarfile.TarError, OSError, EOFError, ValueError, UnicodeError) as exc:
         raise ArchiveError(f"corrupt archive: {exc}") from None
+    folders = {path.rpartition("/")[0] for path in seen}
+    folders |= {folder.rsplit("/", n)[0] for folder in list(folders) for n in range(1, folder.count("/") + 1)}
+    if clash := sorted(seen & folders):
+        raise ArchiveError(f"member {clash[0]!r} is both a file and a folder")
     return members
 
 
