@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import random
 import sys
 import tempfile
@@ -58,6 +59,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--kinds", default="manifest,lockfile,frontmatter,archive")
     args = parser.parse_args()
+    settings_dir = tempfile.TemporaryDirectory()  # read no user settings
+    os.environ["STRAWPOT_CONFIG_DIR"] = settings_dir.name
+    for name in ("STRAWPOT_HTTP_TIMEOUT", "STRAWPOT_REGISTRY_DEADLINE"):
+        os.environ.pop(name, None)
     total_tracebacks = 0
     for kind in args.kinds.split(","):
         rng = random.Random(f"{args.seed}-{kind}")
