@@ -1,9 +1,10 @@
-"""Fuzz the client's readers: 10,000 hostile manifests, lockfiles and frontmatters (and archives) each,
-through the same parsers a command uses; report how many ended in a traceback (must be 0).
+"""Fuzz the client's readers: 10,000 hostile manifests, lockfiles and frontmatters (and archives, and
+registry answers run through a whole install) each, through the same code a command uses; report how
+many ended in a traceback (must be 0).
 
 A "traceback" is any exception other than the reader's documented error (StrawpotError for manifests
-and lockfiles, FrontmatterError for frontmatter, ArchiveError for archives), or a write outside the
-target folder. Samples come from tests/fuzz/_corpus.py with a fixed seed, so a run can be repeated
+and lockfiles and registry answers, FrontmatterError for frontmatter, ArchiveError for archives), or a
+write outside the target folder. Samples come from tests/fuzz/_corpus.py with a fixed seed, so a run can be repeated
 and a failing sample replayed by its number.
 
     .venv/bin/python benchmarks/fuzz_client.py [--count 10000] [--seed 2026] [--kinds manifest,lockfile,frontmatter]
@@ -30,10 +31,13 @@ from tests.fuzz._corpus import (  # noqa: E402
     check_frontmatter,
     check_lockfile,
     check_manifest,
+    check_registry_answer,
     frontmatter_text,
     lockfile_text,
     manifest_text,
     mutate,
+    top_archive,
+    versions_answer,
 )
 
 
@@ -49,15 +53,17 @@ def _one(kind: str, rng: random.Random, folder: Path) -> None:
         if rng.random() < 0.3:
             text = mutate(rng, text.encode()).decode("utf-8", "replace")
         check_frontmatter(text)
-    else:
+    elif kind == "archive":
         check_archive(archive_bytes(rng), folder)
+    else:
+        check_registry_answer(versions_answer(rng, "top", top_archive()), folder)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=10_000, help="samples of each kind")
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--kinds", default="manifest,lockfile,frontmatter,archive")
+    parser.add_argument("--kinds", default="manifest,lockfile,frontmatter,archive,registry-answer")
     args = parser.parse_args()
     settings_dir = tempfile.TemporaryDirectory()  # read no user settings
     os.environ["STRAWPOT_CONFIG_DIR"] = settings_dir.name

@@ -179,6 +179,47 @@ def archive_bytes(rng: random.Random) -> bytes:
     return mutate(rng, data) if rng.random() < 0.3 else data
 
 
+_JSON_HOSTILE: list[object] = [None, True, 0, -1, 2**70, 1.5, "", "../../etc", "/abs", "a/b", "Evil", "x" * 300, "*",
+                                 "top^1", "top>=1,<2", "1.0.0", "a" * 64, "\u0000", [], {}, ["../x"], {"skills": "x"},
+                                 {"skills": ["../../etc"]}, {"roles": [1]}, {"linux": ["x"]}, {"install": []},
+                                 {"install": {"linux": 1}}, [[[]]], {"a": {"b": {"c": {}}}}]
+
+
+def _hostile_json(rng: random.Random) -> object:
+    if rng.random() < 0.1:
+        n = rng.choice([20, 40, 200, 5000])
+        return json_nested(n)
+    return rng.choice(_JSON_HOSTILE)
+
+
+def json_nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def versions_answer(rng: random.Random, slug: str, archive: bytes) -> bytes:
+    """A `/versions` body for `slug` whose fields are, now and then, replaced by hostile JSON values."""
+    import hashlib
+    import json
+
+    entry: dict[str, object] = {
+        "version": "1.0.0", "dependencies": {"skills": []}, "defaultAgent": None, "tools": {},
+        "sha256": hashlib.sha256(archive).hexdigest(), "size": len(archive), "yanked": False, "createdAt": 1,
+        "files": [{"path": "SKILL.md", "size": 1, "sha256": "b" * 64, "executable": False}],
+    }
+    body: dict[str, object] = {"kind": "skill", "slug": slug, "versions": [entry]}
+    for _ in range(rng.randint(1, 3)):
+        target = rng.choice([body, entry, entry, entry])
+        target[rng.choice(list(target))] = _hostile_json(rng)
+    try:
+        text = json.dumps(body)
+    except (RecursionError, ValueError):
+        text = "[" * 5000 + "]" * 5000
+    return mutate(rng, text.encode()) if rng.random() < 0.15 else text.encode()
+
+
 # -- the harness ---------------------------------------------------------------------------------------------
 
 
@@ -253,6 +294,52 @@ def check_frontmatter(text: str) -> None:
     from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
 
     _guard((FrontmatterError,), lambda: split_frontmatter(text), "frontmatter")
+
+
+def check_registry_answer(body: bytes, folder: Path) -> None:
+    """`install skill top` against a registry whose `/versions` answer is `body` (an in-memory transport):
+    only StrawpotError may come out, and nothing may be written outside the project folder."""
+    import httpx
+
+    from hub_client import Cache, HubClient
+    from strawpot.install.service import Edit, Options, Requested, run
+    from strawpot.model.errors import StrawpotError
+    from strawpot.model.kinds import Kind
+    from strawpot.model.layout import Project
+
+    archive = top_archive()
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/skills/top/versions"):
+            return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+        if request.url.path.endswith("/archive"):
+            return httpx.Response(200, content=archive)
+        return httpx.Response(404, json={"error": "not found"})
+
+    project = folder / "project"
+    project.mkdir()
+    client = HubClient("http://hub.test", transport=httpx.MockTransport(answer), cache=Cache(folder / "cache"),
+                       retries=0)
+    try:
+        _guard((StrawpotError,), lambda: run(Project.at(project), Edit(add=(Requested(Kind.SKILL, "top"),)),
+                                             Options(registry="http://hub.test", tools="skip"), client=client),
+               "registry answer")
+    finally:
+        client.close()
+    for path in folder.rglob("*"):
+        if not (path.is_relative_to(project) or path.is_relative_to(folder / "cache")):
+            raise Traceback(f"registry answer: wrote {path} outside the project and the cache")
+
+
+_ARCHIVE: list[bytes] = []
+
+
+def top_archive() -> bytes:
+    if not _ARCHIVE:
+        from strawpot.model.archive import build_archive
+
+        _ARCHIVE.append(build_archive({"SKILL.md": b"---\nname: top\ndescription: d\n---\n"}))
+    return _ARCHIVE[0]
 
 
 def check_archive(data: bytes, folder: Path) -> None:

@@ -1,4 +1,5 @@
-"""Fuzzing the client's readers with seeded hostile inputs: manifests, lockfiles and archives.
+"""Fuzzing the client's readers with seeded hostile inputs: manifests, lockfiles, archives, and
+registry answers run through a whole `install`.
 
 No sample may end in anything but the reader's documented error (StrawpotError, ArchiveError), and no
 sample may make the client write outside its target folder. Each category runs a fixed number of
@@ -23,9 +24,12 @@ from tests.fuzz._corpus import (
     check_archive,
     check_lockfile,
     check_manifest,
+    check_registry_answer,
     lockfile_text,
     manifest_text,
     mutate,
+    top_archive,
+    versions_answer,
 )
 
 SAMPLES = 1500
@@ -47,6 +51,7 @@ CATEGORIES: dict[str, tuple[Callable[[random.Random], bytes], Callable[[bytes, P
     "manifest": (_manifest, check_manifest),
     "lockfile": (_lockfile, check_lockfile),
     "archive": (archive_bytes, check_archive),
+    "registry answer": (lambda rng: versions_answer(rng, "top", top_archive()), check_registry_answer),
 }
 
 
