@@ -40,6 +40,8 @@ class Reporter(Protocol):
 
     def progress(self, label: str, total: int) -> contextlib.AbstractContextManager[Callback]: ...
 
+    def waiting(self, message: str) -> contextlib.AbstractContextManager[None]: ...
+
 
 class Callback(Protocol):
     def __call__(self, pkg: LockedPackage) -> None: ...
@@ -52,6 +54,10 @@ class QuietReporter:
     @contextlib.contextmanager
     def progress(self, label: str, total: int) -> Iterator[Callback]:
         yield lambda pkg: None
+
+    @contextlib.contextmanager
+    def waiting(self, message: str) -> Iterator[None]:
+        yield
 
 
 @dataclass(frozen=True)
@@ -305,10 +311,12 @@ class _Run:
             e.name: agent for e in manifest.entries()
             if e.kind is Kind.ROLE and isinstance(agent := e.settings.get("default_agent"), str)
         }
-        resolution = resolve(
-            self.client, manifest.entries(), source=self.url, manifest_hash="", role_agents=role_agents,
-            preferences=prefs, where=str(manifest.path), speculate=self._speculator(),
-        )
+        limit = self.client.request_deadline
+        with self.reporter.waiting(f"waiting for {self.url}" + (f" (at most {limit:g} s a request)" if limit else "")):
+            resolution = resolve(
+                self.client, manifest.entries(), source=self.url, manifest_hash="", role_agents=role_agents,
+                preferences=prefs, where=str(manifest.path), speculate=self._speculator(),
+            )
         self.fetched = resolution.fetched
         for kind, name in sorted(self._placeholders):
             pkg = resolution.lock.get(kind, name)
