@@ -6,7 +6,7 @@ import contextlib
 import random
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path, PurePosixPath
 from types import TracebackType
@@ -15,9 +15,11 @@ from urllib.parse import quote
 
 import httpx
 
+from . import _responses
 from ._exceptions import DeadlineExceeded, HubError, OfflineMiss, ProtocolError, _map_error, _retry_after
-from ._models import PackageVersions, check_slug, kind_and_plural, parse_json
+from ._models import PackageVersions, check_slug, kind_and_plural
 from ._plain import PlainHTTPTransport
+from ._responses import DeadlineStream, json_object, read_capped, versions_outcome
 
 if TYPE_CHECKING:
     from ._cache import Cache
@@ -68,89 +70,6 @@ def _check_relative_path(path: str) -> str:
     if not path or "\\" in path or pure.is_absolute() or ".." in pure.parts or str(pure) != path:
         raise ValueError(f"file path must be relative POSIX without '..': {path!r}")
     return path
-
-
-# A JSON answer or an error body larger than this is refused (a package is at most 50 MB in all),
-# and so is a v1 file over the registry's 10 MB limit: a hostile server cannot exhaust memory.
-MAX_JSON_BYTES = 64 * 1024 * 1024
-MAX_FILE_BYTES = 10 * 1024 * 1024
-# An archive holds at most 50 MB of files (the registry's limit) plus tar headers; one declared
-# larger is refused before a byte of it is fetched, and one without a declared size stops here.
-MAX_ARCHIVE_BYTES = 60 * 1024 * 1024
-
-
-class _DeadlineStream(httpx.SyncByteStream):
-    """A response body that raises ReadTimeout once `deadline` (time.monotonic()) has passed."""
-
-    def __init__(self, stream: Iterable[bytes], deadline: float) -> None:
-        self._stream, self._deadline = stream, deadline
-
-    def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._stream:
-            if time.monotonic() > self._deadline:
-                raise httpx.ReadTimeout("the request deadline passed")
-            yield chunk
-
-    def close(self) -> None:
-        close = getattr(self._stream, "close", None)
-        if close is not None:
-            close()
-
-
-def _read_capped(response: httpx.Response, limit: int | None = None) -> bytes:
-    """Read the streamed body, refusing it as soon as it passes `limit` (default MAX_JSON_BYTES) bytes."""
-    limit = MAX_JSON_BYTES if limit is None else limit
-    chunks: list[bytes] = []
-    total = 0
-    for chunk in response.iter_bytes():
-        total += len(chunk)
-        if total > limit:
-            url = str(response.request.url)
-            raise ProtocolError(f"the answer from {url} is larger than {limit} bytes; refused", url=url)
-        chunks.append(chunk)
-    data = b"".join(chunks)
-    response._content = data  # what httpx's own read() does, so .content/.text/.json() work afterwards
-    return data
-
-
-def _json_object(response: httpx.Response) -> dict[str, Any]:
-    """The body as a JSON object, or ProtocolError naming what came instead."""
-    _read_capped(response)
-    try:
-        body = parse_json(response.content)
-    except ValueError as exc:
-        if "nested" in str(exc):
-            raise ProtocolError(f"the answer from {response.request.url}: {exc}", url=str(response.request.url)) from None
-        body = None
-    if not isinstance(body, dict):
-        kind = response.headers.get("content-type", "no content type")
-        raise ProtocolError(
-            f"expected a JSON object from {response.request.url}, got {kind}: {response.text[:200]!r}",
-            url=str(response.request.url),
-        )
-    return body
-
-
-def _is_json_error(response: httpx.Response) -> bool:
-    try:
-        body = parse_json(response.content)
-    except ValueError:
-        return False
-    return isinstance(body, dict) and "error" in body
-
-
-def _versions_outcome(response: httpx.Response) -> tuple[int, Any]:
-    """Classify a `/versions` answer: (304, None), (405, None) for "no such route", (404, NotFound),
-    or (status, (body, etag))."""
-    status = response.status_code
-    if status == 304:
-        return 304, None
-    if status in (404, 405):
-        _read_capped(response)
-        if status == 405 or not _is_json_error(response):
-            return 405, None
-        return 404, _map_error(response, str(response.request.url))
-    return status, (_json_object(response), response.headers.get("ETag"))
 
 
 def _backoff(attempt: int) -> float:
@@ -310,12 +229,12 @@ class HubClient:
             try:
                 response = self._http.send(request, stream=True)
                 if end != _NEVER and isinstance(response.stream, httpx.SyncByteStream):
-                    response.stream = _DeadlineStream(response.stream, end)
+                    response.stream = DeadlineStream(response.stream, end)
                 try:
                     delay = None if last else self._status_delay(response, attempt, idempotent)
                     if delay is None or waited + delay > _MAX_WAIT or time.monotonic() + delay >= end:
                         if response.status_code >= 400 and response.status_code not in passthrough:
-                            _read_capped(response)
+                            read_capped(response)
                             raise _map_error(response, url)
                         return handler(response)
                 finally:
@@ -352,7 +271,7 @@ class HubClient:
         return _backoff(attempt)
 
     def _get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> dict[str, Any]:
-        return self._call("GET", path, _json_object, params=params)
+        return self._call("GET", path, json_object, params=params)
 
     # -- package metadata -------------------------------------------------------------------------
 
@@ -400,7 +319,7 @@ class HubClient:
             headers["If-None-Match"] = cached[1]
 
         status, payload = self._call(
-            "GET", path, _versions_outcome, headers=headers, passthrough=frozenset({404, 405})
+            "GET", path, versions_outcome, headers=headers, passthrough=frozenset({404, 405})
         )
         if status == 304 and cached is not None:
             self._has_extensions = True
@@ -483,16 +402,16 @@ class HubClient:
         if self.offline:
             raise OfflineMiss(f"{what} is not in the cache (offline)")
         path = f"{_API}/{plural}/{slug}/versions/{quote(version, safe='')}/archive"
-        if size is not None and not 0 <= size <= MAX_ARCHIVE_BYTES:
+        if size is not None and not 0 <= size <= _responses.MAX_ARCHIVE_BYTES:
             raise ProtocolError(
-                f"the registry declares the {what} as {size} bytes, over the limit of {MAX_ARCHIVE_BYTES} bytes;"
+                f"the registry declares the {what} as {size} bytes, over the limit of {_responses.MAX_ARCHIVE_BYTES} bytes;"
                 " refused before downloading it", url=self.base_url + path,
             )
 
         def store(response: httpx.Response) -> Path:
             url = str(response.request.url)
             return cache.put_archive_stream(
-                response.iter_bytes(), sha256, size=size, what=what, url=url, limit=MAX_ARCHIVE_BYTES
+                response.iter_bytes(), sha256, size=size, what=what, url=url, limit=_responses.MAX_ARCHIVE_BYTES
             )
 
         return self._call(
@@ -520,7 +439,7 @@ class HubClient:
         return self._call(
             "GET",
             f"{_API}/{plural}/{slug}/file",
-            lambda r: _read_capped(r, MAX_FILE_BYTES),
+            lambda r: read_capped(r, _responses.MAX_FILE_BYTES),
             params=params,
             headers={"Accept": "*/*"},
         )
@@ -585,11 +504,11 @@ class HubClient:
             ("files", (_check_relative_path(path), content, "application/octet-stream"))
             for path, content in files
         ]
-        return self._call("POST", f"{_API}/{plural}", _json_object, data=dict(fields), files=parts)
+        return self._call("POST", f"{_API}/{plural}", json_object, data=dict(fields), files=parts)
 
     def yank(self, kind: str, slug: str, version: str, yanked: bool = True) -> dict[str, Any]:
         """Yank (or with `yanked=False` restore) a version; owner or admin only."""
         _, plural = kind_and_plural(kind)
         check_slug(slug)
         path = f"{_API}/{plural}/{slug}/versions/{quote(_check_version(version), safe='')}/yank"
-        return self._call("POST", path, _json_object, json_body={"yanked": yanked})
+        return self._call("POST", path, json_object, json_body={"yanked": yanked})

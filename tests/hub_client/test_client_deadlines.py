@@ -68,7 +68,7 @@ def test_without_deadlines_a_fast_answer_is_unchanged() -> None:
 
 
 def test_an_archive_declared_over_the_limit_is_refused_before_any_byte_is_fetched(tmp_path: Path) -> None:
-    from hub_client._client import MAX_ARCHIVE_BYTES
+    from hub_client._responses import MAX_ARCHIVE_BYTES
 
     requests: list[httpx.Request] = []
     transport = httpx.MockTransport(lambda r: requests.append(r) or httpx.Response(200, content=b"x"))
@@ -81,10 +81,9 @@ def test_an_archive_declared_over_the_limit_is_refused_before_any_byte_is_fetche
 
 
 def test_an_archive_without_a_declared_size_stops_at_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hub_client import IntegrityError
-    from hub_client import _client as client_module
+    from hub_client import IntegrityError, _responses
 
-    monkeypatch.setattr(client_module, "MAX_ARCHIVE_BYTES", 1000)
+    monkeypatch.setattr(_responses, "MAX_ARCHIVE_BYTES", 1000)
     transport = httpx.MockTransport(lambda r: httpx.Response(200, content=b"x" * 5000))
     with (HubClient("http://hub.test", transport=transport, cache=Cache(tmp_path / "cache"), retries=0) as client,
           pytest.raises(IntegrityError, match="expected 1000 bytes")):
