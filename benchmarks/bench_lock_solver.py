@@ -6,14 +6,23 @@ import argparse
 import json
 import platform
 import random
+import signal
 import sys
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from resolver import Dependency, NoSolution, OfflineProvider, Version, VersionSolver  # noqa: E402
+from resolver import (  # noqa: E402
+    Dependency,
+    NoSolution,
+    OfflineProvider,
+    Version,
+    VersionSolver,
+    explain,
+    parse_specifier,
+)
 
 PACKAGES = 1000
 VERSIONS = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "2.0.0", "2.1.0", "2.2.0", "3.0.0", "3.1.0", "3.2.0"]
@@ -84,41 +93,95 @@ def add_backtracking_trap(registry: Registry) -> None:
         }
 
 
-def root(registry: Registry, names: list[str], spec: str = "*") -> dict[str, Dependency]:
-    return {n: Dependency.parse(n, spec) for n in names if n in registry}
+def root(registry: Registry, names: list[str], spec: str = "*") -> dict[str, str]:
+    return {n: spec for n in names if n in registry}
 
 
-def timed(label: str, repeat: int, run: Callable[[], tuple[float, str]]) -> dict[str, object]:
-    best = float("inf")
-    detail = ""
-    for _ in range(repeat):
-        elapsed, detail = run()
-        best = min(best, elapsed)
+@dataclass
+class Case:
+    label: str
+    registry: Registry
+    roots: dict[str, str]
+    locked: dict[str, Version] | None = None
+
+
+def valid(registry: Registry, roots: dict[str, str], solution: dict[str, Version]) -> bool:
+    """Every root and every chosen version's dependencies are satisfied by the solution."""
+    wanted = list(roots.items())
+    for name_, version in solution.items():
+        wanted += registry[name_][str(version)].items()
+    return all(n in solution and solution[n] in parse_specifier(spec) for n, spec in wanted)
+
+
+def ours(case: Case) -> tuple[float, dict[str, Version] | None, str]:
+    """Time one resolution by our solver against a fresh provider (its construction is not timed)."""
+    provider = OfflineProvider(case.registry)
+    dependencies = {n: Dependency.parse(n, spec) for n, spec in case.roots.items()}
+    start = time.perf_counter()
+    solver = VersionSolver(provider, dependencies, locked=case.locked)
+    try:
+        solution: dict[str, Version] | None = solver.solve()
+        assert solution is not None
+        detail = f"{len(solution)} packages, {solver.attempted_solutions} attempts"
+        if "popular" in solution:
+            detail += f", popular {solution['popular']}"
+    except NoSolution as exc:
+        solution = None
+        lines = explain(exc).count("\n") + 1
+        detail = f"no solution ({lines}-line explanation, {solver.attempted_solutions} attempts)"
+    return time.perf_counter() - start, solution, detail
+
+
+def theirs(case: Case, limit: float) -> tuple[float | None, dict[str, Version] | None]:
+    """Time resolvelib on the same case; None seconds when it did not finish within `limit`."""
+    from benchmarks._resolvelib_adapter import solve as resolvelib_solve
+
+    def give_up(signum: int, frame: object) -> None:
+        raise TimeoutError
+
+    previous = signal.signal(signal.SIGALRM, give_up)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    start = time.perf_counter()
+    try:
+        solution = resolvelib_solve(case.registry, case.roots)
+        return time.perf_counter() - start, solution
+    except TimeoutError:
+        return None, None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_case(case: Case, repeat: int, compare: bool, limit: float) -> dict[str, object]:
+    best, solution, detail = min((ours(case) for _ in range(repeat)), key=lambda r: r[0])
+    if solution is not None:
+        assert valid(case.registry, case.roots, solution), f"{case.label}: our solution is not valid"
     status = "ok" if best < 2.0 else "SLOW"
-    print(f"{label:<54} {best:7.3f} s  {status}  {detail}")
-    return {"case": label, "seconds": round(best, 4), "detail": detail}
-
-
-def solve_case(
-    registry: Registry, dependencies: dict[str, Dependency], locked: dict[str, Version] | None = None
-) -> Callable[[], tuple[float, str]]:
-    """Time one resolution against a fresh provider (its construction is not timed)."""
-
-    def run() -> tuple[float, str]:
-        provider = OfflineProvider(registry)
-        start = time.perf_counter()
-        solver = VersionSolver(provider, dependencies, locked=locked)
-        try:
-            solution = solver.solve()
-            detail = f"{len(solution)} packages, {solver.attempted_solutions} attempts"
-            if "popular" in solution:
-                detail += f", popular {solution['popular']}"
-        except NoSolution as exc:
-            lines = str(exc).count("\n") + 1
-            detail = f"no solution ({lines}-line explanation, {solver.attempted_solutions} attempts)"
-        return time.perf_counter() - start, detail
-
-    return run
+    row: dict[str, object] = {"case": case.label, "seconds": round(best, 4), "detail": detail}
+    line = f"{case.label:<54} {best:7.3f} s  {status}  {detail}"
+    if compare and case.locked is None:
+        runs = [theirs(case, limit) for _ in range(repeat)]
+        times = [t for t, _ in runs if t is not None]
+        other = runs[0][1]
+        if not times:
+            row["resolvelib"] = {"seconds": None, "note": f"did not finish within {limit:g} s"}
+            line += f" | resolvelib: over {limit:g} s"
+        else:
+            their_best = min(times)
+            if other is not None:
+                assert valid(case.registry, case.roots, other), f"{case.label}: resolvelib's solution is not valid"
+            same = (solution is None) == (other is None) and (solution is None or solution == other)
+            if same:
+                agree = "same answer"
+            elif solution and other:  # both valid (checked): backtracking found different solutions
+                differ = sum(1 for n in solution.keys() | other.keys() if solution.get(n) != other.get(n))
+                agree = f"both valid, {differ} package(s) differ"
+            else:
+                agree = "DISAGREE on solvability"
+            row["resolvelib"] = {"seconds": round(their_best, 4), "ratio": round(their_best / best, 1), "agree": agree}
+            line += f" | resolvelib {their_best:7.3f} s ({their_best / best:.1f}x ours), {agree}"
+    print(line, flush=True)
+    return row
 
 
 def main() -> int:
@@ -127,7 +190,16 @@ def main() -> int:
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per case (best is reported)")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
+    parser.add_argument("--no-compare", action="store_true", help="skip the resolvelib side-by-side")
+    parser.add_argument("--limit", type=float, default=120.0, help="seconds resolvelib may take per case")
     args = parser.parse_args()
+    compare = not args.no_compare
+    if compare:
+        try:
+            import resolvelib  # noqa: F401
+        except ImportError:
+            raise SystemExit("resolvelib is not installed: `.venv/bin/pip install -e '.[bench]'`, "
+                             "or pass --no-compare") from None
 
     start = time.perf_counter()
     registry = build_registry()
@@ -141,43 +213,22 @@ def main() -> int:
 
     top = [name(i) for i in range(PACKAGES - 60, PACKAGES)]
     wide = [name(i) for i in range(0, PACKAGES, 4)]
-    results = []
-    results.append(
-        timed("60 leaf packages (fresh resolution)", args.repeat, solve_case(registry, root(registry, top)))
-    )
-    results.append(
-        timed("250 packages across the registry", args.repeat, solve_case(registry, root(registry, wide)))
-    )
     every = [name(i) for i in range(PACKAGES)]
-    results.append(timed("all 1,000 packages", args.repeat, solve_case(registry, root(registry, every))))
-
-    locked = VersionSolver(OfflineProvider(registry), root(registry, top)).solve()
-    results.append(
-        timed(
-            "60 leaf packages, re-lock from a full lock",
-            args.repeat,
-            solve_case(registry, root(registry, top), locked=locked),
-        )
-    )
-
-    trap = {f"user-{i:02d}": Dependency.parse(f"user-{i:02d}", "*") for i in range(50)}
-    trap["base"] = Dependency.parse("base", "^1")
-    results.append(
-        timed("backtracking: popular dep's 7 newest conflict", args.repeat, solve_case(registry, trap))
-    )
-
-    conflict = dict(trap)
-    conflict["popular"] = Dependency.parse("popular", ">=1.5")
-    results.append(timed("no solution: conflict explained", args.repeat, solve_case(registry, conflict)))
-
+    locked = VersionSolver(OfflineProvider(registry), {n: Dependency.parse(n) for n in top}).solve()
+    trap = {f"user-{i:02d}": "*" for i in range(50)} | {"base": "^1"}
     heavy = build_registry(older_major=0.08)
-    results.append(
-        timed(
-            "conflict-heavy registry (8% edges to an older major)",
-            args.repeat,
-            solve_case(heavy, root(heavy, top)),
-        )
-    )
+    calm = build_registry(older_major=0.0)
+    cases = [
+        Case("conflict-free registry: 60 leaf packages", calm, root(calm, top)),
+        Case("60 leaf packages (fresh resolution)", registry, root(registry, top)),
+        Case("250 packages across the registry", registry, root(registry, wide)),
+        Case("all 1,000 packages", registry, root(registry, every)),
+        Case("60 leaf packages, re-lock from a full lock", registry, root(registry, top), locked),
+        Case("backtracking: popular dep's 7 newest conflict", registry, trap),
+        Case("no solution: conflict explained", registry, trap | {"popular": ">=1.5"}),
+        Case("conflict-heavy registry (8% edges to an older major)", heavy, root(heavy, top)),
+    ]
+    results = [run_case(case, args.repeat, compare, args.limit) for case in cases]
 
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ from ._cache import Cache, CachedMetadata
 from ._client import ArchiveItem, HubClient
 from ._exceptions import (
     AuthError,
+    DeadlineExceeded,
     HubError,
     IntegrityError,
     NotFound,
@@ -23,6 +24,7 @@ __all__ = [
     "AuthError",
     "Cache",
     "CachedMetadata",
+    "DeadlineExceeded",
     "FileInfo",
     "HubClient",
     "HubError",

@@ -33,7 +33,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ._exceptions import IntegrityError
-from ._models import check_slug, kind_and_plural
+from ._models import check_slug, kind_and_plural, parse_json
 
 __all__ = ["Cache", "CachedMetadata"]
 
@@ -130,6 +130,10 @@ class Cache:
             return None
         return data
 
+    def discard_archive(self, sha256: str) -> None:
+        """Forget a cached archive (one that was refused after it was stored)."""
+        self.archive_path(sha256).unlink(missing_ok=True)
+
     def put_archive(
         self, data: bytes, sha256: str, *, size: int | None = None, what: str = "archive"
     ) -> Path:
@@ -144,11 +148,12 @@ class Cache:
         size: int | None = None,
         what: str = "archive",
         url: str | None = None,
+        limit: int | None = None,
     ) -> Path:
         """Stream chunks into the cache, hashing as they come; stored only if sha256 (and size) match.
 
-        Reading stops as soon as more than `size` bytes arrive. Errors raised by `chunks` propagate
-        and leave nothing behind.
+        Reading stops as soon as more than `size` (or `limit`) bytes arrive. Errors raised by `chunks`
+        propagate and leave nothing behind.
         """
         target = self.archive_path(sha256)
         expected = sha256.lower()
@@ -157,9 +162,10 @@ class Cache:
         with _atomic_writer(target) as fh:
             for chunk in chunks:
                 received += len(chunk)
-                if size is not None and received > size:
+                bound = size if size is not None else limit
+                if bound is not None and (received > bound or (limit is not None and received > limit)):
                     raise IntegrityError(
-                        what, expected, None, expected_size=size, actual_size=received, url=url
+                        what, expected, None, expected_size=bound, actual_size=received, url=url
                     )
                 digest.update(chunk)
                 fh.write(chunk)
@@ -180,7 +186,7 @@ class Cache:
         """The cached answer for a package of the registry at URL `registry`, or None (also if unreadable)."""
         path = self._metadata_path(registry, kind, slug)
         try:
-            raw = json.loads(path.read_bytes())
+            raw = parse_json(path.read_bytes())
             return CachedMetadata(body=raw["body"], etag=raw.get("etag"), source=str(raw["source"]))
         except FileNotFoundError:
             return None

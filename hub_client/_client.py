@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import threading
 import time
@@ -16,9 +15,11 @@ from urllib.parse import quote
 
 import httpx
 
-from ._exceptions import HubError, OfflineMiss, ProtocolError, _map_error, _retry_after
+from . import _responses
+from ._exceptions import DeadlineExceeded, HubError, OfflineMiss, ProtocolError, _map_error, _retry_after
 from ._models import PackageVersions, check_slug, kind_and_plural
 from ._plain import PlainHTTPTransport
+from ._responses import DeadlineStream, json_object, read_capped, versions_outcome
 
 if TYPE_CHECKING:
     from ._cache import Cache
@@ -36,6 +37,7 @@ _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 # a POST may have taken effect unless the server said it did not (429, 503) or it was never sent
 _UNSENT_STATUSES = frozenset({429, 503})
 _UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_NEVER = float("inf")
 _MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries
 _BACKOFF_BASE = 0.25
 _BACKOFF_CAP = 8.0
@@ -70,66 +72,6 @@ def _check_relative_path(path: str) -> str:
     return path
 
 
-# A JSON answer or an error body larger than this is refused (a package is at most 50 MB in all),
-# and so is a v1 file over the registry's 10 MB limit: a hostile server cannot exhaust memory.
-MAX_JSON_BYTES = 64 * 1024 * 1024
-MAX_FILE_BYTES = 10 * 1024 * 1024
-
-
-def _read_capped(response: httpx.Response, limit: int | None = None) -> bytes:
-    """Read the streamed body, refusing it as soon as it passes `limit` (default MAX_JSON_BYTES) bytes."""
-    limit = MAX_JSON_BYTES if limit is None else limit
-    chunks: list[bytes] = []
-    total = 0
-    for chunk in response.iter_bytes():
-        total += len(chunk)
-        if total > limit:
-            url = str(response.request.url)
-            raise ProtocolError(f"the answer from {url} is larger than {limit} bytes; refused", url=url)
-        chunks.append(chunk)
-    data = b"".join(chunks)
-    response._content = data  # what httpx's own read() does, so .content/.text/.json() work afterwards
-    return data
-
-
-def _json_object(response: httpx.Response) -> dict[str, Any]:
-    """The body as a JSON object, or ProtocolError naming what came instead."""
-    _read_capped(response)
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        kind = response.headers.get("content-type", "no content type")
-        raise ProtocolError(
-            f"expected a JSON object from {response.request.url}, got {kind}: {response.text[:200]!r}",
-            url=str(response.request.url),
-        )
-    return body
-
-
-def _is_json_error(response: httpx.Response) -> bool:
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        return False
-    return isinstance(body, dict) and "error" in body
-
-
-def _versions_outcome(response: httpx.Response) -> tuple[int, Any]:
-    """Classify a `/versions` answer: (304, None), (405, None) for "no such route", (404, NotFound),
-    or (status, (body, etag))."""
-    status = response.status_code
-    if status == 304:
-        return 304, None
-    if status in (404, 405):
-        _read_capped(response)
-        if status == 405 or not _is_json_error(response):
-            return 405, None
-        return 404, _map_error(response, str(response.request.url))
-    return status, (_json_object(response), response.headers.get("ETag"))
-
-
 def _backoff(attempt: int) -> float:
     """Exponential backoff with jitter: somewhere in [b/2, b] with b = base * 2**attempt."""
     ceiling = min(_BACKOFF_CAP, _BACKOFF_BASE * 2.0**attempt)
@@ -153,6 +95,12 @@ class HubClient:
     when they cannot have taken effect (429, 503, connect errors). Backoff is exponential with jitter,
     `Retry-After` is honoured, and one request never sleeps more than 30 s in total: a longer
     `Retry-After` raises RateLimited at once. Other 4xx are never retried.
+
+    Time: `timeout` bounds each wait for the network (connect, or one read); `request_deadline`
+    bounds one request from its first attempt to the last byte of its answer, retries and backoff
+    included; `deadline` bounds everything the client does from its creation (one command's budget).
+    Past either, the request fails with DeadlineExceeded (a RegistryUnreachable), however slowly the
+    server keeps sending. None means no such bound.
     """
 
     def __init__(
@@ -164,6 +112,8 @@ class HubClient:
         cache: Cache | None = None,
         offline: bool = False,
         timeout: float = 30.0,
+        request_deadline: float | None = None,
+        deadline: float | None = None,
         max_workers: int = 16,
         retries: int = 3,
         user_agent: str | None = None,
@@ -176,6 +126,10 @@ class HubClient:
         self.offline = offline
         self.max_workers = max_workers
         self.retries = retries
+        self.timeout = timeout
+        self.request_deadline = request_deadline
+        self.deadline = deadline
+        self._ends_at = None if deadline is None else time.monotonic() + deadline
         headers = {"Accept": "application/json", "User-Agent": user_agent or _default_user_agent()}
         if token:
             headers["Authorization"] = f"Bearer {token}"
@@ -260,32 +214,51 @@ class HubClient:
         retries = self.retries if retries is None else retries
         idempotent = method in ("GET", "HEAD")
         waited = 0.0
+        end, scope, budget = self._end()
         for attempt in range(retries + 1):
+            left = end - time.monotonic()
+            if left <= 0:
+                raise DeadlineExceeded(scope, budget, url=self.base_url + path)
             request = self._http.build_request(
-                method, path, params=params, json=json_body, data=data, files=files, headers=headers
+                method, path, params=params, json=json_body, data=data, files=files, headers=headers,
+                timeout=min(self.timeout, left), extensions={"deadline": end} if end != _NEVER else None,
             )
             url = str(request.url)
             last = attempt == retries
             delay: float | None
             try:
                 response = self._http.send(request, stream=True)
+                if end != _NEVER and isinstance(response.stream, httpx.SyncByteStream):
+                    response.stream = DeadlineStream(response.stream, end)
                 try:
                     delay = None if last else self._status_delay(response, attempt, idempotent)
-                    if delay is None or waited + delay > _MAX_WAIT:
+                    if delay is None or waited + delay > _MAX_WAIT or time.monotonic() + delay >= end:
                         if response.status_code >= 400 and response.status_code not in passthrough:
-                            _read_capped(response)
+                            read_capped(response)
                             raise _map_error(response, url)
                         return handler(response)
                 finally:
                     response.close()
             except httpx.TransportError as exc:
+                if time.monotonic() >= end:
+                    raise DeadlineExceeded(scope, budget, url=url) from None
                 retryable = idempotent or isinstance(exc, _UNSENT_ERRORS)
                 delay = min(_backoff(attempt), _MAX_WAIT - waited)
                 if last or not retryable or delay <= 0:
                     raise _map_error(exc, url) from exc
+            delay = min(delay, max(0.0, end - time.monotonic()))
             _sleep(delay)
             waited += delay
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _end(self) -> tuple[float, str, float]:
+        """(the instant this request must be done by, "request" or "client", that budget in seconds)."""
+        end, scope, budget = _NEVER, "request", 0.0
+        if self.request_deadline is not None:
+            end, budget = time.monotonic() + self.request_deadline, self.request_deadline
+        if self._ends_at is not None and self._ends_at < end and self.deadline is not None:
+            end, scope, budget = self._ends_at, "client", self.deadline
+        return end, scope, budget
 
     @staticmethod
     def _status_delay(response: httpx.Response, attempt: int, idempotent: bool) -> float | None:
@@ -298,7 +271,7 @@ class HubClient:
         return _backoff(attempt)
 
     def _get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> dict[str, Any]:
-        return self._call("GET", path, _json_object, params=params)
+        return self._call("GET", path, json_object, params=params)
 
     # -- package metadata -------------------------------------------------------------------------
 
@@ -346,7 +319,7 @@ class HubClient:
             headers["If-None-Match"] = cached[1]
 
         status, payload = self._call(
-            "GET", path, _versions_outcome, headers=headers, passthrough=frozenset({404, 405})
+            "GET", path, versions_outcome, headers=headers, passthrough=frozenset({404, 405})
         )
         if status == 304 and cached is not None:
             self._has_extensions = True
@@ -428,12 +401,19 @@ class HubClient:
         what = f"archive of {kind} {slug} {version}"
         if self.offline:
             raise OfflineMiss(f"{what} is not in the cache (offline)")
+        path = f"{_API}/{plural}/{slug}/versions/{quote(version, safe='')}/archive"
+        if size is not None and not 0 <= size <= _responses.MAX_ARCHIVE_BYTES:
+            raise ProtocolError(
+                f"the registry declares the {what} as {size} bytes, over the limit of {_responses.MAX_ARCHIVE_BYTES} bytes;"
+                " refused before downloading it", url=self.base_url + path,
+            )
 
         def store(response: httpx.Response) -> Path:
             url = str(response.request.url)
-            return cache.put_archive_stream(response.iter_bytes(), sha256, size=size, what=what, url=url)
+            return cache.put_archive_stream(
+                response.iter_bytes(), sha256, size=size, what=what, url=url, limit=_responses.MAX_ARCHIVE_BYTES
+            )
 
-        path = f"{_API}/{plural}/{slug}/versions/{quote(version, safe='')}/archive"
         return self._call(
             "GET", path, store, headers={"Accept": "application/gzip", "Accept-Encoding": "identity"}
         )
@@ -459,7 +439,7 @@ class HubClient:
         return self._call(
             "GET",
             f"{_API}/{plural}/{slug}/file",
-            lambda r: _read_capped(r, MAX_FILE_BYTES),
+            lambda r: read_capped(r, _responses.MAX_FILE_BYTES),
             params=params,
             headers={"Accept": "*/*"},
         )
@@ -524,11 +504,11 @@ class HubClient:
             ("files", (_check_relative_path(path), content, "application/octet-stream"))
             for path, content in files
         ]
-        return self._call("POST", f"{_API}/{plural}", _json_object, data=dict(fields), files=parts)
+        return self._call("POST", f"{_API}/{plural}", json_object, data=dict(fields), files=parts)
 
     def yank(self, kind: str, slug: str, version: str, yanked: bool = True) -> dict[str, Any]:
         """Yank (or with `yanked=False` restore) a version; owner or admin only."""
         _, plural = kind_and_plural(kind)
         check_slug(slug)
         path = f"{_API}/{plural}/{slug}/versions/{quote(_check_version(version), safe='')}/yank"
-        return self._call("POST", path, _json_object, json_body={"yanked": yanked})
+        return self._call("POST", path, json_object, json_body={"yanked": yanked})

@@ -2,6 +2,7 @@
 
     HubError                      every failure the client reports; has .url (None if no request)
     ├── RegistryUnreachable       connect error or timeout, after the retries ran out
+    │   └── DeadlineExceeded      no complete answer before the request's or the client's deadline
     ├── NotFound                  404: unknown package, version or file
     ├── AuthError                 401 or 403 (.status)
     ├── RateLimited               429 after the retries ran out (.retry_after, seconds)
@@ -15,12 +16,13 @@ Status errors (NotFound, AuthError, RateLimited, ServerError) keep the server's 
 
 from __future__ import annotations
 
-import json
-
 import httpx
+
+from ._models import parse_json
 
 __all__ = [
     "AuthError",
+    "DeadlineExceeded",
     "HubError",
     "IntegrityError",
     "NotFound",
@@ -42,6 +44,17 @@ class HubError(Exception):
 
 class RegistryUnreachable(HubError):
     """The registry could not be reached (connect error or timeout) after all retries."""
+
+
+class DeadlineExceeded(RegistryUnreachable):
+    """A request did not get its whole answer in time: `scope` is "request" (one request, retries
+    included) or "client" (everything this client does, e.g. one install); `seconds` is that budget."""
+
+    def __init__(self, scope: str, seconds: float, *, url: str | None = None) -> None:
+        budget = "the request deadline" if scope == "request" else "the deadline for all registry requests"
+        super().__init__(f"no complete answer from {url} within {seconds:g} s ({budget})", url=url)
+        self.scope = scope
+        self.seconds = seconds
 
 
 class NotFound(HubError):
@@ -120,7 +133,7 @@ _MESSAGE_LIMIT = 500
 def _server_message(response: httpx.Response) -> str:
     """The server's `{"error": ...}` text verbatim, else a trimmed body, else the reason phrase."""
     try:
-        body = json.loads(response.content)
+        body = parse_json(response.content)
     except ValueError:
         body = None
     if isinstance(body, dict) and isinstance(body.get("error"), str):

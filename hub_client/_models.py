@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["KINDS", "FileInfo", "PackageVersions", "VersionInfo"]
+
+# No registry answer the API defines nests deeper than a few levels; a deeper one is hostile.
+MAX_JSON_DEPTH = 32
+# A dependency entry is a slug (at most 64 characters) and a specifier: far below this.
+MAX_DEPENDENCY_LENGTH = 256
 
 # singular kind -> the plural used in URL paths and dependency tables
 KINDS: dict[str, str] = {
@@ -36,6 +42,58 @@ def check_slug(slug: str) -> str:
     if not isinstance(slug, str) or not _SLUG_RE.fullmatch(slug):
         raise ValueError(f"invalid package slug {slug!r} (expected lowercase letters, digits and '-')")
     return slug
+
+
+def parse_json(data: bytes | str) -> Any:
+    """JSON from a registry (or the cache), ValueError when it is not JSON or nests deeper than MAX_JSON_DEPTH."""
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise ValueError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep") from None
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return value
+
+
+# Where a dependency entry's package name ends and its specifier (if any) begins.
+_SPEC_START_RE = re.compile(r"[\s=<>!^~@,*]")
+
+
+def _dependency_entry(group: str, entry: object) -> str:
+    """A dependency entry, its package name checked as a value: the registry's text is not trusted."""
+    if not isinstance(entry, str):
+        raise TypeError(f"dependencies[{group!r}] should be a list of strings, got {type(entry).__name__}")
+    if len(entry) > MAX_DEPENDENCY_LENGTH:
+        raise ValueError(f"dependency {entry[:64]!r}... in {group!r} is longer than {MAX_DEPENDENCY_LENGTH} characters")
+    text = entry.strip()
+    if text == "*":
+        return entry
+    name = _SPEC_START_RE.split(text, maxsplit=1)[0]
+    if not _SLUG_RE.fullmatch(name):
+        raise ValueError(f"dependency {entry!r} in {group!r} does not start with a valid package name")
+    return entry
+
+
+_SHA256_RE = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def _optional_sha256(value: str | None) -> str | None:
+    if value is not None and not _SHA256_RE.fullmatch(value):
+        raise ValueError(f"sha256 {value[:80]!r} is not 64 hex digits")
+    return value
+
+
+def _optional_slug(value: str | None, what: str) -> str | None:
+    if value is not None and not _SLUG_RE.fullmatch(value):
+        raise ValueError(f"{what} {value[:80]!r} is not a valid package name")
+    return value
 
 
 def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], *, optional: bool = False) -> Any:
@@ -74,9 +132,9 @@ def _dependencies(raw: object) -> dict[str, list[str]]:
     deps = _object(raw, "'dependencies'")
     out: dict[str, list[str]] = {}
     for group, entries in deps.items():
-        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+        if not isinstance(entries, list):
             raise TypeError(f"dependencies[{group!r}] should be a list of strings")
-        out[group] = list(entries)
+        out[group] = [_dependency_entry(group, e) for e in entries]
     return out
 
 
@@ -95,7 +153,7 @@ class FileInfo:
         return cls(
             path=_get(obj, "path", str),
             size=_get(obj, "size", int),
-            sha256=_get(obj, "sha256", str, optional=True),
+            sha256=_optional_sha256(_get(obj, "sha256", str, optional=True)),
             executable=bool(_get(obj, "executable", bool, optional=True)),
         )
 
@@ -121,9 +179,9 @@ class VersionInfo:
         return cls(
             version=_get(obj, "version", str),
             dependencies=_dependencies(obj.get("dependencies")),
-            default_agent=_get(obj, "defaultAgent", str, optional=True),
+            default_agent=_optional_slug(_get(obj, "defaultAgent", str, optional=True), "defaultAgent"),
             tools=dict(_get(obj, "tools", dict, optional=True) or {}),
-            sha256=_get(obj, "sha256", str, optional=True),
+            sha256=_optional_sha256(_get(obj, "sha256", str, optional=True)),
             size=_get(obj, "size", int, optional=True),
             files=tuple(FileInfo.from_json(f) for f in _get(obj, "files", list, optional=True) or ()),
             yanked=bool(_get(obj, "yanked", bool, optional=True)),

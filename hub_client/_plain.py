@@ -12,6 +12,11 @@ reused connection before any answer arrived (the server closed an idle connectio
 once on a new connection, as HTTP/1.1 clients do: an idempotent one always, a POST only when it
 failed while being sent (an answer lost after it was sent may mean it took effect). Any other
 failure is an httpx TransportError, so hub_client's retries and error mapping treat it like httpcore's.
+
+Deadlines: a request may carry `extensions["deadline"]`, a `time.monotonic()` instant. Every blocking
+socket operation (connect, send, each recv while reading the status line, headers and body) then waits
+at most until that instant, so a server that trickles one byte at a time cannot stretch a request past
+it: the per-read timeout alone would let it run forever.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from __future__ import annotations
 import http.client
 import socket
 import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 
@@ -32,6 +39,47 @@ _CHUNK = 64 * 1024
 def _timeout(request: httpx.Request, key: str) -> float | None:
     value = request.extensions.get("timeout", {}).get(key)
     return None if value is None else float(value)
+
+
+def _deadline(request: httpx.Request) -> float | None:
+    value = request.extensions.get("deadline")
+    return None if value is None else float(value)
+
+
+def _bounded(timeout: float | None, deadline: float | None) -> float | None:
+    """`timeout` shortened to what is left before `deadline`; TimeoutError once it has passed."""
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the request deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineSocket(socket.socket):
+    """A socket whose every recv and send waits at most the idle timeout and never past `deadline`."""
+
+    idle: float | None = None
+    deadline: float | None = None
+
+    def _arm(self) -> None:
+        self.settimeout(_bounded(self.idle, self.deadline))
+
+    def recv_into(self, *args: Any, **kwargs: Any) -> int:
+        self._arm()
+        return super().recv_into(*args, **kwargs)
+
+    def recv(self, *args: Any, **kwargs: Any) -> bytes:
+        self._arm()
+        return super().recv(*args, **kwargs)
+
+    def sendall(self, *args: Any, **kwargs: Any) -> None:
+        self._arm()
+        super().sendall(*args, **kwargs)
+
+
+def _wrap(sock: socket.socket) -> _DeadlineSocket:
+    return _DeadlineSocket(sock.family, sock.type, sock.proto, fileno=sock.detach())
 
 
 class _Body(httpx.SyncByteStream):
@@ -77,8 +125,9 @@ class PlainHTTPTransport(httpx.BaseTransport):
             idle = self._idle.get((host, port))
             if idle:
                 return idle.pop(), True
-        conn = http.client.HTTPConnection(host, port, timeout=_timeout(request, "connect"))
         try:
+            conn = http.client.HTTPConnection(host, port, timeout=_bounded(_timeout(request, "connect"),
+                                                                           _deadline(request)))
             conn.connect()
         except TimeoutError as exc:
             raise httpx.ConnectTimeout(str(exc) or "timed out", request=request) from exc
@@ -86,6 +135,7 @@ class PlainHTTPTransport(httpx.BaseTransport):
             raise httpx.ConnectError(str(exc) or type(exc).__name__, request=request) from exc
         if conn.sock is not None:
             conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.sock = _wrap(conn.sock)
         return conn, False
 
     def _release(self, conn: http.client.HTTPConnection) -> None:
@@ -114,10 +164,11 @@ class PlainHTTPTransport(httpx.BaseTransport):
         for attempt in (0, 1):
             conn, reused = self._acquire(host, port, request)
             conn.timeout = _timeout(request, "read")
-            if conn.sock is not None:
-                conn.sock.settimeout(conn.timeout)
             sent = False
             try:
+                if isinstance(conn.sock, _DeadlineSocket):
+                    conn.sock.idle, conn.sock.deadline = conn.timeout, _deadline(request)
+                    conn.sock._arm()
                 conn.putrequest(request.method, target, skip_host=True, skip_accept_encoding=True)
                 for name, value in headers:
                     conn.putheader(name, value)

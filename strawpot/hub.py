@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import httpx
 
     from hub_client import HubClient
+    from strawpot.settings import Timeouts
 
 # Requests one command keeps in flight to one registry. Over a 50 ms link a cold install of 100
 # packages (about 200 requests) takes 2.0 s with 16, 1.5 s with 32 and 1.35 s with 48; on loopback
@@ -32,18 +33,23 @@ def open_client(
     offline: bool = False,
     transport: httpx.BaseTransport | None = None,
     max_workers: int = CONCURRENCY,
+    timeouts: Timeouts | None = None,
 ) -> HubClient:
     """A HubClient on `url` with the shared download cache; `max_workers` requests at once at most.
 
     An `http://` URL is spoken to without TLS machinery (see hub_client's PlainHTTPTransport).
+    `timeouts` (default: the settings without a project's) bound each request and the client's whole life.
     """
     from hub_client import Cache, HubClient
     from strawpot import __version__
-    from strawpot.settings import cache_dir
+    from strawpot.settings import cache_dir, load_settings
+    from strawpot.settings import timeouts as settings_timeouts
 
+    limits = timeouts or settings_timeouts(load_settings(None))
     return HubClient(
         url, token=token, cache=Cache(cache_dir()), offline=offline, transport=transport, max_workers=max_workers,
         user_agent=f"strawpot/{__version__} (hub_client)",  # known here: no importlib.metadata lookup (~13 ms)
+        timeout=limits.read, request_deadline=limits.request, deadline=limits.deadline,
     )
 
 
@@ -54,6 +60,14 @@ def hub_errors(url: str) -> Iterator[None]:
 
     try:
         yield
+    except hc.DeadlineExceeded as exc:
+        setting = (
+            "STRAWPOT_HTTP_TIMEOUT or [registry] timeout" if exc.scope == "request"
+            else "STRAWPOT_REGISTRY_DEADLINE or [registry] deadline"
+        )
+        raise RegistryUnreachable(
+            f"registry timed out: {exc}", hint=f"the registry answers too slowly; raise the limit with {setting}"
+        ) from None
     except hc.RegistryUnreachable as exc:
         raise RegistryUnreachable(
             f"registry unreachable at {url}: {exc}",

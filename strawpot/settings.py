@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-import tomllib
+import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,21 +66,81 @@ def save_config_value(keys: Sequence[str], value: str) -> Path:
     return path
 
 
-def registry_url(explicit: str | None = None, manifest_url: str | None = None) -> str:
-    """Flag > STRAWPOT_REGISTRY_URL > [registry].url in strawpot.toml > config file > public StrawHub."""
-    url = explicit or os.environ.get("STRAWPOT_REGISTRY_URL") or manifest_url
-    if not url:
-        url = load_config().get("registry", {}).get("url") or DEFAULT_REGISTRY_URL
-    return str(url).rstrip("/")
+@dataclass(frozen=True)
+class Registry:
+    """The registry a command talks to, and where that choice came from.
+
+    `origin` is the settings layer that chose it, "flag" (--registry), "env" (STRAWPOT_REGISTRY_URL),
+    "project" ([registry].url in strawpot.toml), "global" (the global config file) or "default" (the public
+    StrawHub), or "lock" (where strawpot.lock says its packages came from, when no layer names one). "project" and "lock" come from files a project
+    carries, which whoever wrote the project controls.
+    """
+
+    url: str
+    origin: str
+    timeouts: Timeouts | None = None  # from the same settings (None: open_client reads them)
+
+    @property
+    def from_project(self) -> bool:
+        return self.origin in ("project", "lock")
 
 
-def registry_token(url: str) -> str | None:
-    """STRAWPOT_TOKEN wins; else the token `strawpot login` stored for this registry."""
+def choose_registry(project: Project | None, explicit: str | None = None, lock_source: str | None = None,
+                    *, settings: Settings | None = None) -> Registry:
+    """The registry of the settings layer (flag > STRAWPOT_REGISTRY_URL > strawpot.toml > config file), else
+    the source strawpot.lock records, else the public StrawHub; with where the choice came from."""
+    settings = settings or load_settings(project, {"registry.url": ("--registry", explicit)})
+    layer = settings.origin("registry.url").layer
+    if layer == "default" and lock_source:
+        return Registry(lock_source.rstrip("/"), "lock", timeouts(settings))
+    return Registry(str(settings.get("registry.url")).rstrip("/"), layer, timeouts(settings))
+
+
+def _config_registry() -> str | None:
+    url = load_config().get("registry", {}).get("url")
+    return str(url).rstrip("/") if url else None
+
+
+def _same_registry(a: str, b: str) -> bool:
+    return a.strip().rstrip("/").lower() == b.strip().rstrip("/").lower()
+
+
+def token_registries(chosen: Registry) -> list[str]:
+    """The registries STRAWPOT_TOKEN is meant for: the one STRAWPOT_TOKEN_REGISTRY names, else every one
+    the user chose outside the project (a flag, STRAWPOT_REGISTRY_URL, the config file's or the default)."""
+    scope = os.environ.get("STRAWPOT_TOKEN_REGISTRY")
+    if scope:
+        return [scope.rstrip("/")]
+    homes = [_config_registry() or DEFAULT_REGISTRY_URL]
+    if env := os.environ.get("STRAWPOT_REGISTRY_URL"):
+        homes.append(env.rstrip("/"))
+    if chosen.origin == "flag":
+        homes.append(chosen.url)
+    return homes
+
+
+_warned: set[str] = set()
+_ORIGINS = {"flag": "--registry", "env": "STRAWPOT_REGISTRY_URL", "project": "strawpot.toml", "global": "the config file",
+            "lock": "the source recorded in strawpot.lock", "default": "the default"}
+
+
+def registry_token(registry: Registry) -> str | None:
+    """The token to send to `registry`: STRAWPOT_TOKEN if it is meant for that registry (see
+    `token_registries`), else the token `strawpot login` stored for that URL. STRAWPOT_TOKEN withheld
+    from a registry a project file named is said once on stderr."""
     env = os.environ.get("STRAWPOT_TOKEN")
     if env:
-        return env
+        if any(_same_registry(home, registry.url) for home in token_registries(registry)):
+            return env
+        if registry.url not in _warned:
+            _warned.add(registry.url)
+            named_by = _ORIGINS.get(registry.origin, registry.origin)
+            sys.stderr.write(
+                f"warning: STRAWPOT_TOKEN is not sent to {registry.url} (named by {named_by}): it is meant for "
+                f"{', '.join(token_registries(registry))}; to send it there, set STRAWPOT_TOKEN_REGISTRY={registry.url}\n"
+            )
     tokens = load_config().get("tokens", {})
-    token = tokens.get(url) if isinstance(tokens, dict) else None
+    token = tokens.get(registry.url) if isinstance(tokens, dict) else None
     return token if isinstance(token, str) else None
 
 
@@ -106,16 +167,38 @@ def load_settings(
 
 def _file_source(path: Path, layer: str) -> Source | None:
     from strawpot.model.settings import Source, key_lines
+    from strawpot.model.toml_text import not_utf8, parse_toml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise UsageError(f"{path}: cannot read it: {reason}") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: invalid TOML: {exc}", hint="fix the file") from None
-    return Source(layer, str(path), data, key_lines(text))
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(not_utf8(path, exc)) from None
+    return Source(layer, str(path), parse_toml(text, path, hint="fix the file"), key_lines(text))
+
+
+# The longest one network wait (connect, or one read) may take, at most the request timeout.
+READ_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long registry work may take: `request` seconds for one request (retries and the whole body
+    included), `deadline` seconds for everything one command asks of the registry."""
+
+    request: float
+    deadline: float
+
+    @property
+    def read(self) -> float:
+        return min(READ_TIMEOUT, self.request)
+
+
+def timeouts(settings: Settings) -> Timeouts:
+    """`registry.timeout` and `registry.deadline` of the settings layer."""
+    return Timeouts(settings.get("registry.timeout"), settings.get("registry.deadline"))

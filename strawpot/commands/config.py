@@ -51,7 +51,7 @@ def show(with_origin: bool, project: Path | None, registry: str | None, as_json:
         "cache_dir": str(settings.cache_dir()), "global_root": str(settings.global_root()),
         "config_file": str(settings.config_path()),
     }
-    token = "set" if settings.registry_token(url) else "not set"
+    token = "set" if settings.registry_token(settings.choose_registry(the_project, settings=effective)) else "not set"
     _warn(effective)
     if as_json:
         from strawpot.commands._options import print_json

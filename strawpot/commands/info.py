@@ -26,14 +26,16 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
     from strawpot.hub import hub_errors, open_client
     from strawpot.install.cli_support import parse_kind
     from strawpot.model.errors import UsageError
+    from strawpot.model.layout import Project
     from strawpot.model.package import slug_error
-    from strawpot.settings import registry_token, registry_url
+    from strawpot.settings import choose_registry, registry_token
 
     the_kind = parse_kind(kind)
     if err := slug_error(slug):
         raise UsageError(err)
-    url = registry_url(registry)
-    with open_client(url, token=registry_token(url)) as client:
+    chosen = choose_registry(Project.at(None), registry)
+    url = chosen.url
+    with open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
         try:
             with hub_errors(url):
                 detail = client.detail(the_kind.value, slug, version)

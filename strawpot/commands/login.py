@@ -26,7 +26,8 @@ def command(registry: str | None, token_stdin: bool) -> None:
     from strawpot.publishing.auth import registry_for, store_token
     from strawpot.settings import config_path
 
-    url = registry_for(registry)
+    chosen = registry_for(registry)
+    url = chosen.url
     if token_stdin:
         token = sys.stdin.readline().strip()
     else:

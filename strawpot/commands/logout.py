@@ -18,7 +18,8 @@ def command(registry: str | None) -> None:
     from strawpot.console import err_console, out_console
     from strawpot.publishing.auth import forget_token, registry_for
 
-    url = registry_for(registry)
+    chosen = registry_for(registry)
+    url = chosen.url
     if forget_token(url):
         out_console.print(f"logged out of {url}", markup=False)
     else:

@@ -23,13 +23,13 @@ def command(is_global: bool, project: Path | None, registry: str | None, as_json
     from strawpot.hub import hub_errors, open_client
     from strawpot.install.queries import load_roots, outdated, roots_of
     from strawpot.install.service import load_lock
-    from strawpot.model.manifest import Manifest
-    from strawpot.settings import Project, registry_token, registry_url
+    from strawpot.settings import Project, choose_registry, registry_token
 
     the_project = Project.at(project, is_global=is_global)
     lock = load_lock(the_project)
-    url = registry_url(registry, Manifest.load(the_project.manifest_path).registry_url)
-    with hub_errors(url), open_client(url, token=registry_token(url)) as client:
+    chosen = choose_registry(the_project, registry)
+    url = chosen.url
+    with hub_errors(url), open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
         found = client.package_versions_many((p.kind.value, p.name) for p in lock.packages)
     available = {
         (p.kind, p.name): [(v.version, v.yanked) for v in result.versions]

@@ -37,7 +37,8 @@ def command(
     from strawpot.publishing.report import upload_lines, upload_payload, warnings
 
     upload = prepare_upload(path, version=version, changelog=changelog)
-    url = registry_for(registry)
+    chosen = registry_for(registry)
+    url = chosen.url
     for note in warnings(upload):
         err_console.print(f"warning: {note}", markup=False, soft_wrap=True)
     if dry_run:
@@ -47,7 +48,7 @@ def command(
             out_console.print("\n".join(upload_lines(upload, url)), markup=False)
             err_console.print("dry run: nothing was sent", markup=False)
         return
-    token = require_token(url)
+    token = require_token(chosen)
     result = _send(upload, url, token)
     if as_json:
         print_json(upload_payload(upload, url, dry_run=False, result=result))

@@ -19,11 +19,13 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     """Search the registry for packages matching QUERY."""
     from strawpot.hub import hub_errors, open_client
     from strawpot.install.cli_support import parse_kind
-    from strawpot.settings import registry_token, registry_url
+    from strawpot.model.layout import Project
+    from strawpot.settings import choose_registry, registry_token
 
     kind_value = "all" if kind == "all" else parse_kind(kind).value
-    url = registry_url(registry, _manifest_url())
-    with hub_errors(url), open_client(url, token=registry_token(url)) as client:
+    chosen = choose_registry(Project.at(None), registry)
+    url = chosen.url
+    with hub_errors(url), open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
         found = client.search(query, kind_value, limit=limit)
     results = found.get("results", []) if isinstance(found, dict) else None
     if not isinstance(results, list) or not all(isinstance(item, dict) for item in results):
@@ -48,14 +50,3 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     for item in results:
         table.add_row(str(item.get("kind", "")), str(item.get("slug", "")), str(item.get("summary") or ""))
     out_console.print(table)
-
-
-def _manifest_url() -> str | None:
-    from pathlib import Path
-
-    from strawpot.model.manifest import Manifest
-
-    try:
-        return Manifest.load(Path.cwd() / "strawpot.toml").registry_url
-    except Exception:  # noqa: BLE001 - a broken manifest should not stop a search
-        return None

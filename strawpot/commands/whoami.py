@@ -19,8 +19,9 @@ def command(registry: str | None, as_json: bool) -> None:
     from strawpot.publishing.account import check_token
     from strawpot.publishing.auth import registry_for, require_token
 
-    url = registry_for(registry)
-    user = check_token(url, require_token(url))
+    chosen = registry_for(registry)
+    url = chosen.url
+    user = check_token(url, require_token(chosen))
     if as_json:
         print_json({"registry": url, "user": user})
         return

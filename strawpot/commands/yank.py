@@ -23,8 +23,9 @@ def command(kind: str, slug: str, version: str, undo: bool, registry: str | None
     from strawpot.publishing.account import yank
     from strawpot.publishing.auth import registry_for, require_token
 
-    url = registry_for(registry)
-    result = yank(url, require_token(url), kind, slug, version, yanked=not undo)
+    chosen = registry_for(registry)
+    url = chosen.url
+    result = yank(url, require_token(chosen), kind, slug, version, yanked=not undo)
     if as_json:
         print_json({"registry": url, "result": result})
         return

@@ -89,6 +89,19 @@ class RichReporter:
             self.console.print(f"    {line}", markup=False, highlight=False, soft_wrap=True)
         return click.confirm(f"Trust {script.id} and run it (recorded in [scripts] trusted)?", default=False, err=True)
 
+    @contextlib.contextmanager
+    def waiting(self, message: str) -> Iterator[None]:
+        """On a terminal, a spinner with the time spent so far while the registry is asked (gone after)."""
+        if self.quiet or not self.console.is_terminal:
+            yield
+            return
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                      console=self.console, transient=True) as spinner:
+            spinner.add_task(message, total=None)
+            yield
+
 
 def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed") -> None:
     """Human summary of a run on stderr: one line per change, then missing tools."""

@@ -38,7 +38,7 @@ def manifest_hash(path: Path) -> str | None:
         data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         data = {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     rows: list[list[Any]] = []
     for kind in KIND_ORDER:
@@ -97,7 +97,7 @@ def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry]] | None
         index = json.loads((tree_root / INDEX_NAME).read_bytes())
         if index.get("format") == INDEX_FORMAT and index.get("lock_sha256") == hashlib.sha256(raw).hexdigest():
             return str(index["manifest_hash"]), list(index["packages"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         pass
     from strawpot.model.lockfile import Lockfile
 

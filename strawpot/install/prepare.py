@@ -96,12 +96,15 @@ def _archive_files(client: HubClient, pkg: LockedPackage, data: bytes | None) ->
         raise IntegrityFailure(f"{_what(pkg)}: the cached archive keeps failing its sha256 check")
     try:
         members = read_archive(data)
-    except ArchiveError as exc:
+        files = {m.path: (m.data, m.executable) for m in members}
+        _check_against_lock(pkg, files, check_exec=True)
+    except (ArchiveError, IntegrityFailure) as exc:
+        client.cache.discard_archive(pkg.archive_sha256)  # nothing refused stays in the cache
+        if isinstance(exc, IntegrityFailure):
+            raise
         raise IntegrityFailure(
             f"refused the archive of {_what(pkg)}: {exc}", hint="nothing was written; report the package"
         ) from None
-    files = {m.path: (m.data, m.executable) for m in members}
-    _check_against_lock(pkg, files, check_exec=True)
     return files
 
 

@@ -17,6 +17,7 @@ from hub_client import HubError, NotFound, OfflineMiss, PackageVersions, Version
 from resolver import InvalidVersion, ResolverError, Version
 from resolver.provider import Candidate, Dependency, Unavailable
 from strawpot.model.dependencies import read_edges
+from strawpot.model.errors import StrawpotError
 from strawpot.model.ids import display, package_id, split_id
 from strawpot.model.kinds import Kind
 
@@ -75,6 +76,8 @@ class HubProvider:
                         result: PackageVersions | HubError = future.result()
                     except HubError as exc:
                         result = exc
+                    except ValueError as exc:  # a name the client refuses to put in a URL
+                        raise StrawpotError(f"cannot look up {display(pid)}: {exc}") from None
                     self._store(pid, result)
                     if isinstance(result, PackageVersions) and (likely := self._likely(pid, result)) is not None:
                         ask(self._raw_dependencies(pid, likely, with_agent=True))

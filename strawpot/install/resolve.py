@@ -141,8 +141,9 @@ def _locked_package(
     tools = tuple(
         LockedTool(
             str(tool),
-            str(spec.get("description", "")) if isinstance(spec, dict) else "",
-            {str(k): str(v) for k, v in (spec.get("install") or {}).items()} if isinstance(spec, dict) else {},
+            str(spec.get("description", ""))[:500] if isinstance(spec, dict) else "",
+            {str(k): str(v) for k, v in install.items()}
+            if isinstance(spec, dict) and isinstance(install := spec.get("install"), dict) else {},
         )
         for tool, spec in sorted(info.tools.items())
     )

@@ -17,11 +17,12 @@ from strawpot.install.apply import checkpoint, commit, discard, recover, remove,
 from strawpot.install.build import Builds
 from strawpot.install.plan import Change, Plan, make_plan
 from strawpot.install.tools import MissingTool, missing_tools, run_hints
-from strawpot.model.errors import LockOutdated, UsageError
+from strawpot.model.errors import LockOutdated, StrawpotError, UsageError
 from strawpot.model.fs import file_lock
 from strawpot.model.ids import package_id
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
+from strawpot.model.layout import escaping_link
 from strawpot.model.lockfile import Lockfile, LockfileError
 from strawpot.model.manifest import Manifest
 from strawpot.settings import Project
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from strawpot.install.build import Builder, Script, ScriptSettings
     from strawpot.install.prepare import Prepared
     from strawpot.model.lockfile import LockedPackage
+    from strawpot.model.settings import Settings
+    from strawpot.settings import Registry
 
 
 class Reporter(Protocol):
@@ -45,6 +48,8 @@ class Reporter(Protocol):
     def confirm_script(self, script: Script) -> bool:
         """Show an untrusted install script in full and ask whether to trust it (False: cannot ask)."""
         ...
+
+    def waiting(self, message: str) -> contextlib.AbstractContextManager[None]: ...
 
 
 class Callback(Protocol):
@@ -61,6 +66,10 @@ class QuietReporter:
 
     def confirm_script(self, script: Script) -> bool:
         return False
+
+    @contextlib.contextmanager
+    def waiting(self, message: str) -> Iterator[None]:
+        yield
 
 
 @dataclass(frozen=True)
@@ -163,6 +172,11 @@ def run(
 
 def _preflight(project: Project, options: Options) -> None:
     """Refuse unreadable inputs before the file lock creates `.strawpot/`: bad input writes nothing."""
+    if (link := escaping_link(project)) is not None:
+        raise StrawpotError(
+            f"{link[0]} is a link to {link[1]}, outside {project.dir}; refused, nothing was written",
+            hint="replace the link with a real folder (or remove it) and run the command again",
+        )
     if not options.frozen:
         Manifest.load(project.manifest_path)
     if project.lock_path.exists():
@@ -182,6 +196,8 @@ class _Run:
         self._client = client
         self._own_client = client is None
         self.url = ""
+        self.registry: Registry | None = None
+        self._settings: Settings | None = None
         self.fetched: dict[tuple[str, str], dict[str, bytes]] = {}
         self._placeholders: set[tuple[Kind, str]] = set()
         self.speculator: Speculator | None = None
@@ -196,7 +212,8 @@ class _Run:
             recover(self.tree)
         previous = Lockfile.load(self.project.lock_path) if self.project.lock_path.exists() else None
         manifest = None if opts.frozen else Manifest.load(self.project.manifest_path)
-        self.url = self._registry_url(manifest, previous)
+        self.registry = self._registry(previous)
+        self.url = self.registry.url
         from strawpot.hub import hub_errors
 
         with hub_errors(self.url):
@@ -222,28 +239,33 @@ class _Run:
             self._tools(lock)
         return self.outcome
 
-    def _registry_url(self, manifest: Manifest | None, previous: Lockfile | None) -> str:
+    @property
+    def settings(self) -> Settings:
+        """The settings layer, read once a run (the registry, its time limits, install scripts)."""
+        if self._settings is None:
+            from strawpot.settings import load_settings
+
+            self._settings = load_settings(self.project, {"registry.url": ("--registry", self.options.registry)})
+        return self._settings
+
+    def _registry(self, previous: Lockfile | None) -> Registry:
         """--registry > STRAWPOT_REGISTRY_URL > [registry].url > config file > where the lock came from > default."""
-        import os
+        from strawpot.settings import choose_registry
 
-        from strawpot.settings import load_config, registry_url
-
-        manifest_url = manifest.registry_url if manifest is not None else None
-        configured = (
-            self.options.registry or os.environ.get("STRAWPOT_REGISTRY_URL") or manifest_url
-            or load_config().get("registry", {}).get("url")
-        )
-        if not configured and previous is not None and previous.packages and previous.packages[0].source:
-            return previous.packages[0].source.rstrip("/")
-        return registry_url(self.options.registry, manifest_url)
+        lock_source = previous.packages[0].source if previous is not None and previous.packages else None
+        return choose_registry(self.project, lock_source=lock_source or None, settings=self.settings)
 
     @property
     def client(self) -> HubClient:
         if self._client is None:
             from strawpot.hub import open_client
-            from strawpot.settings import registry_token
+            from strawpot.settings import registry_token, timeouts
 
-            self._client = open_client(self.url, token=registry_token(self.url), offline=self.options.offline)
+            assert self.registry is not None
+            self._client = open_client(
+                self.url, token=registry_token(self.registry), offline=self.options.offline,
+                timeouts=timeouts(self.settings),
+            )
         return self._client
 
     def close(self) -> None:
@@ -319,10 +341,12 @@ class _Run:
             e.name: agent for e in manifest.entries()
             if e.kind is Kind.ROLE and isinstance(agent := e.settings.get("default_agent"), str)
         }
-        resolution = resolve(
-            self.client, manifest.entries(), source=self.url, manifest_hash="", role_agents=role_agents,
-            preferences=prefs, where=str(manifest.path), speculate=self._speculator(),
-        )
+        limit = self.client.request_deadline
+        with self.reporter.waiting(f"waiting for {self.url}" + (f" (at most {limit:g} s a request)" if limit else "")):
+            resolution = resolve(
+                self.client, manifest.entries(), source=self.url, manifest_hash="", role_agents=role_agents,
+                preferences=prefs, where=str(manifest.path), speculate=self._speculator(),
+            )
         self.fetched = resolution.fetched
         for kind, name in sorted(self._placeholders):
             pkg = resolution.lock.get(kind, name)
@@ -398,10 +422,8 @@ class _Run:
     def _script_settings(self, manifest: Manifest | None) -> ScriptSettings:
         """`scripts.trusted` and `scripts.timeout` (read under --frozen too: trust is a setting, not a requirement)."""
         from strawpot.install.build import ScriptSettings
-        from strawpot.settings import load_settings
 
-        settings = load_settings(self.project)
-        return ScriptSettings(frozenset(settings.get("scripts.trusted")), settings.get("scripts.timeout"))
+        return ScriptSettings(frozenset(self.settings.get("scripts.trusted")), self.settings.get("scripts.timeout"))
 
     def _builder(self, settings: ScriptSettings) -> Builder:
         from strawpot.install.build import Builder

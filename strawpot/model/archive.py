@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import io
 import tarfile
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -47,13 +48,27 @@ def build_archive(files: Mapping[str, bytes], executables: Iterable[str] = ()) -
     return out.getvalue()
 
 
+# Bounds on what an archive may hold besides its files, checked before tarfile sees a byte: tarfile
+# reads a pax or GNU long-name header whole, so a 300 KB archive could otherwise make it hold 300 MB.
+MAX_META_BYTES = 64 * 1024  # one pax (or GNU long name/link) header
+MAX_ENTRIES = 2 * MAX_FILES  # files and folders
+_BLOCK = 512
+# The most a package's tar stream can be: its files, padded, each behind a header and one meta header.
+MAX_TAR_BYTES = MAX_TOTAL_SIZE + MAX_ENTRIES * (3 * _BLOCK + MAX_META_BYTES) + 20 * _BLOCK
+_META_TYPES = {b"x": "pax", b"g": "global pax", b"L": "GNU long name", b"K": "GNU long link"}
+
+
 def read_archive(data: bytes) -> list[ArchiveMember]:
-    """Every member, checked: only regular files at safe relative paths, within the package limits."""
+    """Every member, checked: only regular files at safe relative paths, within the package limits.
+
+    The gzip stream is decompressed header by header (see `_tar_stream`) before tarfile parses anything.
+    """
+    raw = _tar_stream(data)
     members: list[ArchiveMember] = []
     total = 0
     seen: set[str] = set()
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
             for info in tar:
                 if info.isdir():
                     continue
@@ -74,6 +89,79 @@ def read_archive(data: bytes) -> list[ArchiveMember]:
                 total += len(payload)
                 seen.add(path)
                 members.append(ArchiveMember(path, payload, bool(info.mode & 0o100)))
-    except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
+    except ArchiveError:
+        raise
+    except (tarfile.TarError, OSError, EOFError, ValueError, UnicodeError) as exc:
         raise ArchiveError(f"corrupt archive: {exc}") from None
+    folders = {path.rpartition("/")[0] for path in seen}
+    folders |= {folder.rsplit("/", n)[0] for folder in list(folders) for n in range(1, folder.count("/") + 1)}
+    if clash := sorted(seen & folders):
+        raise ArchiveError(f"member {clash[0]!r} is both a file and a folder")
     return members
+
+
+def _tar_stream(data: bytes) -> bytes:
+    """The tar stream inside the gzip bytes, up to its end marker, read header by header as tarfile will
+    walk it (a pax `size` record moves the next member's data): a meta header over MAX_META_BYTES, more
+    than MAX_ENTRIES entries or more than MAX_TAR_BYTES in all is refused before it is read."""
+    out = bytearray()
+    entries = 0
+    next_size: int | None = None
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as gz:
+            while len(block := gz.read(_BLOCK)) == _BLOCK and block.strip(b"\0"):
+                offset = len(out)
+                size = _number(block[124:136], offset)
+                kind = _META_TYPES.get(block[156:157])
+                if kind is not None and not 0 <= size <= MAX_META_BYTES:
+                    raise ArchiveError(f"a {kind} header of {size} bytes at byte {offset} (at most {MAX_META_BYTES})")
+                if kind is None:
+                    entries += 1
+                    if entries > MAX_ENTRIES:
+                        raise ArchiveError(f"archive has more than {MAX_ENTRIES} entries, over the package limits")
+                    size, next_size = (next_size, None) if next_size is not None else (size, None)
+                padded = -(-size // _BLOCK) * _BLOCK
+                if size < 0 or offset + _BLOCK + padded > MAX_TAR_BYTES:
+                    raise ArchiveError(f"archive unpacks to more than {MAX_TAR_BYTES} bytes, over the package limits")
+                body = gz.read(padded)
+                out += block
+                out += body
+                if block[156:157] == b"x":
+                    next_size = _pax_size(body[:size], next_size)
+                elif block[156:157] == b"g" and _pax_size(body[:size], None) is not None:
+                    raise ArchiveError(f"a global pax header sets the size of members (at byte {offset})")
+            if len(block) != _BLOCK and (block or not out):
+                raise ArchiveError("corrupt archive: the tar stream is empty or truncated")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ArchiveError(f"corrupt archive: {exc}") from None
+    return bytes(out) + b"\0" * (2 * _BLOCK)
+
+
+def _number(field: bytes, offset: int) -> int:
+    """A tar header number: NUL/space-terminated octal, or base-256 when the high bit of the first byte is set."""
+    if field[:1] in (b"\x80", b"\xff"):
+        value = int.from_bytes(field[1:], "big")
+        return value - (1 << (8 * (len(field) - 1))) if field[:1] == b"\xff" else value
+    text = field.split(b"\0", 1)[0].strip()
+    try:
+        return int(text, 8) if text else 0
+    except ValueError:
+        raise ArchiveError(f"corrupt archive: a header at byte {offset} has a bad size field") from None
+
+
+def _pax_size(records: bytes, found: int | None) -> int | None:
+    """The `size` record of a pax header, else `found` (records are `LEN key=value\\n`)."""
+    pos = 0
+    while pos < len(records):
+        length_text, space, _ = records[pos : pos + 24].partition(b" ")
+        if not space or not length_text.isdigit() or int(length_text) <= 0:
+            break  # padding, or a malformed record tarfile itself rejects
+        record = records[pos : pos + int(length_text)]
+        key, _, value = record[len(length_text) + 1 :].rstrip(b"\n").partition(b"=")
+        if key == b"size":
+            try:
+                found = int(value)
+            except ValueError:
+                raise ArchiveError("corrupt archive: a pax size record is not a number") from None
+        pos += int(length_text)
+    return found

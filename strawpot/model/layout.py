@@ -60,3 +60,40 @@ class Project:
     @property
     def memory_dir(self) -> Path:
         return self.tree_root / "memory"
+
+
+# The folders of the installed tree that hold packages (Kind.plural; layout stays free of other imports).
+_KIND_FOLDERS = ("skills", "roles", "agents", "memories", "integrations")
+
+
+def escaping_link(project: Project) -> tuple[Path, Path] | None:
+    """(link, where it points) for the first link in the installed tree that leads out of the project,
+    else None. Checked: the tree folder, everything directly in it, each kind folder and each package
+    folder: what install creates, replaces or writes into. (In the global scope the tree folder itself
+    may be a link; what is inside it may not lead out of it.)"""
+    base = project.tree_root if project.is_global else project.dir
+    try:
+        base = base.resolve()
+    except OSError:
+        return None
+    root = project.tree_root
+    candidates = [] if project.is_global else [root]
+    try:
+        if root.is_dir():
+            children = sorted(root.iterdir())
+            candidates += children
+            for folder in (root / name for name in _KIND_FOLDERS):
+                if folder.is_dir() and not _leads_out(folder, base):
+                    candidates += sorted(folder.iterdir())
+    except OSError:
+        return None  # unreadable: the install itself reports it
+    for path in candidates:
+        if _leads_out(path, base):
+            return path, Path(os.path.realpath(path))
+    return None
+
+
+def _leads_out(path: Path, base: Path) -> bool:
+    if not path.is_symlink():
+        return False
+    return not Path(os.path.realpath(path)).is_relative_to(base)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.layout import LOCK_NAME
 from strawpot.model.package import slug_error
 from strawpot.model.paths import UnsafePath, safe_relative_path
+from strawpot.model.toml_text import not_utf8, parse_toml
 
 LOCK_VERSION = 1
 # `strawpot lock` reads the previous lock to keep its versions, so it refuses a broken one too: say so.
@@ -91,15 +91,14 @@ class Lockfile:
     @classmethod
     def load(cls, path: Path) -> Lockfile:
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise LockfileError(f"{path}: no lockfile", hint="run `strawpot lock` to create it") from None
         except UnicodeDecodeError as exc:
-            raise LockfileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise LockfileError(f"{path}: invalid TOML: {exc}", hint=_REGENERATE) from None
+            raise LockfileError(not_utf8(path, exc)) from None
         except OSError as exc:
             raise LockfileError(f"{path}: cannot read the lockfile: {exc.strerror or exc}") from None
+        data = parse_toml(text, path, error=LockfileError, hint=_REGENERATE)
         return cls.from_dict(data, where=str(path))
 
     @classmethod

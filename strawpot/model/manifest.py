@@ -17,6 +17,7 @@ from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.package import slug_error
+from strawpot.model.toml_text import not_utf8, parse_toml
 
 
 @dataclass(frozen=True)
@@ -43,16 +44,17 @@ class Manifest:
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+            raise UsageError(not_utf8(path, exc)) from None
         except OSError as exc:
             raise UsageError(f"{path}: cannot read the manifest: {exc.strerror or exc}") from None
+        hint = "fix the file by hand; strawpot never rewrites a file it cannot parse"
+        parse_toml(text, path, hint=hint)  # the strict reader first: repeated keys, depth, every error placed
         try:
             doc = tomlkit.parse(text)
         except tomlkit.exceptions.ParseError as exc:
-            raise UsageError(
-                f"{path}:{exc.line}:{exc.col}: invalid TOML: {_parse_reason(exc)}",
-                hint="fix the file by hand; strawpot never rewrites a file it cannot parse",
-            ) from None
+            raise UsageError(f"{path}:{exc.line}:{exc.col}: invalid TOML: {_parse_reason(exc)}", hint=hint) from None
+        except (tomlkit.exceptions.TOMLKitError, ValueError, RecursionError) as exc:  # accepted by tomllib only
+            raise UsageError(f"{path}:1:1: invalid TOML: {exc}", hint=hint) from None
         manifest = cls(path, doc)
         manifest.entries()  # validate shapes up front, so every command fails the same way
         return manifest
@@ -98,13 +100,6 @@ class Manifest:
     def table(self, key: str) -> dict[str, Any]:
         value = self.doc.get(key)
         return _plain(value) if isinstance(value, dict) else {}
-
-    @property
-    def registry_url(self) -> str | None:
-        url = self.table("registry").get("url")
-        if url is not None and not isinstance(url, str):
-            raise UsageError(f"{self.path}: registry.url must be a string such as \"https://strawhub.dev\"")
-        return url or None
 
     def role_default_agent(self, slug: str) -> str | None:
         entry = self.get(Kind.ROLE, slug)

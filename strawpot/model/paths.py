@@ -6,6 +6,7 @@ import re
 from pathlib import PurePosixPath
 
 MAX_PATH_LENGTH = 1024
+MAX_NAME_BYTES = 255  # one file or folder name: what common file systems hold
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
@@ -28,4 +29,6 @@ def safe_relative_path(path: str) -> str:
     parts = path.split("/")
     if any(part in ("", ".", "..") for part in parts):
         raise UnsafePath(f"path {path!r} has an empty, '.' or '..' component")
+    if any(len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for part in parts):
+        raise UnsafePath(f"a name in path {path[:80]!r}... is longer than {MAX_NAME_BYTES} bytes")
     return str(PurePosixPath(*parts))

@@ -11,6 +11,7 @@ agent); `[agents.<name>.env]` is read from the global file only, since the proje
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -40,16 +41,21 @@ class Key:
     env: bool = True
     item: re.Pattern[str] | None = None  # what each entry of a list must look like
     item_example: str = ""
+    env_name: str = ""  # the variable, where it is not STRAWPOT_<SECTION>_<KEY>
 
     @property
     def env_var(self) -> str | None:
-        return "STRAWPOT_" + self.name.replace(".", "_").upper() if self.env else None
+        if not self.env:
+            return None
+        return self.env_name or "STRAWPOT_" + self.name.replace(".", "_").upper()
 
 
 SCHEMA: dict[str, Key] = {k.name: k for k in (
     Key("registry.url", "string", "https://strawhub.dev", "the registry packages come from and go to"),
-    Key("registry.timeout", "number", 30.0, "seconds a single registry request may take in all", minimum=0.1),
-    Key("registry.deadline", "number", 600.0, "seconds a whole install may spend on the registry", minimum=1),
+    Key("registry.timeout", "number", 120.0, "seconds one registry request may take in all, retries included",
+        minimum=0.001, env_name="STRAWPOT_HTTP_TIMEOUT"),
+    Key("registry.deadline", "number", 600.0, "seconds all registry requests of one command may take",
+        minimum=0.001),
     Key("orchestrator.role", "string", None, "the role `strawpot start` runs"),
     Key("orchestrator.runtime", "string", None, "the agent that plays a role no other layer binds"),
     Key("policy.max_depth", "integer", 3, "how deep delegations may nest", minimum=0),
@@ -200,28 +206,31 @@ def check(key: Key, raw: Any, where: str) -> Any:
         return f"{where}: {key.name} {problem}"
 
     kind = key.type
-    if kind == "boolean":
-        ok = isinstance(raw, bool)
-    elif kind == "integer":
-        ok = isinstance(raw, int) and not isinstance(raw, bool)
-    elif kind == "number":
-        ok = isinstance(raw, int | float) and not isinstance(raw, bool)
-    elif kind == "list":
-        ok = isinstance(raw, list | tuple) and all(isinstance(item, str) for item in raw)
-    else:  # string, choice
-        ok = isinstance(raw, str)
-    if not ok:
+    if not _of_type(kind, raw):
         raise UsageError(say(f"must be {_described(key)}, not {_shown(raw)}"), hint="fix the value or remove it")
+    if kind == "string" and not raw.strip():
+        raise UsageError(say("must not be empty"), hint="remove the key to use the default")
     if key.item is not None and not all(key.item.fullmatch(entry) for entry in raw):
         bad = next(entry for entry in raw if not key.item.fullmatch(entry))
         raise UsageError(say(f"must be a list like {key.item_example}; {_shown(bad)} is not"))
     if key.choices and raw not in key.choices:
         raise UsageError(say(f"must be one of {', '.join(key.choices)}, not {_shown(raw)}"))
+    if kind == "number" and not math.isfinite(raw):
+        raise UsageError(say(f"must be a finite number, not {_shown(raw)}"))
     if key.minimum is not None and raw < key.minimum:
         raise UsageError(say(f"must be at least {key.minimum:g}, not {_shown(raw)}"))
     if kind == "number":
         return float(raw)
     return tuple(raw) if kind == "list" else raw
+
+
+def _of_type(kind: str, raw: Any) -> bool:
+    if kind in ("integer", "number") and isinstance(raw, bool):
+        return False
+    accepted = {"boolean": bool, "integer": int, "number": int | float, "list": list | tuple}.get(kind, str)
+    if kind == "list" and isinstance(raw, list | tuple):
+        return all(isinstance(item, str) for item in raw)
+    return isinstance(raw, accepted)
 
 
 def from_text(key: Key, text: str, where: str) -> Any:

@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from strawpot.model.errors import StrawpotError, UsageError
 
+if TYPE_CHECKING:
+    from strawpot.settings import Registry
 
-def registry_for(explicit: str | None) -> str:
+
+def registry_for(explicit: str | None) -> Registry:
     """--registry > STRAWPOT_REGISTRY_URL > [registry].url of ./strawpot.toml > config file > StrawHub."""
-    from strawpot.model.layout import MANIFEST_NAME
-    from strawpot.model.manifest import Manifest
-    from strawpot.settings import registry_url
+    from strawpot.model.layout import Project
+    from strawpot.settings import choose_registry
 
-    manifest_url = None
-    if not explicit:
-        try:
-            manifest_url = Manifest.load(Path.cwd() / MANIFEST_NAME).registry_url
-        except UsageError:
-            manifest_url = None  # a broken manifest is not this command's business
-    url = registry_url(explicit, manifest_url)
-    if not url.startswith(("http://", "https://")):
-        raise UsageError(f"registry URL {url!r} must start with http:// or https://")
-    return url
+    chosen = choose_registry(Project.at(None), explicit)
+    if not chosen.url.startswith(("http://", "https://")):
+        raise UsageError(f"registry URL {chosen.url!r} must start with http:// or https://")
+    return chosen
 
 
 def login_hint(url: str) -> str:
@@ -32,13 +28,13 @@ def login_hint(url: str) -> str:
     )
 
 
-def require_token(url: str) -> str:
-    """The token for `url` (STRAWPOT_TOKEN, else the stored one), or an error saying how to get one."""
+def require_token(registry: Registry) -> str:
+    """The token for `registry` (STRAWPOT_TOKEN when meant for it, else the stored one), or an error saying how to get one."""
     from strawpot.settings import registry_token
 
-    token = registry_token(url)
+    token = registry_token(registry)
     if not token:
-        raise StrawpotError(f"no token for the registry {url}", hint=login_hint(url))
+        raise StrawpotError(f"no token for the registry {registry.url}", hint=login_hint(registry.url))
     return token
 
 

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from hub_client import ProtocolError
-from hub_client import _client as client_module
+from hub_client import _responses as responses_module
 
 CHUNK = b"x" * 65536
 
@@ -27,8 +27,8 @@ class Endless(httpx.SyncByteStream):
 
 @pytest.fixture
 def small_caps(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(client_module, "MAX_JSON_BYTES", 1 << 20)
-    monkeypatch.setattr(client_module, "MAX_FILE_BYTES", 1 << 20)
+    monkeypatch.setattr(responses_module, "MAX_JSON_BYTES", 1 << 20)
+    monkeypatch.setattr(responses_module, "MAX_FILE_BYTES", 1 << 20)
 
 
 def test_an_endless_json_answer_is_refused(registry, make_client, small_caps) -> None:

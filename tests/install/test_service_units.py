@@ -88,6 +88,9 @@ def test_missing_tools_are_reported_and_run_only_with_yes(fakehub, hub_client, p
         def progress(self, label, total):  # pragma: no cover - nothing to download here
             raise AssertionError
 
+        def waiting(self, message):  # pragma: no cover - nothing to resolve here
+            raise AssertionError
+
     out = run(project, None, Options(registry="http://hub.test", tools="run"), client=hub_client, reporter=Echo())
     assert out.missing_tools == []
     assert echoed == [f"$ {hint}"]
@@ -182,3 +185,20 @@ def test_the_no_op_index_is_used_only_while_it_matches_the_lock(fakehub, hub_cli
     # ... and ignored once the lock's bytes change: then the lock itself is read
     project.lock_path.write_text(project.lock_path.read_text() + "# edited\n")
     assert up_to_date(project.manifest_path, project.lock_path, project.tree_root) is not None
+
+
+def test_waiting_for_the_registry_shows_a_spinner_on_a_terminal_only() -> None:
+    import io
+    import time
+
+    from rich.console import Console
+
+    from strawpot.install.cli_support import RichReporter
+
+    for terminal in (True, False):
+        reporter = RichReporter()
+        reporter.console = Console(file=io.StringIO(), force_terminal=terminal, width=120)
+        with reporter.waiting("waiting for http://hub.test (at most 120 s a request)"):
+            time.sleep(0.3)
+        shown = reporter.console.file.getvalue()  # type: ignore[attr-defined]
+        assert ("waiting for http://hub.test (at most 120 s a request)" in shown) is terminal, shown

@@ -127,7 +127,7 @@ def test_reader_errors_name_the_file_and_the_problem(tmp_path: Path, text: str, 
     path.write_text(text)
     with pytest.raises(LockfileError) as info:
         Lockfile.load(path)
-    assert info.value.message.startswith(f"{path}: ")
+    assert info.value.message.startswith(f"{path}:")  # "path: ..." or "path:line:col: ..."
     assert message in info.value.message
     assert info.value.hint is not None and hint in info.value.hint
     assert info.value.exit_code == 2

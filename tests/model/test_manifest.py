@@ -155,15 +155,6 @@ def test_manifest_not_utf8(tmp_path: Path) -> None:
         Manifest.load(path)
 
 
-def test_registry_url_of_the_wrong_type_is_a_usage_error(tmp_path: Path) -> None:
-    path = tmp_path / "strawpot.toml"
-    path.write_text("[registry]\nurl = 3\n")
-    with pytest.raises(UsageError, match=r"registry.url must be a string"):
-        Manifest.load(path).registry_url  # noqa: B018 - the property raises
-    path.write_text('[registry]\nurl = ""\n')
-    assert Manifest.load(path).registry_url is None
-
-
 def test_a_manifest_that_is_a_folder_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "strawpot.toml").mkdir()
     with pytest.raises(UsageError, match="cannot read the manifest"):

@@ -17,7 +17,9 @@ from strawpot.model.paths import MAX_PATH_LENGTH, UnsafePath, safe_relative_path
         ("ünïcode/ファイル.md", "ünïcode/ファイル.md"),
         ("..hidden-but-not-dotdot", "..hidden-but-not-dotdot"),
         ("a..b/c", "a..b/c"),
-        ("x" * MAX_PATH_LENGTH, "x" * MAX_PATH_LENGTH),
+        ("/".join(["x" * 204] * 5), "/".join(["x" * 204] * 5)),  # MAX_PATH_LENGTH characters in all
+        ("x" * 255, "x" * 255),
+        ("é" * 127, "é" * 127),  # 254 bytes
     ],
 )
 def test_safe_paths_pass_unchanged(path: str, expected: str) -> None:
@@ -46,6 +48,8 @@ def test_safe_paths_pass_unchanged(path: str, expected: str) -> None:
         ("line\nbreak", "control character"),
         ("del\x7f", "control character"),
         ("x" * (MAX_PATH_LENGTH + 1), "longer than"),
+        ("x" * 256, "longer than 255 bytes"),
+        ("a/" + "é" * 128, "longer than 255 bytes"),  # 256 bytes in UTF-8: more than a file system holds
     ],
 )
 def test_unsafe_paths_are_refused_saying_why(path: str, reason: str) -> None:

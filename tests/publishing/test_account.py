@@ -75,7 +75,7 @@ def test_login_with_the_hidden_prompt(registry, monkeypatch: pytest.MonkeyPatch,
     import rich_click
 
     from strawpot.cli import main
-    from strawpot.settings import config_path, registry_token
+    from strawpot.settings import choose_registry, config_path, registry_token
 
     asked: list[dict[str, object]] = []
 
@@ -86,7 +86,7 @@ def test_login_with_the_hidden_prompt(registry, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(rich_click, "prompt", fake_prompt)
     assert main(["login", "--registry", registry.url]) == 0
     assert asked and asked[0]["hide_input"] is True
-    assert registry_token(registry.url) == registry.token
+    assert registry_token(choose_registry(registry.url)) == registry.token
     assert stat.S_IMODE(config_path().stat().st_mode) == 0o600
     capsys.readouterr()
 

@@ -1,0 +1,91 @@
+"""Deadlines: one request, and everything a client does, end on time however slowly a server trickles
+(real sockets on loopback: the per-read timeout alone never fires against these servers)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from hub_client import Cache, DeadlineExceeded, HubClient, ProtocolError, RegistryUnreachable
+from tests._loopback_servers import scripted_server, silent_server, trickling_server
+
+
+def test_a_trickling_answer_ends_at_the_request_deadline() -> None:
+    with trickling_server(interval=0.2) as url, HubClient(url, timeout=5, request_deadline=1.5) as client:
+        start = time.monotonic()
+        with pytest.raises(DeadlineExceeded) as info:
+            client.search("x")
+        took = time.monotonic() - start
+    assert info.value.scope == "request" and info.value.seconds == 1.5
+    assert "within 1.5 s (the request deadline)" in str(info.value)
+    assert isinstance(info.value, RegistryUnreachable)
+    assert took < 1.5 + 3  # the per-read timeout (5 s) never fired: each byte came within 0.2 s
+
+
+def test_a_server_that_never_answers_ends_at_the_request_deadline() -> None:
+    with silent_server() as url, HubClient(url, timeout=30, request_deadline=1.0) as client:
+        start = time.monotonic()
+        with pytest.raises(DeadlineExceeded):
+            client.package_versions("skill", "x")
+        assert time.monotonic() - start < 1.0 + 3
+
+
+def test_the_client_deadline_bounds_every_request_it_makes() -> None:
+    with trickling_server(interval=0.2) as url, HubClient(url, timeout=5, request_deadline=60, deadline=1.0) as client:
+        with pytest.raises(DeadlineExceeded) as info:
+            client.search("x")
+        assert info.value.scope == "client"
+        start = time.monotonic()
+        with pytest.raises(DeadlineExceeded):  # past the client's deadline: refused without waiting
+            client.search("y")
+        assert time.monotonic() - start < 0.5
+
+
+def test_the_https_path_checks_the_deadline_between_body_chunks() -> None:
+    """Over httpx's own transport (used for https://), a slow body stops at the deadline too."""
+    class Slow(httpx.SyncByteStream):
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            for _ in range(100):
+                time.sleep(0.05)
+                yield b" "
+
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, stream=Slow()))
+    with HubClient("http://hub.test", transport=transport, request_deadline=0.5, retries=0) as client:
+        start = time.monotonic()
+        with pytest.raises(DeadlineExceeded):
+            client.search("x")
+        assert time.monotonic() - start < 0.5 + 2
+
+
+def test_without_deadlines_a_fast_answer_is_unchanged() -> None:
+    routes = {"/api/v1/search": (200, b'{"results": [], "count": 0}')}
+    with scripted_server(routes) as url, HubClient(url, request_deadline=5, deadline=10) as client:
+        assert client.search("x") == {"results": [], "count": 0}
+        assert client.search("y") == {"results": [], "count": 0}  # the connection is reused after a deadline-armed read
+
+
+def test_an_archive_declared_over_the_limit_is_refused_before_any_byte_is_fetched(tmp_path: Path) -> None:
+    from hub_client._responses import MAX_ARCHIVE_BYTES
+
+    requests: list[httpx.Request] = []
+    transport = httpx.MockTransport(lambda r: requests.append(r) or httpx.Response(200, content=b"x"))
+    with (HubClient("http://hub.test", transport=transport, cache=Cache(tmp_path / "cache")) as client,
+          pytest.raises(ProtocolError, match="over the limit .* refused before downloading")):
+        client.fetch_archive("skill", "big", "1.0.0", "a" * 64, 200 * 1024 * 1024)
+    assert requests == []
+    assert MAX_ARCHIVE_BYTES < 200 * 1024 * 1024
+    assert [p for p in (tmp_path / "cache").rglob("*") if p.is_file()] == []
+
+
+def test_an_archive_without_a_declared_size_stops_at_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hub_client import IntegrityError, _responses
+
+    monkeypatch.setattr(_responses, "MAX_ARCHIVE_BYTES", 1000)
+    transport = httpx.MockTransport(lambda r: httpx.Response(200, content=b"x" * 5000))
+    with (HubClient("http://hub.test", transport=transport, cache=Cache(tmp_path / "cache"), retries=0) as client,
+          pytest.raises(IntegrityError, match="expected 1000 bytes")):
+        client.fetch_archive("skill", "big", "1.0.0", "a" * 64, None)
+    assert [p for p in (tmp_path / "cache").rglob("*") if p.is_file()] == []

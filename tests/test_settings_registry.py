@@ -1,0 +1,133 @@
+"""The registry a command talks to, the token it may send there, and its time limits (strawpot/settings.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from strawpot import settings
+from strawpot.model.errors import UsageError
+from strawpot.model.layout import Project
+from strawpot.settings import (
+    DEFAULT_REGISTRY_URL,
+    Registry,
+    choose_registry,
+    load_settings,
+    registry_token,
+    timeouts,
+)
+
+A, B = "http://a.test", "http://b.test"
+
+
+@pytest.fixture(autouse=True)
+def clean(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name in ("STRAWPOT_REGISTRY_URL", "STRAWPOT_TOKEN", "STRAWPOT_TOKEN_REGISTRY", "STRAWPOT_HTTP_TIMEOUT",
+                 "STRAWPOT_REGISTRY_DEADLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("STRAWPOT_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setattr(settings, "_warned", set())
+    return tmp_path / "config.toml"
+
+
+@pytest.mark.parametrize(
+    ("explicit", "env", "manifest", "config", "lock", "expected"),
+    [
+        (A, B, B, B, B, Registry(A, "flag")),
+        (None, A + "/", B, B, B, Registry(A, "env")),
+        (None, None, A, B, B, Registry(A, "project")),
+        (None, None, None, A, B, Registry(A, "global")),
+        (None, None, None, None, A, Registry(A, "lock")),
+        (None, None, None, None, None, Registry(DEFAULT_REGISTRY_URL, "default")),
+    ],
+)
+def test_the_registry_and_where_it_came_from(monkeypatch: pytest.MonkeyPatch, clean: Path, explicit: str | None,
+                                             env: str | None, manifest: str | None, config: str | None,
+                                             lock: str | None, expected: Registry) -> None:
+    if env:
+        monkeypatch.setenv("STRAWPOT_REGISTRY_URL", env)
+    if config:
+        clean.write_text(f'[registry]\nurl = "{config}"\n')
+    project = clean.parent / "project"
+    project.mkdir()
+    if manifest:
+        (project / "strawpot.toml").write_text(f'[registry]\nurl = "{manifest}"\n')
+    chosen = choose_registry(Project(project), explicit, lock)
+    assert (chosen.url, chosen.origin) == (expected.url, expected.origin)
+
+
+@pytest.mark.parametrize(
+    ("registry", "config", "env_url", "scope", "sent"),
+    [
+        (Registry(A, "global"), A, None, None, True),
+        (Registry(DEFAULT_REGISTRY_URL, "default"), None, None, None, True),
+        (Registry(B, "project"), A, None, None, False),
+        (Registry(B, "lock"), None, None, None, False),
+        (Registry(A, "project"), A, None, None, True),  # the project names the user's own registry
+        (Registry(B, "flag"), A, None, None, True),
+        (Registry(B, "env"), A, B, None, True),
+        (Registry(B, "project"), A, None, B + "/", True),  # STRAWPOT_TOKEN_REGISTRY names it
+        (Registry(A, "global"), A, None, B, False),  # ... and then only it
+        (Registry(B, "flag"), A, None, A, False),
+    ],
+)
+def test_strawpot_token_goes_only_where_it_is_meant_for(monkeypatch: pytest.MonkeyPatch, clean: Path,
+                                                         capsys: pytest.CaptureFixture[str], registry: Registry,
+                                                         config: str | None, env_url: str | None, scope: str | None,
+                                                         sent: bool) -> None:
+    monkeypatch.setenv("STRAWPOT_TOKEN", "sh_env")
+    if config:
+        clean.write_text(f'[registry]\nurl = "{config}"\n')
+    if env_url:
+        monkeypatch.setenv("STRAWPOT_REGISTRY_URL", env_url)
+    if scope:
+        monkeypatch.setenv("STRAWPOT_TOKEN_REGISTRY", scope)
+    assert registry_token(registry) == ("sh_env" if sent else None)
+    assert registry_token(registry) == ("sh_env" if sent else None)
+    warnings = capsys.readouterr().err.count("warning: STRAWPOT_TOKEN is not sent to")
+    assert warnings == (0 if sent else 1)  # said once, however often the token is asked for
+
+
+def test_a_stored_token_belongs_to_its_url(monkeypatch: pytest.MonkeyPatch, clean: Path) -> None:
+    clean.write_text(f'[registry]\nurl = "{A}"\n[tokens]\n"{B}" = "sh_b"\n')
+    assert registry_token(Registry(B, "project")) == "sh_b"
+    assert registry_token(Registry(A, "global")) is None
+    monkeypatch.setenv("STRAWPOT_TOKEN", "sh_env")
+    assert registry_token(Registry(B, "project")) == "sh_b"  # the env token is withheld; B's own is sent
+    assert registry_token(Registry(A, "global")) == "sh_env"
+
+
+def test_time_limits_by_layer(monkeypatch: pytest.MonkeyPatch, clean: Path) -> None:
+    project = clean.parent / "project"
+    project.mkdir()
+    assert timeouts(load_settings(Project(project))) == settings.Timeouts(120.0, 600.0)
+    assert timeouts(load_settings(Project(project))).read == 10.0
+    clean.write_text("[registry]\ntimeout = 30\ndeadline = 100\n")
+    assert timeouts(load_settings(Project(project))) == settings.Timeouts(30.0, 100.0)
+    (project / "strawpot.toml").write_text("[registry]\ntimeout = 5\n")
+    assert timeouts(load_settings(Project(project))) == settings.Timeouts(5.0, 100.0)
+    assert timeouts(load_settings(Project(project))).read == 5.0
+    monkeypatch.setenv("STRAWPOT_HTTP_TIMEOUT", "2.5")
+    monkeypatch.setenv("STRAWPOT_REGISTRY_DEADLINE", "9")
+    assert timeouts(load_settings(Project(project))) == settings.Timeouts(2.5, 9.0)
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ("0", "must be at least 0.001"), ("-3", "must be at least 0.001"), ("nan", "must be a finite number"),
+    ("inf", "must be a finite number"), ("soon", "must be a number, not 'soon'"),
+])
+def test_a_time_limit_that_is_not_a_positive_number_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, bad: str,
+                                                                     message: str) -> None:
+    monkeypatch.setenv("STRAWPOT_HTTP_TIMEOUT", bad)
+    with pytest.raises(UsageError, match=f"STRAWPOT_HTTP_TIMEOUT: registry.timeout {message}"):
+        load_settings(None)
+
+
+@pytest.mark.parametrize("bad", ["true", '"x"', "[1]", "{a = 1}"])
+def test_a_bad_time_limit_in_a_file_names_its_file_and_line(clean: Path, bad: str) -> None:
+    project = clean.parent / "project"
+    project.mkdir()
+    (project / "strawpot.toml").write_text(f"[registry]\ndeadline = {bad}\n")
+    with pytest.raises(UsageError, match=r"strawpot.toml:2: registry.deadline must be a number"):
+        load_settings(Project(project))
