@@ -95,8 +95,10 @@ def test_the_command_deadline_comes_from_the_project_or_the_environment(tmp_path
     assert took < 1.5 + 15, took
 
 
-@pytest.mark.parametrize(("env", "needle"), [({"STRAWPOT_HTTP_TIMEOUT": "soon"}, "STRAWPOT_HTTP_TIMEOUT must be"),
-                                             ({"STRAWPOT_REGISTRY_DEADLINE": "-1"}, "STRAWPOT_REGISTRY_DEADLINE must be")])
+@pytest.mark.parametrize(("env", "needle"), [
+    ({"STRAWPOT_HTTP_TIMEOUT": "soon"}, "STRAWPOT_HTTP_TIMEOUT: registry.timeout must be a number"),
+    ({"STRAWPOT_REGISTRY_DEADLINE": "-1"}, "STRAWPOT_REGISTRY_DEADLINE: registry.deadline must be at least"),
+])
 def test_a_bad_time_limit_is_a_usage_error(tmp_path: Path, env: dict[str, str], needle: str) -> None:
     result = run("install", "skill", "x", cwd=tmp_path, env={"STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9", **env})
     assert_one_line_failure(result, 2, needle)

@@ -86,7 +86,7 @@ def test_login_with_the_hidden_prompt(registry, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(rich_click, "prompt", fake_prompt)
     assert main(["login", "--registry", registry.url]) == 0
     assert asked and asked[0]["hide_input"] is True
-    assert registry_token(choose_registry(registry.url)) == registry.token
+    assert registry_token(choose_registry(None, registry.url)) == registry.token
     assert stat.S_IMODE(config_path().stat().st_mode) == 0o600
     capsys.readouterr()
 
