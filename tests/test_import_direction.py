@@ -16,8 +16,15 @@ RULES: dict[str, tuple[str, ...]] = {
     "hub_client": (),
     "strawpot.model": ("resolver",),
     "orchestrator": ("strawpot.model",),
+    # DESIGN §2 lets the registry use the model only; it also runs our PubGrub solver behind `/resolve`
+    # (recorded in DESIGN's note and here): the solver is a stdlib-only leaf, so no cycle can come of it.
     "registry_server": ("strawpot.model", "resolver"),
 }
+
+# Inside the composition root (`strawpot/`), the services sit below the commands: they never import a
+# command module or the console (presentation is the commands' job, as in PDM's cli/commands).
+SERVICES = ("strawpot.install", "strawpot.publishing", "strawpot.settings", "strawpot.hub")
+PRESENTATION = ("strawpot.commands", "strawpot.console", "strawpot.cli")
 
 
 def _within(module: str, prefix: str) -> bool:
@@ -78,6 +85,31 @@ def violations(root: Path) -> list[str]:
 
 def test_no_wrong_arrows() -> None:
     assert violations(ROOT) == []
+
+
+def service_violations(root: Path) -> list[str]:
+    """Every import of a command module or the console from a service module under `strawpot/`."""
+    found: list[str] = []
+    for path in sorted((root / "strawpot").rglob("*.py")):
+        module = module_name(path, root)
+        if not any(_within(module, service) for service in SERVICES):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for line, target, submodules in imported(tree, module, path.name == "__init__.py"):
+            if any(_within(name, shown) for name in [target, *submodules] for shown in PRESENTATION):
+                found.append(f"{path.relative_to(root)}:{line}: {module} imports {target}")
+    return found
+
+
+def test_services_never_import_the_commands_or_the_console(tmp_path: Path) -> None:
+    assert service_violations(ROOT) == []
+    _write(tmp_path, {"strawpot/install/x.py": "def f():\n    from strawpot.console import err_console\n",
+                      "strawpot/publishing/y.py": "from strawpot.commands import _options\n",
+                      "strawpot/commands/z.py": "from strawpot.console import out_console\n"})
+    assert service_violations(tmp_path) == [
+        "strawpot/install/x.py:2: strawpot.install.x imports strawpot.console",
+        "strawpot/publishing/y.py:1: strawpot.publishing.y imports strawpot.commands",
+    ]
 
 
 def test_every_layer_is_walked() -> None:

@@ -23,8 +23,8 @@ SECTION = "packages"
 @json_option
 def command(kind: str, slug: str, version: str | None, registry: str | None, as_json: bool) -> None:
     """Show a package's summary, dependencies, files and published versions."""
+    from strawpot.commands._install_output import parse_kind
     from strawpot.hub import hub_errors, open_client
-    from strawpot.install.cli_support import parse_kind
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
     from strawpot.model.package import slug_error

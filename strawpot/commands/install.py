@@ -48,7 +48,7 @@ def command(
             return
     import time
 
-    from strawpot.install.cli_support import RichReporter, parse_packages, render_outcome
+    from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
     from strawpot.install.service import Edit, Options, run
     from strawpot.settings import Project
 

@@ -29,7 +29,7 @@ def command(
     registry: str | None, as_json: bool,
 ) -> None:
     """List installed packages with their versions and whether they match strawpot.lock."""
-    from strawpot.install.cli_support import parse_kind
+    from strawpot.commands._install_output import parse_kind
     from strawpot.model.kinds import KIND_ORDER
     from strawpot.settings import Project
 

@@ -31,7 +31,7 @@ def command(
         if count is not None:
             sys.stderr.write(f"strawpot.lock is up to date ({count} packages)\n")
             return
-    from strawpot.install.cli_support import RichReporter
+    from strawpot.commands._install_output import RichReporter
     from strawpot.install.service import Options, run
     from strawpot.model.errors import LockOutdated
     from strawpot.settings import Project

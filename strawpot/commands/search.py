@@ -17,8 +17,8 @@ SECTION = "packages"
 @json_option
 def command(query: str, kind: str, limit: int, registry: str | None, as_json: bool) -> None:
     """Search the registry for packages matching QUERY."""
+    from strawpot.commands._install_output import parse_kind
     from strawpot.hub import hub_errors, open_client
-    from strawpot.install.cli_support import parse_kind
     from strawpot.model.layout import Project
     from strawpot.settings import choose_registry, registry_token
 

@@ -36,7 +36,7 @@ def command(
     """
     import time
 
-    from strawpot.install.cli_support import RichReporter, render_outcome
+    from strawpot.commands._install_output import RichReporter, render_outcome
     from strawpot.install.service import Options, run
     from strawpot.settings import Project
 

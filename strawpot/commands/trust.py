@@ -26,7 +26,7 @@ def command(packages: tuple[str, ...], is_global: bool, project: Path | None, re
     """
     import time
 
-    from strawpot.install.cli_support import RichReporter, render_outcome
+    from strawpot.commands._install_output import RichReporter, render_outcome
     from strawpot.install.service import Options, run
     from strawpot.model.errors import UsageError
     from strawpot.model.fs import file_lock

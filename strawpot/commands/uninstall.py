@@ -25,7 +25,7 @@ def command(
     """Remove packages from strawpot.toml, update strawpot.lock, and delete what nothing needs any more."""
     import time
 
-    from strawpot.install.cli_support import RichReporter, parse_packages, render_outcome
+    from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
     from strawpot.install.service import Edit, Options, run
     from strawpot.settings import Project
 

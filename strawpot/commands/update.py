@@ -27,7 +27,7 @@ def command(
     """Update the named packages (or all) to the newest versions the specifiers in strawpot.toml allow."""
     import time
 
-    from strawpot.install.cli_support import RichReporter, parse_packages, render_outcome
+    from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
     from strawpot.install.service import Edit, Options, load_lock, run
     from strawpot.model.errors import UsageError
     from strawpot.model.ids import package_id

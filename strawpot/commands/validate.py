@@ -33,4 +33,6 @@ def command(path: Path, run_wrapper: bool) -> None:
     if run_wrapper:
         from strawpot.publishing.wrapper_check import check_wrapper
 
-        check_wrapper(package, path if path.is_dir() else path.parent)
+        out = check_wrapper(package, path if path.is_dir() else path.parent)
+        out_console.print(f"wrapper ok: {out.wrapper} build → cmd {out.cmd[0]!r} (+{len(out.cmd) - 1} args), "
+                          f"cwd {out.cwd}", markup=False)

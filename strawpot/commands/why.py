@@ -19,7 +19,7 @@ SECTION = "packages"
 @json_option
 def command(kind: str, slug: str, is_global: bool, project: Path | None, as_json: bool) -> None:
     """Show every path from a requirement in strawpot.toml to the package KIND SLUG."""
-    from strawpot.install.cli_support import parse_kind
+    from strawpot.commands._install_output import parse_kind
     from strawpot.install.queries import load_roots, roots_of, why
     from strawpot.install.service import load_lock
     from strawpot.model.errors import UsageError

@@ -36,7 +36,7 @@ def sample_request(workdir: Path, params: dict[str, Any]) -> BuildRequest:
 
 
 def check_wrapper(
-    package: Package, root: Path, *, timeout: float = DEFAULT_TIMEOUT, quiet: bool = False
+    package: Package, root: Path, *, timeout: float = DEFAULT_TIMEOUT
 ) -> WrapperOutput:
     """Run the wrapper's `build` from a fresh copy of the package in a temp dir; UsageError says what is wrong."""
     if package.kind is not Kind.AGENT:
@@ -59,11 +59,6 @@ def check_wrapper(
         request = sample_request(Path(tmp), param_defaults(package.params))
         proc = _run([str(copy / rel), *request.argv()], cwd=Path(tmp), rel=rel, timeout=timeout)
         output = _output(rel, proc, request.working_dir)
-    if not quiet:
-        from strawpot.console import out_console
-
-        out_console.print(f"wrapper ok: {rel} build → cmd {output.cmd[0]!r} (+{len(output.cmd) - 1} args), cwd {output.cwd}",
-                          markup=False)
     return output
 
 

@@ -193,7 +193,7 @@ def test_waiting_for_the_registry_shows_a_spinner_on_a_terminal_only() -> None:
 
     from rich.console import Console
 
-    from strawpot.install.cli_support import RichReporter
+    from strawpot.commands._install_output import RichReporter
 
     for terminal in (True, False):
         reporter = RichReporter()

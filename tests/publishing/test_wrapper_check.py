@@ -36,7 +36,7 @@ def agent(tmp_path: Path, script: str, *, mode: int = 0o755, params: str = "") -
 
 def check(root: Path, timeout: float = 20) -> str:
     with pytest.raises(UsageError) as info:
-        check_wrapper(load_package(root), root, timeout=timeout, quiet=True)
+        check_wrapper(load_package(root), root, timeout=timeout)
     return info.value.message
 
 
@@ -55,7 +55,7 @@ GOOD = (
 def test_a_good_wrapper_passes_with_the_protocol_arguments(tmp_path: Path) -> None:
     params = "    params:\n      model:\n        default: small\n"
     root = agent(tmp_path, GOOD, params=params)
-    out = check_wrapper(load_package(root), root, quiet=True)
+    out = check_wrapper(load_package(root), root)
     assert out.cmd == ["agent", "--model", "small"]
     assert out.cwd.endswith("/work")
 
@@ -63,7 +63,7 @@ def test_a_good_wrapper_passes_with_the_protocol_arguments(tmp_path: Path) -> No
 def test_the_local_exec_bit_is_not_needed(tmp_path: Path) -> None:
     """The registry marks wrappers executable, so the check runs a copy with the bit set, as installed."""
     root = agent(tmp_path, GOOD, mode=0o644)
-    assert check_wrapper(load_package(root), root, quiet=True).cmd[0] == "agent"
+    assert check_wrapper(load_package(root), root).cmd[0] == "agent"
 
 
 def test_the_stub_agent_fixture_passes(capsys: pytest.CaptureFixture[str]) -> None:
@@ -148,5 +148,5 @@ def test_validate_cli_exit_code_and_message(tmp_path: Path, capsys: pytest.Captu
 def test_validate_accepts_what_start_runs(tmp_path: Path) -> None:
     """One contract: `cwd` may be left out (the runtime runs the command in the working dir)."""
     root = agent(tmp_path, "print(json.dumps({'cmd': ['a']}))")
-    out = check_wrapper(load_package(root), root, quiet=True)
+    out = check_wrapper(load_package(root), root)
     assert out.cmd == ["a"] and out.cwd.endswith("/work")
