@@ -281,3 +281,11 @@ def test_a_malformed_manifest_or_lock_is_refused_before_anything_is_written(
     result = run(*command, cwd=tmp_path)
     assert_clean_failure(result, 2, broken)
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["install", "sync"])
+def test_locked_and_frozen_together_are_a_usage_error(tmp_path: Path, command: str) -> None:
+    (tmp_path / "strawpot.toml").write_text('[skills]\nx = "*"\n')
+    before = snapshot(tmp_path)
+    assert_clean_failure(run(command, "--locked", "--frozen", cwd=tmp_path), 2, "--locked and --frozen cannot be used together")
+    assert snapshot(tmp_path) == before

@@ -12,7 +12,8 @@ from strawpot.model.kinds import Kind
 
 if TYPE_CHECKING:
     from strawpot.install.build import Script
-    from strawpot.install.service import Callback, Outcome, Requested
+    from strawpot.install.options import Requested
+    from strawpot.install.service import Callback, Outcome
     from strawpot.model.lockfile import LockedPackage
 
 
@@ -26,7 +27,7 @@ def parse_kind(text: str) -> Kind:
 def parse_packages(args: Sequence[str]) -> list[Requested]:
     """`KIND SLUG[SPEC] ...` pairs (`role reviewer`, `skill git-workflow@^1.2`, `skill 'x>=1,<2'`)."""
     from resolver import ResolverError, parse_requirement
-    from strawpot.install.service import Requested
+    from strawpot.install.options import Requested
 
     if len(args) % 2:
         raise UsageError(

@@ -47,7 +47,21 @@ def print_json(payload: dict[str, Any]) -> None:
 
 
 def lock_mode_options(func: F) -> F:
-    """--locked, --frozen, --offline, --dry-run and --skip-tools: how `install` and `sync` treat the lock."""
+    """--locked, --frozen, --offline, --dry-run and --skip-tools: how `install` and `sync` treat the lock.
+
+    --locked and --frozen reach the command as one value, `lock` (a `LockMode`); both at once is exit 2.
+    """
+    import functools
+
+    command = func
+
+    @functools.wraps(command)
+    def with_lock_mode(*args: Any, locked: bool, frozen: bool, **kwargs: Any) -> Any:
+        from strawpot.install.options import LockMode
+
+        return command(*args, lock=LockMode.from_flags(locked=locked, frozen=frozen), **kwargs)
+
+    func = with_lock_mode  # type: ignore[assignment]
     options = [
         click.option("--locked", is_flag=True, help="Fail (exit 4) instead of changing strawpot.lock."),
         click.option("--frozen", is_flag=True, help="Install strawpot.lock as it is, without reading strawpot.toml."),

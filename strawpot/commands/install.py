@@ -14,6 +14,7 @@ from strawpot.commands._options import (
     project_option,
     registry_option,
 )
+from strawpot.install.options import LockMode
 
 SECTION = "packages"
 
@@ -31,7 +32,7 @@ SECTION = "packages"
 @click.option("--no-save", is_flag=True, help="Install without writing strawpot.toml or strawpot.lock.")
 def command(
     packages: tuple[str, ...], is_global: bool, project: Path | None, registry: str | None, as_json: bool,
-    locked: bool, frozen: bool, offline: bool, dry_run: bool, ignore_scripts: bool, yes: bool, skip_tools: bool,
+    lock: LockMode, offline: bool, dry_run: bool, ignore_scripts: bool, yes: bool, skip_tools: bool,
     no_save: bool,
 ) -> None:
     """Install packages and their dependencies, and record them in strawpot.toml and strawpot.lock.
@@ -44,18 +45,20 @@ def command(
     if not packages and not (dry_run or as_json or no_save or ignore_scripts):
         from strawpot.install.fastcheck import noop_install
 
-        if noop_install(project, is_global, frozen=frozen, skip_tools=skip_tools):
+        if noop_install(project, is_global, frozen=lock is LockMode.FROZEN, skip_tools=skip_tools):
             return
     import time
 
     from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
-    from strawpot.install.service import Edit, Options, run
+    from strawpot.install.options import Edit, Options
+    from strawpot.install.service import run
     from strawpot.settings import Project
 
     started = time.perf_counter()
     edit = Edit(add=tuple(parse_packages(packages)))
     options = Options(
-        registry=registry, offline=offline, locked=locked, frozen=frozen, dry_run=dry_run, save=not no_save,
+        registry=registry, offline=offline, lock=lock, dry_run=dry_run,
+        save=not no_save,
         scripts="ignore" if ignore_scripts else "run",
         tools="skip" if skip_tools else ("run" if yes else "check"),
     )

@@ -32,12 +32,14 @@ def command(
             sys.stderr.write(f"strawpot.lock is up to date ({count} packages)\n")
             return
     from strawpot.commands._install_output import RichReporter
-    from strawpot.install.service import Options, run
+    from strawpot.install.options import LockMode, Options, TreeMode
+    from strawpot.install.service import run
     from strawpot.model.errors import LockOutdated
     from strawpot.settings import Project
 
     the_project = Project.at(project, is_global=is_global)
-    options = Options(registry=registry, offline=offline, check=check, sync_tree=False, tools="skip")
+    options = Options(registry=registry, offline=offline, lock=LockMode.CHECK if check else LockMode.RESOLVE,
+                      tree=TreeMode.NONE, tools="skip")
     outcome = run(the_project, None, options, reporter=RichReporter(quiet=as_json or check))
     if as_json:
         from strawpot.commands._options import print_json

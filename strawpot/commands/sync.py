@@ -14,6 +14,7 @@ from strawpot.commands._options import (
     project_option,
     registry_option,
 )
+from strawpot.install.options import LockMode
 
 SECTION = "packages"
 
@@ -27,7 +28,7 @@ SECTION = "packages"
 @ignore_scripts_option
 def command(
     is_global: bool, project: Path | None, registry: str | None, as_json: bool,
-    locked: bool, frozen: bool, offline: bool, dry_run: bool, skip_tools: bool, ignore_scripts: bool,
+    lock: LockMode, offline: bool, dry_run: bool, skip_tools: bool, ignore_scripts: bool,
 ) -> None:
     """Install exactly what strawpot.lock holds and remove every other installed package.
 
@@ -37,12 +38,14 @@ def command(
     import time
 
     from strawpot.commands._install_output import RichReporter, render_outcome
-    from strawpot.install.service import Options, run
+    from strawpot.install.options import Options, TreeMode
+    from strawpot.install.service import run
     from strawpot.settings import Project
 
     started = time.perf_counter()
     options = Options(
-        registry=registry, offline=offline, locked=locked, frozen=frozen, dry_run=dry_run, remove_extras=True,
+        registry=registry, offline=offline, lock=lock, tree=TreeMode.EXACT,
+        dry_run=dry_run,
         scripts="ignore" if ignore_scripts else "run",
         tools="skip" if skip_tools else "check",
     )

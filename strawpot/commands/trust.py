@@ -27,7 +27,8 @@ def command(packages: tuple[str, ...], is_global: bool, project: Path | None, re
     import time
 
     from strawpot.commands._install_output import RichReporter, render_outcome
-    from strawpot.install.service import Options, run
+    from strawpot.install.options import Options
+    from strawpot.install.service import run
     from strawpot.model.errors import UsageError
     from strawpot.model.fs import file_lock
     from strawpot.model.ids import package_id

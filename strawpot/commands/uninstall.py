@@ -26,7 +26,8 @@ def command(
     import time
 
     from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
-    from strawpot.install.service import Edit, Options, run
+    from strawpot.install.options import Edit, Options
+    from strawpot.install.service import run
     from strawpot.settings import Project
 
     started = time.perf_counter()

@@ -28,7 +28,8 @@ def command(
     import time
 
     from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
-    from strawpot.install.service import Edit, Options, load_lock, run
+    from strawpot.install.options import Edit, Options
+    from strawpot.install.service import load_lock, run
     from strawpot.model.errors import UsageError
     from strawpot.model.ids import package_id
     from strawpot.settings import Project

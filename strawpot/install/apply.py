@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from strawpot.install.options import Faults
 from strawpot.install.prepare import Prepared
 from strawpot.model.installed import VERSION_FILE, InstalledTree
 from strawpot.model.kinds import KIND_ORDER, Kind
@@ -22,30 +22,6 @@ from strawpot.model.kinds import KIND_ORDER, Kind
 TMP_PREFIX = ".tmp-"
 OLD_PREFIX = ".old-"
 DEL_PREFIX = ".del-"
-# Test hooks (fault injection), read at each checkpoint: SIGKILL this process at the Nth one, sleep at
-# each one (to widen race windows), or swap with two renames as on platforms without an atomic exchange.
-FAULT_ENV = "STRAWPOT_FAULT_KILL_AT"
-SLEEP_ENV = "STRAWPOT_FAULT_SLEEP"
-NO_EXCHANGE_ENV = "STRAWPOT_FAULT_NO_EXCHANGE"
-
-_checkpoints = 0
-
-
-def checkpoint() -> None:
-    """A moment at which a crash must leave a consistent project (fault injection for tests)."""
-    global _checkpoints
-    if delay := os.environ.get(SLEEP_ENV):
-        import time
-
-        time.sleep(float(delay))
-    target = os.environ.get(FAULT_ENV)
-    if not target:
-        return
-    _checkpoints += 1
-    if _checkpoints == int(target):
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
 @dataclass(frozen=True)
 class Staged:
     kind: Kind
@@ -54,7 +30,7 @@ class Staged:
     target: Path
 
 
-def stage(tree: InstalledTree, prepared: list[Prepared]) -> list[Staged]:
+def stage(tree: InstalledTree, prepared: list[Prepared], faults: Faults) -> list[Staged]:
     """Write every package into its own temp dir (nothing visible changes yet)."""
     staged: list[Staged] = []
     try:
@@ -67,7 +43,7 @@ def stage(tree: InstalledTree, prepared: list[Prepared]) -> list[Staged]:
             tmp.mkdir()
             _write_files(tmp, item.files)
             (tmp / VERSION_FILE).write_text(f"{pkg.version}\n", encoding="utf-8")
-            checkpoint()
+            faults.checkpoint()
     except BaseException:
         discard(staged)
         raise
@@ -97,30 +73,30 @@ def discard(staged: list[Staged]) -> None:
         shutil.rmtree(item.tmp, ignore_errors=True)
 
 
-def commit(staged: list[Staged]) -> None:
+def commit(staged: list[Staged], faults: Faults) -> None:
     """Swap each staged package into place; the previous version is deleted after the swap."""
     for item in staged:
-        if item.target.exists() and _exchange(item.tmp, item.target):
-            checkpoint()
+        if item.target.exists() and not faults.no_exchange and _exchange(item.tmp, item.target):
+            faults.checkpoint()
             shutil.rmtree(item.tmp, ignore_errors=True)  # now holds the old version
         else:
-            _replace_by_renames(item.tmp, item.target)
-        checkpoint()
+            _replace_by_renames(item.tmp, item.target, faults)
+        faults.checkpoint()
 
 
-def _replace_by_renames(new: Path, target: Path) -> None:
+def _replace_by_renames(new: Path, target: Path, faults: Faults) -> None:
     old = None
     if target.exists():
         old = target.parent / f"{OLD_PREFIX}{target.name}-{secrets.token_hex(4)}"
         os.rename(target, old)
-        checkpoint()
+        faults.checkpoint()
     os.rename(new, target)
     if old is not None:
-        checkpoint()
+        faults.checkpoint()
         shutil.rmtree(old, ignore_errors=True)
 
 
-def remove(tree: InstalledTree, packages: list[tuple[Kind, str]]) -> None:
+def remove(tree: InstalledTree, packages: list[tuple[Kind, str]], faults: Faults) -> None:
     """Remove packages: renamed aside in one step (so never half-deleted), then deleted."""
     for kind, name in packages:
         target = tree.package_dir(kind, name)
@@ -128,7 +104,7 @@ def remove(tree: InstalledTree, packages: list[tuple[Kind, str]]) -> None:
             continue
         old = target.parent / f"{DEL_PREFIX}{name}-{secrets.token_hex(4)}"
         os.rename(target, old)
-        checkpoint()
+        faults.checkpoint()
         shutil.rmtree(old, ignore_errors=True)
 
 
@@ -152,7 +128,7 @@ def recover(tree: InstalledTree) -> None:
 
 def _exchange(a: Path, b: Path) -> bool:
     """Atomically exchange two paths (Linux renameat2); False when the platform cannot."""
-    if sys.platform != "linux" or os.environ.get(NO_EXCHANGE_ENV):
+    if sys.platform != "linux":
         return False
     import ctypes
     import errno

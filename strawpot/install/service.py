@@ -11,10 +11,12 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
-from strawpot.install.apply import checkpoint, commit, discard, recover, remove, stage
+from strawpot.install.apply import commit, discard, recover, remove, stage
 from strawpot.install.build import Builds
+from strawpot.install.options import Edit, LockMode, Options, TreeMode
 from strawpot.install.plan import Change, Plan, make_plan
 from strawpot.install.tools import MissingTool, missing_tools, run_hints
 from strawpot.model.errors import LockOutdated, StrawpotError, UsageError
@@ -72,44 +74,6 @@ class QuietReporter:
         yield
 
 
-@dataclass(frozen=True)
-class Requested:
-    """A package named on the command line; `spec` None means "the newest, saved as ^X.Y.Z"."""
-
-    kind: Kind
-    name: str
-    spec: str | None = None
-
-
-@dataclass(frozen=True)
-class Edit:
-    """What a command changes in the requirements before locking."""
-
-    add: tuple[Requested, ...] = ()
-    remove: tuple[tuple[Kind, str], ...] = ()
-    upgrade: frozenset[str] = frozenset()  # package ids whose locked versions are not preferred
-    upgrade_all: bool = False
-
-    @property
-    def any(self) -> bool:
-        return bool(self.add or self.remove or self.upgrade or self.upgrade_all)
-
-
-@dataclass(frozen=True)
-class Options:
-    registry: str | None = None
-    offline: bool = False
-    locked: bool = False  # fail (exit 4) rather than change the lock
-    frozen: bool = False  # install the lock as it is, without reading the manifest
-    dry_run: bool = False
-    check: bool = False  # `lock --check`: report staleness, write nothing
-    save: bool = True  # write strawpot.toml and strawpot.lock
-    sync_tree: bool = True  # False for `lock`
-    remove_extras: bool = False  # `sync`: remove every installed package the lock does not hold
-    tools: Literal["skip", "check", "run"] = "check"
-    scripts: Literal["run", "ignore"] = "run"  # run trusted install scripts (asking on a terminal), or none
-
-
 @dataclass
 class Outcome:
     project: Project
@@ -161,29 +125,56 @@ def run(
 ) -> Outcome:
     """Run one install-family operation on `project` (raises StrawpotError subclasses)."""
     operation = _Run(project, edit or Edit(), options or Options(), reporter or QuietReporter(), client)
-    _preflight(project, operation.options)
-    writes = not (operation.options.dry_run or operation.options.check)
-    with file_lock(project.lock_file_path) if writes else contextlib.nullcontext():
+    operation.inputs = _preflight(project, operation.options)
+    with file_lock(project.lock_file_path) if operation.options.writes else contextlib.nullcontext():
         try:
             return operation.execute()
         finally:
             operation.close()
 
 
-def _preflight(project: Project, options: Options) -> None:
-    """Refuse unreadable inputs before the file lock creates `.strawpot/`: bad input writes nothing."""
+def _preflight(project: Project, options: Options) -> Inputs:
+    """Read strawpot.toml and strawpot.lock once, refusing unreadable ones before the file lock creates
+    `.strawpot/` (bad input writes nothing)."""
     if (link := escaping_link(project)) is not None:
         raise StrawpotError(
             f"{link[0]} is a link to {link[1]}, outside {project.dir}; refused, nothing was written",
             hint="replace the link with a real folder (or remove it) and run the command again",
         )
-    if not options.frozen:
-        Manifest.load(project.manifest_path)
-    if project.lock_path.exists():
-        Lockfile.load(project.lock_path)
-    elif options.frozen:
+    frozen = options.lock is LockMode.FROZEN
+    manifest = None if frozen else Manifest.load(project.manifest_path)
+    lock = Lockfile.load(project.lock_path) if project.lock_path.exists() else None
+    if lock is None and frozen:
         raise UsageError(f"{project.lock_path}: no lockfile to install with --frozen",
                          hint="run `strawpot lock` first, or install without --frozen")
+    return Inputs(manifest, lock, _stamp(project.manifest_path), _stamp(project.lock_path))
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """strawpot.toml and strawpot.lock as read before the file lock, with what each file looked like then."""
+
+    manifest: Manifest | None
+    lock: Lockfile | None
+    manifest_stamp: tuple[int, int] | None
+    lock_stamp: tuple[int, int] | None
+
+    def current(self, project: Project) -> tuple[Manifest | None, Lockfile | None]:
+        """The two files, read again only if another process changed one while we waited for the lock."""
+        manifest, lock = self.manifest, self.lock
+        if manifest is not None and _stamp(project.manifest_path) != self.manifest_stamp:
+            manifest = Manifest.load(project.manifest_path)
+        if _stamp(project.lock_path) != self.lock_stamp:
+            lock = Lockfile.load(project.lock_path) if project.lock_path.exists() else None
+        return manifest, lock
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 class _Run:
@@ -201,17 +192,16 @@ class _Run:
         self.fetched: dict[tuple[str, str], dict[str, bytes]] = {}
         self._placeholders: set[tuple[Kind, str]] = set()
         self.speculator: Speculator | None = None
+        self.inputs: Inputs | None = None
 
     # -- the pipeline -----------------------------------------------------------------------------
 
     def execute(self) -> Outcome:
         opts = self.options
-        if opts.locked and opts.frozen:
-            raise UsageError("--locked and --frozen cannot be used together")
-        if opts.sync_tree and not (opts.dry_run or opts.check):
+        if opts.touches_tree:
             recover(self.tree)
-        previous = Lockfile.load(self.project.lock_path) if self.project.lock_path.exists() else None
-        manifest = None if opts.frozen else Manifest.load(self.project.manifest_path)
+        assert self.inputs is not None
+        manifest, previous = self.inputs.current(self.project)
         self.registry = self._registry(previous)
         self.url = self.registry.url
         from strawpot.hub import hub_errors
@@ -219,12 +209,12 @@ class _Run:
         with hub_errors(self.url):
             lock = self._lock(manifest, previous)
             self.outcome.lock = lock
-            if opts.check or not opts.sync_tree:
-                if not opts.check and not opts.dry_run and opts.save and self.outcome.lock_changed:
+            if opts.tree is TreeMode.NONE or opts.lock is LockMode.CHECK:
+                if opts.writes and opts.save and self.outcome.lock_changed:
                     lock.write(self.project.lock_path)
                     self.outcome.lock_written = True
                 return self.outcome
-            plan = make_plan(self.tree, lock, previous=previous, remove_extras=opts.remove_extras)
+            plan = make_plan(self.tree, lock, previous=previous, remove_extras=opts.tree is TreeMode.EXACT)
             self.outcome.changes = list(plan.changes)
             self.outcome.unchanged = plan.unchanged
             settings = self._script_settings(manifest)
@@ -295,8 +285,8 @@ class _Run:
         if not stale:
             assert previous is not None
             return previous
-        if self.options.locked or self.options.check:
-            if self.options.check:
+        if self.options.lock in (LockMode.LOCKED, LockMode.CHECK):
+            if self.options.lock is LockMode.CHECK:
                 return previous or Lockfile((), "")
             raise LockOutdated(
                 f"{self.project.lock_path} is out of date with {self.project.manifest_path.name}"
@@ -358,7 +348,7 @@ class _Run:
     def _speculator(self) -> Speculator | None:
         """Archive downloads that start while resolving (not for lock-only, dry or offline runs)."""
         opts = self.options
-        if opts.offline or opts.dry_run or opts.check or not opts.sync_tree:
+        if opts.offline or not opts.touches_tree:
             return None
         from strawpot.install.background import Speculator
 
@@ -390,7 +380,7 @@ class _Run:
             from strawpot.install.background import DownloadCounter
 
             counter = DownloadCounter(self.client, loose)
-        staged = stage(self.tree, prepared)
+        staged = stage(self.tree, prepared, self.options.faults)
         try:
             staged = self._build(prepared, staged, builder, {p.key for p in rebuild})
             trusted_now = builder.builds.trusted_now
@@ -399,16 +389,16 @@ class _Run:
             if self.options.save and manifest is not None and (self.edit.add or self.edit.remove or trusted_now):
                 manifest.save()
                 self.outcome.manifest_written = True
-                checkpoint()
+                self.options.faults.checkpoint()
             if self.options.save and self.outcome.lock_changed:
                 lock.write(self.project.lock_path)
                 self.outcome.lock_written = True
-                checkpoint()
-            commit(staged)
+                self.options.faults.checkpoint()
+            commit(staged, self.options.faults)
         except BaseException:
             discard(staged)
             raise
-        remove(self.tree, list(plan.remove))
+        remove(self.tree, list(plan.remove), self.options.faults)
         if not self.outcome.lock_changed or self.outcome.lock_written:  # the lock on disk is `lock`
             from strawpot.install.build import scripted_packages
             from strawpot.install.fastcheck import write_index

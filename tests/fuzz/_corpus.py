@@ -302,7 +302,8 @@ def check_registry_answer(body: bytes, folder: Path) -> None:
     import httpx
 
     from hub_client import Cache, HubClient
-    from strawpot.install.service import Edit, Options, Requested, run
+    from strawpot.install.options import Edit, Options, Requested
+    from strawpot.install.service import run
     from strawpot.model.errors import StrawpotError
     from strawpot.model.kinds import Kind
     from strawpot.model.layout import Project

@@ -134,7 +134,6 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("STRAWPOT_HOME", str(home / "global"))
     monkeypatch.delenv("STRAWPOT_REGISTRY_URL", raising=False)
     monkeypatch.delenv("STRAWPOT_TOKEN", raising=False)
-    monkeypatch.delenv("STRAWPOT_FAULT_KILL_AT", raising=False)
     return home
 
 

@@ -3,6 +3,7 @@ step leaves each package wholly old or wholly new and strawpot.lock old or new; 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from strawpot.install.apply import recover
-from strawpot.install.service import Options
+from strawpot.install.options import Options
 from strawpot.install.service import run as run_service
 from strawpot.model.installed import InstalledTree
 from strawpot.model.lockfile import Lockfile
@@ -34,18 +35,33 @@ def versions(registry) -> dict[str, str]:
     return names
 
 
-def strawpot(project: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "strawpot.cli", *args, "--project", str(project)],
-        env=env, capture_output=True, text=True, timeout=120,
-    )
+# `strawpot install` in a child process, with the faults handed to the service as an argument (the
+# production code reads no fault switch from the environment).
+INSTALL = """
+import json, sys
+from pathlib import Path
+from strawpot.install.options import Edit, Faults, Options, Requested
+from strawpot.install.service import run
+from strawpot.model.kinds import Kind
+from strawpot.model.layout import Project
+faults, add = json.loads(sys.argv[2]), json.loads(sys.argv[3])
+edit = Edit(add=tuple(Requested(Kind.SKILL, slug) for slug in add))
+run(Project(Path(sys.argv[1])), edit, Options(tools="skip", faults=Faults(**faults)))
+"""
 
 
-def child_env(registry, isolated_env: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STRAWPOT_FAULT")}
+def install_argv(project: Path, faults: dict[str, object] | None = None, add: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, "-c", INSTALL, str(project), json.dumps(faults or {}), json.dumps(list(add))]
+
+
+def install(project: Path, env: dict[str, str], faults: dict[str, object] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(install_argv(project, faults), env=env, capture_output=True, text=True, timeout=120)
+
+
+def child_env(registry, isolated_env: Path) -> dict[str, str]:
+    env = dict(os.environ)
     env.update(STRAWPOT_REGISTRY_URL=registry.url, STRAWPOT_CACHE_DIR=str(isolated_env / "cache"),
                STRAWPOT_CONFIG_DIR=str(isolated_env / "config"), STRAWPOT_HOME=str(isolated_env / "global"))
-    env.update(extra)
     return env
 
 
@@ -69,9 +85,10 @@ def assert_whole(project: Path, names: dict[str, str]) -> None:
 
 @pytest.mark.parametrize("swap", ["exchange", "renames"])
 def test_sigkill_at_every_checkpoint_leaves_old_or_new(registry, versions, project, isolated_env, tmp_path, swap):
-    env = child_env(registry, isolated_env, **({"STRAWPOT_FAULT_NO_EXCHANGE": "1"} if swap == "renames" else {}))
+    env = child_env(registry, isolated_env)
+    no_exchange = swap == "renames"
     project.manifest_path.write_text(manifest(versions, "^1.0.0"))
-    first = strawpot(project.dir, "install", env=env)
+    first = install(project.dir, env, {"no_exchange": no_exchange})
     assert first.returncode == 0, first.stderr
     pristine = tmp_path / "pristine"
     shutil.copytree(project.dir, pristine, symlinks=True)
@@ -83,7 +100,7 @@ def test_sigkill_at_every_checkpoint_leaves_old_or_new(registry, versions, proje
         shutil.rmtree(project.dir)
         shutil.copytree(pristine, project.dir, symlinks=True)
         project.manifest_path.write_text(manifest(versions, "^2.0.0"))
-        run = strawpot(project.dir, "install", env={**env, "STRAWPOT_FAULT_KILL_AT": str(n)})
+        run = install(project.dir, env, {"kill_at": n, "no_exchange": no_exchange})
         if run.returncode == 0:
             new_lock = project.lock_path.read_bytes()
             break
@@ -130,9 +147,9 @@ def test_two_installs_at_once_serialise(registry, project, isolated_env):
     one, two = registry.unique("race-one"), registry.unique("race-two")
     registry.publish("skill", one, "1.0.0")
     registry.publish("skill", two, "1.0.0")
-    env = child_env(registry, isolated_env, STRAWPOT_FAULT_SLEEP="0.3")
+    env = child_env(registry, isolated_env)
     procs = [
-        subprocess.Popen([sys.executable, "-m", "strawpot.cli", "install", "skill", slug, "--project", str(project.dir)],
+        subprocess.Popen(install_argv(project.dir, {"sleep": 0.3}, (slug,)),
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for slug in (one, two)
     ]

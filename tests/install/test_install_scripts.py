@@ -218,7 +218,8 @@ def test_trusted_naming_a_package_that_is_not_installed_warns(cli, project, regi
 def test_on_a_terminal_the_script_is_shown_and_yes_records_trust(project, registry, isolated_env):
     """The service asks its reporter (a terminal prompt in the CLI); yes runs the script and saves the trust."""
     from hub_client import Cache, HubClient
-    from strawpot.install.service import Edit, Options, QuietReporter, Requested, run
+    from strawpot.install.options import Edit, Options, Requested
+    from strawpot.install.service import QuietReporter, run
     from strawpot.model.kinds import Kind
 
     slug = publish_skill(registry, BUILD)

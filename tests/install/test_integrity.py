@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from strawpot.install.service import Edit, Options, Requested, run
+from strawpot.install.options import Edit, Options, Requested
+from strawpot.install.service import run
 from strawpot.model.errors import IntegrityFailure
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import Lockfile

@@ -10,8 +10,9 @@ import pytest
 
 from resolver import Version
 from strawpot.install.fastcheck import manifest_hash, up_to_date
+from strawpot.install.options import Edit, Options, Requested
 from strawpot.install.provider import HubProvider
-from strawpot.install.service import Edit, Options, Requested, run
+from strawpot.install.service import run
 from strawpot.model.kinds import Kind
 from strawpot.model.manifest import Manifest
 
