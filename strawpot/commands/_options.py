@@ -38,6 +38,16 @@ def registry_option(func: F) -> F:
     )(func)
 
 
+def project_options(func: F) -> F:
+    """--global, --project and --json: what every command on a project's locked tree takes."""
+    return global_option(project_option(json_option(func)))
+
+
+def registry_project_options(func: F) -> F:
+    """--global, --project, --registry and --json: what every command that also asks the registry takes."""
+    return global_option(project_option(registry_option(json_option(func))))
+
+
 def print_json(payload: dict[str, Any]) -> None:
     """Print a JSON report with its format version, on stdout."""
     import json

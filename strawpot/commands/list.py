@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import rich_click as click
 
-from strawpot.commands._options import global_option, json_option, project_option, registry_option
+from strawpot.commands._options import registry_project_options
 
 if TYPE_CHECKING:
     from strawpot.model.kinds import Kind
@@ -20,10 +20,7 @@ SECTION = "packages"
 @click.argument("kind", required=False)
 @click.option("--remote", is_flag=True, help="List the registry's packages instead of the installed ones.")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 200), help="With --remote: at most this many per kind.")
-@global_option
-@project_option
-@registry_option
-@json_option
+@registry_project_options
 def command(
     kind: str | None, remote: bool, limit: int, is_global: bool, project: Path | None,
     registry: str | None, as_json: bool,

@@ -6,16 +6,13 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import global_option, json_option, project_option, registry_option
+from strawpot.commands._options import registry_project_options
 
 SECTION = "packages"
 
 
 @click.command()
-@global_option
-@project_option
-@registry_option
-@json_option
+@registry_project_options
 @click.option("--check", is_flag=True, help="Exit 4 if strawpot.lock is out of date with strawpot.toml; change nothing.")
 @click.option("--offline", is_flag=True, help="Resolve from cached metadata only.")
 def command(

@@ -6,27 +6,22 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import global_option, json_option, project_option, registry_option
+from strawpot.commands._options import registry_project_options
 
 SECTION = "packages"
 
 
 @click.command()
-@global_option
-@project_option
-@registry_option
-@json_option
+@registry_project_options
 @click.option("--all", "show_all", is_flag=True, help="List every locked package, not only the outdated ones.")
 def command(is_global: bool, project: Path | None, registry: str | None, as_json: bool, show_all: bool) -> None:
     """Compare each locked version with the newest that strawpot.toml allows and the newest published."""
     from hub_client import PackageVersions
     from strawpot.hub import hub_errors, open_client
-    from strawpot.install.queries import load_roots, outdated, roots_of
-    from strawpot.install.service import load_lock
-    from strawpot.settings import Project, choose_registry, registry_token
+    from strawpot.install.queries import load_roots, locked_project, outdated, roots_of
+    from strawpot.settings import choose_registry, registry_token
 
-    the_project = Project.at(project, is_global=is_global)
-    lock = load_lock(the_project)
+    the_project, lock = locked_project(project, is_global)
     chosen = choose_registry(the_project, registry)
     url = chosen.url
     with hub_errors(url), open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:

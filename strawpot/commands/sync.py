@@ -6,24 +6,14 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import (
-    global_option,
-    ignore_scripts_option,
-    json_option,
-    lock_mode_options,
-    project_option,
-    registry_option,
-)
+from strawpot.commands._options import ignore_scripts_option, lock_mode_options, registry_project_options
 from strawpot.install.options import LockMode
 
 SECTION = "packages"
 
 
 @click.command()
-@global_option
-@project_option
-@registry_option
-@json_option
+@registry_project_options
 @lock_mode_options
 @ignore_scripts_option
 def command(

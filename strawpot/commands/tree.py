@@ -6,23 +6,18 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import global_option, json_option, project_option
+from strawpot.commands._options import project_options
 
 SECTION = "packages"
 
 
 @click.command()
-@global_option
-@project_option
-@json_option
+@project_options
 def command(is_global: bool, project: Path | None, as_json: bool) -> None:
     """Print the dependency tree recorded in strawpot.lock (a repeated subtree is marked (*))."""
-    from strawpot.install.queries import load_roots, render_tree, roots_of, tree
-    from strawpot.install.service import load_lock
-    from strawpot.settings import Project
+    from strawpot.install.queries import load_roots, locked_project, render_tree, roots_of, tree
 
-    the_project = Project.at(project, is_global=is_global)
-    lock = load_lock(the_project)
+    the_project, lock = locked_project(project, is_global)
     nodes = tree(lock, roots_of(lock, load_roots(the_project.manifest_path)))
     if as_json:
         from strawpot.commands._options import print_json

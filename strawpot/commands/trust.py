@@ -6,17 +6,14 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import global_option, json_option, project_option, registry_option
+from strawpot.commands._options import registry_project_options
 
 SECTION = "packages"
 
 
 @click.command()
 @click.argument("packages", nargs=-1, required=True, metavar="KIND:SLUG...")
-@global_option
-@project_option
-@registry_option
-@json_option
+@registry_project_options
 def command(packages: tuple[str, ...], is_global: bool, project: Path | None, registry: str | None,
             as_json: bool) -> None:
     """Record KIND:SLUG (e.g. agent:my-agent) in [scripts] trusted of strawpot.toml, then build every

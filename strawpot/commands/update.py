@@ -6,7 +6,7 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import global_option, json_option, project_option, registry_option
+from strawpot.commands._options import registry_project_options
 
 SECTION = "packages"
 
@@ -14,10 +14,7 @@ SECTION = "packages"
 @click.command()
 @click.argument("packages", nargs=-1, metavar="[KIND SLUG]...")
 @click.option("--all", "update_all", is_flag=True, help="Update every package (the default with no arguments).")
-@global_option
-@project_option
-@registry_option
-@json_option
+@registry_project_options
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
 @click.option("--skip-tools", is_flag=True, help="Do not check the system tools agents need.")
 def command(
@@ -29,7 +26,8 @@ def command(
 
     from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
     from strawpot.install.options import Edit, Options
-    from strawpot.install.service import load_lock, run
+    from strawpot.install.queries import load_lock
+    from strawpot.install.service import run
     from strawpot.model.errors import UsageError
     from strawpot.model.ids import package_id
     from strawpot.settings import Project

@@ -6,24 +6,20 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import global_option, json_option, project_option
+from strawpot.commands._options import project_options
 
 SECTION = "packages"
 
 
 @click.command()
-@global_option
-@project_option
-@json_option
+@project_options
 def command(is_global: bool, project: Path | None, as_json: bool) -> None:
     """Hash every installed file and compare it with strawpot.lock; exit 5 listing what differs."""
-    from strawpot.install.service import load_lock
+    from strawpot.install.queries import locked_project
     from strawpot.model.errors import IntegrityFailure
     from strawpot.model.installed import InstalledTree
-    from strawpot.settings import Project
 
-    the_project = Project.at(project, is_global=is_global)
-    lock = load_lock(the_project)
+    the_project, lock = locked_project(project, is_global)
     problems = InstalledTree(the_project.tree_root).verify(lock, deep=True)
     if as_json:
         from strawpot.commands._options import print_json

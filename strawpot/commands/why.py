@@ -6,7 +6,7 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import global_option, json_option, project_option
+from strawpot.commands._options import project_options
 
 SECTION = "packages"
 
@@ -14,20 +14,15 @@ SECTION = "packages"
 @click.command()
 @click.argument("kind")
 @click.argument("slug")
-@global_option
-@project_option
-@json_option
+@project_options
 def command(kind: str, slug: str, is_global: bool, project: Path | None, as_json: bool) -> None:
     """Show every path from a requirement in strawpot.toml to the package KIND SLUG."""
     from strawpot.commands._install_output import parse_kind
-    from strawpot.install.queries import load_roots, roots_of, why
-    from strawpot.install.service import load_lock
+    from strawpot.install.queries import load_roots, locked_project, roots_of, why
     from strawpot.model.errors import UsageError
-    from strawpot.settings import Project
 
     the_kind = parse_kind(kind)
-    the_project = Project.at(project, is_global=is_global)
-    lock = load_lock(the_project)
+    the_project, lock = locked_project(project, is_global)
     if lock.get(the_kind, slug) is None:
         raise UsageError(f"{the_kind.value} {slug} is not in {the_project.lock_path.name}")
     paths = why(lock, roots_of(lock, load_roots(the_project.manifest_path)), (the_kind, slug))

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from strawpot.model.kinds import Kind
-from strawpot.model.lockfile import LockedPackage, Lockfile
+from strawpot.model.layout import Project
+from strawpot.model.lockfile import LockedPackage, Lockfile, LockfileError
 
 Key = tuple[Kind, str]
 MAX_PATHS = 50
@@ -154,3 +155,16 @@ def outdated(lock: Lockfile, roots: list[Root], available: dict[Key, list[tuple[
         rows.append(Outdated(pkg.kind, pkg.name, pkg.version, str(allowed) if allowed else None,
                              str(newest) if newest else None))
     return rows
+
+
+def load_lock(project: Project) -> Lockfile:
+    """The project's lock, or a usage error saying how to create it."""
+    if not project.lock_path.exists():
+        raise LockfileError(f"{project.lock_path}: no lockfile", hint="run `strawpot lock` or `strawpot install`")
+    return Lockfile.load(project.lock_path)
+
+
+def locked_project(folder: Path | None, is_global: bool) -> tuple[Project, Lockfile]:
+    """The project a command names (`--project`, `--global`, else here) and its lock."""
+    project = Project.at(folder, is_global=is_global)
+    return project, load_lock(project)

@@ -25,7 +25,7 @@ from strawpot.model.ids import package_id
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import escaping_link
-from strawpot.model.lockfile import Lockfile, LockfileError
+from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.settings import Project
 
@@ -460,10 +460,3 @@ class _Run:
         if missing and self.options.tools == "run" and not self.options.dry_run:
             missing = run_hints(missing, echo=self.reporter.status)
         self.outcome.missing_tools = missing
-
-
-def load_lock(project: Project) -> Lockfile:
-    """The project's lock, or a usage error saying how to create it."""
-    if not project.lock_path.exists():
-        raise LockfileError(f"{project.lock_path}: no lockfile", hint="run `strawpot lock` or `strawpot install`")
-    return Lockfile.load(project.lock_path)
