@@ -15,6 +15,8 @@ from orchestrator.ask import Asker
 from orchestrator.binding import Binder, BindingError
 from orchestrator.endpoint import default_transport, listen_for
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
+from orchestrator.isolation import KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
+from orchestrator.isolators import isolator_for
 from orchestrator.memory import MemoryStore
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
@@ -46,6 +48,7 @@ class Prepared:
     env: EnvValues
     env_needs: list[EnvNeed]
     transport: str = field(default_factory=default_transport)  # how Denden listens ([denden] transport)
+    isolator: Isolator = field(default_factory=NoIsolation)  # where the agents work ([session] isolation)
 
     def missing_env(self) -> list[EnvNeed]:
         return self.env.missing(self.env_needs)
@@ -122,8 +125,10 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
         raise MissingToolError("cannot start agents:\n" + "\n".join(f"  {p}" for p in problems),
                                hint="install what is missing, then run `strawpot start` again")
     needs = env_needs(stager, binder, reachable_roles(stager, role))
+    isolator = isolator_for(settings)
+    isolator.check(project.dir)
     return Prepared(project, manifest, lock, stager, binder, policy, role, EnvValues(environ, saved_env or {}), needs,
-                    transport=transport)
+                    transport=transport, isolator=isolator)
 
 
 def missing_env_error(missing: list[EnvNeed]) -> MissingToolError:
@@ -145,9 +150,16 @@ class Launch:
         self.prepared = prepared
         project = prepared.project
         session = Session.create(project.sessions_dir, prepared.role, task, run_id, tmux=tmux, observer=observer)
+        try:
+            self.env: IsolatedEnv = prepared.isolator.create(session.run_id, project.dir)
+        except BaseException:
+            session.finish("failed", None)
+            raise
+        session.isolation = self.env.to_dict()
+        self.merged = Merged()
         self.run = Run(
             session=session, stager=prepared.stager, policy=prepared.policy, bind=prepared.binder,
-            project_dir=project.dir, asker=asker, memory=MemoryStore(project.memory_dir), base_env=base_env,
+            project_dir=self.env.working_dir, asker=asker, memory=MemoryStore(project.memory_dir), base_env=base_env,
             env_for=prepared.env_for,
         )
         try:
@@ -170,7 +182,22 @@ class Launch:
         return self.run.wait(root, None)
 
     def close(self, state: str, exit_code: int | None) -> list[str]:
+        """Stop everything; a succeeded run's work is merged back (`self.merged` says how), any other is kept."""
         stopped = self.run.shutdown()
         self.server.stop()
+        self.end_isolation(state)
         self.session.finish(state, exit_code)
         return stopped
+
+    def end_isolation(self, state: str) -> None:
+        isolator, base = self.prepared.isolator, self.prepared.project.dir
+        if state == "succeeded":
+            self.merged = isolator.merge(self.env, base)
+            if not self.merged.keep:
+                isolator.cleanup(self.env, base)
+        elif self.env.kind != NoIsolation.name:
+            self.env.state = KEPT
+            self.merged = Merged(f"the session's worktree is kept at {self.env.info.get('path')} "
+                                 f"(branch {self.env.info.get('branch')}); `strawpot sessions --prune` removes it",
+                                 keep=True)
+        self.session.isolation = self.env.to_dict()

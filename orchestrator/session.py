@@ -77,6 +77,7 @@ class Session:
     denden_addr: str = ""
     tmux: str = ""  # the tmux session (and socket) name when the run lives in tmux, for `strawpot attach`
     owner_pid: int = field(default_factory=os.getpid)  # the strawpot process that owns the run
+    isolation: dict[str, Any] = field(default_factory=dict)  # IsolatedEnv.to_dict(): where the agents work
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     observer: Callable[[str, dict[str, Any]], None] | None = field(default=None, repr=False)
 
@@ -133,6 +134,7 @@ class Session:
             "denden_addr": self.denden_addr,
             "tmux": self.tmux,
             "owner_pid": self.owner_pid,
+            "isolation": self.isolation,
             "agents": [asdict(a) for a in self.agents.values()],
         }
 
