@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ from orchestrator.endpoint import default_transport, listen_for
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.isolation import KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
 from orchestrator.isolators import isolator_for
-from orchestrator.memory import MemoryStore
+from orchestrator.memory import GuardedMemory, load_provider
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
 from orchestrator.server import DendenServer
@@ -26,7 +27,7 @@ from orchestrator.staging import Stager
 from strawpot.model.errors import IntegrityFailure, MissingToolError, UsageError
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
-from strawpot.model.layout import LOCK_NAME, Project
+from strawpot.model.layout import LOCK_NAME, Project, global_root
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.model.settings import Settings
@@ -49,6 +50,7 @@ class Prepared:
     env_needs: list[EnvNeed]
     transport: str = field(default_factory=default_transport)  # how Denden listens ([denden] transport)
     isolator: Isolator = field(default_factory=NoIsolation)  # where the agents work ([session] isolation)
+    memory_provider: str = "builtin"  # [memory] provider
 
     def missing_env(self) -> list[EnvNeed]:
         return self.env.missing(self.env_needs)
@@ -128,7 +130,7 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     isolator = isolator_for(settings)
     isolator.check(project.dir)
     return Prepared(project, manifest, lock, stager, binder, policy, role, EnvValues(environ, saved_env or {}), needs,
-                    transport=transport, isolator=isolator)
+                    transport=transport, isolator=isolator, memory_provider=settings.get("memory.provider"))
 
 
 def missing_env_error(missing: list[EnvNeed]) -> MissingToolError:
@@ -146,7 +148,8 @@ class Launch:
 
     def __init__(self, prepared: Prepared, *, task: str, asker: Asker, base_env: Mapping[str, str] | None = None,
                  run_id: str | None = None, tmux: str = "",
-                 observer: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+                 observer: Callable[[str, dict[str, Any]], None] | None = None,
+                 warn: Callable[[str], None] | None = None) -> None:
         self.prepared = prepared
         project = prepared.project
         session = Session.create(project.sessions_dir, prepared.role, task, run_id, tmux=tmux, observer=observer)
@@ -159,7 +162,7 @@ class Launch:
         self.merged = Merged()
         self.run = Run(
             session=session, stager=prepared.stager, policy=prepared.policy, bind=prepared.binder,
-            project_dir=self.env.working_dir, asker=asker, memory=MemoryStore(project.memory_dir), base_env=base_env,
+            project_dir=self.env.working_dir, asker=asker, memory=self._memory(session, warn), base_env=base_env,
             env_for=prepared.env_for,
         )
         try:
@@ -170,6 +173,19 @@ class Launch:
         self.run.denden_addr = session.denden_addr = self.server.address
         self.run.denden_token = self.server.token
         session.save()
+
+    def _memory(self, session: Session, warn: Callable[[str], None] | None) -> GuardedMemory:
+        project, name = self.prepared.project, self.prepared.memory_provider
+
+        def report(message: str) -> None:
+            session.event("memory_failed", message=message)
+            if warn is not None:
+                warn(message)
+            else:
+                print(f"warning: {message}", file=sys.stderr)
+
+        global_dir = None if project.is_global else global_root() / "memory"
+        return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report)
 
     @property
     def session(self) -> Session:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.ask import Asker
-from orchestrator.memory import MemoryStore
+from orchestrator.memory import MemoryProvider
 from orchestrator.outcome import (
     ERR_INVALID_RESULT,
     ERR_SPAWN_FAILED,
@@ -86,7 +86,7 @@ class Run:
         bind: Callable[[str], WrapperRuntime],
         project_dir: Path,
         asker: Asker,
-        memory: MemoryStore,
+        memory: MemoryProvider,
         base_env: Mapping[str, str] | None = None,
         env_for: Callable[[str, str], Mapping[str, str]] | None = None,
     ) -> None:
@@ -146,7 +146,7 @@ class Run:
             env.pop("DENDEN_TOKEN", None)  # another run's secret is not ours to hand on
         request = BuildRequest(
             agent_id=agent_id, working_dir=self.project_dir, workspace=workspace, role_prompt=staged.role_prompt,
-            memory_prompt="", task=task, config=runtime.config,
+            memory_prompt=self.memory.get(self.run_id, agent_id, role, task), task=task, config=runtime.config,
             skills_dirs=[staged.skills_dir], roles_dirs=[staged.roles_dir],
         )
         try:
@@ -177,6 +177,8 @@ class Run:
             state = SUCCEEDED if code == 0 else FAILED
         output = read_result(live.staged.workspace, live.process.log_tail(5))
         self._end(live, state, code)
+        if state == SUCCEEDED:
+            self.memory.dump(self.run_id, live.record.agent_id, live.record.role, live.record.task, output)
         return Finished(live.record.agent_id, state, code, output)
 
     def _end(self, live: LiveAgent, state: str, code: int | None, error: str = "") -> None:
@@ -293,11 +295,16 @@ class Run:
         self.session.event("ask_user", caller=caller.agent_id, question=question)
         return self.asker.ask(caller.agent_id, question, choices, default, why, want_json)
 
+    def _role_of(self, caller: Caller) -> str:
+        with self._lock:
+            live = self._agents.get(caller.agent_id)
+        return live.record.role if live is not None else ""
+
     def remember(self, caller: Caller, content: str, keywords: list[str], scope: str) -> Outcome:
-        return Outcome.ok(self.memory.remember(content, keywords, scope))
+        return Outcome.ok(self.memory.remember(content, keywords, scope, self._role_of(caller)))
 
     def recall(self, caller: Caller, query: str, keywords: list[str], scope: str, max_results: int) -> Outcome:
-        return Outcome.ok(self.memory.recall(query, keywords, scope, max_results))
+        return Outcome.ok(self.memory.recall(query, keywords, scope, max_results, self._role_of(caller)))
 
 
 def _task_text(task: str, extra: dict[str, Any], want_json: bool) -> str:

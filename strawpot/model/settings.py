@@ -65,6 +65,7 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
     Key("session.merge", "choice", "patch", "how a worktree session's work comes back",
         choices=("patch", "branch", "pr")),
     Key("session.remote", "string", "origin", "the git remote `--merge pr` pushes to"),
+    Key("memory.provider", "string", "builtin", "the memory provider: builtin, or an entry point of strawpot.memory"),
 )}
 
 
