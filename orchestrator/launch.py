@@ -10,19 +10,21 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from orchestrator.ask import Asker
 from orchestrator.binding import Binder, BindingError
 from orchestrator.endpoint import default_transport, listen_for
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
-from orchestrator.isolation import KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
-from orchestrator.isolators import isolator_for
-from orchestrator.memory import GuardedMemory, load_provider
+from orchestrator.inputs import run_inputs
+from orchestrator.isolation import ACTIVE, KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
+from orchestrator.isolators import isolator_for, isolator_of
+from orchestrator.memory_providers import GuardedMemory, load_provider
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
 from orchestrator.server import DendenServer
-from orchestrator.session import Session
+from orchestrator.session import PAUSED, Session
 from orchestrator.staging import Stager
 from strawpot.model.errors import IntegrityFailure, MissingToolError, UsageError
 from strawpot.model.installed import InstalledTree
@@ -51,6 +53,7 @@ class Prepared:
     transport: str = field(default_factory=default_transport)  # how Denden listens ([denden] transport)
     isolator: Isolator = field(default_factory=NoIsolation)  # where the agents work ([session] isolation)
     memory_provider: str = "builtin"  # [memory] provider
+    inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from (orchestrator/inputs.py)
 
     def missing_env(self) -> list[EnvNeed]:
         return self.env.missing(self.env_needs)
@@ -130,7 +133,8 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     isolator = isolator_for(settings)
     isolator.check(project.dir)
     return Prepared(project, manifest, lock, stager, binder, policy, role, EnvValues(environ, saved_env or {}), needs,
-                    transport=transport, isolator=isolator, memory_provider=settings.get("memory.provider"))
+                    transport=transport, isolator=isolator, memory_provider=settings.get("memory.provider"),
+                    inputs=run_inputs(project.lock_path, lock, policy, settings))
 
 
 def missing_env_error(missing: list[EnvNeed]) -> MissingToolError:
@@ -143,21 +147,41 @@ def missing_env_error(missing: list[EnvNeed]) -> MissingToolError:
     )
 
 
+def reopened_env(session: Session, base_dir: Path) -> IsolatedEnv:
+    """The recorded environment of a run being resumed; exit 2 when its worktree is gone."""
+    if not session.isolation or session.isolation.get("kind", "none") == NoIsolation.name:
+        return NoIsolation().create(session.run_id, base_dir)
+    env = IsolatedEnv.from_dict(session.isolation)
+    if env.state not in (ACTIVE, KEPT) or not env.working_dir.is_dir():
+        raise UsageError(f"the worktree of run {session.run_id} is gone ({env.state}); it cannot be resumed",
+                         hint="start a new run")
+    env.state = ACTIVE
+    return env
+
+
 class Launch:
     """A started Denden server and its run; `close` stops every agent and the server."""
 
     def __init__(self, prepared: Prepared, *, task: str, asker: Asker, base_env: Mapping[str, str] | None = None,
                  run_id: str | None = None, tmux: str = "",
                  observer: Callable[[str, dict[str, Any]], None] | None = None,
-                 warn: Callable[[str], None] | None = None) -> None:
+                 warn: Callable[[str], None] | None = None, reopen: bool = False) -> None:
+        """A new run; or, with `reopen`, the ended run `run_id` again, in its own worktree (`strawpot resume`)."""
         self.prepared = prepared
         project = prepared.project
-        session = Session.create(project.sessions_dir, prepared.role, task, run_id, tmux=tmux, observer=observer)
-        try:
-            self.env: IsolatedEnv = prepared.isolator.create(session.run_id, project.dir)
-        except BaseException:
-            session.finish("failed", None)
-            raise
+        self.isolator = prepared.isolator
+        if reopen and run_id:
+            session = Session.reopen(project.sessions_dir, run_id, observer=observer)
+            self.env = reopened_env(session, project.dir)
+            self.isolator = isolator_of(self.env)
+        else:
+            session = Session.create(project.sessions_dir, prepared.role, task, run_id, tmux=tmux, observer=observer)
+            session.inputs = prepared.inputs
+            try:
+                self.env = prepared.isolator.create(session.run_id, project.dir)
+            except BaseException:
+                session.finish("failed", None)
+                raise
         session.isolation = self.env.to_dict()
         self.merged = Merged()
         self.run = Run(
@@ -194,6 +218,11 @@ class Launch:
     def start_root(self, task: str, *, attach: bool = False) -> LiveAgent:
         return self.run.spawn(self.prepared.role, task, None, attach=attach)
 
+    def resume_agent(self, agent_id: str, task: str, *, attach: bool = False) -> LiveAgent:
+        """Spawn the recorded agent again with `--resume <its session id>`, in its workspace."""
+        record = self.session.agents[agent_id]
+        return self.run.spawn(record.role, task, None, attach=attach, again=record)
+
     def wait_root(self, root: LiveAgent) -> Finished:
         return self.run.wait(root, None)
 
@@ -206,14 +235,15 @@ class Launch:
         return stopped
 
     def end_isolation(self, state: str) -> None:
-        isolator, base = self.prepared.isolator, self.prepared.project.dir
+        isolator, base = self.isolator, self.prepared.project.dir
         if state == "succeeded":
             self.merged = isolator.merge(self.env, base)
             if not self.merged.keep:
                 isolator.cleanup(self.env, base)
         elif self.env.kind != NoIsolation.name:
             self.env.state = KEPT
+            then = (f"`strawpot resume {self.session.run_id}` continues in it" if state == PAUSED
+                    else "`strawpot sessions --prune` removes it")
             self.merged = Merged(f"the session's worktree is kept at {self.env.info.get('path')} "
-                                 f"(branch {self.env.info.get('branch')}); `strawpot sessions --prune` removes it",
-                                 keep=True)
+                                 f"(branch {self.env.info.get('branch')}); {then}", keep=True)
         self.session.isolation = self.env.to_dict()

@@ -18,7 +18,8 @@ T = TypeVar("T")
 
 
 def _provider(project: Path | None) -> MemoryProvider:
-    from orchestrator.memory import MemoryFailure, load_provider
+    from orchestrator.memory import MemoryFailure
+    from orchestrator.memory_providers import load_provider
     from strawpot.model.errors import StrawpotError
     from strawpot.model.layout import Project, global_root
     from strawpot.settings import load_settings

@@ -130,8 +130,11 @@ def _start_in_tmux(prepared: Prepared, run_id: str, role: str | None, runtime: s
 
 
 def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, in_tmux: bool, progress: str,
-         as_json: bool) -> None:
-    """The run itself, in this process: Denden server, the orchestrator agent, every delegation, to the end."""
+         as_json: bool, resume_agent: str | None = None) -> None:
+    """The run itself, in this process: Denden server, the orchestrator agent, every delegation, to the end.
+
+    With `resume_agent`, the ended run `run_id` runs again: that agent continues its conversation.
+    """
     import signal
 
     from rich.console import Console
@@ -150,11 +153,13 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr))
     observer = JsonProgress(sys.stderr, run_id) if progress == "json" else None
     launch = Launch(prepared, task=task or "", asker=asker, run_id=run_id,
-                    tmux=session_name(run_id) if in_tmux else "", observer=observer)
+                    tmux=session_name(run_id) if in_tmux else "", observer=observer, reopen=resume_agent is not None)
     err.print(f"run {run_id}: role {prepared.role}, Denden on {launch.server.address}", highlight=False)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        root = launch.start_root(task or "", attach=terminal and not task)
+        attach = terminal and not task
+        root = (launch.resume_agent(resume_agent, task or "", attach=attach) if resume_agent
+                else launch.start_root(task or "", attach=attach))
         done = launch.wait_root(root)
     except KeyboardInterrupt:
         stopped = launch.close("interrupted", 130)
@@ -179,6 +184,8 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     elif done.output:
         click.echo(done.output)
     err.print(f"run {run_id} {done.state} (exit code {code})", highlight=False)
+    if done.state == "paused":
+        err.print(f"continue it with `strawpot resume {run_id}`", highlight=False)
     if launch.merged.error is not None:
         raise launch.merged.error
     if code:

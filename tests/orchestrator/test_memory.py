@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.memory import GuardedMemory, MemoryFailure, load_provider
+from orchestrator.memory import MemoryFailure
+from orchestrator.memory_providers import GuardedMemory, load_provider
 from orchestrator.memory_sqlite import SqliteMemory
 
 STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
