@@ -17,7 +17,7 @@ SECTION = "sessions"
 T = TypeVar("T")
 
 
-def _provider(project: Path | None) -> MemoryProvider:
+def project_memory(project: Path | None) -> MemoryProvider:
     from orchestrator.memory import MemoryFailure
     from orchestrator.memory_providers import load_provider
     from strawpot.model.errors import StrawpotError
@@ -38,7 +38,7 @@ def _call(action: Callable[[MemoryProvider], T], project: Path | None) -> T:
     from strawpot.model.errors import StrawpotError
 
     try:
-        return action(_provider(project))
+        return action(project_memory(project))
     except MemoryFailure as exc:
         raise StrawpotError(str(exc)) from None
 
