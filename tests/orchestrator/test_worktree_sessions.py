@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -226,3 +229,50 @@ def test_a_branch_that_already_exists_is_refused(repo) -> None:  # type: ignore[
     with pytest.raises(UsageError, match="branch strawpot/run_20260101_000000_abcdef already exists"):
         WorktreeIsolator().create("run_20260101_000000_abcdef", root)
     assert worktrees(root) == [str(root)]
+
+
+def test_a_killed_strawpot_leaves_git_status_as_it_was_and_prune_cleans_up(repo) -> None:  # type: ignore[no-untyped-def]
+    root = repo.root
+    (root / "notes.txt").write_text("dirty\n")
+    before = git(root, "status", "--porcelain")
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--isolation", "worktree", "--task",
+                             "write:wip.txt=half then sleep:60"], cwd=root, env={**os.environ, **IDENTITY},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    sessions = root / ".strawpot" / "sessions"
+    deadline = time.monotonic() + 60
+    record: dict = {}
+    while time.monotonic() < deadline:
+        runs = list(sessions.glob("run_*/session.json")) if sessions.is_dir() else []
+        record = json.loads(runs[0].read_text()) if runs else {}
+        if record.get("agents") and record["agents"][0].get("state") == "running":
+            break
+        time.sleep(0.05)
+    assert record.get("agents"), "the run never started its agent"
+    os.killpg(proc.pid, signal.SIGKILL)  # strawpot itself dies, no cleanup of any kind
+    proc.wait(timeout=10)
+    agent_pid = record["agents"][0]["pid"]
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(agent_pid, signal.SIGKILL)
+    status = subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True)
+    assert status.returncode == 0 and status.stderr == "" and status.stdout == before
+    assert str(root) in worktrees(root)[0] and len(worktrees(root)) == 2  # registered, outside the working tree
+    assert run(root, "sessions", "--prune").returncode == 0
+    assert worktrees(root) == [str(root)] and branches(root) == ["main"]
+    assert git(root, "status", "--porcelain") == before
+
+
+def test_a_project_in_a_subfolder_of_the_repository(project, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    top = project.root
+    project.root = top / "sub" / "proj"
+    project.root.mkdir(parents=True)
+    project.build()
+    git(top, "init", "-q", "-b", "main")
+    (top / ".gitignore").write_text(".strawpot/\n")
+    (top / "top.txt").write_text("top\n")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "first")
+    proc = start(project.root, "cwd then write:here.txt=in the project folder", "--merge", "patch")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].endswith("/sub/proj")
+    assert (project.root / "here.txt").read_text() == "in the project folder"
+    assert branches(top) == ["main"] and worktrees(top) == [str(top)]
