@@ -42,8 +42,10 @@ def _fts_query(words: list[str]) -> str:
 
 
 class SqliteMemory:
-    def __init__(self, directory: Path, global_directory: Path | None = None) -> None:
+    def __init__(self, directory: Path, global_directory: Path | None = None, *,
+                 busy_timeout: float = BUSY_TIMEOUT) -> None:
         self.directory = directory
+        self.busy_timeout = busy_timeout
         self.path = directory / DB_NAME
         self.global_path = global_directory / DB_NAME if global_directory is not None else None
 
@@ -56,7 +58,7 @@ class SqliteMemory:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE))
         os.chmod(path, PRIVATE_FILE)
         try:
-            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+            conn = sqlite3.connect(path, timeout=self.busy_timeout, isolation_level=None)
         except sqlite3.Error as exc:
             raise MemoryFailure(f"cannot open the memory database {path}: {exc}") from None
         try:
@@ -68,7 +70,7 @@ class SqliteMemory:
         except sqlite3.DatabaseError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise MemoryFailure(f"the memory database {path} stayed locked by another session "
-                                    f"for {BUSY_TIMEOUT:g}s") from None
+                                    f"for {self.busy_timeout:g}s") from None
             raise MemoryFailure(f"the memory database {path} is unreadable ({exc}); move it away to start "
                                 "an empty one (`strawpot memory list` reads it)") from None
         finally:

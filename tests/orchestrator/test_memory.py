@@ -175,3 +175,21 @@ def test_a_broken_provider_leaves_the_run_going_without_memory(project, tmp_path
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "done"
     assert proc.stderr.count("memory provider 'broken' failed to load") == 1
+
+
+def test_a_database_locked_too_long_by_another_session_is_a_clear_error(tmp_path: Path) -> None:
+    import sqlite3
+
+    store = SqliteMemory(tmp_path / "memory", busy_timeout=0.2)
+    store.remember("before", [], "project")
+    other = sqlite3.connect(tmp_path / "memory" / "memory.db", isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(MemoryFailure, match=r"stayed locked by another session for 0.2s"):
+            store.remember("while locked", [], "project")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert [e.content for e in store.entries()] == ["before"]
+    store.remember("after", [], "project")
+    assert len(store.entries()) == 2

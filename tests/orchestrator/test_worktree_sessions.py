@@ -276,3 +276,11 @@ def test_a_project_in_a_subfolder_of_the_repository(project, tmp_path) -> None: 
     assert proc.stdout.splitlines()[0].endswith("/sub/proj")
     assert (project.root / "here.txt").read_text() == "in the project folder"
     assert branches(top) == ["main"] and worktrees(top) == [str(top)]
+
+
+def test_git_missing_is_exit_2(repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bin_dir = tmp_path / "nogit"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    proc = start(repo.root, "echo:x", env={"PATH": str(bin_dir)})
+    assert proc.returncode == 2 and "needs git, which is not on PATH" in proc.stderr
