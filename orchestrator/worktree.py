@@ -96,7 +96,13 @@ class WorktreeIsolator:
     # -- the end ------------------------------------------------------------------------------------
 
     def merge(self, env: IsolatedEnv, base_dir: Path) -> Merged:
-        return merge_back(env, self.merge_strategy, self.remote, _join(str(env.info.get("rel", "")), TREE_DIR))
+        try:
+            return merge_back(env, self.merge_strategy, self.remote, _join(str(env.info.get("rel", "")), TREE_DIR))
+        except (GitFailed, OSError, UsageError) as exc:  # git vanished or broke mid-merge: keep everything
+            env.state = KEPT
+            return Merged(keep=True, error=StrawpotError(
+                f"cannot merge the session's work back: {exc}",
+                hint=f"it is on branch {env.info.get('branch')} (worktree {env.info.get('path')})"))
 
     def cleanup(self, env: IsolatedEnv, base_dir: Path) -> None:
         """Remove the worktree; the branch too unless a merge kept it on purpose (`branch`, `pr`)."""
@@ -108,9 +114,6 @@ class WorktreeIsolator:
         if env.state != MERGED or env.info.get("merge") == "patch":
             git(top, "branch", "-D", branch, check=False)
         env.state = MERGED if env.state == MERGED else REMOVED
-
-    def keep(self, env: IsolatedEnv) -> None:
-        env.state = KEPT
 
 
 def _carry_changes(top: Path, path: Path, rel: str) -> None:

@@ -284,3 +284,11 @@ def test_git_missing_is_exit_2(repo, tmp_path) -> None:  # type: ignore[no-untyp
     (bin_dir / "python3").symlink_to(sys.executable)
     proc = start(repo.root, "echo:x", env={"PATH": str(bin_dir)})
     assert proc.returncode == 2 and "needs git, which is not on PATH" in proc.stderr
+
+
+def test_a_failing_push_keeps_the_worktree(repo) -> None:  # type: ignore[no-untyped-def]
+    proc = start(repo.root, "write:x.txt=x", "--merge", "pr", env={"STRAWPOT_SESSION_REMOTE": "nowhere"})
+    assert proc.returncode == 1 and "cannot push strawpot/" in proc.stderr and "to 'nowhere'" in proc.stderr
+    isolation = the_run(repo)["isolation"]
+    assert isolation["state"] == "kept" and Path(isolation["path"], "x.txt").is_file()
+    assert "Traceback" not in proc.stderr
