@@ -125,3 +125,18 @@ def test_the_session_declaration_is_validated(session: str, message: str) -> Non
         parse_package({"AGENT.md": text.encode()}, kind=Kind.AGENT)
     ok = "---\nname: a\ndescription: d\nmetadata:\n  version: 1.0.0\n  strawpot:\n    session: {resume: true}\n---\n"
     assert parse_package({"AGENT.md": ok.encode()}, kind=Kind.AGENT).resume
+
+
+def test_a_paused_sub_agent_is_resumed_by_its_id(project, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build(resumable_agent(tmp_path))
+    first = cli(project.root, "start", "--headless", "--task", "delegate:implementer:session then pause")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("new ")  # a paused sub-agent answers its caller with its result
+    saved = record(project.root)
+    child = next(a for a in saved["agents"] if a["role"] == "implementer")
+    assert child["state"] == "paused" and saved["state"] == "succeeded"
+    again = cli(project.root, "resume", saved["run_id"], "--agent", child["agent_id"], "--headless",
+                "--task", "session then env:STRAWPOT_ROLE")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines() == [f"resumed {child['session_id']}", "implementer"]
+    assert next(a for a in record(project.root)["agents"] if a["role"] == "implementer")["state"] == "succeeded"

@@ -292,3 +292,25 @@ def test_a_failing_push_keeps_the_worktree(repo) -> None:  # type: ignore[no-unt
     isolation = the_run(repo)["isolation"]
     assert isolation["state"] == "kept" and Path(isolation["path"], "x.txt").is_file()
     assert "Traceback" not in proc.stderr
+
+
+def test_an_interrupted_run_keeps_its_worktree(repo) -> None:  # type: ignore[no-untyped-def]
+    root = repo.root
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--isolation", "worktree", "--task",
+                             "write:wip.txt=half then sleep:60"], cwd=root, env={**os.environ, **IDENTITY},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sessions = root / ".strawpot" / "sessions"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        runs = list(sessions.glob("run_*/session.json")) if sessions.is_dir() else []
+        record = json.loads(runs[0].read_text()) if runs else {}
+        if record.get("agents") and record["agents"][0].get("state") == "running":
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "worktree is kept at" in err
+    isolation = the_run(repo)["isolation"]
+    assert isolation["state"] == "kept" and Path(isolation["path"]).is_dir()
+    assert not (root / "wip.txt").exists()
