@@ -193,3 +193,36 @@ def test_a_database_locked_too_long_by_another_session_is_a_clear_error(tmp_path
     assert [e.content for e in store.entries()] == ["before"]
     store.remember("after", [], "project")
     assert len(store.entries()) == 2
+
+
+@pytest.mark.e2e
+def test_a_third_party_provider_from_an_entry_point_fills_the_memory_prompt(project, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    site = tmp_path / "site3"
+    dist = site / "notesmem-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: notesmem\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[strawpot.memory]\nnotes = notesmem:Notes\n")
+    (site / "notesmem.py").write_text(textwrap.dedent("""
+        class Notes:
+            def __init__(self, directory):
+                self.directory = directory
+            def get(self, session_id, agent_id, role, task):
+                return f"notes for {role} about {task.split()[0]} from {self.directory.name}"
+            def dump(self, session_id, agent_id, role, task, result):
+                (self.directory.parent / "dumped.txt").write_text(result)
+            def remember(self, content, keywords, scope, role=""):
+                return "n1"
+            def recall(self, query, keywords, scope, max_results, role=""):
+                return []
+            def forget(self, entry_id):
+                return False
+            def entries(self):
+                return []
+    """))
+    project.build()
+    env = {"STRAWPOT_MEMORY_PROVIDER": "notes",
+           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    proc = cli(project.root, "start", "--headless", "--task", "memory then remember:x", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["notes for orchestrator about memory from memory", "remembered n1"]
+    assert (project.state_dir / "dumped.txt").read_text() == proc.stdout.rstrip("\n")
