@@ -70,4 +70,5 @@ def commit_all(path: Path, exclude: str, message: str) -> None:
     snapshot(path, exclude)
     if git(path, "diff", "--cached", "--name-only").strip():
         identity = () if git(path, "config", "user.email", check=False).strip() else _FALLBACK_IDENTITY
-        git(path, *identity, "commit", "-q", "--no-verify", "-m", message)
+        # no hooks and no signing: nothing may stop or prompt an unattended commit on the session's own branch
+        git(path, *identity, "-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message)
