@@ -121,7 +121,7 @@ class Binder:
             wrapper = self.stager.tree.package_dir(Kind.AGENT, agent) / rel
             overrides = self.param_overrides if agent == self.params_for else {}
             config = merge_config(agent, package.params, self.settings.agent(agent), overrides)
-            self._runtimes[agent] = WrapperRuntime(agent, wrapper, config)
+            self._runtimes[agent] = WrapperRuntime(agent, wrapper, config, resume=package.resume)
         return self._runtimes[agent]
 
     def __call__(self, role: str) -> WrapperRuntime:

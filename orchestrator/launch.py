@@ -7,24 +7,29 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from orchestrator.ask import Asker
 from orchestrator.binding import Binder, BindingError
 from orchestrator.endpoint import default_transport, listen_for
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
-from orchestrator.memory import MemoryStore
+from orchestrator.inputs import run_inputs
+from orchestrator.isolation import ACTIVE, KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
+from orchestrator.isolators import isolator_for, isolator_of
+from orchestrator.memory_providers import GuardedMemory, load_provider
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
 from orchestrator.server import DendenServer
-from orchestrator.session import Session
+from orchestrator.session import PAUSED, Session
 from orchestrator.staging import Stager
 from strawpot.model.errors import IntegrityFailure, MissingToolError, UsageError
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
-from strawpot.model.layout import LOCK_NAME, Project
+from strawpot.model.layout import LOCK_NAME, Project, global_root
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.model.settings import Settings
@@ -46,6 +51,9 @@ class Prepared:
     env: EnvValues
     env_needs: list[EnvNeed]
     transport: str = field(default_factory=default_transport)  # how Denden listens ([denden] transport)
+    isolator: Isolator = field(default_factory=NoIsolation)  # where the agents work ([session] isolation)
+    memory_provider: str = "builtin"  # [memory] provider
+    inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from (orchestrator/inputs.py)
 
     def missing_env(self) -> list[EnvNeed]:
         return self.env.missing(self.env_needs)
@@ -122,8 +130,11 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
         raise MissingToolError("cannot start agents:\n" + "\n".join(f"  {p}" for p in problems),
                                hint="install what is missing, then run `strawpot start` again")
     needs = env_needs(stager, binder, reachable_roles(stager, role))
+    isolator = isolator_for(settings)
+    isolator.check(project.dir)
     return Prepared(project, manifest, lock, stager, binder, policy, role, EnvValues(environ, saved_env or {}), needs,
-                    transport=transport)
+                    transport=transport, isolator=isolator, memory_provider=settings.get("memory.provider"),
+                    inputs=run_inputs(project.lock_path, lock, policy, settings))
 
 
 def missing_env_error(missing: list[EnvNeed]) -> MissingToolError:
@@ -136,18 +147,46 @@ def missing_env_error(missing: list[EnvNeed]) -> MissingToolError:
     )
 
 
+def reopened_env(session: Session, base_dir: Path) -> IsolatedEnv:
+    """The recorded environment of a run being resumed; exit 2 when its worktree is gone."""
+    if not session.isolation or session.isolation.get("kind", "none") == NoIsolation.name:
+        return NoIsolation().create(session.run_id, base_dir)
+    env = IsolatedEnv.from_dict(session.isolation)
+    if env.state not in (ACTIVE, KEPT) or not env.working_dir.is_dir():
+        raise UsageError(f"the worktree of run {session.run_id} is gone ({env.state}); it cannot be resumed",
+                         hint="start a new run")
+    env.state = ACTIVE
+    return env
+
+
 class Launch:
     """A started Denden server and its run; `close` stops every agent and the server."""
 
     def __init__(self, prepared: Prepared, *, task: str, asker: Asker, base_env: Mapping[str, str] | None = None,
                  run_id: str | None = None, tmux: str = "",
-                 observer: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+                 observer: Callable[[str, dict[str, Any]], None] | None = None,
+                 warn: Callable[[str], None] | None = None, reopen: bool = False) -> None:
+        """A new run; or, with `reopen`, the ended run `run_id` again, in its own worktree (`strawpot resume`)."""
         self.prepared = prepared
         project = prepared.project
-        session = Session.create(project.sessions_dir, prepared.role, task, run_id, tmux=tmux, observer=observer)
+        self.isolator = prepared.isolator
+        if reopen and run_id:
+            session = Session.reopen(project.sessions_dir, run_id, observer=observer)
+            self.env = reopened_env(session, project.dir)
+            self.isolator = isolator_of(self.env)
+        else:
+            session = Session.create(project.sessions_dir, prepared.role, task, run_id, tmux=tmux, observer=observer)
+            session.inputs = prepared.inputs
+            try:
+                self.env = prepared.isolator.create(session.run_id, project.dir)
+            except BaseException:
+                session.finish("failed", None)
+                raise
+        session.isolation = self.env.to_dict()
+        self.merged = Merged()
         self.run = Run(
             session=session, stager=prepared.stager, policy=prepared.policy, bind=prepared.binder,
-            project_dir=project.dir, asker=asker, memory=MemoryStore(project.memory_dir), base_env=base_env,
+            project_dir=self.env.working_dir, asker=asker, memory=self._memory(session, warn), base_env=base_env,
             env_for=prepared.env_for,
         )
         try:
@@ -159,6 +198,19 @@ class Launch:
         self.run.denden_token = self.server.token
         session.save()
 
+    def _memory(self, session: Session, warn: Callable[[str], None] | None) -> GuardedMemory:
+        project, name = self.prepared.project, self.prepared.memory_provider
+
+        def report(message: str) -> None:
+            session.event("memory_failed", message=message)
+            if warn is not None:
+                warn(message)
+            else:
+                print(f"warning: {message}", file=sys.stderr)
+
+        global_dir = None if project.is_global else global_root() / "memory"
+        return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report)
+
     @property
     def session(self) -> Session:
         return self.run.session
@@ -166,11 +218,32 @@ class Launch:
     def start_root(self, task: str, *, attach: bool = False) -> LiveAgent:
         return self.run.spawn(self.prepared.role, task, None, attach=attach)
 
+    def resume_agent(self, agent_id: str, task: str, *, attach: bool = False) -> LiveAgent:
+        """Spawn the recorded agent again with `--resume <its session id>`, in its workspace."""
+        record = self.session.agents[agent_id]
+        return self.run.spawn(record.role, task, None, attach=attach, again=record)
+
     def wait_root(self, root: LiveAgent) -> Finished:
         return self.run.wait(root, None)
 
     def close(self, state: str, exit_code: int | None) -> list[str]:
+        """Stop everything; a succeeded run's work is merged back (`self.merged` says how), any other is kept."""
         stopped = self.run.shutdown()
         self.server.stop()
+        self.end_isolation(state)
         self.session.finish(state, exit_code)
         return stopped
+
+    def end_isolation(self, state: str) -> None:
+        isolator, base = self.isolator, self.prepared.project.dir
+        if state == "succeeded":
+            self.merged = isolator.merge(self.env, base)
+            if not self.merged.keep:
+                isolator.cleanup(self.env, base)
+        elif self.env.kind != NoIsolation.name:
+            self.env.state = KEPT
+            then = (f"`strawpot resume {self.session.run_id}` continues in it" if state == PAUSED
+                    else "`strawpot sessions --prune` removes it")
+            self.merged = Merged(f"the session's worktree is kept at {self.env.info.get('path')} "
+                                 f"(branch {self.env.info.get('branch')}); {then}", keep=True)
+        self.session.isolation = self.env.to_dict()

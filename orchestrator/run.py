@@ -13,13 +13,14 @@ import json
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from orchestrator.ask import Asker
-from orchestrator.memory import MemoryStore
+from orchestrator.memory import MemoryProvider
 from orchestrator.outcome import (
     ERR_INVALID_RESULT,
     ERR_SPAWN_FAILED,
@@ -35,7 +36,9 @@ from orchestrator.runtime import AgentProcess, BuildRequest, RuntimeFailure, Wra
 from orchestrator.session import (
     CANCELLED,
     FAILED,
+    PAUSED,
     RUNNING,
+    STAGED,
     SUCCEEDED,
     TIMED_OUT,
     AgentRecord,
@@ -45,6 +48,7 @@ from orchestrator.session import (
 from orchestrator.staging import StagedAgent, Stager, StagingError
 
 RESULT_FILE = "result"
+STATUS_FILE = "status"  # an agent that writes `paused` (or `status: paused`) here ends as paused
 POLL_INTERVAL = 0.25
 
 
@@ -64,6 +68,14 @@ class Finished:
     state: str
     exit_code: int | None
     output: str
+
+
+def paused(workspace: Path) -> bool:
+    try:
+        text = (workspace / STATUS_FILE).read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return False
+    return text.removeprefix("status:").strip() == PAUSED
 
 
 def read_result(workspace: Path, log_tail: str) -> str:
@@ -86,7 +98,7 @@ class Run:
         bind: Callable[[str], WrapperRuntime],
         project_dir: Path,
         asker: Asker,
-        memory: MemoryStore,
+        memory: MemoryProvider,
         base_env: Mapping[str, str] | None = None,
         env_for: Callable[[str, str], Mapping[str, str]] | None = None,
     ) -> None:
@@ -112,22 +124,30 @@ class Run:
 
     # -- agents ---------------------------------------------------------------------------------------
 
-    def spawn(self, role: str, task: str, parent: AgentRecord | None = None, *, attach: bool = False) -> LiveAgent:
-        """Stage a workspace for `role` and start its agent; raises StagingError or RuntimeFailure."""
+    def spawn(self, role: str, task: str, parent: AgentRecord | None = None, *, attach: bool = False,
+              again: AgentRecord | None = None) -> LiveAgent:
+        """Stage a workspace for `role` and start its agent; raises StagingError or RuntimeFailure.
+
+        `again` is a recorded agent to resume: same id, workspace and conversation, a new process.
+        """
         runtime = self.bind(role)
-        agent_id = new_agent_id(role)
+        agent_id = again.agent_id if again else new_agent_id(role)
         workspace = self.session.agent_dir(agent_id)
         staged = self.stager.stage(role, workspace)
-        record = AgentRecord(
+        record = again or AgentRecord(
             agent_id=agent_id, role=role, agent=runtime.name, parent=parent.agent_id if parent else None,
             depth=parent.depth + 1 if parent else 0, task=task, workspace=str(workspace),
+            session_id=str(uuid.uuid4()) if runtime.resume else "", packages=self.stager.staged_packages(role, runtime.name),
         )
+        if again:
+            (workspace / STATUS_FILE).unlink(missing_ok=True)
+            record.task, record.state, record.ended_at, record.exit_code, record.error = task, STAGED, None, None, ""
         live = LiveAgent(record, staged)
         with self._lock:
             if self._closing:
                 raise RuntimeFailure("the run is shutting down")
             self._agents[agent_id] = live
-        self.session.add_agent(record)
+        self.session.add_agent(record)  # saved (with the session id) before anything is spawned
         env = {
             **self.base_env,
             **(self.env_for(runtime.name, role) if self.env_for else {}),
@@ -146,8 +166,9 @@ class Run:
             env.pop("DENDEN_TOKEN", None)  # another run's secret is not ours to hand on
         request = BuildRequest(
             agent_id=agent_id, working_dir=self.project_dir, workspace=workspace, role_prompt=staged.role_prompt,
-            memory_prompt="", task=task, config=runtime.config,
+            memory_prompt=self.memory.get(self.run_id, agent_id, role, task), task=task, config=runtime.config,
             skills_dirs=[staged.skills_dir], roles_dirs=[staged.roles_dir],
+            session_id="" if again else record.session_id, resume=record.session_id if again else "",
         )
         try:
             live.process = runtime.spawn(request, env, attach=attach)
@@ -173,10 +194,14 @@ class Run:
             state = TIMED_OUT
         elif live.cancelled.is_set():
             state = CANCELLED
+        elif code == 0 and paused(live.staged.workspace):
+            state = PAUSED
         else:
             state = SUCCEEDED if code == 0 else FAILED
         output = read_result(live.staged.workspace, live.process.log_tail(5))
         self._end(live, state, code)
+        if state == SUCCEEDED:
+            self.memory.dump(self.run_id, live.record.agent_id, live.record.role, live.record.task, output)
         return Finished(live.record.agent_id, state, code, output)
 
     def _end(self, live: LiveAgent, state: str, code: int | None, error: str = "") -> None:
@@ -265,7 +290,7 @@ class Run:
                                  "(policy.agent_timeout) and was stopped", retryable=True)
         if done.state == CANCELLED:
             return Outcome.error(ERR_SUBAGENT_CANCELLED, f"{who} was cancelled")
-        if done.state != SUCCEEDED:
+        if done.state not in (SUCCEEDED, PAUSED):
             tail = live.process.log_tail(10) if live.process else ""
             return Outcome.error(ERR_SUBAGENT_FAILURE, f"{who} exited with code {done.exit_code}; "
                                  f"last lines of its log:\n{tail}")
@@ -293,11 +318,16 @@ class Run:
         self.session.event("ask_user", caller=caller.agent_id, question=question)
         return self.asker.ask(caller.agent_id, question, choices, default, why, want_json)
 
+    def _role_of(self, caller: Caller) -> str:
+        with self._lock:
+            live = self._agents.get(caller.agent_id)
+        return live.record.role if live is not None else ""
+
     def remember(self, caller: Caller, content: str, keywords: list[str], scope: str) -> Outcome:
-        return Outcome.ok(self.memory.remember(content, keywords, scope))
+        return Outcome.ok(self.memory.remember(content, keywords, scope, self._role_of(caller)))
 
     def recall(self, caller: Caller, query: str, keywords: list[str], scope: str, max_results: int) -> Outcome:
-        return Outcome.ok(self.memory.recall(query, keywords, scope, max_results))
+        return Outcome.ok(self.memory.recall(query, keywords, scope, max_results, self._role_of(caller)))
 
 
 def _task_text(task: str, extra: dict[str, Any], want_json: bool) -> str:

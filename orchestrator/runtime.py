@@ -34,8 +34,9 @@ class WrapperRuntime:
     """One agent package: its wrapper binary and its merged config."""
 
     def __init__(self, name: str, wrapper: Path, config: Mapping[str, Any] | None = None,
-                 build_timeout: float = BUILD_TIMEOUT) -> None:
+                 build_timeout: float = BUILD_TIMEOUT, *, resume: bool = False) -> None:
         self.name = name
+        self.resume = resume  # the agent declares metadata.strawpot.session.resume
         self.wrapper = wrapper
         self.config = dict(config or {})
         self.build_timeout = build_timeout

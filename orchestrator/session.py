@@ -21,10 +21,10 @@ TRACE_FILE = "trace.jsonl"
 SESSION_FORMAT = 1
 PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
 
-# Agent states; the last four are final.
+# Agent states; the last five are final (a paused agent may be resumed: `strawpot resume`).
 STAGED, RUNNING = "staged", "running"
-SUCCEEDED, FAILED, TIMED_OUT, CANCELLED = "succeeded", "failed", "timed_out", "cancelled"
-FINAL_STATES = frozenset({SUCCEEDED, FAILED, TIMED_OUT, CANCELLED})
+SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, PAUSED = "succeeded", "failed", "timed_out", "cancelled", "paused"
+FINAL_STATES = frozenset({SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, PAUSED})
 
 
 RUN_ID_RE = re.compile(r"run_\d{8}_\d{6}_[0-9a-f]{6}")
@@ -55,6 +55,8 @@ class AgentRecord:
     started_at: float | None = None
     ended_at: float | None = None
     error: str = ""
+    session_id: str = ""  # a resumable agent's conversation id, recorded before it is spawned
+    packages: list[str] = field(default_factory=list)  # what was staged for it: "kind:name@version"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentRecord:
@@ -77,6 +79,8 @@ class Session:
     denden_addr: str = ""
     tmux: str = ""  # the tmux session (and socket) name when the run lives in tmux, for `strawpot attach`
     owner_pid: int = field(default_factory=os.getpid)  # the strawpot process that owns the run
+    isolation: dict[str, Any] = field(default_factory=dict)  # IsolatedEnv.to_dict(): where the agents work
+    inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from: lock hash, packages, settings
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     observer: Callable[[str, dict[str, Any]], None] | None = field(default=None, repr=False)
 
@@ -94,6 +98,22 @@ class Session:
         session = cls(run_id=run_id, directory=directory, role=role, task=task, tmux=tmux, observer=observer)
         session.save()
         session.event("run_started", role=role, task=task)
+        return session
+
+    @classmethod
+    def reopen(cls, sessions_root: Path, run_id: str, *,
+               observer: Callable[[str, dict[str, Any]], None] | None = None) -> Session:
+        """An ended run, running again in this process (`strawpot resume`)."""
+        data = load_session(sessions_root, run_id)
+        if data is None:
+            raise FileNotFoundError(run_id)
+        session = cls(run_id=run_id, directory=sessions_root / run_id, role=str(data.get("role", "")),
+                      task=str(data.get("task", "")), started_at=float(data.get("started_at") or time.time()),
+                      denden_addr="", isolation=dict(data.get("isolation") or {}), inputs=dict(data.get("inputs") or {}),
+                      agents={a["agent_id"]: AgentRecord.from_dict(a) for a in data.get("agents", [])},
+                      observer=observer)
+        session.save()
+        session.event("run_resumed")
         return session
 
     def agent_dir(self, agent_id: str) -> Path:
@@ -133,6 +153,8 @@ class Session:
             "denden_addr": self.denden_addr,
             "tmux": self.tmux,
             "owner_pid": self.owner_pid,
+            "isolation": self.isolation,
+            "inputs": self.inputs,
             "agents": [asdict(a) for a in self.agents.values()],
         }
 

@@ -107,6 +107,14 @@ class Stager:
                 f"- **{r}**: {self.package(Kind.ROLE, r).description}" for r in sorted(roles)))
         return "\n\n".join(p for p in parts if p) + "\n"
 
+    def staged_packages(self, role: str, agent: str) -> list[str]:
+        """What an agent playing `role` with `agent` runs from, as `kind:name@version` (for session.json)."""
+        found = [self.locked(Kind.ROLE, role)] + [self.locked(Kind.SKILL, s) for s in self.skill_closure(role)]
+        found += [self.locked(Kind.ROLE, r) for r in sorted(self.delegatable_roles(role)[0])]
+        if (pkg := self.lock.get(Kind.AGENT, agent)) is not None:
+            found.append(pkg)
+        return [f"{p.kind.value}:{p.name}@{p.version}" for p in found]
+
     def stage(self, role: str, workspace: Path) -> StagedAgent:
         """Populate `workspace` for an agent playing `role`."""
         skills = self.skill_closure(role)

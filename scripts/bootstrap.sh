@@ -8,8 +8,9 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; th
   exit 2
 fi
 # System tools the tests drive for real, from Debian's packages (CI is a fresh Debian machine where we are
-# root): tmux (interactive sessions), chromium and its chromedriver (the registry pages; never a downloaded build).
+# root): git (worktree sessions), tmux (interactive sessions), chromium and its chromedriver (the registry pages; never a downloaded build).
 missing=()
+command -v git >/dev/null 2>&1 || missing+=(git)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)

@@ -1,10 +1,12 @@
-"""`strawpot sessions`: list the runs of this project, newest first."""
+"""`strawpot sessions [show RUN_ID] [--prune]`: list the runs of this project, show one, remove leftover worktrees."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import rich_click as click
 
@@ -17,18 +19,58 @@ def _when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "-"
 
 
+def _worktree(run: dict[str, Any]) -> str:
+    isolation = run.get("isolation") or {}
+    if not isinstance(isolation, dict) or isolation.get("kind", "none") == "none":
+        return "-"
+    return f"{isolation.get('branch', '')} ({isolation.get('state', '')})"
+
+
 @click.command()
+@click.argument("action", required=False, type=click.Choice(["show"]))
+@click.argument("run_id", required=False)
+@click.option("--prune", is_flag=True, help="Remove the worktrees (and branches) that ended runs left behind.")
 @project_option
 @json_option
-def command(project: Path | None, as_json: bool) -> None:
-    """List the runs recorded under .strawpot/sessions/ (newest first)."""
+def command(action: str | None, run_id: str | None, prune: bool, project: Path | None, as_json: bool) -> None:
+    """List the runs recorded under .strawpot/sessions/ (newest first), with their agents' states and worktrees.
+
+    `show RUN_ID` prints one run: its agents, its worktree, and the inputs it ran from. `--prune` removes the
+    worktrees and `strawpot/<run id>` branches of ended runs that kept them (failed, interrupted, unmerged).
+    """
+    from orchestrator.session import list_sessions, load_session
+    from strawpot.model.errors import UsageError
+    from strawpot.model.layout import Project
+
+    the_project = Project.at(project)
+    if action == "show":
+        if not run_id:
+            raise UsageError("sessions show needs a RUN_ID", hint="`strawpot sessions` lists them")
+        data = load_session(the_project.sessions_dir, run_id)
+        if data is None:
+            raise UsageError(f"no run {run_id!r} in {the_project.sessions_dir}", hint="`strawpot sessions` lists them")
+        _show(data, as_json)
+        return
+    if run_id:
+        raise UsageError(f"unexpected argument {run_id!r}", hint="did you mean `strawpot sessions show RUN_ID`?")
+    if prune:
+        from orchestrator.leftovers import prune as prune_leftovers
+
+        pruned = prune_leftovers(the_project.sessions_dir, the_project.dir)
+        if as_json:
+            print_json({"pruned": [str(r.get("run_id")) for r in pruned]})
+        for r in pruned:
+            click.echo(f"removed the worktree and branch of {r.get('run_id')}", err=True)
+        if not pruned and not as_json:
+            click.echo("no leftover worktrees", err=True)
+        return
+    _list(list_sessions(the_project.sessions_dir), as_json)
+
+
+def _list(runs: list[dict[str, Any]], as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from orchestrator.session import list_sessions
-    from strawpot.model.layout import Project
-
-    runs = list_sessions(Project.at(project).sessions_dir)
     if as_json:
         print_json({"sessions": [{k: v for k, v in r.items() if k != "agents"} | {"agents": len(r.get("agents", []))}
                                  for r in runs]})
@@ -36,10 +78,30 @@ def command(project: Path | None, as_json: bool) -> None:
     if not runs:
         click.echo("no sessions yet (run `strawpot start`)", err=True)
         return
-    table = Table("run", "started", "role", "state", "exit", "agents", box=None)
+    table = Table("run", "started", "role", "state", "exit", "agents", "worktree", box=None)
     for r in runs:
         exit_code = r.get("exit_code")
+        states = [str(a.get("state", "")) for a in r.get("agents", [])]
+        agents = ", ".join(f"{n} {s}" for s in dict.fromkeys(states) if (n := states.count(s))) or "0"
         table.add_row(str(r.get("run_id")), _when(r.get("started_at")), str(r.get("role", "")), str(r.get("state", "")),
-                      "-" if exit_code is None else str(exit_code), str(len(r.get("agents", []))))
+                      "-" if exit_code is None else str(exit_code), agents, _worktree(r))
     # piped output keeps whole ids and dates rather than wrapping to 80 columns
     Console(highlight=False, width=None if sys.stdout.isatty() else 200).print(table)
+
+
+def _show(data: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(data)
+        return
+    lines = [f"run {data.get('run_id')}: role {data.get('role')}, {data.get('state')} "
+             f"(exit code {data.get('exit_code')}), started {_when(data.get('started_at'))}",
+             f"worktree: {_worktree(data)}"]
+    for agent in data.get("agents", []):
+        session = f", session {agent['session_id']}" if agent.get("session_id") else ""
+        lines.append(f"agent {agent.get('agent_id')}: role {agent.get('role')}, {agent.get('agent')}, "
+                     f"{agent.get('state')}{session}")
+    inputs = data.get("inputs")
+    if isinstance(inputs, dict):
+        lines.append("inputs:")
+        lines += ["  " + line for line in json.dumps(inputs, indent=2, sort_keys=True).splitlines()]
+    click.echo("\n".join(lines))

@@ -41,12 +41,17 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
                    "or directly on this terminal.")
 @click.option("--progress", type=click.Choice(["text", "json"]), default="text",
               help="json: one JSON line per spawn, delegate, deny and end on stderr (docs/sessions.md).")
+@click.option("--isolation", type=click.Choice(["none", "worktree"]), default=None,
+              help="Where the agents work: the project folder, or a git worktree on branch strawpot/<run id> "
+                   "(default: [session].isolation).")
+@click.option("--merge", "merge", type=click.Choice(["patch", "branch", "pr"]), default=None,
+              help="How a worktree session's work comes back (default: [session].merge, else patch).")
 @click.option("--run-id", "tmux_run", hidden=True, default=None)  # the run inside tmux, started by the outer start
 @project_option
 @json_option
 def command(role: str | None, runtime: str | None, task: str | None, headless: bool, params: tuple[str, ...],
-            attach_mode: str | None, progress: str, tmux_run: str | None, project: Path | None,
-            as_json: bool) -> None:
+            attach_mode: str | None, progress: str, isolation: str | None, merge: str | None, tmux_run: str | None,
+            project: Path | None, as_json: bool) -> None:
     """Start the orchestrator role from the verified, locked environment and wait for it.
 
     Refuses (exit 5) when the installed packages differ from strawpot.lock, (exit 2) on a bad --param,
@@ -74,7 +79,8 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     from strawpot.settings import load_settings
 
     the_project = Project.at(project)
-    settings = load_settings(the_project)
+    settings = load_settings(the_project, {"session.isolation": ("--isolation", isolation),
+                                           "session.merge": ("--merge", merge)})
     prepared = prepare(the_project, settings, role=role, cli_agent=runtime, params=parse_assignments(params),
                        saved_env=settings.saved_env())
     if missing := prepared.missing_env():
@@ -83,7 +89,8 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
         if not in_tmux:  # in tmux the run's own start asks, on the session's terminal: no secret crosses over
             ask_for_env(prepared, missing)
     if in_tmux:
-        raise SystemExit(_start_in_tmux(prepared, new_run_id(), role, runtime, task, params, progress))
+        flags = ("--isolation", settings.get("session.isolation"), "--merge", settings.get("session.merge"))
+        raise SystemExit(_start_in_tmux(prepared, new_run_id(), role, runtime, task, (*params,), progress, flags))
     _run(prepared, tmux_run or new_run_id(), task, terminal=terminal, in_tmux=tmux_run is not None,
          progress=progress, as_json=as_json)
 
@@ -105,13 +112,13 @@ def _wants_tmux(attach_mode: str | None, task: str | None, terminal: bool) -> bo
 
 
 def _start_in_tmux(prepared: Prepared, run_id: str, role: str | None, runtime: str | None, task: str | None,
-                   params: tuple[str, ...], progress: str) -> int:
+                   params: tuple[str, ...], progress: str, flags: tuple[str, ...] = ()) -> int:
     """Run this same `start` inside a new tmux session and attach this terminal to it."""
     from orchestrator.tmux import TmuxSession
     from strawpot.commands._interactive import attach_and_report
 
     argv = [sys.executable, "-m", "strawpot.cli", "start", "--attach", "direct", "--run-id", run_id,
-            "--project", str(prepared.project.dir), "--role", prepared.role, "--progress", progress]
+            "--project", str(prepared.project.dir), "--role", prepared.role, "--progress", progress, *flags]
     for flag, value in (("--runtime", runtime), ("--task", task)):
         if value:
             argv += [flag, value]
@@ -123,8 +130,11 @@ def _start_in_tmux(prepared: Prepared, run_id: str, role: str | None, runtime: s
 
 
 def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, in_tmux: bool, progress: str,
-         as_json: bool) -> None:
-    """The run itself, in this process: Denden server, the orchestrator agent, every delegation, to the end."""
+         as_json: bool, resume_agent: str | None = None) -> None:
+    """The run itself, in this process: Denden server, the orchestrator agent, every delegation, to the end.
+
+    With `resume_agent`, the ended run `run_id` runs again: that agent continues its conversation.
+    """
     import signal
 
     from rich.console import Console
@@ -143,15 +153,19 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr))
     observer = JsonProgress(sys.stderr, run_id) if progress == "json" else None
     launch = Launch(prepared, task=task or "", asker=asker, run_id=run_id,
-                    tmux=session_name(run_id) if in_tmux else "", observer=observer)
+                    tmux=session_name(run_id) if in_tmux else "", observer=observer, reopen=resume_agent is not None)
     err.print(f"run {run_id}: role {prepared.role}, Denden on {launch.server.address}", highlight=False)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        root = launch.start_root(task or "", attach=terminal and not task)
+        attach = terminal and not task
+        root = (launch.resume_agent(resume_agent, task or "", attach=attach) if resume_agent
+                else launch.start_root(task or "", attach=attach))
         done = launch.wait_root(root)
     except KeyboardInterrupt:
         stopped = launch.close("interrupted", 130)
         err.print(f"interrupted: stopped {len(stopped)} agent(s)", highlight=False)
+        if launch.merged.message:
+            err.print(launch.merged.message, highlight=False, soft_wrap=True)
         raise SystemExit(130) from None
     except (StagingError, RuntimeFailure, BindingError) as exc:
         launch.close("failed", None)
@@ -162,11 +176,17 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
             forget_own_socket()
     launch.close(done.state, done.exit_code)
     code = exit_code_of(done.state, done.exit_code)
+    if launch.merged.message:
+        err.print(launch.merged.message, highlight=False, soft_wrap=True)
     if as_json:
         print_json({"run_id": run_id, "role": prepared.role, "state": done.state,
                     "exit_code": code, "result": done.output})
     elif done.output:
         click.echo(done.output)
     err.print(f"run {run_id} {done.state} (exit code {code})", highlight=False)
+    if done.state == "paused":
+        err.print(f"continue it with `strawpot resume {run_id}`", highlight=False)
+    if launch.merged.error is not None:
+        raise launch.merged.error
     if code:
         raise SystemExit(code)

@@ -87,6 +87,7 @@ class Package:
     install: dict[str, str] = field(default_factory=dict)  # OS -> shell command (metadata.strawpot.install)
     default_agent: str | None = None
     roles_wildcard: bool = False
+    resume: bool = False  # metadata.strawpot.session.resume: the wrapper takes --session-id / --resume
     files: dict[str, bytes] = field(default_factory=dict, repr=False)
     executables: frozenset[str] = frozenset()
 
@@ -218,6 +219,7 @@ class _FieldReader:
             install=self.install(),
             default_agent=self.default_agent(),
             roles_wildcard=self.roles_wildcard(),
+            resume=self.resume(),
             files=files,
             executables=executables,
         )
@@ -381,6 +383,23 @@ class _FieldReader:
             elif not isinstance(command, str) or not command.strip():
                 self.error(fld, "must be a shell command (a non-empty string)")
         return install_commands(self.meta)
+
+    def resume(self) -> bool:
+        """`metadata.strawpot.session: {resume: true}`: an agent whose conversations can be resumed by id."""
+        raw = self.mapping("session")
+        if not raw:
+            return False
+        if self.kind is not Kind.AGENT:
+            self.error("metadata.strawpot.session", f"only agents declare sessions, not a {self.kind.value}")
+            return False
+        unknown = sorted(str(k) for k in raw if k != "resume")
+        if unknown:
+            self.error("metadata.strawpot.session", f"unknown key(s) {', '.join(unknown)} (known: resume)")
+        resume = raw.get("resume", False)
+        if not isinstance(resume, bool):
+            self.error("metadata.strawpot.session.resume", "must be true or false")
+            return False
+        return resume
 
     def default_agent(self) -> str | None:
         raw = self.sp.get("default_agent", self.meta.get("default_agent"))

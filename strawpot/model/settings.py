@@ -67,6 +67,11 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         item_example='["agent:my-agent", "skill:denden"]'),
     Key("scripts.timeout", "number", 300.0, "seconds an install script may run", minimum=1),
     Key("denden.transport", "choice", "unix", "how agents reach Denden", choices=("unix", "tcp")),
+    Key("session.isolation", "choice", "none", "where a run's agents work", choices=("none", "worktree")),
+    Key("session.merge", "choice", "patch", "how a worktree session's work comes back",
+        choices=("patch", "branch", "pr")),
+    Key("session.remote", "string", "origin", "the git remote `--merge pr` pushes to"),
+    Key("memory.provider", "string", "builtin", "the memory provider: builtin, or an entry point of strawpot.memory"),
 )}
 
 

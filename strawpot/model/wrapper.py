@@ -1,9 +1,12 @@
 """The WrapperRuntime contract: the `build` arguments a wrapper is given and the JSON it must print.
 
 `<wrapper> build --agent-id ID --working-dir DIR --agent-workspace-dir DIR --role-prompt TEXT
---memory-prompt TEXT --task TEXT --config JSON [--skills-dir DIR]... [--roles-dir DIR]...` prints one JSON
+--memory-prompt TEXT --task TEXT --config JSON [--skills-dir DIR]... [--roles-dir DIR]... [--session-id ID | --resume ID]`
+prints one JSON
 object, `{"cmd": [...], "cwd": "..."}`: `cmd` a list of strings with the program first, `cwd` a directory
-(the working directory when left out). `validate --run-wrapper` and `strawpot start` both go through here,
+(the working directory when left out). Only agents that declare `metadata.strawpot.session: {resume: true}`
+are given `--session-id` (a new conversation with that id) or `--resume` (continue that conversation); the
+others never see either flag. `validate --run-wrapper` and `strawpot start` both go through here,
 so validate accepts exactly what start runs.
 """
 
@@ -35,6 +38,8 @@ class BuildRequest:
     config: Mapping[str, Any] = field(default_factory=dict)
     skills_dirs: Sequence[Path] = ()
     roles_dirs: Sequence[Path] = ()
+    session_id: str = ""  # a resumable agent's new conversation id
+    resume: str = ""  # the conversation id a resumed agent continues
 
     def argv(self) -> list[str]:
         args = [
@@ -51,6 +56,10 @@ class BuildRequest:
             args += ["--skills-dir", str(d)]
         for d in self.roles_dirs:
             args += ["--roles-dir", str(d)]
+        if self.session_id:
+            args += ["--session-id", self.session_id]
+        if self.resume:
+            args += ["--resume", self.resume]
         return args
 
 

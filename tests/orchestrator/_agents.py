@@ -41,3 +41,14 @@ def typed_agent(tmp_path: Path, *, setup_exit: int = 0, install_script: bool = F
         '        print("stub-agent needs no setup")\n        return 0',
         f'        print("logged in as " + input("login: "))\n        return {setup_exit}'))
     return target
+
+
+def resumable_agent(tmp_path: Path) -> Path:
+    """The stub agent declaring `metadata.strawpot.session: {resume: true}`."""
+    target = tmp_path / "resumable-agent"
+    shutil.copytree(STUB_AGENT, target, ignore=shutil.ignore_patterns("__pycache__"))
+    md = target / "AGENT.md"
+    front, _, body = md.read_text().removeprefix("---\n").partition("---\n")
+    md.write_text("---\n" + front.replace("  strawpot:\n", "  strawpot:\n    session:\n      resume: true\n", 1)
+                  + "---\n" + body)
+    return target

@@ -136,7 +136,7 @@ def test_memory_and_agent_logs_are_private(short_project, started) -> None:  # t
     assert reply.status == theirs.OK
     memory_dir = short_project.state_dir / "memory"
     assert _mode(memory_dir) == 0o700
-    assert _mode(memory_dir / "memory.jsonl") == 0o600
+    assert _mode(memory_dir / "memory.db") == 0o600
     assert _mode(Path(root.record.workspace) / "agent.log") == 0o600
 
 

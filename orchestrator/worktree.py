@@ -1,0 +1,159 @@
+"""The `worktree` isolator: a run's agents share one git worktree on branch `strawpot/<run id>`.
+
+The worktree lives in the repository's git folder (`<git common dir>/strawpot-worktrees/<run id>`), outside
+the user's working tree. The user's uncommitted changes (tracked and untracked, not ignored) are carried into
+it with `--merge patch`; `branch` and `pr` build from commits only and refuse a dirty tree. The project's
+installed `.strawpot/` is linked in unchanged when the checkout does not carry it. Nothing here writes to
+the user's working tree except `git apply` of the final patch, after `git apply --check` passed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from pathlib import Path
+
+from orchestrator.git import GitFailed, git, git_bytes, git_path, repo_top, snapshot
+from orchestrator.isolation import KEPT, MERGED, REMOVED, IsolatedEnv, Merged
+from orchestrator.merge import merge_back
+from strawpot.model.errors import StrawpotError, UsageError
+from strawpot.model.layout import TREE_DIR
+
+WORKTREES_DIR = "strawpot-worktrees"
+BRANCH_PREFIX = "strawpot/"
+_IN_PROGRESS = {"rebase-merge": "rebase", "rebase-apply": "rebase or am", "MERGE_HEAD": "merge",
+                "CHERRY_PICK_HEAD": "cherry-pick", "REVERT_HEAD": "revert", "BISECT_LOG": "bisect"}
+
+
+def branch_name(session_id: str) -> str:
+    return BRANCH_PREFIX + session_id
+
+
+class WorktreeIsolator:
+    name = "worktree"
+
+    def __init__(self, merge: str = "patch", remote: str = "origin") -> None:
+        self.merge_strategy = merge
+        self.remote = remote
+
+    # -- before the run -----------------------------------------------------------------------------
+
+    def check(self, base_dir: Path) -> None:
+        git_path()
+        top = repo_top(base_dir)
+        if top is None:
+            raise UsageError(f"{base_dir} is not in a git repository; session isolation 'worktree' needs one",
+                             hint="run `git init` and commit your files, or use `--isolation none`")
+        if not git(top, "rev-parse", "--verify", "-q", "HEAD", check=False).strip():
+            raise UsageError("the git repository has no commit yet; a worktree starts from HEAD",
+                             hint="make a first commit, or use `--isolation none`")
+        for marker, what in _IN_PROGRESS.items():
+            if _git_path(top, marker).exists():
+                raise UsageError(f"the git repository is in the middle of a {what}",
+                                 hint=f"finish it or abort it (e.g. `git {what.split()[0]} --abort`), then start again")
+        on_branch = git(top, "symbolic-ref", "-q", "--short", "HEAD", check=False).strip()
+        if self.merge_strategy == "pr" and not on_branch:
+            raise UsageError("HEAD is detached: a pull request needs a branch to target",
+                             hint="check out a branch, or use `--merge patch` or `--merge branch`")
+        if self.merge_strategy != "patch" and _dirty(top, _rel(top, base_dir)):
+            raise UsageError(f"the working tree has uncommitted changes; `--merge {self.merge_strategy}` builds "
+                             "the session from commits only", hint="commit or stash them, or use `--merge patch`, "
+                             "which carries them into the session's worktree")
+
+    # -- the run ------------------------------------------------------------------------------------
+
+    def create(self, session_id: str, base_dir: Path) -> IsolatedEnv:
+        top = repo_top(base_dir)
+        assert top is not None, "check() refuses a folder outside a repository"
+        rel = _rel(top, base_dir)
+        branch = branch_name(session_id)
+        if _has_branch(top, branch):
+            raise UsageError(f"git branch {branch} already exists",
+                             hint=f"delete it (`git branch -D {branch}`) or run `strawpot sessions --prune`")
+        path = _git_path(top, WORKTREES_DIR, common=True) / session_id
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            git(top, "worktree", "add", "-q", "-b", branch, str(path), "HEAD")
+        except GitFailed as exc:
+            raise StrawpotError(f"cannot create the session's worktree: {exc.detail}") from None
+        env = IsolatedEnv(self.name, path / rel, {"path": str(path), "branch": branch, "repo": str(top),
+                                                  "rel": rel, "merge": self.merge_strategy, "remote": self.remote,
+                                                  "head": git(top, "rev-parse", "HEAD").strip()})
+        try:
+            if self.merge_strategy == "patch":
+                _carry_changes(top, path, rel)
+            link = path / rel / TREE_DIR
+            if not link.exists() and not link.is_symlink():
+                link.symlink_to(base_dir / TREE_DIR, target_is_directory=True)
+            env.info["base_tree"] = snapshot(path, _join(rel, TREE_DIR))
+        except (GitFailed, OSError) as exc:
+            self.cleanup(env, base_dir)
+            raise StrawpotError(f"cannot carry your uncommitted changes into the worktree: {exc}",
+                                hint="commit or stash them, then start again") from None
+        return env
+
+    # -- the end ------------------------------------------------------------------------------------
+
+    def merge(self, env: IsolatedEnv, base_dir: Path) -> Merged:
+        try:
+            return merge_back(env, self.merge_strategy, self.remote, _join(str(env.info.get("rel", "")), TREE_DIR))
+        except (GitFailed, OSError, UsageError) as exc:  # git vanished or broke mid-merge: keep everything
+            env.state = KEPT
+            return Merged(keep=True, error=StrawpotError(
+                f"cannot merge the session's work back: {exc}",
+                hint=f"it is on branch {env.info.get('branch')} (worktree {env.info.get('path')})"))
+
+    def cleanup(self, env: IsolatedEnv, base_dir: Path) -> None:
+        """Remove the worktree; the branch too unless a merge kept it on purpose (`branch`, `pr`)."""
+        top, path, branch = Path(env.info["repo"]), Path(env.info["path"]), str(env.info["branch"])
+        git(top, "worktree", "remove", "--force", str(path), check=False)
+        if path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+            git(top, "worktree", "prune", check=False)
+        if env.state != MERGED or env.info.get("merge") == "patch":
+            git(top, "branch", "-D", branch, check=False)
+        env.state = MERGED if env.state == MERGED else REMOVED
+
+
+def _carry_changes(top: Path, path: Path, rel: str) -> None:
+    """The user's uncommitted work, tracked (as a binary diff against HEAD) and untracked (copied)."""
+    exclude = f":(top,exclude){_join(rel, TREE_DIR)}"
+    patch = git_bytes(top, "diff", "--binary", "HEAD", "--", ".", exclude)
+    if patch.strip():
+        git_bytes(path, "apply", "--binary", "--whitespace=nowarn", input_bytes=patch)
+    listed = git(top, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", exclude)
+    for name in filter(None, listed.split("\0")):
+        source, target = top / name, path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        elif source.is_file():
+            shutil.copy2(source, target)
+
+
+def _dirty(top: Path, rel: str) -> bool:
+    return bool(git(top, "status", "--porcelain", "--", ".", f":(top,exclude){_join(rel, TREE_DIR)}").strip())
+
+
+def _has_branch(top: Path, branch: str) -> bool:
+    return bool(git(top, "branch", "--list", branch).strip())
+
+
+def _git_path(top: Path, name: str, *, common: bool = False) -> Path:
+    if common:
+        found = Path(git(top, "rev-parse", "--git-common-dir").strip())
+        return (found if found.is_absolute() else top / found).resolve() / name
+    found = Path(git(top, "rev-parse", "--git-path", name).strip())
+    return found if found.is_absolute() else top / found
+
+
+def _rel(top: Path, base_dir: Path) -> str:
+    with contextlib.suppress(ValueError):
+        rel = base_dir.resolve().relative_to(top).as_posix()
+        return "" if rel == "." else rel
+    return ""
+
+
+def _join(rel: str, name: str) -> str:
+    return f"{rel}/{name}" if rel else name

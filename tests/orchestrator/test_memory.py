@@ -1,0 +1,228 @@
+"""The memory provider: SQLite + FTS5, scopes, the jsonl migration, two writers at once, failures, the CLI, and
+the memory prompt a later session's agent is given. Real SQLite, real subprocesses, real gRPC."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from orchestrator.memory import MemoryFailure
+from orchestrator.memory_providers import GuardedMemory, load_provider
+from orchestrator.memory_sqlite import SqliteMemory
+
+STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
+
+
+def cli(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=90,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(autouse=True)
+def _own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STRAWPOT_HOME", str(tmp_path / "home"))  # global-scope entries stay in the test
+
+
+def test_scopes_and_the_prompt_of_a_role(tmp_path: Path) -> None:
+    store = SqliteMemory(tmp_path / "memory", tmp_path / "global")
+    store.remember("the API lives in src/api", ["api"], "project")
+    store.remember("reviewers want small diffs", [], "role", role="reviewer")
+    store.remember("the user prefers British spelling", [], "global")
+    prompt = store.get("run", "reviewer-1", "reviewer", "review the API change")
+    assert "- [project] the API lives in src/api (keywords: api)" in prompt
+    assert "- [role] reviewers want small diffs" in prompt and "- [global] the user prefers British spelling" in prompt
+    assert "small diffs" not in store.get("run", "impl-1", "implementer", "write code")
+    assert store.get("run", "x", "implementer", "anything").startswith("What was remembered")
+    assert (tmp_path / "global" / "memory.db").is_file()
+    assert SqliteMemory(tmp_path / "empty").get("run", "a", "r", "t") == ""
+
+
+def test_files_are_private(tmp_path: Path) -> None:
+    store = SqliteMemory(tmp_path / "memory")
+    store.remember("x", [], "project")
+    assert stat.S_IMODE((tmp_path / "memory").stat().st_mode) == 0o700
+    for name in ("memory.db", "memory.db-wal", "memory.db-shm"):
+        path = tmp_path / "memory" / name
+        assert not path.exists() or stat.S_IMODE(path.stat().st_mode) == 0o600, name
+
+
+def test_the_jsonl_of_an_older_version_is_migrated_once_losslessly(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    old = [{"id": "a1", "content": "deploys go through staging", "keywords": ["deploy"], "scope": "project",
+            "created_at": 100.0},
+           {"id": "b2", "content": "fridays are frozen", "keywords": ["deploy", "policy"], "scope": "team",
+            "created_at": 200.0}]
+    (folder / "memory.jsonl").write_text("".join(json.dumps(o) + "\n" for o in old) + '{"id": "torn", "cont')
+    store = SqliteMemory(folder)
+    entries = store.entries()
+    assert [(e.entry_id, e.content, list(e.keywords), e.scope, e.created_at) for e in entries] == \
+        [(o["id"], o["content"], o["keywords"], o["scope"], o["created_at"]) for o in reversed(old)]
+    assert not (folder / "memory.jsonl").exists() and (folder / "memory.jsonl.migrated").is_file()
+    (folder / "memory.jsonl").write_text(json.dumps(old[0]) + "\n")  # a stray file later is not imported again
+    assert len(SqliteMemory(folder).entries()) == 2
+
+
+def test_two_writers_at_once_both_land(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    code = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from orchestrator.memory_sqlite import SqliteMemory
+        store = SqliteMemory(Path({str(folder)!r}))
+        for i in range(40):
+            store.remember(f"{{sys.argv[1]}} note {{i}}", [], "project")
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", code, name]) for name in ("alpha", "beta")]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    store = SqliteMemory(folder)
+    assert len(store.entries()) == 80
+    assert len(store.recall("alpha", [], "", 100)) == 40
+
+
+def test_a_corrupt_database_is_a_clear_error(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    folder.mkdir(mode=0o700)
+    (folder / "memory.db").write_bytes(b"this is not a database" * 100)
+    with pytest.raises(MemoryFailure, match=r"memory database .*memory.db is unreadable .*move it away"):
+        SqliteMemory(folder).recall("x", [], "", 5)
+    root = tmp_path
+    (root / "strawpot.toml").write_text("")
+    (root / ".strawpot").mkdir()
+    (folder).rename(root / ".strawpot" / "memory")
+    proc = cli(root, "memory", "list")
+    assert proc.returncode == 1 and "is unreadable" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _broken_entry_point(tmp_path: Path) -> Path:
+    """A distribution on a path of its own whose `strawpot.memory` entry point raises on import."""
+    site = tmp_path / "site"
+    dist = site / "brokenmem-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenmem\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[strawpot.memory]\nbroken = brokenmem:Provider\n")
+    (site / "brokenmem.py").write_text("raise RuntimeError('no backend configured')\n")
+    return site
+
+
+def test_a_provider_that_raises_on_import_is_reported_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(_broken_entry_point(tmp_path)))
+    with pytest.raises(MemoryFailure, match="memory provider 'broken' failed to load: RuntimeError: no backend"):
+        load_provider("broken", tmp_path / "m")
+    reports: list[str] = []
+    guarded = GuardedMemory(lambda: load_provider("broken", tmp_path / "m"), reports.append)
+    assert guarded.get("r", "a", "role", "t") == "" and guarded.recall("x", [], "", 3) == []
+    assert guarded.remember("x", [], "project") == ""
+    assert len(reports) == 1 and reports[0].endswith("this run goes on without memory")
+
+
+def test_a_provider_that_raises_later_is_reported_once_and_the_run_goes_on(tmp_path: Path) -> None:
+    class Flaky(SqliteMemory):
+        def recall(self, *args, **kw):  # type: ignore[no-untyped-def]
+            raise OSError("disk on fire")
+
+    reports: list[str] = []
+    guarded = GuardedMemory(lambda: Flaky(tmp_path / "m"), reports.append)
+    assert guarded.remember("kept before the failure", [], "project")
+    assert guarded.recall("x", [], "", 3) == [] and guarded.get("r", "a", "x", "t") == ""
+    assert reports == ["memory provider failed in recall: OSError: disk on fire; this run goes on without memory"]
+
+
+def test_the_memory_cli(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "strawpot.toml").write_text("")
+    first = cli(root, "memory", "remember", "tests run with pytest -q", "--keyword", "testing")
+    assert first.returncode == 0, first.stderr
+    entry_id = first.stdout.strip()
+    assert cli(root, "memory", "remember", "only for reviewers", "--scope", "role", "--role", "reviewer").returncode == 0
+    found = json.loads(cli(root, "memory", "recall", "pytest", "--json").stdout)["entries"]
+    assert [e["id"] for e in found] == [entry_id] and found[0]["keywords"] == ["testing"]
+    listed = cli(root, "memory", "list").stdout.splitlines()
+    assert len(listed) == 2 and "role:reviewer  only for reviewers" in listed[0]
+    assert cli(root, "memory", "forget", entry_id).returncode == 0
+    again = cli(root, "memory", "forget", entry_id)
+    assert again.returncode == 2 and f"no memory entry {entry_id!r}" in again.stderr
+    assert cli(root, "memory", "remember", "x", "--scope", "role").returncode == 2
+
+
+@pytest.mark.e2e
+def test_what_one_session_remembers_is_in_the_next_sessions_memory_prompt(project) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    first = cli(project.root, "start", "--headless", "--task",
+                "remember:the build needs libfoo then remember@role:orchestrators plan first")
+    assert first.returncode == 0, first.stderr
+    second = cli(project.root, "start", "--headless", "--task", "memory then delegate:implementer:memory")
+    assert second.returncode == 0, second.stderr
+    own, _, child = second.stdout.partition("What was remembered")[2].partition("What was remembered")
+    assert "- [project] the build needs libfoo" in own and "- [role] orchestrators plan first" in own
+    assert "- [project] the build needs libfoo" in child and "orchestrators plan first" not in child
+
+
+@pytest.mark.e2e
+def test_a_broken_provider_leaves_the_run_going_without_memory(project, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    env = {"STRAWPOT_MEMORY_PROVIDER": "broken",
+           "PYTHONPATH": os.pathsep.join([str(_broken_entry_point(tmp_path)), os.environ.get("PYTHONPATH", "")])}
+    proc = cli(project.root, "start", "--headless", "--task", "remember:x then recall:x then echo:done", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "done"
+    assert proc.stderr.count("memory provider 'broken' failed to load") == 1
+
+
+def test_a_database_locked_too_long_by_another_session_is_a_clear_error(tmp_path: Path) -> None:
+    import sqlite3
+
+    store = SqliteMemory(tmp_path / "memory", busy_timeout=0.2)
+    store.remember("before", [], "project")
+    other = sqlite3.connect(tmp_path / "memory" / "memory.db", isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(MemoryFailure, match=r"stayed locked by another session for 0.2s"):
+            store.remember("while locked", [], "project")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert [e.content for e in store.entries()] == ["before"]
+    store.remember("after", [], "project")
+    assert len(store.entries()) == 2
+
+
+@pytest.mark.e2e
+def test_a_third_party_provider_from_an_entry_point_fills_the_memory_prompt(project, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    site = tmp_path / "site3"
+    dist = site / "notesmem-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: notesmem\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[strawpot.memory]\nnotes = notesmem:Notes\n")
+    (site / "notesmem.py").write_text(textwrap.dedent("""
+        class Notes:
+            def __init__(self, directory):
+                self.directory = directory
+            def get(self, session_id, agent_id, role, task):
+                return f"notes for {role} about {task.split()[0]} from {self.directory.name}"
+            def dump(self, session_id, agent_id, role, task, result):
+                (self.directory.parent / "dumped.txt").write_text(result)
+            def remember(self, content, keywords, scope, role=""):
+                return "n1"
+            def recall(self, query, keywords, scope, max_results, role=""):
+                return []
+            def forget(self, entry_id):
+                return False
+            def entries(self):
+                return []
+    """))
+    project.build()
+    env = {"STRAWPOT_MEMORY_PROVIDER": "notes",
+           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    proc = cli(project.root, "start", "--headless", "--task", "memory then remember:x", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["notes for orchestrator about memory from memory", "remembered n1"]
+    assert (project.state_dir / "dumped.txt").read_text() == proc.stdout.rstrip("\n")
