@@ -45,7 +45,9 @@ class Terminal:
         if self.windows == 0:
             proc = self.tmux("new-session", "-d", "-s", "t", "-x", "160", "-y", "45", "-c", str(self.cwd), script)
         else:
-            proc = self.tmux("new-window", "-t", "t", "-c", str(self.cwd), script)
+            # name the new window's index: `-t t` means the session's current window, and tmux may then pick
+            # an index that is in use ("create window failed: index 1 in use")
+            proc = self.tmux("new-window", "-d", "-t", f"t:{self.windows}", "-c", str(self.cwd), script)
         assert proc.returncode == 0, proc.stderr
         target = f"t:{self.windows}"
         self.windows += 1
