@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import contextlib
-import random
-import threading
-import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path, PurePosixPath
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import httpx
 
 from . import _responses
-from ._exceptions import DeadlineExceeded, HubError, OfflineMiss, ProtocolError, _map_error, _retry_after
+from ._exceptions import HubError, OfflineMiss, ProtocolError
 from ._models import PackageVersions, check_slug, kind_and_plural
-from ._plain import PlainHTTPTransport
-from ._responses import DeadlineStream, json_object, read_capped, versions_outcome
+from ._responses import json_object, read_capped, versions_outcome
+from ._session import API, Session
 
 if TYPE_CHECKING:
     from ._cache import Cache
@@ -32,7 +28,6 @@ K = TypeVar("K", bound=Hashable)
 # (kind, slug, version, sha256, size): one archive to fetch; also the key of its result
 ArchiveItem = tuple[str, str, str, str, int | None]
 
-_API = "/api/v1"
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 # a POST may have taken effect unless the server said it did not (429, 503) or it was never sent
 _UNSENT_STATUSES = frozenset({429, 503})
@@ -42,21 +37,6 @@ _MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries
 _BACKOFF_BASE = 0.25
 _BACKOFF_CAP = 8.0
 _VERSION_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+-")
-
-
-def _sleep(seconds: float) -> None:
-    """Sleep between retries (one name, so tests can replace it)."""
-    time.sleep(seconds)
-
-
-def _default_user_agent() -> str:
-    from importlib import metadata  # only when the caller names no user agent (~10 ms to import)
-
-    try:
-        version = metadata.version("strawpot")
-    except metadata.PackageNotFoundError:
-        version = "dev"
-    return f"strawpot/{version} (hub_client) httpx/{httpx.__version__}"
 
 
 def _check_version(version: str) -> str:
@@ -72,13 +52,7 @@ def _check_relative_path(path: str) -> str:
     return path
 
 
-def _backoff(attempt: int) -> float:
-    """Exponential backoff with jitter: somewhere in [b/2, b] with b = base * 2**attempt."""
-    ceiling = min(_BACKOFF_CAP, _BACKOFF_BASE * 2.0**attempt)
-    return ceiling / 2 + random.uniform(0, ceiling / 2)
-
-
-class HubClient:
+class HubClient(Session):
     """A client for one registry; thread-safe, one pooled httpx.Client shared by all threads.
 
     `base_url` is the registry root (`http://127.0.0.1:8787`; a trailing `/api/v1` is accepted too).
@@ -102,176 +76,6 @@ class HubClient:
     Past either, the request fails with DeadlineExceeded (a RegistryUnreachable), however slowly the
     server keeps sending. None means no such bound.
     """
-
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        token: str | None = None,
-        transport: httpx.BaseTransport | None = None,
-        cache: Cache | None = None,
-        offline: bool = False,
-        timeout: float = 30.0,
-        request_deadline: float | None = None,
-        deadline: float | None = None,
-        max_workers: int = 16,
-        retries: int = 3,
-        user_agent: str | None = None,
-    ) -> None:
-        if max_workers < 1 or retries < 0:
-            raise ValueError("max_workers must be >= 1 and retries >= 0")
-        root = base_url.strip().rstrip("/")
-        self.base_url = root.removesuffix(_API).rstrip("/")
-        self.cache = cache
-        self.offline = offline
-        self.max_workers = max_workers
-        self.retries = retries
-        self.timeout = timeout
-        self.request_deadline = request_deadline
-        self.deadline = deadline
-        self._ends_at = None if deadline is None else time.monotonic() + deadline
-        headers = {"Accept": "application/json", "User-Agent": user_agent or _default_user_agent()}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        if transport is None and self.base_url.lower().startswith("http://"):
-            transport = PlainHTTPTransport(max_idle=max_workers)
-        self._http = httpx.Client(
-            base_url=self.base_url,
-            transport=transport,
-            timeout=timeout,
-            headers=headers,
-            follow_redirects=False,
-            limits=httpx.Limits(max_connections=max_workers, max_keepalive_connections=max_workers),
-        )
-        self._has_extensions: bool | None = None  # None until a server answer tells us
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
-        self._worker = threading.local()  # .active is set in the pool's own threads
-
-    def __enter__(self) -> HubClient:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop the thread pool (work not started is cancelled) and close the connections."""
-        with self._pool_lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
-        self._http.close()
-
-    # -- concurrency: one thread pool per client ----------------------------------------------------
-
-    def _executor(self) -> ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(
-                    max_workers=self.max_workers, thread_name_prefix="hub", initializer=self._enter_worker
-                )
-            return self._pool
-
-    def _enter_worker(self) -> None:
-        self._worker.active = True
-
-    def submit(self, work: Callable[..., T], *args: Any) -> Future[T]:
-        """Run `work(*args)` on the client's thread pool (inline when called from that pool)."""
-        if getattr(self._worker, "active", False):  # waiting on our own pool from inside it could deadlock
-            future: Future[T] = Future()
-            try:
-                future.set_result(work(*args))
-            except BaseException as exc:  # handed to the caller through the future, like the pool does
-                future.set_exception(exc)
-            return future
-        return self._executor().submit(work, *args)
-
-    # -- transport: one request with retries --------------------------------------------------------
-
-    def _call(
-        self,
-        method: str,
-        path: str,
-        handler: Callable[[httpx.Response], T],
-        *,
-        params: Mapping[str, str | int] | None = None,
-        json_body: Any = None,
-        data: Mapping[str, str] | None = None,
-        files: list[tuple[str, tuple[str, bytes, str]]] | None = None,
-        headers: Mapping[str, str] | None = None,
-        passthrough: frozenset[int] = frozenset(),
-        retries: int | None = None,
-    ) -> T:
-        """Send a request, retrying what may be retried, and hand a successful response to `handler`.
-
-        Statuses >= 400 become HubErrors unless listed in `passthrough`. Transport errors while the
-        handler reads the body are retried like connect errors (for GETs).
-        """
-        if self.offline:
-            raise OfflineMiss(f"offline: {method} {path} needs the registry", url=self.base_url + path)
-        retries = self.retries if retries is None else retries
-        idempotent = method in ("GET", "HEAD")
-        waited = 0.0
-        end, scope, budget = self._end()
-        for attempt in range(retries + 1):
-            left = end - time.monotonic()
-            if left <= 0:
-                raise DeadlineExceeded(scope, budget, url=self.base_url + path)
-            request = self._http.build_request(
-                method, path, params=params, json=json_body, data=data, files=files, headers=headers,
-                timeout=min(self.timeout, left), extensions={"deadline": end} if end != _NEVER else None,
-            )
-            url = str(request.url)
-            last = attempt == retries
-            delay: float | None
-            try:
-                response = self._http.send(request, stream=True)
-                if end != _NEVER and isinstance(response.stream, httpx.SyncByteStream):
-                    response.stream = DeadlineStream(response.stream, end)
-                try:
-                    delay = None if last else self._status_delay(response, attempt, idempotent)
-                    if delay is None or waited + delay > _MAX_WAIT or time.monotonic() + delay >= end:
-                        if response.status_code >= 400 and response.status_code not in passthrough:
-                            read_capped(response)
-                            raise _map_error(response, url)
-                        return handler(response)
-                finally:
-                    response.close()
-            except httpx.TransportError as exc:
-                if time.monotonic() >= end:
-                    raise DeadlineExceeded(scope, budget, url=url) from None
-                retryable = idempotent or isinstance(exc, _UNSENT_ERRORS)
-                delay = min(_backoff(attempt), _MAX_WAIT - waited)
-                if last or not retryable or delay <= 0:
-                    raise _map_error(exc, url) from exc
-            delay = min(delay, max(0.0, end - time.monotonic()))
-            _sleep(delay)
-            waited += delay
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _end(self) -> tuple[float, str, float]:
-        """(the instant this request must be done by, "request" or "client", that budget in seconds)."""
-        end, scope, budget = _NEVER, "request", 0.0
-        if self.request_deadline is not None:
-            end, budget = time.monotonic() + self.request_deadline, self.request_deadline
-        if self._ends_at is not None and self._ends_at < end and self.deadline is not None:
-            end, scope, budget = self._ends_at, "client", self.deadline
-        return end, scope, budget
-
-    @staticmethod
-    def _status_delay(response: httpx.Response, attempt: int, idempotent: bool) -> float | None:
-        """Seconds to wait before retrying this response, or None if it is final."""
-        status = response.status_code
-        if status not in _RETRY_STATUSES or (not idempotent and status not in _UNSENT_STATUSES):
-            return None
-        if "Retry-After" in response.headers:
-            return float(_retry_after(response))
-        return _backoff(attempt)
-
-    def _get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> dict[str, Any]:
-        return self._call("GET", path, json_object, params=params)
 
     # -- package metadata -------------------------------------------------------------------------
 
@@ -302,8 +106,8 @@ class HubClient:
             found = self._versions_extension(kind, plural, slug, cached)
             if found is not None:
                 return found
-        body = self._get_json(f"{_API}/{plural}/{slug}")
-        result = self._parse(lambda: PackageVersions.from_detail_json(kind, body), f"{_API}/{plural}/{slug}")
+        body = self._get_json(f"{API}/{plural}/{slug}")
+        result = self._parse(lambda: PackageVersions.from_detail_json(kind, body), f"{API}/{plural}/{slug}")
         self._has_extensions = False
         if self.cache:
             self.cache.put_metadata(self.base_url, kind, slug, body, etag=None, source="detail")
@@ -313,7 +117,7 @@ class HubClient:
         self, kind: str, plural: str, slug: str, cached: tuple[PackageVersions, str | None, str] | None
     ) -> PackageVersions | None:
         """The `/versions` answer, or None when the server turns out not to have the extension."""
-        path = f"{_API}/{plural}/{slug}/versions"
+        path = f"{API}/{plural}/{slug}/versions"
         headers = {}
         if cached is not None and cached[2] == "versions" and cached[1]:
             headers["If-None-Match"] = cached[1]
@@ -401,7 +205,7 @@ class HubClient:
         what = f"archive of {kind} {slug} {version}"
         if self.offline:
             raise OfflineMiss(f"{what} is not in the cache (offline)")
-        path = f"{_API}/{plural}/{slug}/versions/{quote(version, safe='')}/archive"
+        path = f"{API}/{plural}/{slug}/versions/{quote(version, safe='')}/archive"
         if size is not None and not 0 <= size <= _responses.MAX_ARCHIVE_BYTES:
             raise ProtocolError(
                 f"the registry declares the {what} as {size} bytes, over the limit of {_responses.MAX_ARCHIVE_BYTES} bytes;"
@@ -438,7 +242,7 @@ class HubClient:
             params["version"] = _check_version(version)
         return self._call(
             "GET",
-            f"{_API}/{plural}/{slug}/file",
+            f"{API}/{plural}/{slug}/file",
             lambda r: read_capped(r, _responses.MAX_FILE_BYTES),
             params=params,
             headers={"Accept": "*/*"},
@@ -463,26 +267,26 @@ class HubClient:
         _, plural = kind_and_plural(kind)
         check_slug(slug)
         params = {"version": _check_version(version)} if version is not None else None
-        return self._get_json(f"{_API}/{plural}/{slug}", params)
+        return self._get_json(f"{API}/{plural}/{slug}", params)
 
     def list_packages(self, kind: str, limit: int = 50, sort: str = "updated") -> dict[str, Any]:
         """`{"items": [...]}`: packages of one kind, by `updated`, `downloads` or `stars`."""
         _, plural = kind_and_plural(kind)
-        return self._get_json(f"{_API}/{plural}", {"limit": limit, "sort": sort})
+        return self._get_json(f"{API}/{plural}", {"limit": limit, "sort": sort})
 
     def search(self, query: str, kind: str = "all", limit: int = 20) -> dict[str, Any]:
         """`{"results": [...], "count": n}` for a query over one kind or `all`."""
-        return self._get_json(f"{_API}/search", {"q": query, "kind": kind, "limit": limit})
+        return self._get_json(f"{API}/search", {"q": query, "kind": kind, "limit": limit})
 
     def whoami(self) -> dict[str, Any]:
         """`{handle, displayName, email, role}` of the token's user (AuthError without a valid token)."""
-        return self._get_json(f"{_API}/whoami")
+        return self._get_json(f"{API}/whoami")
 
     def resolve(self, kind: str, slug: str) -> dict[str, Any]:
         """The server-side v1 resolution of a skill's or role's dependencies."""
         _, plural = kind_and_plural(kind)
         check_slug(slug)
-        return self._get_json(f"{_API}/{plural}/{slug}/resolve")
+        return self._get_json(f"{API}/{plural}/{slug}/resolve")
 
     def track_download(self, kind: str, slug: str, version: str | None) -> None:
         """Count a download; best effort: one attempt, never raises, skipped offline."""
@@ -493,7 +297,7 @@ class HubClient:
             body: dict[str, str] = {"kind": singular, "slug": slug}
             if version is not None:
                 body["version"] = version
-            self._call("POST", f"{_API}/downloads", lambda r: None, json_body=body, retries=0)
+            self._call("POST", f"{API}/downloads", lambda r: None, json_body=body, retries=0)
 
     def publish(
         self, kind: str, fields: Mapping[str, str], files: Sequence[tuple[str, bytes]]
@@ -504,11 +308,11 @@ class HubClient:
             ("files", (_check_relative_path(path), content, "application/octet-stream"))
             for path, content in files
         ]
-        return self._call("POST", f"{_API}/{plural}", json_object, data=dict(fields), files=parts)
+        return self._call("POST", f"{API}/{plural}", json_object, data=dict(fields), files=parts)
 
     def yank(self, kind: str, slug: str, version: str, yanked: bool = True) -> dict[str, Any]:
         """Yank (or with `yanked=False` restore) a version; owner or admin only."""
         _, plural = kind_and_plural(kind)
         check_slug(slug)
-        path = f"{_API}/{plural}/{slug}/versions/{quote(_check_version(version), safe='')}/yank"
+        path = f"{API}/{plural}/{slug}/versions/{quote(_check_version(version), safe='')}/yank"
         return self._call("POST", path, json_object, json_body={"yanked": yanked})

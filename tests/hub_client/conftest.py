@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from hub_client import Cache, HubClient
-from hub_client import _client as client_module
+from hub_client import _session as session_module
 
 BASE = "http://hub.test"
 
@@ -62,7 +62,7 @@ class FakeRegistry:
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Retries never really sleep in tests; the requested delays are recorded here."""
     slept: list[float] = []
-    monkeypatch.setattr(client_module, "_sleep", slept.append)
+    monkeypatch.setattr(session_module, "_sleep", slept.append)
     return slept
 
 

@@ -1,0 +1,228 @@
+"""The registry session under HubClient: one pooled httpx client, its thread pool, and one request with
+retries, backoff, `Retry-After` and deadlines. HubClient (`_client.py`) speaks the API on top of it."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+import httpx
+
+from ._exceptions import DeadlineExceeded, OfflineMiss, _map_error, _retry_after
+from ._plain import PlainHTTPTransport
+from ._responses import DeadlineStream, json_object, read_capped
+
+if TYPE_CHECKING:
+    from ._cache import Cache
+
+T = TypeVar("T")
+
+API = "/api/v1"
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# a POST may have taken effect unless the server said it did not (429, 503) or it was never sent
+_UNSENT_STATUSES = frozenset({429, 503})
+_UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_NEVER = float("inf")
+_MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries
+_BACKOFF_BASE = 0.25
+_BACKOFF_CAP = 8.0
+
+
+def _sleep(seconds: float) -> None:
+    """Sleep between retries (one name, so tests can replace it)."""
+    time.sleep(seconds)
+
+
+def _default_user_agent() -> str:
+    from importlib import metadata  # only when the caller names no user agent (~10 ms to import)
+
+    try:
+        version = metadata.version("strawpot")
+    except metadata.PackageNotFoundError:
+        version = "dev"
+    return f"strawpot/{version} (hub_client) httpx/{httpx.__version__}"
+
+
+def _backoff(attempt: int) -> float:
+    """Exponential backoff with jitter: somewhere in [b/2, b] with b = base * 2**attempt."""
+    ceiling = min(_BACKOFF_CAP, _BACKOFF_BASE * 2.0**attempt)
+    return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+class Session:
+    """Connections, threads and retried requests for one registry (see HubClient for the whole contract)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        cache: Cache | None = None,
+        offline: bool = False,
+        timeout: float = 30.0,
+        request_deadline: float | None = None,
+        deadline: float | None = None,
+        max_workers: int = 16,
+        retries: int = 3,
+        user_agent: str | None = None,
+    ) -> None:
+        if max_workers < 1 or retries < 0:
+            raise ValueError("max_workers must be >= 1 and retries >= 0")
+        root = base_url.strip().rstrip("/")
+        self.base_url = root.removesuffix(API).rstrip("/")
+        self.cache = cache
+        self.offline = offline
+        self.max_workers = max_workers
+        self.retries = retries
+        self.timeout = timeout
+        self.request_deadline = request_deadline
+        self.deadline = deadline
+        self._ends_at = None if deadline is None else time.monotonic() + deadline
+        headers = {"Accept": "application/json", "User-Agent": user_agent or _default_user_agent()}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if transport is None and self.base_url.lower().startswith("http://"):
+            transport = PlainHTTPTransport(max_idle=max_workers)
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            transport=transport,
+            timeout=timeout,
+            headers=headers,
+            follow_redirects=False,
+            limits=httpx.Limits(max_connections=max_workers, max_keepalive_connections=max_workers),
+        )
+        self._has_extensions: bool | None = None  # None until a server answer tells us
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        self._worker = threading.local()  # .active is set in the pool's own threads
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the thread pool (work not started is cancelled) and close the connections."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        self._http.close()
+
+    # -- concurrency: one thread pool per client ----------------------------------------------------
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.max_workers, thread_name_prefix="hub", initializer=self._enter_worker
+                )
+            return self._pool
+
+    def _enter_worker(self) -> None:
+        self._worker.active = True
+
+    def submit(self, work: Callable[..., T], *args: Any) -> Future[T]:
+        """Run `work(*args)` on the client's thread pool (inline when called from that pool)."""
+        if getattr(self._worker, "active", False):  # waiting on our own pool from inside it could deadlock
+            future: Future[T] = Future()
+            try:
+                future.set_result(work(*args))
+            except BaseException as exc:  # handed to the caller through the future, like the pool does
+                future.set_exception(exc)
+            return future
+        return self._executor().submit(work, *args)
+
+    # -- transport: one request with retries --------------------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        handler: Callable[[httpx.Response], T],
+        *,
+        params: Mapping[str, str | int] | None = None,
+        json_body: Any = None,
+        data: Mapping[str, str] | None = None,
+        files: list[tuple[str, tuple[str, bytes, str]]] | None = None,
+        headers: Mapping[str, str] | None = None,
+        passthrough: frozenset[int] = frozenset(),
+        retries: int | None = None,
+    ) -> T:
+        """Send a request, retrying what may be retried, and hand a successful response to `handler`.
+
+        Statuses >= 400 become HubErrors unless listed in `passthrough`. Transport errors while the
+        handler reads the body are retried like connect errors (for GETs).
+        """
+        if self.offline:
+            raise OfflineMiss(f"offline: {method} {path} needs the registry", url=self.base_url + path)
+        retries = self.retries if retries is None else retries
+        idempotent = method in ("GET", "HEAD")
+        waited = 0.0
+        end, scope, budget = self._end()
+        for attempt in range(retries + 1):
+            left = end - time.monotonic()
+            if left <= 0:
+                raise DeadlineExceeded(scope, budget, url=self.base_url + path)
+            request = self._http.build_request(
+                method, path, params=params, json=json_body, data=data, files=files, headers=headers,
+                timeout=min(self.timeout, left), extensions={"deadline": end} if end != _NEVER else None,
+            )
+            url = str(request.url)
+            last = attempt == retries
+            delay: float | None
+            try:
+                response = self._http.send(request, stream=True)
+                if end != _NEVER and isinstance(response.stream, httpx.SyncByteStream):
+                    response.stream = DeadlineStream(response.stream, end)
+                try:
+                    delay = None if last else self._status_delay(response, attempt, idempotent)
+                    if delay is None or waited + delay > _MAX_WAIT or time.monotonic() + delay >= end:
+                        if response.status_code >= 400 and response.status_code not in passthrough:
+                            read_capped(response)
+                            raise _map_error(response, url)
+                        return handler(response)
+                finally:
+                    response.close()
+            except httpx.TransportError as exc:
+                if time.monotonic() >= end:
+                    raise DeadlineExceeded(scope, budget, url=url) from None
+                retryable = idempotent or isinstance(exc, _UNSENT_ERRORS)
+                delay = min(_backoff(attempt), _MAX_WAIT - waited)
+                if last or not retryable or delay <= 0:
+                    raise _map_error(exc, url) from exc
+            delay = min(delay, max(0.0, end - time.monotonic()))
+            _sleep(delay)
+            waited += delay
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _end(self) -> tuple[float, str, float]:
+        """(the instant this request must be done by, "request" or "client", that budget in seconds)."""
+        end, scope, budget = _NEVER, "request", 0.0
+        if self.request_deadline is not None:
+            end, budget = time.monotonic() + self.request_deadline, self.request_deadline
+        if self._ends_at is not None and self._ends_at < end and self.deadline is not None:
+            end, scope, budget = self._ends_at, "client", self.deadline
+        return end, scope, budget
+
+    @staticmethod
+    def _status_delay(response: httpx.Response, attempt: int, idempotent: bool) -> float | None:
+        """Seconds to wait before retrying this response, or None if it is final."""
+        status = response.status_code
+        if status not in _RETRY_STATUSES or (not idempotent and status not in _UNSENT_STATUSES):
+            return None
+        if "Retry-After" in response.headers:
+            return float(_retry_after(response))
+        return _backoff(attempt)
+
+    def _get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> dict[str, Any]:
+        return self._call("GET", path, json_object, params=params)
