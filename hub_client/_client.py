@@ -28,14 +28,6 @@ K = TypeVar("K", bound=Hashable)
 # (kind, slug, version, sha256, size): one archive to fetch; also the key of its result
 ArchiveItem = tuple[str, str, str, str, int | None]
 
-_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-# a POST may have taken effect unless the server said it did not (429, 503) or it was never sent
-_UNSENT_STATUSES = frozenset({429, 503})
-_UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-_NEVER = float("inf")
-_MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries
-_BACKOFF_BASE = 0.25
-_BACKOFF_CAP = 8.0
 _VERSION_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+-")
 
 
