@@ -8,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from registry_server.packages import CountedReads
-from registry_server.state import KINDS, Registry
+from registry_server.state import Registry
 from registry_server.storage.base import PackageRecord, VersionRecord
+from strawpot.model.dependencies import read_edges
 from strawpot.model.kinds import Kind
 
 MAX_LISTED = 100_000  # the same bound the search API reads with
@@ -25,21 +26,11 @@ class Edge:
     spec: str
 
 
-def edges(record: VersionRecord) -> list[Edge]:
-    """The version's dependencies (v1 groups `skills`, `roles`) and a role's default agent, in order."""
-    from resolver import ResolverError, parse_requirement
-
-    found: list[Edge] = []
-    for group, entries in record.dependencies.items():
-        kind = KINDS.get(group)
-        if kind is None:
-            continue
-        for entry in entries:
-            try:
-                req = parse_requirement(entry)
-            except ResolverError:
-                continue  # validated at publish; an old odd entry is left off, not a crash
-            found.append(Edge(kind, req.name, "" if req.text == "*" else req.text))
+def edges(kind: Kind, record: VersionRecord) -> list[Edge]:
+    """The dependencies of a `kind` version as `strawpot.model.dependencies` reads them (entries that do not
+    parse are left off, as the solver leaves the version), and a role's default agent, in order."""
+    found = [Edge(e.kind, e.name, "" if e.spec == "*" else e.spec)
+             for e in read_edges(kind, record.dependencies).edges]
     if record.default_agent:
         found.append(Edge(Kind.AGENT, record.default_agent, ""))
     return found
@@ -82,6 +73,6 @@ class Catalogue:
             entry = self.reg.versions.load(pkg.kind, pkg.slug)
             if entry is None or entry.latest is None:
                 continue
-            for edge in {(e.kind, e.slug) for e in edges(entry.latest)}:
+            for edge in {(e.kind, e.slug) for e in edges(pkg.kind, entry.latest)}:
                 index.setdefault(edge, []).append(pkg)
         return index

@@ -111,7 +111,7 @@ class Site:
         if record is None and version:
             raise NotFound(f"{kind.value} {slug!r} has no version {version!r}.")
         record = record or entry.records[-1]  # every version yanked: show the newest anyway
-        deps = [Dependency(e, self.reg.versions.load(e.kind, e.slug) is not None) for e in edges(record)]
+        deps = [Dependency(e, self.reg.versions.load(e.kind, e.slug) is not None) for e in edges(kind, record)]
         pinned = version is not None and record is not entry.latest
         return PackagePage(
             package=pkg,
