@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-KINDS = ["skills", "roles", "agents", "memories", "integrations"]
+from strawpot.model.kinds import KIND_ORDER
+
+KINDS = [kind.plural for kind in KIND_ORDER]
 
 
 def _param(name: str, where: str, description: str, *, required: bool = False, schema: str = "string") -> dict[str, Any]:

@@ -27,7 +27,7 @@ from registry_server.storage.base import (
     VersionRecord,
     check_publishable,
 )
-from strawpot.model.dependencies import Edge, read_edges, v1_groups, wire_groups
+from strawpot.model.dependencies import GROUPS, Edge, read_edges, v1_groups, wire_groups
 from strawpot.model.kinds import Kind
 from strawpot.model.package import Package, PackageInvalid, parse_package, slug_error
 
@@ -124,16 +124,15 @@ class _Check:
         except ApiError as exc:
             self.issues.append(exc.message)
             return None
-        allowed = {Kind.SKILL: {"skills"}, Kind.ROLE: {"skills", "roles"}}.get(self.kind, set())
-        if isinstance(data, list) and self.kind is Kind.SKILL:
-            data = {"skills": data}
+        allowed = set(GROUPS.get(self.kind, {}))
+        data = v1_groups(self.kind, data) if isinstance(data, list) else data
         if not isinstance(data, dict) or set(data) - allowed or not all(
             isinstance(v, list) and all(isinstance(e, str) for e in v) for v in data.values()
         ):
             shape = " or ".join(f'{{"{g}": [...]}}' for g in sorted(allowed)) or "nothing"
             self.issues.append(f"dependencies: a {self.kind.value} takes {shape}")
             return None
-        found = read_edges(self.kind, v1_groups(self.kind, data))
+        found = read_edges(self.kind, data)
         self.issues.extend(f"dependencies.{bad.group}: {bad.message}" for bad in found.bad)
         return set(found.edges)
 

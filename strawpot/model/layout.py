@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from strawpot.model.kinds import KIND_ORDER
+
 MANIFEST_NAME = "strawpot.toml"
 LOCK_NAME = "strawpot.lock"
 TREE_DIR = ".strawpot"
@@ -62,8 +64,8 @@ class Project:
         return self.tree_root / "memory"
 
 
-# The folders of the installed tree that hold packages (Kind.plural; layout stays free of other imports).
-_KIND_FOLDERS = ("skills", "roles", "agents", "memories", "integrations")
+# The folders of the installed tree that hold packages.
+_KIND_FOLDERS = tuple(kind.plural for kind in KIND_ORDER)
 
 
 def escaping_link(project: Project) -> tuple[Path, Path] | None:

@@ -22,7 +22,7 @@ from strawpot.model.kinds import Kind
 
 LAYERS = ("default", "global", "project", "env", "flag")
 # Tables of the project file that hold requirements, not settings (the manifest reads them).
-REQUIREMENT_TABLES = frozenset({"skills", "roles", "agents", "memories", "integrations"})
+REQUIREMENT_TABLES = frozenset(kind.plural for kind in Kind)
 _GLOBAL_ONLY_TABLES = frozenset({"tokens"})  # `strawpot login` tokens, keyed by registry URL
 _AGENT_RESERVED = frozenset({"version", "default_agent", "env"})  # a requirement's own keys, not params
 _ENV_KINDS = {"agents": Kind.AGENT, "skills": Kind.SKILL}  # tables that may carry `[<kinds>.<name>.env]`
