@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
+
 from registry_server.errors import error_response
 from registry_server.state import Registry
 from registry_server.storage.base import StorageUnavailable
@@ -37,7 +39,10 @@ class FreshReads:
 
         reg: Registry = scope["app"].state.registry
         try:
-            reg.sync()  # one indexed single-row read (SQLite: microseconds; PostgreSQL: a loopback round trip)
+            if reg.storage.remote:  # a round trip (or a wait for a server that is down): off the event loop
+                await run_in_threadpool(reg.sync)
+            else:  # one single-row read in SQLite: microseconds, cheaper than the thread hop
+                reg.sync()
             await self.app(scope, receive, send_tracked)
         except StorageUnavailable as exc:
             if started:

@@ -135,6 +135,8 @@ class Storage(Protocol):
     half-visible. Implementations must be safe to call from several threads.
     """
 
+    remote: bool  # reads cross the network: the event loop never waits for them, a worker thread does
+
     # users and tokens
     def ensure_user(self, handle: str, *, role: str | None = None) -> User: ...
     def add_token(self, user_id: int, token_hash: str) -> None: ...

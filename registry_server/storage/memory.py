@@ -45,6 +45,8 @@ class _Package:
 class MemoryStorage:
     """Everything in dicts; blobs in a `MemoryBlobs`."""
 
+    remote = False
+
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._users: dict[int, User] = {}

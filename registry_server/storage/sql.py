@@ -73,6 +73,7 @@ class SQLStorage:
     """`Storage` over a SQL database and a blob store; subclasses open the connections."""
 
     blobs: Blobs
+    remote = False
 
     def _read(self) -> AbstractContextManager[Tx]:
         raise NotImplementedError

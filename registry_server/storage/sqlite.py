@@ -38,13 +38,14 @@ class SQLiteStorage(SQLStorage):
     Connections are pooled, not per thread: a request handled on a fresh worker thread (or a timer
     thread) borrows an open connection instead of paying the connect and PRAGMAs again. An empty
     database is created on first use; one at another schema version is refused (`schema.SchemaMismatch`)
-    unless `migrate=True`, which upgrades it.
+    unless `migrate=True`, which upgrades it (`migrations`: the steps, a test's argument).
     """
 
     name = "SQLite"
     id_column = "INTEGER PRIMARY KEY"
 
-    def __init__(self, data_dir: Path, *, blobs: Blobs | None = None, migrate: bool = False) -> None:
+    def __init__(self, data_dir: Path, *, blobs: Blobs | None = None, migrate: bool = False,
+                 migrations: Sequence[schema.Migration] = schema.MIGRATIONS) -> None:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.db_path = self.data_dir / "registry.sqlite3"
@@ -54,7 +55,7 @@ class SQLiteStorage(SQLStorage):
         self._pool_lock = threading.Lock()
         try:
             if migrate:
-                schema.migrate(self)
+                schema.migrate(self, migrations)
             else:
                 schema.check(self, create_if_empty=True)
         except BaseException:

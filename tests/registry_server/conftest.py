@@ -70,14 +70,19 @@ class Backend:
         return ["--database", self.database, "--blobs", self.blobs, "--s3-endpoint", self.s3_endpoint]
 
 
-@pytest.fixture
-def pg_s3(pg: Postgres, s3: S3Server) -> Backend:
+def new_backend(pg: Postgres, s3: S3Server) -> Backend:
+    """An empty PostgreSQL schema (the database's search path) and S3 prefix of the session's servers."""
     import psycopg
 
     name = f"t{os.getpid()}_{next(_fresh)}"
     with psycopg.connect(pg.url(), autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {name}".encode())
     return Backend(pg.url(options=f"-csearch_path%3D{name}"), f"s3://{BUCKET}/{name}", s3.endpoint)
+
+
+@pytest.fixture
+def pg_s3(pg: Postgres, s3: S3Server) -> Backend:
+    return new_backend(pg, s3)
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres+s3"])
@@ -118,4 +123,16 @@ def live_registry(tmp_path: Path) -> Iterator[LiveRegistry]:
 def shared_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]:
     """One live server for a whole test module (the compatibility scenario builds on itself)."""
     with start_registry(tmp_path_factory.mktemp("registry")) as reg:
+        yield reg
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres+s3"])
+def registry_on_each_backend(request: pytest.FixtureRequest,
+                             tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]:
+    """`shared_registry` on SQLite + a blob folder, then on PostgreSQL + S3 (two server processes there)."""
+    args: list[str] = []
+    if request.param == "postgres+s3":
+        args = new_backend(request.getfixturevalue("pg"), request.getfixturevalue("s3")).args()
+    with start_registry(tmp_path_factory.mktemp("registry"), storage_args=args,
+                        workers=2 if args else 1) as reg:
         yield reg
