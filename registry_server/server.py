@@ -1,5 +1,4 @@
-"""Run the registry with uvicorn, as one process or N worker processes on one socket (uvicorn's own
-process manager); say where it listens on stderr."""
+"""Run the registry with uvicorn (one process, or N workers under uvicorn's supervisor); print where it listens."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""`strawpot registry serve|migrate|gc|token create`: run the reference registry, upgrade its schema,
-collect its unreferenced blobs and mint its tokens."""
+"""`strawpot registry serve|migrate|gc|token create`: run the reference registry and look after its storage."""
 
 from __future__ import annotations
 
