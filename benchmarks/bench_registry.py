@@ -11,7 +11,7 @@ server and measure mostly itself; `--client httpx` runs httpx.AsyncClient instea
 Prints req/s, p50, p99 and max latency per endpoint.
 
     .venv/bin/python benchmarks/bench_registry.py [--clients 32] [--requests 20000] [--client raw|httpx]
-        [--backend sqlite|postgres+s3|both] [--workers 1 2]
+        [--backend sqlite postgres postgres+s3] [--workers 1 2]
 """
 
 from __future__ import annotations
@@ -158,6 +158,25 @@ def run(kind: str, url: str, clients: int, requests: int, procs: int, headers: d
     }
 
 
+def read_after_write(url: str, data: Path, storage: list[str], rounds: int = 50) -> dict[str, float]:
+    """Publish a version, then at once one GET of `versions` on a fresh connection (any worker): is it there?"""
+    cmd = [sys.executable, "-m", "strawpot.cli", "registry", "token", "create", "--user", "raw", "--data", str(data)]
+    token = subprocess.run([*cmd, *storage], check=True, capture_output=True, text=True).stdout.strip()
+    fresh, gaps = 0, []
+    for i in range(rounds):
+        main = f"---\nname: raw-skill\ndescription: Raw.\nversion: 1.0.{i}\n---\n\nBody.\n".encode()
+        httpx.post(f"{url}/api/v1/skills", data={"slug": "raw-skill", "version": f"1.0.{i}"},
+                   files=[("files", ("SKILL.md", main, "text/markdown"))],
+                   headers={"Authorization": f"Bearer {token}"}).raise_for_status()
+        began = time.perf_counter()
+        listed = httpx.get(f"{url}/api/v1/skills/raw-skill/versions").json()["versions"]
+        gaps.append(time.perf_counter() - began)
+        fresh += listed[-1]["version"] == f"1.0.{i}"
+    gaps.sort()
+    return {"requests": rounds, "req_per_s": fresh / rounds, "p50_ms": gaps[rounds // 2] * 1000,
+            "p99_ms": gaps[min(rounds - 1, int(rounds * 0.99))] * 1000, "max_ms": gaps[-1] * 1000}
+
+
 def bench_one(args: argparse.Namespace, procs: int, storage: list[str], workers: int, tmp: Path) -> dict[str, dict[str, float]]:
     proc, url = start_server(tmp, storage, workers, args.versions)
     try:
@@ -175,8 +194,10 @@ def bench_one(args: argparse.Namespace, procs: int, storage: list[str], workers:
             "archive (cached)": (f"{api}/versions/1.0.0/archive", {}),
             "archive, first fetch": (cold, {}),
         }
-        return {name: run(args.client, target, args.clients, args.requests, procs, headers)
-                for name, (target, headers) in cases.items()}
+        results = {name: run(args.client, target, args.clients, args.requests, procs, headers)
+                   for name, (target, headers) in cases.items()}
+        results["read-after-write"] = read_after_write(url, tmp, storage)
+        return results
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -189,23 +210,26 @@ def main() -> int:
     parser.add_argument("--client", choices=["raw", "httpx"], default="raw",
                         help="load generator: raw asyncio HTTP/1.1 (cheap) or httpx.AsyncClient")
     parser.add_argument("--procs", type=int, default=None, help="load-generator processes (raw 1, httpx 2)")
-    parser.add_argument("--backend", choices=["sqlite", "postgres+s3", "both"], default="both")
+    parser.add_argument("--backend", choices=["sqlite", "postgres", "postgres+s3"], nargs="+",
+                        default=["sqlite", "postgres+s3"], help="postgres: PostgreSQL with the blob folder (S3's cost apart)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--versions", type=int, default=640, help="archives read once each (a cache miss each)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     procs = args.procs or (1 if args.client == "raw" else 2)
-    backends = ["sqlite", "postgres+s3"] if args.backend == "both" else [args.backend]
+    backends = args.backend
     results: dict[str, dict[str, dict[str, float]]] = {}
     with ExitStack() as stack:
         for backend in backends:
             storage: list[str] = []
-            if backend == "postgres+s3":
-                storage = _services(stack)
+            if backend != "sqlite":
+                services = _services(stack)
             for workers in args.workers:
                 tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-registry-")))
-                if backend == "postgres+s3":
-                    storage = _fresh_schema(storage, f"bench_{workers}")
+                if backend != "sqlite":
+                    storage = _fresh_schema(services, f"bench_{workers}")
+                    if backend == "postgres":
+                        storage = storage[:2]
                 results[f"{backend}, {workers} worker(s)"] = bench_one(args, procs, storage, workers, tmp)
     if args.json:
         print(json.dumps(results, indent=2))
@@ -215,6 +239,10 @@ def main() -> int:
         for setup, cases in results.items():
             print(f"-- {setup}")
             for name, r in cases.items():
+                if name == "read-after-write":
+                    print(f"{name:34} {r['req_per_s']:8.0%} of first reads after a publish saw it   "
+                          f"p50 {r['p50_ms']:6.1f} ms   p99 {r['p99_ms']:6.1f} ms   ({r['requests']} publishes)")
+                    continue
                 print(f"{name:34} {r['req_per_s']:8.0f} req/s   p50 {r['p50_ms']:6.1f} ms   p99 {r['p99_ms']:6.1f} ms"
                       f"   max {r['max_ms']:6.1f} ms   ({r['requests']} requests)")
     return 0
@@ -228,16 +256,27 @@ def _services(stack: ExitStack) -> list[str]:
     from tests._services import S3_ENV, postgres_server, s3_server
 
     os.environ.update(S3_ENV)
+    if _started:
+        return _started
     pg = stack.enter_context(postgres_server())
     s3 = stack.enter_context(s3_server())
     boto3.client("s3", endpoint_url=s3.endpoint).create_bucket(Bucket="bench")
-    return ["--database", pg.url(), "--blobs", "s3://bench", "--s3-endpoint", s3.endpoint]
+    _started.extend(["--database", pg.url(), "--blobs", "s3://bench", "--s3-endpoint", s3.endpoint])
+    return _started
+
+
+_started: list[str] = []
+
+
+_schemas: list[str] = []
 
 
 def _fresh_schema(storage: list[str], name: str) -> list[str]:
     import psycopg
 
     base = storage[1].split("?")[0]
+    name = f"{name}_{len(_schemas)}"
+    _schemas.append(name)
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA IF NOT EXISTS {name}".encode())
     return ["--database", f"{base}?options=-csearch_path%3D{name}", "--blobs", f"s3://bench/{name}", *storage[4:]]

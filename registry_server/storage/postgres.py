@@ -19,7 +19,7 @@ from psycopg.conninfo import conninfo_to_dict
 from registry_server.storage import schema
 from registry_server.storage.base import StorageUnavailable, VersionConflict
 from registry_server.storage.blobs import Blobs
-from registry_server.storage.sql import SQLStorage
+from registry_server.storage.sql import SQLStorage, Tx
 from strawpot.model.kinds import Kind
 
 DOWN_WAIT = 0.5  # seconds a request waits for a connection while the server is known to be down
@@ -120,7 +120,7 @@ class PostgresStorage(SQLStorage):
         with self._borrow() as conn, conn.transaction():
             yield _Tx(conn)
 
-    def _lock_package(self, db: Any, kind: Kind, slug: str) -> None:
+    def _lock_package(self, db: Tx, kind: Kind, slug: str) -> None:
         db.one("SELECT pg_advisory_xact_lock(hashtext(?))", f"{kind.value}/{slug}")
 
     def change_seq(self) -> int:
