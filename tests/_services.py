@@ -87,7 +87,7 @@ class Postgres:
 
 def _run(owner: str | None, *cmd: str) -> None:
     full = ["runuser", "-u", owner, "--", *cmd] if owner else list(cmd)
-    done = subprocess.run(full, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(full, capture_output=True, text=True, timeout=120, cwd="/")  # a folder any user may enter
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:2])} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
 

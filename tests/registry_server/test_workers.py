@@ -23,8 +23,6 @@ from tests.registry_server._helpers import main_md
 from tests.registry_server.conftest import Backend
 from tests.registry_server.test_compat_strawhub import Hub
 
-pytestmark = pytest.mark.compat
-
 
 def storage_args(kind: str, request: pytest.FixtureRequest) -> list[str]:
     return [] if kind == "sqlite" else request.getfixturevalue("pg_s3").args()
@@ -98,6 +96,7 @@ def test_the_same_version_from_several_processes_has_one_winner(pair: tuple[str,
         assert listed(http, url_a, "contested") == listed(http, url_b, "contested") == [("1.0.0", False)]
 
 
+@pytest.mark.compat
 def test_publish_through_one_install_through_the_other_kill_one_mid_publish_then_gc(
         pg_s3: Backend, tmp_path: Path) -> None:
     import boto3
