@@ -13,6 +13,7 @@ from starlette.routing import Route
 
 from registry_server import account, packages, publish, resolve, web
 from registry_server.errors import ApiError, error_response
+from registry_server.fresh import FreshReads
 from registry_server.hot import HotPaths
 from registry_server.limits import BodyPolicy, RequestLimits
 from registry_server.openapi import openapi_document
@@ -97,6 +98,7 @@ def create_app(
     middleware = [  # outermost first: every early answer, a 429 included, passes the request limits' close
         Middleware(RequestLimits, policy=body_policy),
         Middleware(RateLimit, rate=rate_limit, burst=burst),
+        Middleware(FreshReads),  # before any cache is read: drop them if another process changed the registry
     ]
     if fast_path:
         middleware.append(Middleware(HotPaths))

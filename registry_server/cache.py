@@ -50,14 +50,16 @@ def build_entry(kind: Kind, slug: str, records: list[VersionRecord]) -> PackageV
 class VersionsCache:
     """(kind, slug) → PackageVersions; a publish, yank or delete invalidates its package.
 
-    A generation counter per key keeps a slow load that raced an invalidation from storing stale data.
-    The cache is per process: run one server process per data directory (the default).
+    A generation counter per key (and an epoch for `clear`) keeps a slow load that raced an invalidation
+    from storing stale data. The cache is per process; `Registry.sync` clears it when another process
+    changed the registry.
     """
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self._entries: dict[tuple[Kind, str], PackageVersions] = {}
         self._generation: dict[tuple[Kind, str], int] = {}
+        self._epoch = 0
         self._lock = threading.Lock()
 
     def peek(self, kind: Kind, slug: str) -> PackageVersions | None:
@@ -69,13 +71,13 @@ class VersionsCache:
         entry = self._entries.get(key)
         if entry is not None:
             return entry
-        generation = self._generation.get(key, 0)
+        generation, epoch = self._generation.get(key, 0), self._epoch
         records = self.storage.versions(kind, slug)
         if records is None:
             return None
         entry = build_entry(kind, slug, records)
         with self._lock:
-            if self._generation.get(key, 0) == generation:
+            if self._generation.get(key, 0) == generation and self._epoch == epoch:
                 if len(self._entries) >= MAX_PACKAGES:
                     self._entries.pop(next(iter(self._entries)))
                 self._entries[key] = entry
@@ -86,6 +88,11 @@ class VersionsCache:
         with self._lock:
             self._generation[key] = self._generation.get(key, 0) + 1
             self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._epoch += 1
+            self._entries.clear()
 
 
 class BlobCache:

@@ -1,18 +1,25 @@
-"""Run the registry with uvicorn on SQLite + a blob directory; say where it listens on stderr."""
+"""Run the registry with uvicorn (one process, or N workers under uvicorn's supervisor); print where it listens."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import uvicorn
+from starlette.applications import Starlette
 
 from registry_server.app import create_app
 from registry_server.limits import MAX_REQUEST_HEAD
 from registry_server.protocol import CoalescingHTTPProtocol
 from registry_server.ratelimit import DEFAULT_RATE
-from registry_server.storage.sqlite import SQLiteStorage
+from registry_server.storage.backends import StorageSpec, open_storage
+
+
+def _announce(host: str, port: int) -> None:
+    shown = f"[{host}]" if ":" in host else host
+    print(f"registry listening on http://{shown}:{port}", file=sys.stderr, flush=True)
 
 
 class _Server(uvicorn.Server):
@@ -22,21 +29,53 @@ class _Server(uvicorn.Server):
         await super().startup(sockets=sockets)
         if self.should_exit:
             return
-        host, port = self.servers[0].sockets[0].getsockname()[:2]
-        shown = f"[{host}]" if ":" in host else host
-        print(f"registry listening on http://{shown}:{port}", file=sys.stderr, flush=True)
+        _announce(*self.servers[0].sockets[0].getsockname()[:2])
 
 
-def serve(host: str, port: int, data_dir: Path, *, rate_limit: float = DEFAULT_RATE, log_level: str = "warning") -> None:
-    """Serve until interrupted; creates `data_dir` (SQLite database and blob store) on first start."""
-    storage = SQLiteStorage(data_dir)
+def build_app(spec: StorageSpec, rate_limit: float) -> Starlette:
+    """The app over the storage `spec` names; its lifespan's end writes pending counts and closes the storage."""
+    storage = open_storage(spec)
     app = create_app(storage, rate_limit=rate_limit)
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, access_log=False, lifespan="off", http=CoalescingHTTPProtocol,
-        timeout_keep_alive=30, backlog=1024, h11_max_incomplete_event_size=MAX_REQUEST_HEAD,
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            app.state.registry.close()
+            storage.close()
+
+    app.router.lifespan_context = lifespan
+    return app
+
+
+class _Config(uvicorn.Config):
+    """A uvicorn config that builds the app where it is loaded: in each worker process, after the spawn
+    (it is pickled to the workers with the storage spec, and opens its own connections there)."""
+
+    def __init__(self, spec: StorageSpec, rate_limit: float, **options: Any) -> None:
+        self.spec, self.rate_limit = spec, rate_limit
+        super().__init__("registry_server.server:build_app", **options)
+
+    def load(self) -> None:
+        self.app = build_app(self.spec, self.rate_limit)
+        super().load()
+
+
+def serve(host: str, port: int, spec: StorageSpec, *, rate_limit: float = DEFAULT_RATE, workers: int = 1,
+          log_level: str = "warning") -> None:
+    """Serve until interrupted, with `workers` processes sharing one listening socket."""
+    config = _Config(
+        spec, rate_limit, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
+        http=CoalescingHTTPProtocol, timeout_keep_alive=30, backlog=1024, workers=workers,
+        h11_max_incomplete_event_size=MAX_REQUEST_HEAD,
     )
-    try:
+    if workers <= 1:
         _Server(config).run()
-    finally:
-        app.state.registry.close()
-        storage.close()
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    sock = config.bind_socket()
+    sock.listen(config.backlog)  # connections queue from now on, while the workers start
+    _announce(*sock.getsockname()[:2])
+    Multiprocess(config, sockets=[sock]).run()

@@ -28,6 +28,7 @@ class Registry:
     upload_budget: int = LARGE_BUDGET
     generation: int = field(init=False, default=0)  # bumped by every change; derived caches compare it
     _slots: UploadSlots | None = field(init=False, default=None)
+    _seen: int | None = field(init=False, default=None)  # the storage's change counter the caches reflect
 
     def __post_init__(self) -> None:
         self.versions = VersionsCache(self.storage)
@@ -43,6 +44,15 @@ class Registry:
     def close(self) -> None:
         """Write what is still only in memory (download counts); the storage stays open."""
         self.downloads.close()
+
+    def sync(self) -> None:
+        """Drop every cache if any process changed the registry since the last look (see `fresh.py`)."""
+        seq = self.storage.change_seq()
+        if seq != self._seen:
+            if self._seen is not None:
+                self.versions.clear()
+                self.generation += 1
+            self._seen = seq
 
     def changed(self, kind: Kind, slug: str) -> None:
         """A publish, yank or delete happened: forget what the caches hold for the package."""

@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,31 +31,35 @@ class LiveRegistry:
     data_dir: Path
     process: subprocess.Popen[bytes]
     log_path: Path
+    storage_args: tuple[str, ...] = ()
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
     def create_token(self, user: str, *, admin: bool = False) -> str:
-        """Another user's token, minted in the same data folder."""
-        return create_token(self.data_dir, user, admin=admin)
+        """Another user's token, minted in the same storage."""
+        return create_token(self.data_dir, user, admin=admin, storage_args=self.storage_args)
 
 
 def strawpot_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "strawpot.cli", *args]
 
 
-def create_token(data_dir: Path, user: str, *, admin: bool = False) -> str:
-    cmd = strawpot_command("registry", "token", "create", "--user", user, "--data", str(data_dir))
+def create_token(data_dir: Path, user: str, *, admin: bool = False, storage_args: Sequence[str] = ()) -> str:
+    cmd = strawpot_command("registry", "token", "create", "--user", user, "--data", str(data_dir), *storage_args)
     out = subprocess.run([*cmd, *(["--admin"] if admin else [])], check=True, capture_output=True, text=True, timeout=60)
     return out.stdout.strip().splitlines()[-1]
 
 
-def spawn_server(data_dir: Path, log_path: Path, *, rate_limit: float = 0) -> tuple[subprocess.Popen[bytes], str]:
-    """Start `strawpot registry serve --port 0` and wait until it says where it listens."""
+def spawn_server(data_dir: Path, log_path: Path, *, rate_limit: float = 0, storage_args: Sequence[str] = (),
+                 workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+    """Start `strawpot registry serve --port 0` and wait until it says where it listens.
+
+    `storage_args` are `--database/--blobs/--s3-endpoint` (see tests/registry_server/conftest.py `Backend`)."""
     log = log_path.open("wb")
     process = subprocess.Popen(
         strawpot_command("registry", "serve", "--host", "127.0.0.1", "--port", "0", "--data", str(data_dir),
-                         "--rate-limit", str(rate_limit)),
+                         "--rate-limit", str(rate_limit), "--workers", str(workers), *storage_args),
         stdout=log, stderr=log, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     log.close()
@@ -82,15 +86,18 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def start_registry(tmp_path: Path, *, rate_limit: float = 0, admin: str = "admin") -> Iterator[LiveRegistry]:
-    """A live registry with its data under `tmp_path/registry-data` and an admin token; stopped on exit.
+def start_registry(tmp_path: Path, *, rate_limit: float = 0, admin: str = "admin", storage_args: Sequence[str] = (),
+                   workers: int = 1) -> Iterator[LiveRegistry]:
+    """A live registry with its data under `tmp_path/registry-data` (or in `storage_args`' database and bucket)
+    and an admin token; stopped on exit.
 
     Rate limiting is off by default (`rate_limit=0`) so busy suites never see a 429.
     """
     data_dir = tmp_path / "registry-data"
-    token = create_token(data_dir, admin, admin=True)
-    process, url = spawn_server(data_dir, tmp_path / "registry.log", rate_limit=rate_limit)
+    token = create_token(data_dir, admin, admin=True, storage_args=storage_args)
+    process, url = spawn_server(data_dir, tmp_path / "registry.log", rate_limit=rate_limit, storage_args=storage_args,
+                                workers=workers)
     try:
-        yield LiveRegistry(url, token, data_dir, process, tmp_path / "registry.log")
+        yield LiveRegistry(url, token, data_dir, process, tmp_path / "registry.log", tuple(storage_args))
     finally:
         stop_server(process)

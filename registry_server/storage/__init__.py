@@ -1,4 +1,4 @@
-"""Registry storage: the `Storage` protocol with SQLite and in-memory implementations."""
+"""Registry storage: the `Storage` protocol; SQLite, PostgreSQL (`postgres.py`) and in-memory implementations."""
 
 from __future__ import annotations
 

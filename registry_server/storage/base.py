@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,6 +26,10 @@ class VersionConflict(StorageError):
 
 class PackageDeleted(StorageError):
     """The package was deleted; its slug is never published again (deletes are final)."""
+
+
+class StorageUnavailable(StorageError):
+    """The database or the blob store cannot be reached now (answered 503; the next request retries)."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,8 @@ class Storage(Protocol):
     half-visible. Implementations must be safe to call from several threads.
     """
 
+    remote: bool  # reads cross the network: the event loop never waits for them, a worker thread does
+
     # users and tokens
     def ensure_user(self, handle: str, *, role: str | None = None) -> User: ...
     def add_token(self, user_id: int, token_hash: str) -> None: ...
@@ -150,10 +156,19 @@ class Storage(Protocol):
     def add_downloads(self, counts: Mapping[tuple[Kind, str], int]) -> None: ...
     def toggle_star(self, user: User, kind: Kind, slug: str) -> tuple[bool, int] | None: ...
 
+    # what other processes changed, and what the garbage collector keeps
+    def change_seq(self) -> int:
+        """A number that moves with every publish, yank and delete by any process (cheap to read)."""
+        ...
+
+    def live_blobs(self) -> set[str]: ...
+
     # blobs
     def put_blob(self, data: bytes) -> str: ...
     def get_blob(self, sha256: str) -> bytes | None: ...
     def blob_path(self, sha256: str) -> Path | None: ...
+    def list_blobs(self) -> Iterator[tuple[str, float]]: ...
+    def delete_blob(self, sha256: str) -> None: ...
     def close(self) -> None: ...
 
 

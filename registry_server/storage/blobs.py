@@ -1,4 +1,6 @@
-"""Content-addressed blob stores: a directory on disk (temp file + rename) and a dict for tests."""
+"""Content-addressed blob stores: the `Blobs` protocol, a directory on disk (temp file + rename), a dict for tests.
+
+(The S3 store is `registry_server.storage.s3`.)"""
 
 from __future__ import annotations
 
@@ -7,13 +9,27 @@ import os
 import re
 import tempfile
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
-_SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+class Blobs(Protocol):
+    """Immutable bytes named by their sha256. `put` of bytes already stored refreshes their age, so a
+    publish reusing an unreferenced blob is not collected under it (see `registry_server.gc`)."""
+
+    def put(self, data: bytes) -> str: ...
+    def get(self, sha256: str) -> bytes | None: ...
+    def existing_path(self, sha256: str) -> Path | None: ...
+    def list(self) -> Iterator[tuple[str, float]]: ...
+    def delete(self, sha256: str) -> None: ...
 
 
 class DirectoryBlobs:
@@ -24,7 +40,7 @@ class DirectoryBlobs:
         self.root.mkdir(parents=True, exist_ok=True)
 
     def path(self, sha256: str) -> Path:
-        if not _SHA_RE.match(sha256):
+        if not SHA_RE.match(sha256):
             raise ValueError(f"not a sha256: {sha256!r}")
         return self.root / sha256[:2] / sha256
 
@@ -32,6 +48,7 @@ class DirectoryBlobs:
         digest = sha256_hex(data)
         target = self.path(digest)
         if target.is_file() and target.stat().st_size == len(data):
+            os.utime(target)  # young again: gc's grace period starts over
             return digest
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=target.parent)
@@ -59,19 +76,45 @@ class DirectoryBlobs:
             return None
         return path if path.is_file() else None
 
+    def list(self) -> Iterator[tuple[str, float]]:
+        """Every stored blob with its modification time (seconds since the epoch)."""
+        for path in self.root.glob("??/*"):
+            if SHA_RE.match(path.name):
+                try:
+                    yield path.name, path.stat().st_mtime
+                except FileNotFoundError:
+                    continue
+
+    def delete(self, sha256: str) -> None:
+        self.path(sha256).unlink(missing_ok=True)
+
 
 class MemoryBlobs:
     """Blobs in a dict, for tests."""
 
     def __init__(self) -> None:
         self._blobs: dict[str, bytes] = {}
+        self._times: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def put(self, data: bytes) -> str:
         digest = sha256_hex(data)
         with self._lock:
             self._blobs[digest] = bytes(data)
+            self._times[digest] = time.time()
         return digest
+
+    def existing_path(self, sha256: str) -> Path | None:
+        return None
+
+    def list(self) -> Iterator[tuple[str, float]]:
+        with self._lock:
+            return iter(list(self._times.items()))
+
+    def delete(self, sha256: str) -> None:
+        with self._lock:
+            self._blobs.pop(sha256, None)
+            self._times.pop(sha256, None)
 
     def get(self, sha256: str) -> bytes | None:
         return self._blobs.get(sha256)

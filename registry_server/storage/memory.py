@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from registry_server.storage.base import (
@@ -45,12 +45,15 @@ class _Package:
 class MemoryStorage:
     """Everything in dicts; blobs in a `MemoryBlobs`."""
 
+    remote = False
+
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._users: dict[int, User] = {}
         self._tokens: dict[str, int] = {}
         self._packages: dict[tuple[Kind, str], _Package] = {}
         self._next_id = 1
+        self._seq = 0
         self.blobs = MemoryBlobs()
 
     def _new_id(self) -> int:
@@ -141,6 +144,7 @@ class MemoryStorage:
             pkg.versions.append(record)
             pkg.display_name, pkg.summary, pkg.tags = new.display_name, new.summary, new.tags
             pkg.updated_at = stamp
+            self._seq += 1
             return Published(pkg.id, record.id)
 
     def set_yanked(self, kind: Kind, slug: str, version: str, yanked: bool) -> bool:
@@ -151,6 +155,7 @@ class MemoryStorage:
             for i, record in enumerate(pkg.versions):
                 if record.version == version:
                     pkg.versions[i] = dataclasses.replace(record, yanked=yanked)
+                    self._seq += 1
                     return True
             return False
 
@@ -160,6 +165,7 @@ class MemoryStorage:
             if pkg is None:
                 return False
             pkg.deleted = True
+            self._seq += 1
             return True
 
     def add_download(self, kind: Kind, slug: str) -> bool:
@@ -185,6 +191,14 @@ class MemoryStorage:
             (pkg.stars.add if starred else pkg.stars.discard)(user.id)
             return starred, len(pkg.stars)
 
+    def change_seq(self) -> int:
+        return self._seq
+
+    def live_blobs(self) -> set[str]:
+        with self._lock:
+            records = [r for p in self._packages.values() if not p.deleted for r in p.versions]
+        return {r.archive_sha256 for r in records} | {f.sha256 for r in records for f in r.files}
+
     # blobs
     def put_blob(self, data: bytes) -> str:
         return self.blobs.put(data)
@@ -194,6 +208,12 @@ class MemoryStorage:
 
     def blob_path(self, sha256: str) -> Path | None:
         return None
+
+    def list_blobs(self) -> Iterator[tuple[str, float]]:
+        return self.blobs.list()
+
+    def delete_blob(self, sha256: str) -> None:
+        self.blobs.delete(sha256)
 
     def close(self) -> None:
         pass

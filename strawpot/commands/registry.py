@@ -1,49 +1,122 @@
-"""`strawpot registry serve|token create`: run the embedded reference registry and mint its tokens."""
+"""`strawpot registry serve|migrate|gc|token create`: run the reference registry and look after its storage."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import rich_click as click
 
 if TYPE_CHECKING:
-    from registry_server import SQLiteStorage
+    from registry_server.storage.backends import StorageSpec
+    from registry_server.storage.sql import SQLStorage
 
 SECTION = "registry"
 DEFAULT_DATA = Path("registry-data")
+F = TypeVar("F", bound=Callable[..., Any])
 
-data_option = click.option(
-    "--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA, show_default=True,
-    help="Data folder: SQLite database and blob store (created on first use).",
-)
+
+def storage_options(func: F) -> F:
+    """--data, --database, --blobs, --s3-endpoint: where the registry keeps its metadata and its files."""
+    options = [
+        click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA,
+                     show_default=True,
+                     help="Data folder: SQLite database and blob store (created on first use) when --database "
+                          "and --blobs are not given."),
+        click.option("--database", metavar="URL", default=None,
+                     help="PostgreSQL for metadata instead of SQLite: postgresql://USER[:PASSWORD]@HOST[:PORT]/DB "
+                          "(or a password in ~/.pgpass / PGPASSWORD)."),
+        click.option("--blobs", metavar="URL", default=None,
+                     help="An S3 bucket for files instead of <data>/blobs: s3://BUCKET[/PREFIX] (credentials from "
+                          "the usual AWS_* variables or files)."),
+        click.option("--s3-endpoint", metavar="URL", default=None,
+                     help="The S3 server to use instead of AWS (MinIO, Ceph, a test server)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _spec(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None) -> StorageSpec:
+    from registry_server.storage.backends import StorageSpec
+    from strawpot.model.errors import UsageError
+
+    if s3_endpoint and not blobs:
+        raise UsageError("--s3-endpoint needs --blobs s3://BUCKET[/PREFIX]")
+    return StorageSpec(data_dir, database, blobs, s3_endpoint)
 
 
 @click.group()
 def command() -> None:
-    """Run the reference registry (StrawHub API v1 + extensions) on SQLite and a blob folder."""
+    """Run the reference registry (StrawHub API v1 + extensions): SQLite and a blob folder by default,
+    PostgreSQL and an S3 bucket for several workers or hosts."""
 
 
 @command.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8787, show_default=True, type=click.IntRange(0, 65535),
               help="Port to listen on (0 picks a free one).")
-@data_option
+@storage_options
 @click.option("--rate-limit", default=200.0, show_default=True, type=click.FloatRange(min=0),
               help="Requests per second per client address (bursts of twice that); 0 turns limiting off.")
-def serve(host: str, port: int, data_dir: Path, rate_limit: float) -> None:
-    """Serve the registry until interrupted; prints its URL on stderr once listening."""
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Server processes sharing the port (uvicorn's process manager).")
+def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None,
+          rate_limit: float, workers: int) -> None:
+    """Serve the registry until interrupted; prints its URL on stderr once listening.
+
+    Refuses (exit 2) a database whose schema is older or newer than this version's: run `registry migrate`."""
     from registry_server.server import serve as run
     from strawpot.model.errors import StrawpotError
 
+    spec = _spec(data_dir, database, blobs, s3_endpoint)
     _check_listen(host, port)  # before the data folder is created: a busy port leaves nothing behind
-    _open_storage(data_dir).close()
+    _open_storage(spec).close()
     try:
-        run(host, port, data_dir, rate_limit=rate_limit)
+        run(host, port, spec, rate_limit=rate_limit, workers=workers)
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start; 3 means "resolution conflict" here
         if exc.code in (0, None):
             raise
         raise StrawpotError(f"the registry could not start on {host}:{port} (see the message above)") from None
+
+
+@command.command()
+@storage_options
+def migrate(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None) -> None:
+    """Create or upgrade the registry's schema (each step in one transaction: an interrupted run is re-run)."""
+    from registry_server.storage import schema
+
+    spec = _spec(data_dir, database, blobs, s3_endpoint)
+    storage = _open_storage(spec, migrate=True)
+    storage.close()
+    click.echo(f"schema version {schema.LATEST}: {spec.describe()}")
+
+
+@command.command()
+@storage_options
+@click.option("--dry-run", is_flag=True, help="List what would be removed, remove nothing.")
+@click.option("--grace", default="1h", show_default=True, metavar="DURATION",
+              help="Keep blobs younger than this (a publish in flight writes its blobs before its row): 90s, 30m, 1h, 2d.")
+def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None, dry_run: bool,
+       grace: str) -> None:
+    """Remove blobs that no version of a live package references (deleted packages' files included)."""
+    from registry_server.gc import collect, parse_duration
+    from strawpot.model.errors import UsageError
+
+    try:
+        seconds = parse_duration(grace)
+    except ValueError as exc:
+        raise UsageError(f"--grace: {exc}") from None
+    storage = _open_storage(_spec(data_dir, database, blobs, s3_endpoint))
+    try:
+        report = collect(storage, grace=seconds, dry_run=dry_run)
+    finally:
+        storage.close()
+    verb = "would remove" if dry_run else "removed"
+    for sha in report.removed:
+        click.echo(f"{verb} {sha}")
+    click.echo(f"{verb} {len(report.removed)} blob(s); kept {report.kept} ({report.young} younger than {grace})")
 
 
 def _check_listen(host: str, port: int) -> None:
@@ -68,17 +141,26 @@ def _check_listen(host: str, port: int) -> None:
             ) from None
 
 
-def _open_storage(data_dir: Path) -> SQLiteStorage:
+def _open_storage(spec: StorageSpec, *, migrate: bool = False) -> SQLStorage:
+    """The storage, or one line and exit 2 (a bad address, a refused login, a missing bucket, a schema mismatch)."""
     import sqlite3
 
-    from registry_server import SQLiteStorage
-    from strawpot.model.errors import UsageError
+    from registry_server.storage.backends import open_storage
+    from registry_server.storage.base import StorageUnavailable
+    from registry_server.storage.postgres import ConnectFailed
+    from registry_server.storage.s3 import BucketMissing
+    from registry_server.storage.schema import SchemaMismatch
+    from strawpot.model.errors import StrawpotError, UsageError
 
     try:
-        return SQLiteStorage(data_dir)
+        return open_storage(spec, migrate=migrate)
+    except (SchemaMismatch, ConnectFailed, BucketMissing, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    except StorageUnavailable as exc:
+        raise StrawpotError(str(exc)) from None
     except (OSError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise UsageError(f"--data {data_dir}: cannot use it as the registry's data folder: {reason}") from None
+        raise UsageError(f"--data {spec.data_dir}: cannot use it as the registry's data folder: {reason}") from None
 
 
 @command.group()
@@ -89,8 +171,9 @@ def token() -> None:
 @token.command("create")
 @click.option("--user", "handle", required=True, help="User handle; the user is created if needed.")
 @click.option("--admin", is_flag=True, help="Give the user the admin role.")
-@data_option
-def create(handle: str, admin: bool, data_dir: Path) -> None:
+@storage_options
+def create(handle: str, admin: bool, data_dir: Path, database: str | None, blobs: str | None,
+           s3_endpoint: str | None) -> None:
     """Create a token for USER and print it once (it cannot be shown again)."""
     from registry_server import create_token
     from strawpot.model.errors import UsageError
@@ -98,7 +181,7 @@ def create(handle: str, admin: bool, data_dir: Path) -> None:
 
     if err := slug_error(handle):
         raise UsageError(f"--user: {err.replace('slug', 'handle')}")
-    storage = _open_storage(data_dir)
+    storage = _open_storage(_spec(data_dir, database, blobs, s3_endpoint))
     try:
         click.echo(create_token(storage, handle, admin=admin))
     finally:

@@ -103,10 +103,10 @@ def make_agent(dest: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def hub(shared_registry: LiveRegistry, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+def hub(registry_on_each_backend: LiveRegistry, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     """The fixtures published through `strawhub publish`, a second task-planning, and a binary agent."""
     work = tmp_path_factory.mktemp("strawhub")
-    hub = Hub(shared_registry, work / "home", work)
+    hub = Hub(registry_on_each_backend, work / "home", work)
     hub.home.mkdir()
     for kind, folder in publish_order():
         hub.run("publish", kind, str(shutil.copytree(folder, work / "src" / folder.name)))
@@ -204,7 +204,7 @@ def _published_agent(dest: Path, name: str, strawpot: str) -> Path:
     return dest
 
 
-def test_strawhub_publishes_agents_without_a_shipped_wrapper(hub: Hub, shared_registry: LiveRegistry) -> None:
+def test_strawhub_publishes_agents_without_a_shipped_wrapper(hub: Hub, registry_on_each_backend: LiveRegistry) -> None:
     # strawhub reads only a top-level version, so it is given on the command line, as its users do
     binless = _published_agent(hub.work / "src" / "binless-agent", "binless-agent", "")
     hub.run("publish", "agent", str(binless), "--version", "0.2.0")
@@ -217,5 +217,5 @@ def test_strawhub_publishes_agents_without_a_shipped_wrapper(hub: Hub, shared_re
         assert {f["path"] for f in info["latestVersion"]["files"]} == {"AGENT.md", "install.sh"}
     import httpx
 
-    listed = httpx.get(f"{shared_registry.url}/api/v1/agents/built-agent/versions", timeout=10).json()
+    listed = httpx.get(f"{registry_on_each_backend.url}/api/v1/agents/built-agent/versions", timeout=10).json()
     assert [f["executable"] for f in listed["versions"][0]["files"]] == [False, False]  # wrapper_bin is not shipped

@@ -10,7 +10,7 @@ import pytest
 
 from registry_server.errors import ApiError
 from registry_server.multipart import read_upload
-from registry_server.storage import MemoryStorage, SQLiteStorage
+from registry_server.storage import SQLiteStorage
 from registry_server.storage.base import Storage
 from tests.registry_server._helpers import Api, agent, main_md, role, skill
 
@@ -18,10 +18,7 @@ MB = 1024 * 1024
 
 
 def blob_count(storage: Storage) -> int:
-    if isinstance(storage, MemoryStorage):
-        return len(storage.blobs._blobs)
-    assert isinstance(storage, SQLiteStorage)
-    return sum(1 for p in storage.blobs.root.rglob("*") if p.is_file())
+    return sum(1 for _ in storage.list_blobs())
 
 
 def refused(api: Api, response: object, status: int, *needles: str, slug: str = "bad") -> str:

@@ -171,3 +171,57 @@ def test_search_score_tiers(slug: str, name: str, description: str, expected: st
         "name": ("other", "Review helper", ""), "description": ("other", "", "does review"), "none": ("other", "", "")}.items()}
     assert [ranks[t] for t in tiers] == sorted(ranks.values())
     assert got == ranks[expected] and 0 <= got <= 1
+
+
+def test_gc_keeps_what_live_versions_name_and_removes_the_rest(storage: Storage) -> None:
+    import dataclasses
+    import time
+
+    from registry_server.gc import collect
+
+    alice = storage.ensure_user("alice")
+    shared, kept_only, dropped_only, orphan = (storage.put_blob(d) for d in (b"shared", b"kept", b"dropped", b"orphan"))
+
+    def version(slug: str, *blobs: str) -> NewVersion:
+        files = tuple(FileEntry(f"f{i}.md", 1, sha) for i, sha in enumerate(blobs[1:]))
+        return dataclasses.replace(new(slug, "1.0.0"), record=VersionRecord("1.0.0", "", {}, files, blobs[0], 1, 0))
+
+    storage.publish(version("kept", kept_only, shared), alice)
+    storage.publish(version("dropped", dropped_only, shared), alice)
+    assert storage.delete_package(Kind.SKILL, "dropped")
+    assert storage.live_blobs() == {kept_only, shared}
+    everything = {sha for sha, _ in storage.list_blobs()}
+    assert collect(storage, grace=3600).removed == []  # all of them are young
+    assert sorted(collect(storage, grace=0, dry_run=True, now=time.time() + 1).removed) == sorted([dropped_only, orphan])
+    assert {sha for sha, _ in storage.list_blobs()} == everything
+    report = collect(storage, grace=0, now=time.time() + 1)
+    assert sorted(report.removed) == sorted([dropped_only, orphan]) and report.kept == 2
+    assert {sha for sha, _ in storage.list_blobs()} == {kept_only, shared}
+    assert storage.get_blob(shared) == b"shared" and storage.get_blob(orphan) is None
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres+s3"])
+def test_a_crash_before_the_commit_leaves_only_unreferenced_blobs(
+        backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Blobs first, then the row: a publish that dies in between is invisible, and gc takes its blobs."""
+    import time
+
+    from registry_server.gc import collect
+    from registry_server.storage.backends import StorageSpec, open_storage
+
+    spec = StorageSpec(tmp_path) if backend == "sqlite" else request.getfixturevalue("pg_s3").spec(tmp_path)
+    storage = open_storage(spec)
+
+    def crash() -> None:
+        raise KeyboardInterrupt
+
+    storage._before_commit = crash  # type: ignore[method-assign]
+    alice = storage.ensure_user("alice")
+    blob = storage.put_blob(b"file of a publish that dies")
+    record = VersionRecord("1.0.0", "", {}, (FileEntry("SKILL.md", 1, blob),), blob, 1, 0)
+    with pytest.raises(KeyboardInterrupt):
+        storage.publish(NewVersion(Kind.SKILL, "dies", "Dies", "", (), record), alice)
+    assert storage.versions(Kind.SKILL, "dies") is None and storage.get_package(Kind.SKILL, "dies") is None
+    assert storage.change_seq() == 0
+    assert collect(storage, grace=0, now=time.time() + 1).removed == [blob]
+    storage.close()
