@@ -24,7 +24,7 @@ def parse_kind(text: str) -> Kind:
         raise UsageError(str(exc)) from None
 
 
-def parse_packages(args: Sequence[str]) -> list[Requested]:
+def parse_packages(args: Sequence[str], command: str = "install") -> list[Requested]:
     """`KIND SLUG[SPEC] ...` pairs (`role reviewer`, `skill git-workflow@^1.2`, `skill 'x>=1,<2'`)."""
     from resolver import ResolverError, parse_requirement
     from strawpot.install.options import Requested
@@ -32,7 +32,8 @@ def parse_packages(args: Sequence[str]) -> list[Requested]:
     if len(args) % 2:
         raise UsageError(
             f"expected KIND SLUG pairs, got {len(args)} argument(s): {' '.join(args)}",
-            hint="e.g. `strawpot install role reviewer skill git-workflow@^1.2`",
+            hint=(f"e.g. `strawpot {command} role reviewer skill git-workflow@^1.2`" if command in ("install", "add")
+                  else f"e.g. `strawpot {command} skill {args[-1] if args else 'git-workflow'}`"),
         )
     requested = []
     for kind_text, req_text in zip(args[::2], args[1::2], strict=True):

@@ -24,7 +24,7 @@ from strawpot.model.fs import file_lock
 from strawpot.model.ids import package_id
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
-from strawpot.model.layout import escaping_link
+from strawpot.model.layout import escaping_link, remove_empty_tree
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.settings import Project
@@ -126,11 +126,17 @@ def run(
     """Run one install-family operation on `project` (raises StrawpotError subclasses)."""
     operation = _Run(project, edit or Edit(), options or Options(), reporter or QuietReporter(), client)
     operation.inputs = _preflight(project, operation.options)
-    with file_lock(project.lock_file_path) if operation.options.writes else contextlib.nullcontext():
-        try:
-            return operation.execute()
-        finally:
-            operation.close()
+    fresh_tree = not project.tree_root.exists()
+    try:
+        with file_lock(project.lock_file_path) if operation.options.writes else contextlib.nullcontext():
+            try:
+                return operation.execute()
+            finally:
+                operation.close()
+    except BaseException:
+        if fresh_tree:
+            remove_empty_tree(project)  # a failed first install leaves no `.strawpot/` behind
+        raise
 
 
 def _preflight(project: Project, options: Options) -> Inputs:

@@ -1,0 +1,177 @@
+"""What a uv or cargo user expects of the command line (issue 13), run as real subprocesses against a live
+registry: project discovery, file modes, honest answers when something is off."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+STRAWPOT = str(Path(sys.executable).parent / "strawpot")
+
+
+def run(*args: str, cwd: Path, url: str, env: dict[str, str] | None = None,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:
+    home = cwd.parent / "home"
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
+    base.update(HOME=str(home), STRAWPOT_CONFIG_DIR=str(home / "config"), STRAWPOT_CACHE_DIR=str(home / "cache"),
+                STRAWPOT_HOME=str(home / "global"), STRAWPOT_REGISTRY_URL=url, NO_COLOR="1", COLUMNS="200")
+    base.update(env or {})
+    return subprocess.run([STRAWPOT, *args], cwd=cwd, env=base, input=input, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def new_project(tmp_path: Path) -> Path:
+    folder = tmp_path / "p"
+    folder.mkdir()
+    return folder
+
+
+# -- finding 2: the nearest ancestor holding strawpot.toml is the project ---------------------------------------
+
+def test_a_subfolder_of_a_project_works_on_that_project(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    first = run("install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url)
+    assert first.returncode == 0, first.stderr
+    deeper = project / "sub" / "deeper"
+    deeper.mkdir(parents=True)
+
+    tree = run("tree", cwd=deeper, url=registry.url)
+    assert tree.returncode == 0, tree.stderr
+    assert "code-style" in tree.stdout
+
+    added = run("install", "skill", "git-workflow", "--skip-tools", cwd=deeper, url=registry.url)
+    assert added.returncode == 0, added.stderr
+    assert sorted(p.name for p in deeper.iterdir()) == []
+    assert "git-workflow" in (project / "strawpot.toml").read_text()
+    assert "creating a new project" not in added.stderr
+
+
+def test_project_overrides_discovery(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    (project / "strawpot.toml").write_text("[skills]\n")
+    other = project / "other"
+    other.mkdir()
+    result = run("install", "skill", "code-style", "--skip-tools", "--project", str(other), cwd=project,
+                 url=registry.url)
+    assert result.returncode == 0, result.stderr
+    assert "code-style" in (other / "strawpot.toml").read_text()
+    assert "code-style" not in (project / "strawpot.toml").read_text()
+
+
+def test_a_new_project_is_announced(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    result = run("install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url)
+    assert result.returncode == 0, result.stderr
+    assert f"no strawpot.toml in {project.resolve()} or any folder above it" in result.stderr
+    assert "creating a new project here" in result.stderr
+
+
+# -- finding 3: strawpot.toml and strawpot.lock keep the mode the user gave them --------------------------------
+
+def test_file_modes_are_kept(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    assert run("install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url).returncode == 0
+    for name in ("strawpot.toml", "strawpot.lock"):  # a new project's files are readable by others (umask 022)
+        assert stat.S_IMODE((project / name).stat().st_mode) & 0o044 == 0o044, name
+    os.chmod(project / "strawpot.toml", 0o640)
+    os.chmod(project / "strawpot.lock", 0o664)
+    result = run("install", "skill", "git-workflow", "--skip-tools", cwd=project, url=registry.url)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE((project / "strawpot.toml").stat().st_mode) == 0o640
+    assert stat.S_IMODE((project / "strawpot.lock").stat().st_mode) == 0o664
+
+
+# -- finding 11: a failed first install leaves no empty .strawpot/ ------------------------------------------------
+
+def test_a_failed_first_install_leaves_no_tree(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    result = run("install", "skill", "no-such-skill-anywhere", "--skip-tools", cwd=project, url=registry.url)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert not (project / ".strawpot").exists()
+    assert not (project / "strawpot.toml").exists()
+
+
+def _json(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+# -- finding 1: outdated with the registry down is an error, never "all newest" ---------------------------------
+
+def test_outdated_with_the_registry_down_is_exit_6(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    assert run("install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url).returncode == 0
+    for extra in ([], ["--json"]):
+        result = run("outdated", *extra, cwd=project, url="http://127.0.0.1:9")
+        assert result.returncode == 6, result.stdout + result.stderr
+        assert "newest published" not in result.stderr
+        assert "registry unreachable" in result.stderr
+
+
+def test_outdated_marks_a_yanked_lock_and_exit_code_fails(tmp_path: Path, registry: Any) -> None:
+    slug = registry.unique("yankme")
+    registry.publish("skill", slug, "2.0.0")
+    registry.publish("skill", slug, "2.1.0")
+    project = new_project(tmp_path)
+    assert run("install", "skill", slug, "--skip-tools", cwd=project, url=registry.url).returncode == 0
+    clean = run("outdated", "--exit-code", cwd=project, url=registry.url)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    registry.client.yank("skill", slug, "2.1.0")
+    result = run("outdated", "--exit-code", cwd=project, url=registry.url)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "2.1.0 (yanked)" in result.stdout
+    assert "was yanked" in result.stderr
+    data = _json(run("outdated", "--json", cwd=project, url=registry.url))
+    assert data["packages"][0]["locked_yanked"] is True
+
+
+# -- finding 4: update with a specifier moves the requirement ----------------------------------------------------
+
+def test_update_with_a_specifier_moves_the_requirement(tmp_path: Path, registry: Any) -> None:
+    slug = registry.unique("alpha")
+    registry.publish("skill", slug, "1.0.0")
+    registry.publish("skill", slug, "2.0.0")
+    project = new_project(tmp_path)
+    assert run("install", "skill", f"{slug}@^1", "--skip-tools", cwd=project, url=registry.url).returncode == 0
+    result = run("update", "skill", f"{slug}@^2", "--skip-tools", cwd=project, url=registry.url)
+    assert result.returncode == 0, result.stderr
+    assert "Already up to date" not in result.stdout + result.stderr
+    assert f'{slug} = "^2"' in (project / "strawpot.toml").read_text()
+    assert 'version = "2.0.0"' in (project / "strawpot.lock").read_text()
+
+
+# -- finding 5: a mistyped table is refused --------------------------------------------------------------------
+
+def test_a_mistyped_table_is_refused(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    for table, wanted in (("skill", "skills"), ("rolse", "roles"), ("memory", "memories")):
+        (project / "strawpot.toml").write_text(f'[{table}]\ncode-style = "*"\n')
+        result = run("install", "--skip-tools", cwd=project, url=registry.url)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert f"unknown table [{table}]; did you mean [{wanted}]?" in result.stderr
+    assert not (project / "strawpot.lock").exists()
+
+
+# -- finding 6: uninstall's hint names uninstall; add/remove are the names uv users type ------------------------
+
+def test_uninstall_hint_and_add_remove_aliases(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    bad = run("uninstall", "beta", cwd=project, url=registry.url)
+    assert bad.returncode == 2
+    assert "strawpot uninstall skill beta" in bad.stderr
+    assert "strawpot install" not in bad.stderr
+    assert run("add", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url).returncode == 0
+    assert "code-style" in (project / "strawpot.toml").read_text()
+    dry = run("uninstall", "skill", "code-style", "--dry-run", cwd=project, url=registry.url)
+    assert dry.returncode == 0, dry.stderr
+    assert "code-style" in (project / "strawpot.toml").read_text()
+    assert (project / ".strawpot" / "skills" / "code-style").is_dir()
+    assert run("remove", "skill", "code-style", cwd=project, url=registry.url).returncode == 0
+    assert "code-style" not in (project / "strawpot.toml").read_text()
+    assert run("add", cwd=project, url=registry.url).returncode == 2
