@@ -27,14 +27,23 @@ class _Server(uvicorn.Server):
         print(f"registry listening on http://{shown}:{port}", file=sys.stderr, flush=True)
 
 
-def serve(host: str, port: int, data_dir: Path, *, rate_limit: float = DEFAULT_RATE, log_level: str = "warning") -> None:
-    """Serve until interrupted; creates `data_dir` (SQLite database and blob store) on first start."""
+def serve(host: str, port: int, data_dir: Path, *, rate_limit: float = DEFAULT_RATE, log_level: str = "warning",
+          access_log: bool = False) -> None:
+    """Serve until interrupted; creates `data_dir` (SQLite database and blob store) on first start.
+
+    `access_log` prints one line per request on stderr (client, method, path, status), uvicorn's own format.
+    """
     storage = SQLiteStorage(data_dir)
     app = create_app(storage, rate_limit=rate_limit)
     config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, access_log=False, lifespan="off", http=CoalescingHTTPProtocol,
-        timeout_keep_alive=30, backlog=1024, h11_max_incomplete_event_size=MAX_REQUEST_HEAD,
+        app, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="off",
+        http=CoalescingHTTPProtocol, timeout_keep_alive=30, backlog=1024,
+        h11_max_incomplete_event_size=MAX_REQUEST_HEAD,
     )
+    if access_log:
+        import logging
+
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)  # the rest of uvicorn stays at `log_level`
     try:
         _Server(config).run()
     finally:

@@ -31,15 +31,19 @@ def command() -> None:
 @data_option
 @click.option("--rate-limit", default=200.0, show_default=True, type=click.FloatRange(min=0),
               help="Requests per second per client address (bursts of twice that); 0 turns limiting off.")
-def serve(host: str, port: int, data_dir: Path, rate_limit: float) -> None:
-    """Serve the registry until interrupted; prints its URL on stderr once listening."""
+@click.option("--quiet", "-q", is_flag=True, help="No access log (one line per request on stderr).")
+def serve(host: str, port: int, data_dir: Path, rate_limit: float, quiet: bool) -> None:
+    """Serve the registry until interrupted (Ctrl-C stops it cleanly, exit 0); prints its URL on stderr once
+    listening, then one line per request unless --quiet."""
     from registry_server.server import serve as run
     from strawpot.model.errors import StrawpotError
 
     _check_listen(host, port)  # before the data folder is created: a busy port leaves nothing behind
     _open_storage(data_dir).close()
     try:
-        run(host, port, data_dir, rate_limit=rate_limit)
+        run(host, port, data_dir, rate_limit=rate_limit, access_log=not quiet)
+    except KeyboardInterrupt:  # uvicorn shut down gracefully, then re-raised the signal it caught
+        click.echo("registry stopped", err=True)
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start; 3 means "resolution conflict" here
         if exc.code in (0, None):
             raise

@@ -332,7 +332,8 @@ class _Run:
 
         unlock = set(self.edit.upgrade) | {package_id(k, n) for k, n in self._placeholders}
         prefs = {} if self.edit.upgrade_all else locked_preferences(previous, unlock)
-        self.reporter.status(f"Resolving against {self.url}")
+        self.reporter.status("Resolving from the cache (offline)" if self.options.offline
+                             else f"Resolving against {self.url}")
         role_agents = {
             e.name: agent for e in manifest.entries()
             if e.kind is Kind.ROLE and isinstance(agent := e.settings.get("default_agent"), str)

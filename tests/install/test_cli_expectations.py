@@ -175,3 +175,78 @@ def test_uninstall_hint_and_add_remove_aliases(tmp_path: Path, registry: Any) ->
     assert run("remove", "skill", "code-style", cwd=project, url=registry.url).returncode == 0
     assert "code-style" not in (project / "strawpot.toml").read_text()
     assert run("add", cwd=project, url=registry.url).returncode == 2
+
+
+# -- finding 11: the smaller ones ------------------------------------------------------------------------------
+
+def test_a_url_that_is_not_http_is_a_usage_error(tmp_path: Path) -> None:
+    project = new_project(tmp_path)
+    for args, env in ((["install", "skill", "x", "--registry", "htp://host"], {}),
+                      (["search", "abc"], {"STRAWPOT_REGISTRY_URL": "htp://host"})):
+        result = run(*args, cwd=project, url="http://127.0.0.1:9", env=env)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "'htp://host'" in result.stderr and "is not an http:// or https:// URL" in result.stderr
+    assert sorted(p.name for p in project.iterdir()) == []
+
+
+def test_offline_does_not_claim_to_resolve_against_the_registry(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    assert run("install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url).returncode == 0
+    (project / "strawpot.lock").unlink()
+    result = run("install", "--offline", "--skip-tools", cwd=project, url=registry.url)
+    assert result.returncode == 0, result.stderr
+    assert "Resolving against" not in result.stderr
+    assert "Resolving from the cache (offline)" in result.stderr
+
+
+def test_tables_piped_to_a_file_do_not_wrap(tmp_path: Path, registry: Any) -> None:
+    slug = registry.unique("a-long-package-name-so-that-the-row-is-wider-than-eighty-cols")
+    registry.publish("skill", slug, "1.0.0")
+    registry.publish("skill", slug, "1.1.0")
+    project = new_project(tmp_path)
+    assert run("install", "skill", f"{slug}@~1.0.0", "--skip-tools", cwd=project, url=registry.url).returncode == 0
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    result = subprocess.run([STRAWPOT, "outdated"], cwd=project, capture_output=True, text=True, timeout=60,
+                            env={**{k: v for k, v in env.items() if not k.startswith("STRAWPOT_")},
+                                 "HOME": str(tmp_path / "home"), "STRAWPOT_CACHE_DIR": str(tmp_path / "home" / "c"),
+                                 "STRAWPOT_CONFIG_DIR": str(tmp_path / "home" / "cfg"),
+                                 "STRAWPOT_REGISTRY_URL": registry.url, "NO_COLOR": "1"}, check=False)
+    assert result.returncode == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if slug in line)
+    assert "1.0.0" in row and "1.1.0" in row, result.stdout
+
+
+def test_registry_serve_stops_cleanly_on_ctrl_c_and_logs_requests(tmp_path: Path) -> None:
+    import re
+    import signal
+    import time
+
+    import httpx
+
+    for quiet in (False, True):
+        log = tmp_path / f"serve-{quiet}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [STRAWPOT, "registry", "serve", "--port", "0", "--data", str(tmp_path / "data"),
+                 *(["--quiet"] if quiet else [])], stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        try:
+            deadline = time.monotonic() + 30
+            while not (match := re.search(r"listening on (http://\S+)", log.read_text())):
+                assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+            assert httpx.get(f"{match.group(1)}/api/v1/skills", timeout=10).status_code == 200
+            deadline = time.monotonic() + 10
+            while not quiet and "GET /api/v1/skills" not in log.read_text():
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+            process.send_signal(signal.SIGINT)
+            code = process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+        text = log.read_text()
+        assert code == 0, text
+        assert "error" not in text and "Traceback" not in text, text
+        assert ('"GET /api/v1/skills HTTP/1.1" 200' in text) is (not quiet), text
