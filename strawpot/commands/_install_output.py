@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from strawpot.install.build import Script
     from strawpot.install.options import Requested
     from strawpot.install.service import Callback, Outcome
-    from strawpot.model.lockfile import LockedPackage
+    from strawpot.model.layout import Project
+    from strawpot.model.lockfile import LockedPackage, Lockfile
 
 
 def parse_kind(text: str) -> Kind:
@@ -45,6 +46,17 @@ def parse_packages(args: Sequence[str], command: str = "install") -> list[Reques
         has_spec = req_text.strip() != req.name
         requested.append(Requested(kind, req.name, req.text if has_spec else None))
     return requested
+
+
+def note_stale_lock(project: Project, lock: Lockfile) -> None:
+    """Say on stderr when strawpot.toml changed since strawpot.lock was written (what is shown is the lock)."""
+    from strawpot.install.queries import lock_is_behind
+
+    if lock_is_behind(project, lock):
+        from strawpot.console import err_console
+
+        err_console.print(f"note: {project.manifest_path.name} changed since {project.lock_path.name} was written; "
+                          "this shows the lock (update it with `strawpot lock` or `strawpot install`)", markup=False)
 
 
 class RichReporter:

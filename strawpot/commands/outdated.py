@@ -26,6 +26,9 @@ def command(
     from strawpot.settings import choose_registry, registry_token
 
     the_project, lock = locked_project(project, is_global)
+    from strawpot.commands._install_output import note_stale_lock
+
+    note_stale_lock(the_project, lock)
     chosen = choose_registry(the_project, registry)
     url = chosen.url
     with hub_errors(url), open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:

@@ -166,6 +166,15 @@ def load_lock(project: Project) -> Lockfile:
     return Lockfile.load(project.lock_path)
 
 
+def lock_is_behind(project: Project, lock: Lockfile) -> bool:
+    """Whether strawpot.toml asks for something other than what strawpot.lock was written for."""
+    from strawpot.model.manifest import Manifest
+
+    if not project.manifest_path.exists():
+        return False
+    return Manifest.load(project.manifest_path).dependency_hash() != lock.manifest_hash
+
+
 def locked_project(folder: Path | None, is_global: bool) -> tuple[Project, Lockfile]:
     """The project a command names (`--project`, `--global`, else here) and its lock."""
     project = Project.at(folder, is_global=is_global)

@@ -250,3 +250,17 @@ def test_registry_serve_stops_cleanly_on_ctrl_c_and_logs_requests(tmp_path: Path
         assert code == 0, text
         assert "error" not in text and "Traceback" not in text, text
         assert ('"GET /api/v1/skills HTTP/1.1" 200' in text) is (not quiet), text
+
+
+def test_tree_list_verify_say_when_the_manifest_is_ahead_of_the_lock(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    assert run("install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url).returncode == 0
+    for command in ("tree", "list", "verify"):
+        quiet = run(command, cwd=project, url=registry.url)
+        assert quiet.returncode == 0 and "changed since strawpot.lock" not in quiet.stderr, quiet.stderr
+    with (project / "strawpot.toml").open("a") as fh:
+        fh.write('git-workflow = "*"\n')
+    for command in ("tree", "list", "verify"):
+        result = run(command, cwd=project, url=registry.url)
+        assert result.returncode == 0, result.stderr
+        assert "strawpot.toml changed since strawpot.lock was written" in result.stderr, command
