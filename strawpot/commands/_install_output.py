@@ -187,6 +187,10 @@ def render_missing_tools(outcome: Outcome) -> None:
             f"[yellow]warning:[/] agent {tool.agent} needs `{tool.tool}`, which is not on PATH; {hint}",
             highlight=False, soft_wrap=True,
         )
-    if outcome.missing_tools:
+    if outcome.missing_tools and outcome.tool_hints_ran:
+        err_console.print("hint: the install commands ran and these tools are still not on PATH; install them "
+                          "by hand (or open a new shell if they went somewhere PATH does not reach yet)",
+                          markup=False, style="dim")
+    elif outcome.missing_tools:
         err_console.print("hint: rerun with --yes to run the install commands", markup=False, style="dim")
 

@@ -87,6 +87,7 @@ class Outcome:
     unchanged: int = 0
     dry_run: bool = False
     missing_tools: list[MissingTool] = field(default_factory=list)
+    tool_hints_ran: bool = False  # --yes ran the install commands (the tools still missing are missing after)
     saved: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries written
     builds: Builds = field(default_factory=lambda: Builds())
     warnings: list[str] = field(default_factory=list)
@@ -466,4 +467,5 @@ class _Run:
         missing = missing_tools(lock)
         if missing and self.options.tools == "run" and not self.options.dry_run:
             missing = run_hints(missing, echo=self.reporter.status)
+            self.outcome.tool_hints_ran = True
         self.outcome.missing_tools = missing

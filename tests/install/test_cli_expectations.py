@@ -264,3 +264,32 @@ def test_tree_list_verify_say_when_the_manifest_is_ahead_of_the_lock(tmp_path: P
         result = run(command, cwd=project, url=registry.url)
         assert result.returncode == 0, result.stderr
         assert "strawpot.toml changed since strawpot.lock was written" in result.stderr, command
+
+
+# -- finding 9: hints that point somewhere useful ---------------------------------------------------------------
+
+def test_install_yes_does_not_ask_to_rerun_with_yes(tmp_path: Path, registry: Any) -> None:
+    slug = registry.unique("needs-tool")
+    tool = "strawpot-test-tool-that-is-never-on-path"
+    registry.publish("agent", slug, "1.0.0", files={"bin/run": b"#!/bin/sh\n"}, extra={
+        "bin": {"linux": "bin/run", "macos": "bin/run"},
+        "tools": {tool: {"description": "never there", "install": {"linux": "true", "macos": "true"}}}})
+    project = new_project(tmp_path)
+    plain = run("install", "agent", slug, cwd=project, url=registry.url)
+    assert plain.returncode == 0, plain.stderr
+    assert "rerun with --yes" in plain.stderr
+    (project / "strawpot.lock").unlink()
+    result = run("install", "--yes", cwd=project, url=registry.url)
+    assert result.returncode == 0, result.stderr
+    assert "$ true" in result.stderr
+    assert "rerun with --yes" not in result.stderr
+    assert "the install commands ran" in result.stderr
+
+
+def test_start_with_a_mistyped_role_suggests_the_installed_one(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    assert run("install", "role", "lead", "--skip-tools", cwd=project, url=registry.url).returncode == 0
+    result = run("start", "--role", "leed", "--headless", "--task", "x", cwd=project, url=registry.url)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "did you mean `--role lead`" in result.stderr
+    assert "strawpot install role leed" not in result.stderr
