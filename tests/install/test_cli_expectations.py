@@ -293,3 +293,15 @@ def test_start_with_a_mistyped_role_suggests_the_installed_one(tmp_path: Path, r
     assert result.returncode == 2, result.stdout + result.stderr
     assert "did you mean `--role lead`" in result.stderr
     assert "strawpot install role leed" not in result.stderr
+
+
+# -- finding 7: login without a terminal reads the token from stdin ---------------------------------------------
+
+def test_login_without_a_terminal_reads_stdin(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    result = run("login", cwd=project, url=registry.url, input=registry.live.token + "\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "logged in to" in result.stdout and "as admin" in result.stdout
+    assert "Warning" not in result.stderr and "getpass" not in result.stderr.lower(), result.stderr
+    empty = run("login", cwd=project, url=registry.url, input="")
+    assert empty.returncode == 2 and "no token given" in empty.stderr
