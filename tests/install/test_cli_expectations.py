@@ -305,3 +305,34 @@ def test_login_without_a_terminal_reads_stdin(tmp_path: Path, registry: Any) -> 
     assert "Warning" not in result.stderr and "getpass" not in result.stderr.lower(), result.stderr
     empty = run("login", cwd=project, url=registry.url, input="")
     assert empty.returncode == 2 and "no token given" in empty.stderr
+
+
+# -- finding 8: info and search tell what a user needs -----------------------------------------------------------
+
+def test_info_shows_owner_tools_params_yank_and_takes_slug_at_version(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    info = run("info", "agent", "stub-agent", cwd=project, url=registry.url)
+    assert info.returncode == 0, info.stderr
+    assert "owner: admin" in info.stdout
+    assert "tools: python3" in info.stdout
+    assert "params: python, greeting" in info.stdout
+    slug = registry.unique("yanked-info")
+    registry.publish("skill", slug, "1.0.0")
+    registry.publish("skill", slug, "1.1.0")
+    registry.client.yank("skill", slug, "1.0.0")
+    at = run("info", "skill", f"{slug}@1.0.0", cwd=project, url=registry.url)
+    assert at.returncode == 0, at.stderr
+    assert f"skill {slug} 1.0.0 (yanked)" in at.stdout
+
+
+def test_search_has_a_version_column_and_an_empty_query_is_usage(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    result = run("search", "code-style", cwd=project, url=registry.url)
+    assert result.returncode == 0, result.stderr
+    header = result.stdout.splitlines()[0].split()
+    assert header[:3] == ["kind", "slug", "version"]
+    row = next(line.split() for line in result.stdout.splitlines() if "code-style" in line.split())
+    assert row[2] == "1.0.0"
+    assert _json(run("search", "code-style", "--json", cwd=project, url=registry.url))["results"][0]["version"]
+    empty = run("search", "", cwd=project, url=registry.url)
+    assert empty.returncode == 2 and "QUERY is empty" in empty.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import stat
 import tomllib
 
@@ -83,7 +84,12 @@ def test_login_with_the_hidden_prompt(registry, monkeypatch: pytest.MonkeyPatch,
         asked.append({"text": text, **kwargs})
         return f"  {registry.token}  "
 
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
     monkeypatch.setattr(rich_click, "prompt", fake_prompt)
+    monkeypatch.setattr("sys.stdin", Terminal())  # the hidden prompt is for a terminal; a pipe is read as is
     assert main(["login", "--registry", registry.url]) == 0
     assert asked and asked[0]["hide_input"] is True
     assert registry_token(choose_registry(None, registry.url)) == registry.token
