@@ -126,8 +126,12 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
         out.print(f"Wrote {outcome.project.lock_path.name} ({len(outcome.lock.packages) if outcome.lock else 0} packages)",
                   markup=False)
     for kind, name, spec in outcome.saved:
-        if outcome.manifest_written:
+        previous = outcome.previous_specs.get((kind, name))
+        if outcome.manifest_written and previous is None:
             out.print(f"Added {kind.value} {name} = \"{spec}\" to {outcome.project.manifest_path.name}", markup=False)
+        elif outcome.manifest_written and previous != spec:
+            out.print(f"Changed {kind.value} {name} from \"{previous}\" to \"{spec}\" in "
+                      f"{outcome.project.manifest_path.name}", markup=False)
     for change in outcome.changes:
         what = f"{change.kind.value} {change.name}"
         if change.version is None:

@@ -89,6 +89,7 @@ class Outcome:
     missing_tools: list[MissingTool] = field(default_factory=list)
     tool_hints_ran: bool = False  # --yes ran the install commands (the tools still missing are missing after)
     saved: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries written
+    previous_specs: dict[tuple[Kind, str], str] = field(default_factory=dict)  # of saved entries that existed
     builds: Builds = field(default_factory=lambda: Builds())
     warnings: list[str] = field(default_factory=list)
 
@@ -105,7 +106,8 @@ class Outcome:
             },
             "manifest": {
                 "written": self.manifest_written,
-                "added": [{"kind": k.value, "name": n, "spec": s} for k, n, s in self.saved],
+                "added": [{"kind": k.value, "name": n, "spec": s, "previous_spec": self.previous_specs.get((k, n))}
+                          for k, n, s in self.saved],
             },
             "installed": [c.as_dict() for c in self.changes if c.version is not None],
             "removed": [c.as_dict() for c in self.changes if c.version is None],
@@ -302,6 +304,12 @@ class _Run:
             )
         lock = self._resolve(manifest, previous)
         self.outcome.resolved = True
+        for kind, name in self.edit.remove:  # removed from strawpot.toml, kept because something needs it
+            if lock.get(kind, name) is not None:
+                needs = [f"{p.kind.value} {p.name}" for p in lock.packages
+                         if any(d.kind is kind and d.name == name for d in p.dependencies)]
+                why = f": required by {', '.join(needs)}" if needs else ""
+                self.outcome.warnings.append(f"{kind.value} {name} stays installed{why}")
         self.outcome.lock_changed = previous is None or previous.dumps() != lock.dumps()
         return lock
 
@@ -312,6 +320,8 @@ class _Run:
             manifest.remove(kind, name)
         for req in self.edit.add:
             if req.spec is not None:
+                if (before := manifest.get(req.kind, req.name)) is not None:
+                    self.outcome.previous_specs[(req.kind, req.name)] = before.spec
                 manifest.set_spec(req.kind, req.name, req.spec)
                 self.outcome.saved.append((req.kind, req.name, req.spec))
             elif manifest.get(req.kind, req.name) is None:

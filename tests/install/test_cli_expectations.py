@@ -336,3 +336,22 @@ def test_search_has_a_version_column_and_an_empty_query_is_usage(tmp_path: Path,
     assert _json(run("search", "code-style", "--json", cwd=project, url=registry.url))["results"][0]["version"]
     empty = run("search", "", cwd=project, url=registry.url)
     assert empty.returncode == 2 and "QUERY is empty" in empty.stderr
+
+
+def test_uninstall_says_why_a_package_stays_and_a_new_specifier_is_changed(tmp_path: Path, registry: Any) -> None:
+    base = registry.unique("base")
+    top = registry.unique("top")
+    registry.publish("skill", base, "1.0.0")
+    registry.publish("skill", top, "1.0.0", skills=[base])
+    project = new_project(tmp_path)
+    first = run("install", "skill", top, "skill", f"{base}@^1", "--skip-tools", cwd=project, url=registry.url)
+    assert first.returncode == 0, first.stderr
+    assert f'Added skill {base} = "^1"' in first.stderr
+    changed = run("install", "skill", f"{base}@>=1", "--skip-tools", cwd=project, url=registry.url)
+    assert changed.returncode == 0, changed.stderr
+    assert f'Changed skill {base} from "^1" to ">=1" in strawpot.toml' in changed.stderr
+    assert f"Added skill {base}" not in changed.stderr
+    result = run("uninstall", "skill", base, cwd=project, url=registry.url)
+    assert result.returncode == 0, result.stderr
+    assert f"skill {base} stays installed: required by skill {top}" in result.stderr
+    assert (project / ".strawpot" / "skills" / base).is_dir()
