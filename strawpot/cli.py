@@ -73,20 +73,25 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; an expected failure prints one `error:` line (and a hint) and exits with its code."""
     from strawpot.model.errors import StrawpotError
 
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args
     try:
         result = cli.main(args=argv, prog_name="strawpot", standalone_mode=False)
     except StrawpotError as exc:
-        _print_error(exc.message, exc.hint)
+        _print_error(exc.message, exc.hint, json_for=args if as_json else None, code=exc.exit_code)
         return exc.exit_code
     except plain_click.Abort:
-        _print_error("aborted", None)
+        _print_error("aborted", None, json_for=args if as_json else None, code=130)
         return 130
     except KeyboardInterrupt:
-        _print_error("interrupted", None)
+        _print_error("interrupted", None, json_for=args if as_json else None, code=130)
         return 130
     except plain_click.ClickException as exc:
         exc.show()
-        return 2 if isinstance(exc, click.UsageError) else exc.exit_code
+        code = 2 if isinstance(exc, click.UsageError) else exc.exit_code
+        if as_json:
+            _print_json_error(args, code, exc.format_message(), None)
+        return code
     except plain_click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except BrokenPipeError:
@@ -95,13 +100,49 @@ def main(argv: list[str] | None = None) -> int:
         # The file system refused (read-only, permissions, disk full, a file where a folder must be): name the
         # path and the reason in one line; whatever was being replaced is left as it was (writes are atomic).
         where = f": {exc.filename}" if exc.filename else ""
-        _print_error(f"{exc.strerror or exc}{where}", "check the permissions and free space of that path")
+        _print_error(f"{exc.strerror or exc}{where}", "check the permissions and free space of that path",
+                     json_for=args if as_json else None, code=1)
         return 1
     # Without standalone mode click returns ctx.exit(n)'s code (or the callback's value).
     return result if isinstance(result, int) else 0
 
 
-def _print_error(message: str, hint: str | None) -> None:
+# The `error.code` of a failure's JSON document, by exit code (docs/json.md).
+ERROR_CODES = {1: "error", 2: "usage", 3: "conflict", 4: "lock_outdated", 5: "integrity", 6: "registry_unreachable",
+               7: "missing_requirement", 130: "interrupted"}
+
+
+def _command_path(args: list[str]) -> str:
+    """The command words at the start of `args` ("install", "registry token list")."""
+    words: list[str] = []
+    current: Any = cli
+    ctx = plain_click.Context(cli)
+    for arg in args:
+        if not isinstance(current, plain_click.Group):
+            break
+        found = current.get_command(ctx, arg)
+        if found is None:
+            break
+        words.append(arg)
+        current = found
+    return " ".join(words)
+
+
+def _print_json_error(args: list[str], code: int, message: str, hint: str | None) -> None:
+    """A failed `--json` command still prints one JSON document on stdout: the `error` object."""
+    import json
+
+    from strawpot.commands._options import json_document
+
+    error = {"code": ERROR_CODES.get(code, "error"), "exit_code": code, "message": message, "hint": hint}
+    document = json_document({"error": error}, command=_command_path(args))
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def _print_error(message: str, hint: str | None, *, json_for: list[str] | None = None, code: int = 1) -> None:
+    if json_for is not None:
+        _print_json_error(json_for, code, message, hint)
     from rich.markup import escape
 
     from strawpot.console import err_console

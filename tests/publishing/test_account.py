@@ -23,7 +23,7 @@ def test_login_whoami_logout_round_trip(env, registry) -> None:
 
     as_json = env.run("whoami", "--registry", registry.url, "--json")
     assert as_json.returncode == 0
-    assert '"handle": "alice"' in as_json.stdout and '"version": 1' in as_json.stdout
+    assert '"handle": "alice"' in as_json.stdout and '"schema_version": 2' in as_json.stdout
 
     out = env.run("logout", "--registry", registry.url)
     assert out.returncode == 0 and f"logged out of {registry.url}" in out.stdout
