@@ -355,3 +355,37 @@ def test_uninstall_says_why_a_package_stays_and_a_new_specifier_is_changed(tmp_p
     assert result.returncode == 0, result.stderr
     assert f"skill {base} stays installed: required by skill {top}" in result.stderr
     assert (project / ".strawpot" / "skills" / base).is_dir()
+
+
+# -- what a uv user types beyond the findings: lock --dry-run, cache, completion ----------------------------------
+
+def test_lock_dry_run_writes_nothing(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    (project / "strawpot.toml").write_text('[skills]\ncode-style = "^1"\n')
+    result = run("lock", "--dry-run", cwd=project, url=registry.url)
+    assert result.returncode == 0, result.stderr
+    assert "Would write strawpot.lock (1 packages)" in result.stderr
+    assert sorted(p.name for p in project.iterdir()) == ["strawpot.toml"]
+
+
+def test_cache_dir_prune_and_clean(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    assert run("install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url).returncode == 0
+    where = run("cache", "dir", cwd=project, url=registry.url)
+    cache = Path(where.stdout.strip())
+    assert cache == tmp_path / "home" / "cache" and (cache / "archives-v1").is_dir() and (cache / "metadata-v1").is_dir()
+    pruned = run("cache", "prune", cwd=project, url=registry.url)
+    assert pruned.returncode == 0 and "freed" in pruned.stderr
+    assert (cache / "archives-v1").is_dir() and not (cache / "metadata-v1").exists()
+    cleaned = run("cache", "clean", cwd=project, url=registry.url)
+    assert cleaned.returncode == 0 and not cache.exists()
+
+
+def test_completion_scripts_come_from_click(tmp_path: Path) -> None:
+    for shell, marker in (("bash", "_STRAWPOT_COMPLETE=bash_complete"), ("zsh", "#compdef strawpot"),
+                          ("fish", "complete --no-files --command strawpot")):
+        folder = tmp_path / shell
+        folder.mkdir()
+        result = run("completion", shell, cwd=new_project(folder), url="http://127.0.0.1:9")
+        assert result.returncode == 0, result.stderr
+        assert marker in result.stdout, result.stdout
