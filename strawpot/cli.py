@@ -61,12 +61,47 @@ class StrawpotGroup(click.RichGroup):
 
 @click.group(cls=StrawpotGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="strawpot")
-def cli() -> None:
+@click.option("--quiet", "-q", is_flag=True, help="No progress or status lines on stderr (errors still show).")
+@click.option("--verbose", "-v", is_flag=True, help="Log every registry request (method, URL, status) on stderr.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour on stderr and stdout (NO_COLOR and FORCE_COLOR are honoured with auto).")
+def cli(quiet: bool, verbose: bool, color: str) -> None:
     """Install, lock, publish and run AI-agent skills, roles and agents from a StrawHub registry.
 
     Exit codes: 0 ok, 1 error, 2 usage, 3 resolution conflict, 4 lock out of date,
     5 integrity failure, 6 registry unreachable, 7 missing tool, agent or environment variable.
+    The project is the nearest folder, from here upward, holding strawpot.toml or strawpot.lock.
     """
+    _apply_global_options(quiet, verbose, color)
+
+
+def _apply_global_options(quiet: bool, verbose: bool, color: str) -> None:
+    import os
+
+    if color == "never":
+        os.environ.pop("FORCE_COLOR", None)
+        os.environ["NO_COLOR"] = "1"
+    elif color == "always":
+        os.environ.pop("NO_COLOR", None)
+        os.environ["FORCE_COLOR"] = "1"
+    already = "strawpot.console" in sys.modules  # else the consoles read NO_COLOR/FORCE_COLOR when made
+    from strawpot import console
+
+    if already and color != "auto":
+        for each in (console.err_console, console.out_console):
+            each.no_color = color == "never"
+            if color == "always":
+                each._force_terminal = True  # rich has no public setter once a console exists
+    console.err_console.quiet = quiet
+    if verbose:
+        import logging
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        for name in ("httpx", "hub_client"):
+            logger = logging.getLogger(name)
+            logger.setLevel(logging.INFO)
+            logger.addHandler(handler)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,6 +182,7 @@ def _print_error(message: str, hint: str | None, *, json_for: list[str] | None =
 
     from strawpot.console import err_console
 
+    err_console.quiet = False  # --quiet hides progress, never the error
     # Messages carry file names and server text verbatim: '[skills]' must not be read as markup.
     err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
     if hint:

@@ -389,3 +389,20 @@ def test_completion_scripts_come_from_click(tmp_path: Path) -> None:
         result = run("completion", shell, cwd=new_project(folder), url="http://127.0.0.1:9")
         assert result.returncode == 0, result.stderr
         assert marker in result.stdout, result.stdout
+
+
+def test_quiet_verbose_and_color(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    loud = run("-v", "install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url)
+    assert loud.returncode == 0, loud.stderr
+    assert f"GET {registry.url}/api/v1/skills/code-style" in loud.stderr and "200 OK" in loud.stderr
+    (project / "strawpot.lock").unlink()
+    quiet = run("-q", "install", "--skip-tools", cwd=project, url=registry.url)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+    failing = run("-q", "tree", "--project", str(tmp_path), cwd=project, url=registry.url)
+    assert failing.returncode == 2 and "error:" in failing.stderr
+    coloured = run("--color", "always", "tree", "--project", str(tmp_path), cwd=project, url=registry.url)
+    assert "\x1b[" in coloured.stderr
+    plain = run("--color", "never", "tree", "--project", str(tmp_path), cwd=project, url=registry.url,
+                env={"FORCE_COLOR": "1"})
+    assert "\x1b[" not in plain.stderr and "error:" in plain.stderr
