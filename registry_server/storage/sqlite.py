@@ -15,6 +15,7 @@ from registry_server.storage.base import (
     PackageRecord,
     Published,
     StoredPackage,
+    TokenInfo,
     User,
     VersionConflict,
     VersionRecord,
@@ -185,6 +186,16 @@ class SQLiteStorage:
     def add_token(self, user_id: int, token_hash: str) -> None:
         with self._write() as db:
             db.execute("INSERT INTO tokens (hash, user_id, created_at) VALUES (?, ?, ?)", (token_hash, user_id, now_ms()))
+
+    def list_tokens(self) -> list[TokenInfo]:
+        with self._conn() as db:
+            rows = db.execute("SELECT t.hash, u.handle, t.created_at FROM tokens t JOIN users u ON u.id = t.user_id"
+                              " ORDER BY t.created_at, t.hash").fetchall()
+        return [TokenInfo(str(r[0]), str(r[1]), int(r[2])) for r in rows]
+
+    def revoke_token(self, token_hash: str) -> bool:
+        with self._write() as db:
+            return db.execute("DELETE FROM tokens WHERE hash = ?", (token_hash,)).rowcount > 0
 
     _USER = "SELECT u.id, u.handle, u.display_name, u.email, u.role, u.banned FROM users u"
 

@@ -107,3 +107,42 @@ def create(handle: str, admin: bool, data_dir: Path) -> None:
         click.echo(create_token(storage, handle, admin=admin))
     finally:
         storage.close()
+
+
+@token.command("list")
+@data_option
+def list_tokens(data_dir: Path) -> None:
+    """List the stored tokens: an id (the start of the token's SHA-256), the user, when it was made."""
+    import datetime
+
+    storage = _open_storage(data_dir)
+    try:
+        tokens = storage.list_tokens()
+    finally:
+        storage.close()
+    if not tokens:
+        click.echo("No tokens", err=True)
+    for info in tokens:
+        made = datetime.datetime.fromtimestamp(info.created_at / 1000, tz=datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+        click.echo(f"{info.hash[:12]}  {info.handle}  {made}")
+
+
+@token.command("revoke")
+@click.argument("token_id", metavar="ID")
+@data_option
+def revoke(token_id: str, data_dir: Path) -> None:
+    """Revoke a token by the id `registry token list` shows (or by the token itself); requests with it get 401."""
+    from registry_server.auth import hash_token
+    from strawpot.model.errors import UsageError
+
+    storage = _open_storage(data_dir)
+    try:
+        wanted = hash_token(token_id) if token_id.startswith("sh_") else token_id.lower()
+        matches = [t for t in storage.list_tokens() if len(wanted) >= 8 and t.hash.startswith(wanted)]
+        if len(matches) != 1:
+            raise UsageError(f"{'no' if not matches else 'more than one'} token matches {token_id!r}",
+                             hint="give the id `strawpot registry token list` shows (at least 8 characters)")
+        storage.revoke_token(matches[0].hash)
+    finally:
+        storage.close()
+    click.echo(f"Revoked token {matches[0].hash[:12]} of {matches[0].handle}", err=True)

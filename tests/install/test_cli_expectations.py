@@ -406,3 +406,27 @@ def test_quiet_verbose_and_color(tmp_path: Path, registry: Any) -> None:
     plain = run("--color", "never", "tree", "--project", str(tmp_path), cwd=project, url=registry.url,
                 env={"FORCE_COLOR": "1"})
     assert "\x1b[" not in plain.stderr and "error:" in plain.stderr
+
+
+def test_registry_token_list_and_revoke(tmp_path: Path) -> None:
+    import httpx
+
+    from tests._live_registry import start_registry
+
+    with start_registry(tmp_path) as live:
+        other = live.create_token("bob")
+        listed = run("registry", "token", "list", "--data", str(live.data_dir), cwd=new_project(tmp_path),
+                     url=live.url)
+        assert listed.returncode == 0, listed.stderr
+        rows = [line.split() for line in listed.stdout.splitlines()]
+        assert [r[1] for r in rows] == ["admin", "bob"]
+        assert live.token not in listed.stdout and other not in listed.stdout
+        headers = {"Authorization": f"Bearer {other}"}
+        assert httpx.get(f"{live.url}/api/v1/whoami", headers=headers, timeout=10).status_code == 200
+        revoked = run("registry", "token", "revoke", rows[1][0], "--data", str(live.data_dir), cwd=tmp_path / "p",
+                      url=live.url)
+        assert revoked.returncode == 0 and "Revoked token" in revoked.stderr, revoked.stderr
+        assert httpx.get(f"{live.url}/api/v1/whoami", headers=headers, timeout=10).status_code == 401
+        again = run("registry", "token", "revoke", rows[1][0], "--data", str(live.data_dir), cwd=tmp_path / "p",
+                    url=live.url)
+        assert again.returncode == 2 and "no token matches" in again.stderr
