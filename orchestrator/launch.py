@@ -118,7 +118,13 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     if not role:
         raise UsageError("no role to start", hint="pass --role, or set [orchestrator].role in strawpot.toml")
     if lock.get(Kind.ROLE, role) is None:
-        raise UsageError(f"role {role!r} is not installed", hint=f"run `strawpot install role {role}`")
+        import difflib
+
+        installed = [p.name for p in lock.packages if p.kind is Kind.ROLE]
+        close = difflib.get_close_matches(role, installed, n=1, cutoff=0.6)
+        hint = (f"did you mean `--role {close[0]}` (installed)?" if close
+                else f"run `strawpot install role {role}`")
+        raise UsageError(f"role {role!r} is not installed", hint=hint)
     stager = Stager(tree, lock)
     environ = dict(os.environ if environ is None else environ)
     binder = Binder(stager, manifest, settings, cli_agent=cli_agent, environ=environ, param_overrides=params)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -60,13 +61,18 @@ class _Config(uvicorn.Config):
     def load(self) -> None:
         self.app = build_app(self.spec, self.rate_limit)
         super().load()
+        if self.access_log:  # uvicorn sets its access logger to `log_level`; the access lines are INFO
+            logging.getLogger("uvicorn.access").setLevel(logging.INFO)
 
 
 def serve(host: str, port: int, spec: StorageSpec, *, rate_limit: float = DEFAULT_RATE, workers: int = 1,
-          log_level: str = "warning") -> None:
-    """Serve until interrupted, with `workers` processes sharing one listening socket."""
+          log_level: str = "warning", access_log: bool = False) -> None:
+    """Serve until interrupted, with `workers` processes sharing one listening socket.
+
+    `access_log` prints one line per request on stderr (client, method, path, status), uvicorn's own format.
+    """
     config = _Config(
-        spec, rate_limit, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
+        spec, rate_limit, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="on",
         http=CoalescingHTTPProtocol, timeout_keep_alive=30, backlog=1024, workers=workers,
         h11_max_incomplete_event_size=MAX_REQUEST_HEAD,
     )

@@ -38,6 +38,12 @@ def strawpot(*args: str, cwd: Path, env: dict[str, str], capture: bool = False) 
     return result.stdout or ""
 
 
+def show_file(path: Path) -> None:
+    """Print a file under its own `$ cat` line, so it is never read as the output of the command above."""
+    print(f"$ cat {path.name}", flush=True)
+    print(path.read_text(), flush=True)
+
+
 def publish_order() -> list[Path]:
     """Fixture packages, each after everything it depends on (the registry checks that deps exist)."""
     sys.path.insert(0, str(ROOT))
@@ -103,7 +109,7 @@ def main() -> int:
         strawpot("trust", "agent:fixture-coder", cwd=project, env=env)
         strawpot("tree", cwd=project, env=env)
         strawpot("verify", cwd=project, env=env)
-        print((project / "strawpot.toml").read_text())
+        show_file(project / "strawpot.toml")
         step("Start a headless session with fixture-coder: lead → reviewer → implementer, on the locked environment")
         strawpot("start", "--role", "lead", "--runtime", "fixture-coder", "--headless", "--task", TASK,
                  cwd=project, env=env)

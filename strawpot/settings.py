@@ -93,7 +93,23 @@ def choose_registry(project: Project | None, explicit: str | None = None, lock_s
     layer = settings.origin("registry.url").layer
     if layer == "default" and lock_source:
         return Registry(lock_source.rstrip("/"), "lock", timeouts(settings))
-    return Registry(str(settings.get("registry.url")).rstrip("/"), layer, timeouts(settings))
+    url = str(settings.get("registry.url")).rstrip("/")
+    _check_url(url, str(settings.origin("registry.url")))
+    return Registry(url, layer, timeouts(settings))
+
+
+def _check_url(url: str, origin: str) -> None:
+    """A URL that is not http(s)://host is a usage error (exit 2), not an unreachable registry (exit 6)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise UsageError(f"registry URL {url!r} (from {origin}) is not an http:// or https:// URL",
+                         hint="e.g. --registry https://strawhub.dev or http://127.0.0.1:8080")
 
 
 def _config_registry() -> str | None:

@@ -31,7 +31,7 @@ def test_show_origin_names_all_five_layers(tmp_path: Path) -> None:
 def test_show_json_lists_every_setting_with_its_layer(tmp_path: Path) -> None:
     _project(tmp_path)
     report = json.loads(run("config", "--json", cwd=tmp_path).stdout)
-    assert report["command"] == "config" and report["version"] == 1
+    assert report["command"] == "config show" and report["schema_version"] == 2
     rows = {row["key"]: row for row in report["settings"]}
     assert rows["policy.max_depth"]["value"] == 2 and rows["policy.max_depth"]["layer"] == "project"
     assert rows["registry.url"]["layer"] == "env"  # the test harness sets STRAWPOT_REGISTRY_URL

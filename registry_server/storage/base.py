@@ -51,6 +51,15 @@ class User:
 
 
 @dataclass(frozen=True)
+class TokenInfo:
+    """A stored token: only its SHA-256 is kept, never the token itself."""
+
+    hash: str
+    handle: str
+    created_at: int  # ms since the epoch
+
+
+@dataclass(frozen=True)
 class FileEntry:
     """One file of a published version; its bytes are the blob `sha256`."""
 
@@ -141,6 +150,8 @@ class Storage(Protocol):
     def ensure_user(self, handle: str, *, role: str | None = None) -> User: ...
     def add_token(self, user_id: int, token_hash: str) -> None: ...
     def user_by_token(self, token_hash: str) -> User | None: ...
+    def list_tokens(self) -> list[TokenInfo]: ...  # oldest first
+    def revoke_token(self, token_hash: str) -> bool: ...  # False if no such token
     def user_by_handle(self, handle: str) -> User | None: ...
     def set_role(self, handle: str, role: str) -> User | None: ...
     def set_banned(self, handle: str, banned: bool, reason: str | None) -> User | None: ...

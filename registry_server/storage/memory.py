@@ -13,6 +13,7 @@ from registry_server.storage.base import (
     PackageRecord,
     Published,
     StoredPackage,
+    TokenInfo,
     User,
     VersionRecord,
     check_publish,
@@ -51,6 +52,7 @@ class MemoryStorage:
         self._lock = threading.RLock()
         self._users: dict[int, User] = {}
         self._tokens: dict[str, int] = {}
+        self._token_times: dict[str, int] = {}
         self._packages: dict[tuple[Kind, str], _Package] = {}
         self._next_id = 1
         self._seq = 0
@@ -74,10 +76,21 @@ class MemoryStorage:
     def add_token(self, user_id: int, token_hash: str) -> None:
         with self._lock:
             self._tokens[token_hash] = user_id
+            self._token_times[token_hash] = now_ms()
 
     def user_by_token(self, token_hash: str) -> User | None:
         user_id = self._tokens.get(token_hash)
         return None if user_id is None else self._users.get(user_id)
+
+    def list_tokens(self) -> list[TokenInfo]:
+        with self._lock:
+            rows = [(self._token_times.get(h, 0), h, self._users[u].handle) for h, u in self._tokens.items()]
+        return [TokenInfo(h, handle, created) for created, h, handle in sorted(rows)]
+
+    def revoke_token(self, token_hash: str) -> bool:
+        with self._lock:
+            self._token_times.pop(token_hash, None)
+            return self._tokens.pop(token_hash, None) is not None
 
     def user_by_handle(self, handle: str) -> User | None:
         return next((u for u in self._users.values() if u.handle == handle), None)

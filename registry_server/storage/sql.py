@@ -19,6 +19,7 @@ from registry_server.storage.base import (
     PackageRecord,
     Published,
     StoredPackage,
+    TokenInfo,
     User,
     VersionRecord,
     check_publish,
@@ -107,6 +108,16 @@ class SQLStorage:
     def add_token(self, user_id: int, token_hash: str) -> None:
         with self._write() as db:
             db.run("INSERT INTO tokens (hash, user_id, created_at) VALUES (?, ?, ?)", token_hash, user_id, now_ms())
+
+    def list_tokens(self) -> list[TokenInfo]:
+        with self._read() as db:
+            rows = db.all("SELECT t.hash, u.handle, t.created_at FROM tokens t JOIN users u ON u.id = t.user_id"
+                          " ORDER BY t.created_at, t.hash")
+        return [TokenInfo(str(r[0]), str(r[1]), int(r[2])) for r in rows]
+
+    def revoke_token(self, token_hash: str) -> bool:
+        with self._write() as db:
+            return db.run("DELETE FROM tokens WHERE hash = ?", token_hash) > 0
 
     def _one(self, sql: str, *args: Any) -> tuple[Any, ...] | None:
         with self._read() as db:

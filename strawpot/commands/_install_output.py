@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from strawpot.install.build import Script
     from strawpot.install.options import Requested
     from strawpot.install.service import Callback, Outcome
-    from strawpot.model.lockfile import LockedPackage
+    from strawpot.model.layout import Project
+    from strawpot.model.lockfile import LockedPackage, Lockfile
 
 
 def parse_kind(text: str) -> Kind:
@@ -24,7 +25,7 @@ def parse_kind(text: str) -> Kind:
         raise UsageError(str(exc)) from None
 
 
-def parse_packages(args: Sequence[str]) -> list[Requested]:
+def parse_packages(args: Sequence[str], command: str = "install") -> list[Requested]:
     """`KIND SLUG[SPEC] ...` pairs (`role reviewer`, `skill git-workflow@^1.2`, `skill 'x>=1,<2'`)."""
     from resolver import ResolverError, parse_requirement
     from strawpot.install.options import Requested
@@ -32,7 +33,8 @@ def parse_packages(args: Sequence[str]) -> list[Requested]:
     if len(args) % 2:
         raise UsageError(
             f"expected KIND SLUG pairs, got {len(args)} argument(s): {' '.join(args)}",
-            hint="e.g. `strawpot install role reviewer skill git-workflow@^1.2`",
+            hint=(f"e.g. `strawpot {command} role reviewer skill git-workflow@^1.2`" if command in ("install", "add")
+                  else f"e.g. `strawpot {command} skill {args[-1] if args else 'git-workflow'}`"),
         )
     requested = []
     for kind_text, req_text in zip(args[::2], args[1::2], strict=True):
@@ -44,6 +46,17 @@ def parse_packages(args: Sequence[str]) -> list[Requested]:
         has_spec = req_text.strip() != req.name
         requested.append(Requested(kind, req.name, req.text if has_spec else None))
     return requested
+
+
+def note_stale_lock(project: Project, lock: Lockfile) -> None:
+    """Say on stderr when strawpot.toml changed since strawpot.lock was written (what is shown is the lock)."""
+    from strawpot.install.queries import lock_is_behind
+
+    if lock_is_behind(project, lock):
+        from strawpot.console import err_console
+
+        err_console.print(f"note: {project.manifest_path.name} changed since {project.lock_path.name} was written; "
+                          "this shows the lock (update it with `strawpot lock` or `strawpot install`)", markup=False)
 
 
 class RichReporter:
@@ -113,8 +126,12 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
         out.print(f"Wrote {outcome.project.lock_path.name} ({len(outcome.lock.packages) if outcome.lock else 0} packages)",
                   markup=False)
     for kind, name, spec in outcome.saved:
-        if outcome.manifest_written:
+        previous = outcome.previous_specs.get((kind, name))
+        if outcome.manifest_written and previous is None:
             out.print(f"Added {kind.value} {name} = \"{spec}\" to {outcome.project.manifest_path.name}", markup=False)
+        elif outcome.manifest_written and previous != spec:
+            out.print(f"Changed {kind.value} {name} from \"{previous}\" to \"{spec}\" in "
+                      f"{outcome.project.manifest_path.name}", markup=False)
     for change in outcome.changes:
         what = f"{change.kind.value} {change.name}"
         if change.version is None:
@@ -174,6 +191,10 @@ def render_missing_tools(outcome: Outcome) -> None:
             f"[yellow]warning:[/] agent {tool.agent} needs `{tool.tool}`, which is not on PATH; {hint}",
             highlight=False, soft_wrap=True,
         )
-    if outcome.missing_tools:
+    if outcome.missing_tools and outcome.tool_hints_ran:
+        err_console.print("hint: the install commands ran and these tools are still not on PATH; install them "
+                          "by hand (or open a new shell if they went somewhere PATH does not reach yet)",
+                          markup=False, style="dim")
+    elif outcome.missing_tools:
         err_console.print("hint: rerun with --yes to run the install commands", markup=False, style="dim")
 

@@ -10,7 +10,7 @@ import rich_click as click
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-JSON_FORMAT_VERSION = 1
+JSON_FORMAT_VERSION = 2  # docs/json.md: snake_case keys, times in seconds, schema_version and command in each
 
 
 def project_option(func: F) -> F:
@@ -49,11 +49,48 @@ def registry_project_options(func: F) -> F:
 
 
 def print_json(payload: dict[str, Any]) -> None:
-    """Print a JSON report with its format version, on stdout."""
+    """Print a JSON report on stdout in the one shape every `--json` has (docs/json.md)."""
     import json
     import sys
 
-    sys.stdout.write(json.dumps({"version": JSON_FORMAT_VERSION, **payload}, indent=2, sort_keys=False) + "\n")
+    sys.stdout.write(json.dumps(json_document(payload), indent=2, sort_keys=False) + "\n")
+
+
+def json_document(payload: dict[str, Any], command: str | None = None) -> dict[str, Any]:
+    """`schema_version`, `command` (the running command's path, e.g. "sessions show"), then the payload with
+    snake_case keys and times in seconds."""
+    if command is None:
+        ctx = click.get_current_context(silent=True)
+        command = ctx.command_path.partition(" ")[2] if ctx is not None else str(payload.get("command", ""))
+    body = {k: v for k, v in payload.items() if k != "command"}
+    normalised = _normalise(body)
+    assert isinstance(normalised, dict)
+    return {"schema_version": JSON_FORMAT_VERSION, "command": command, **normalised}
+
+
+# Values under these keys are the package's or the user's own names (params, env vars...): kept as written.
+_VERBATIM = frozenset({"params", "env", "tools", "install", "metadata", "frontmatter", "inputs", "settings",
+                       "trusted", "dependencies", "value"})
+_MS_THRESHOLD = 10**11  # a time above this is in milliseconds (the registry's API v1 answers use them)
+
+
+def _normalise(value: Any, key: str = "") -> Any:
+    if key in _VERBATIM:
+        return value
+    if isinstance(value, dict):
+        return {(snake := _snake(str(k))): _normalise(v, snake) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalise(v) for v in value]
+    if key.endswith("_at") and isinstance(value, int | float) and not isinstance(value, bool) \
+            and value > _MS_THRESHOLD:
+        return value / 1000
+    return value
+
+
+def _snake(name: str) -> str:
+    import re
+
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower() if re.search(r"[a-z][A-Z]", name) else name
 
 
 def lock_mode_options(func: F) -> F:

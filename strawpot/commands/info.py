@@ -31,6 +31,11 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
     from strawpot.settings import choose_registry, registry_token
 
     the_kind = parse_kind(kind)
+    if "@" in slug:  # `info skill alpha@1.0.0`, as install names a version
+        slug, _, at = slug.partition("@")
+        if version is not None and version != at:
+            raise UsageError(f"two versions given: {slug}@{at} and --version {version}")
+        version = at.lstrip("=").strip()
     if err := slug_error(slug):
         raise UsageError(err)
     chosen = choose_registry(Project.at(None), registry)
@@ -40,7 +45,7 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
             with hub_errors(url):
                 detail = client.detail(the_kind.value, slug, version)
                 versions = client.package_versions(the_kind.value, slug)
-                scripts = _install_scripts(client, the_kind, slug, detail)
+                meta = _main_meta(client, the_kind, slug, detail)
         except UsageError:
             from strawpot.install.provider import HubProvider
             from strawpot.model.ids import package_id
@@ -50,23 +55,34 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
                 f"{the_kind.value} {slug}{f' {version}' if version else ''} was not found on {url}",
                 hint=f"did you mean {the_kind.value} {close}?" if close else "try `strawpot search`",
             ) from None
+    from strawpot.model.package import install_commands
+
+    scripts = install_commands(meta)
+    declared = meta.get("metadata", {}).get("strawpot", {}) if isinstance(meta.get("metadata"), dict) else {}
+    extras: dict[str, dict[str, Any]] = {}
+    for key in ("tools", "params", "env"):
+        table = declared.get(key) if isinstance(declared, dict) else None
+        if isinstance(table, dict) and table:
+            extras[key] = table
     rows = [{"version": v.version, "yanked": v.yanked, "size": v.size} for v in reversed(versions.versions)]
     if as_json:
         from strawpot.commands._options import print_json
 
-        print_json({"command": "info", "registry": url, "detail": detail, "versions": rows, "install": scripts})
+        print_json({"command": "info", "registry": url, "detail": detail, "versions": rows, "install": scripts,
+                    **extras})
         return
     _render(the_kind.value, detail, rows)
     from strawpot.console import out_console
 
+    for key, table in extras.items():  # what the package needs: tools on PATH, params it takes, env it reads
+        out_console.print(f"{key}: {', '.join(map(str, table))}", markup=False, highlight=False, soft_wrap=True)
     for os_name, script in sorted(scripts.items()):
         out_console.print(f"install script ({os_name}): {script}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _install_scripts(client: HubClient, kind: Kind, slug: str, detail: dict[str, Any]) -> dict[str, str]:
-    """`metadata.strawpot.install` of the shown version, read from its main file ({} if it has none)."""
+def _main_meta(client: HubClient, kind: Kind, slug: str, detail: dict[str, Any]) -> dict[str, Any]:
+    """The frontmatter of the shown version's main file ({} if it cannot be read)."""
     from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
-    from strawpot.model.package import install_commands
 
     latest = detail.get("latestVersion")
     version = latest.get("version") if isinstance(latest, dict) else None
@@ -77,7 +93,7 @@ def _install_scripts(client: HubClient, kind: Kind, slug: str, detail: dict[str,
         meta, _body = split_frontmatter(data.decode("utf-8"))
     except (UnicodeDecodeError, FrontmatterError):
         return {}
-    return install_commands(meta)
+    return meta if isinstance(meta, dict) else {}
 
 
 def _render(kind: str, detail: dict[str, Any], rows: list[dict[str, Any]]) -> None:
@@ -85,9 +101,13 @@ def _render(kind: str, detail: dict[str, Any], rows: list[dict[str, Any]]) -> No
 
     raw_latest = detail.get("latestVersion")
     latest: dict[str, Any] = raw_latest if isinstance(raw_latest, dict) else {}
-    out_console.print(f"{kind} {detail.get('slug')} {latest.get('version', '')}", markup=False, style="bold")
+    yanked = " (yanked)" if latest.get("yanked") else ""
+    out_console.print(f"{kind} {detail.get('slug')} {latest.get('version', '')}{yanked}", markup=False, style="bold")
     if detail.get("summary"):
         out_console.print(str(detail["summary"]), markup=False)
+    owner = detail.get("owner")
+    if isinstance(owner, dict) and owner.get("handle"):
+        out_console.print(f"owner: {owner['handle']}", markup=False)
     deps = latest.get("dependencies") or detail.get("dependencies") or {}
     if isinstance(deps, dict):
         for group, entries in deps.items():

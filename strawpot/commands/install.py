@@ -52,7 +52,13 @@ def command(
         scripts="ignore" if ignore_scripts else "run",
         tools="skip" if skip_tools else ("run" if yes else "check"),
     )
-    outcome = run(Project.at(project, is_global=is_global), edit, options, reporter=RichReporter(quiet=as_json))
+    the_project = Project.at(project, is_global=is_global)
+    if packages and project is None and not is_global and not the_project.exists and not dry_run:
+        import sys
+
+        sys.stderr.write(f"note: no strawpot.toml in {the_project.dir} or any folder above it; "
+                         "creating a new project here (choose another with --project DIR)\n")
+    outcome = run(the_project, edit, options, reporter=RichReporter(quiet=as_json))
     if as_json:
         from strawpot.commands._options import print_json
 

@@ -59,6 +59,10 @@ def _installed(project: Project, kinds: list[Kind]) -> list[dict[str, object]]:
     from strawpot.model.lockfile import Lockfile
 
     lock = Lockfile.load(project.lock_path) if project.lock_path.exists() else None
+    if lock is not None:
+        from strawpot.commands._install_output import note_stale_lock
+
+        note_stale_lock(project, lock)
     rows: list[dict[str, object]] = []
     for pkg in InstalledTree(project.tree_root).packages():
         if pkg.kind not in kinds:

@@ -15,11 +15,13 @@ SECTION = "packages"
 @registry_project_options
 @click.option("--check", is_flag=True, help="Exit 4 if strawpot.lock is out of date with strawpot.toml; change nothing.")
 @click.option("--offline", is_flag=True, help="Resolve from cached metadata only.")
+@click.option("--dry-run", is_flag=True, help="Resolve and show whether strawpot.lock would change; write nothing.")
 def command(
     is_global: bool, project: Path | None, registry: str | None, as_json: bool, check: bool, offline: bool,
+    dry_run: bool,
 ) -> None:
     """Resolve the requirements in strawpot.toml and write strawpot.lock (locked versions are kept)."""
-    if not as_json:
+    if not as_json and not dry_run:
         import sys
 
         from strawpot.install.fastcheck import lock_current
@@ -36,7 +38,7 @@ def command(
 
     the_project = Project.at(project, is_global=is_global)
     options = Options(registry=registry, offline=offline, lock=LockMode.CHECK if check else LockMode.RESOLVE,
-                      tree=TreeMode.NONE, tools="skip")
+                      tree=TreeMode.NONE, tools="skip", dry_run=dry_run)
     outcome = run(the_project, None, options, reporter=RichReporter(quiet=as_json or check))
     if as_json:
         from strawpot.commands._options import print_json
@@ -51,7 +53,10 @@ def command(
         from strawpot.console import err_console
 
         count = len(outcome.lock.packages) if outcome.lock else 0
-        if check:
+        if dry_run:
+            err_console.print(f"Would {'write' if outcome.lock_changed else 'keep'} {the_project.lock_path.name} "
+                              f"({count} packages)", markup=False)
+        elif check:
             err_console.print(f"{the_project.lock_path.name} is up to date ({count} packages)", markup=False)
         elif outcome.lock_written:
             err_console.print(f"Wrote {the_project.lock_path.name} ({count} packages)", markup=False)

@@ -11,7 +11,7 @@ SECTION = "publishing"
 
 @click.command()
 @registry_option
-@click.option("--token-stdin", is_flag=True, help="Read the token from standard input instead of a hidden prompt.")
+@click.option("--token-stdin", is_flag=True, help="Read the token from standard input (the default when it is not a terminal).")
 def command(registry: str | None, token_stdin: bool) -> None:
     """Store a token for a registry (checked first), so publish, yank and whoami can use it.
 
@@ -28,7 +28,7 @@ def command(registry: str | None, token_stdin: bool) -> None:
 
     chosen = registry_for(registry)
     url = chosen.url
-    if token_stdin:
+    if token_stdin or not sys.stdin.isatty():  # no terminal: read the token as piped, with no getpass warning
         token = sys.stdin.readline().strip()
     else:
         try:

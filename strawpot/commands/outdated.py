@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import rich_click as click
 
@@ -14,18 +15,27 @@ SECTION = "packages"
 @click.command()
 @registry_project_options
 @click.option("--all", "show_all", is_flag=True, help="List every locked package, not only the outdated ones.")
-def command(is_global: bool, project: Path | None, registry: str | None, as_json: bool, show_all: bool) -> None:
+@click.option("--exit-code", is_flag=True, help="Exit 1 when a package is outdated or yanked (for CI).")
+def command(
+    is_global: bool, project: Path | None, registry: str | None, as_json: bool, show_all: bool, exit_code: bool,
+) -> None:
     """Compare each locked version with the newest that strawpot.toml allows and the newest published."""
-    from hub_client import PackageVersions
+    from hub_client import NotFound, PackageVersions
     from strawpot.hub import hub_errors, open_client
     from strawpot.install.queries import load_roots, locked_project, outdated, roots_of
     from strawpot.settings import choose_registry, registry_token
 
     the_project, lock = locked_project(project, is_global)
+    from strawpot.commands._install_output import note_stale_lock
+
+    note_stale_lock(the_project, lock)
     chosen = choose_registry(the_project, registry)
     url = chosen.url
     with hub_errors(url), open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
         found = client.package_versions_many((p.kind.value, p.name) for p in lock.packages)
+        for result in found.values():
+            if not isinstance(result, (PackageVersions, NotFound)):
+                raise result  # an unreachable registry is an error, never "all newest"
     available = {
         (p.kind, p.name): [(v.version, v.yanked) for v in result.versions]
         for p in lock.packages
@@ -36,6 +46,7 @@ def command(is_global: bool, project: Path | None, registry: str | None, as_json
         from strawpot.commands._options import print_json
 
         print_json({"command": "outdated", "registry": url, "packages": [r.as_dict() for r in rows]})
+        _exit_if_behind(exit_code, rows)
         return
     shown = [r for r in rows if show_all or r.behind]
     from strawpot.console import err_console, out_console
@@ -49,5 +60,17 @@ def command(is_global: bool, project: Path | None, registry: str | None, as_json
     for column in ("package", "locked", "allowed", "newest"):
         table.add_column(column)
     for row in shown:
-        table.add_row(f"{row.kind.value} {row.name}", row.locked, row.allowed or "-", row.newest or "-")
+        locked = f"{row.locked} (yanked)" if row.locked_yanked else row.locked
+        table.add_row(f"{row.kind.value} {row.name}", locked, row.allowed or "-", row.newest or "-")
     out_console.print(table)
+    if any(r.locked_yanked for r in shown):
+        err_console.print("a locked version was yanked: `strawpot update KIND SLUG` moves it to an allowed one",
+                          markup=False)
+    _exit_if_behind(exit_code, rows)
+
+
+def _exit_if_behind(exit_code: bool, rows: list[Any]) -> None:
+    if exit_code and any(r.behind for r in rows):
+        from click.exceptions import Exit
+
+        raise Exit(1)

@@ -62,9 +62,11 @@ def command() -> None:
               help="Requests per second per client address (bursts of twice that); 0 turns limiting off.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Server processes sharing the port (uvicorn's process manager).")
+@click.option("--quiet", "-q", is_flag=True, help="No access log (one line per request on stderr).")
 def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None,
-          rate_limit: float, workers: int) -> None:
-    """Serve the registry until interrupted; prints its URL on stderr once listening.
+          rate_limit: float, workers: int, quiet: bool) -> None:
+    """Serve the registry until interrupted (Ctrl-C stops it cleanly, exit 0); prints its URL on stderr once
+    listening, then one line per request unless --quiet.
 
     Refuses (exit 2) a database whose schema is older or newer than this version's: run `registry migrate`."""
     from registry_server.server import serve as run
@@ -74,7 +76,9 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
     _check_listen(host, port)  # before the data folder is created: a busy port leaves nothing behind
     _open_storage(spec).close()
     try:
-        run(host, port, spec, rate_limit=rate_limit, workers=workers)
+        run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=not quiet)
+    except KeyboardInterrupt:  # uvicorn shut down gracefully, then re-raised the signal it caught
+        click.echo("registry stopped", err=True)
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start; 3 means "resolution conflict" here
         if exc.code in (0, None):
             raise
@@ -186,3 +190,42 @@ def create(handle: str, admin: bool, data_dir: Path, database: str | None, blobs
         click.echo(create_token(storage, handle, admin=admin))
     finally:
         storage.close()
+
+
+@token.command("list")
+@storage_options
+def list_tokens(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None) -> None:
+    """List the stored tokens: an id (the start of the token's SHA-256), the user, when it was made."""
+    import datetime
+
+    storage = _open_storage(_spec(data_dir, database, blobs, s3_endpoint))
+    try:
+        tokens = storage.list_tokens()
+    finally:
+        storage.close()
+    if not tokens:
+        click.echo("No tokens", err=True)
+    for info in tokens:
+        made = datetime.datetime.fromtimestamp(info.created_at / 1000, tz=datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+        click.echo(f"{info.hash[:12]}  {info.handle}  {made}")
+
+
+@token.command("revoke")
+@click.argument("token_id", metavar="ID")
+@storage_options
+def revoke(token_id: str, data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None) -> None:
+    """Revoke a token by the id `registry token list` shows (or by the token itself); requests with it get 401."""
+    from registry_server.auth import hash_token
+    from strawpot.model.errors import UsageError
+
+    storage = _open_storage(_spec(data_dir, database, blobs, s3_endpoint))
+    try:
+        wanted = hash_token(token_id) if token_id.startswith("sh_") else token_id.lower()
+        matches = [t for t in storage.list_tokens() if len(wanted) >= 8 and t.hash.startswith(wanted)]
+        if len(matches) != 1:
+            raise UsageError(f"{'no' if not matches else 'more than one'} token matches {token_id!r}",
+                             hint="give the id `strawpot registry token list` shows (at least 8 characters)")
+        storage.revoke_token(matches[0].hash)
+    finally:
+        storage.close()
+    click.echo(f"Revoked token {matches[0].hash[:12]} of {matches[0].handle}", err=True)

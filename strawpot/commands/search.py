@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import rich_click as click
 
 from strawpot.commands._options import json_option, registry_option
@@ -22,16 +24,22 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     from strawpot.model.layout import Project
     from strawpot.settings import choose_registry, registry_token
 
+    if not query.strip():
+        from strawpot.model.errors import UsageError
+
+        raise UsageError("QUERY is empty", hint="search for a word, e.g. `strawpot search review`; "
+                                                "`strawpot list --remote` lists every package")
     kind_value = "all" if kind == "all" else parse_kind(kind).value
     chosen = choose_registry(Project.at(None), registry)
     url = chosen.url
     with hub_errors(url), open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
         found = client.search(query, kind_value, limit=limit)
-    results = found.get("results", []) if isinstance(found, dict) else None
-    if not isinstance(results, list) or not all(isinstance(item, dict) for item in results):
-        from strawpot.model.errors import StrawpotError
+        results = found.get("results", []) if isinstance(found, dict) else None
+        if not isinstance(results, list) or not all(isinstance(item, dict) for item in results):
+            from strawpot.model.errors import StrawpotError
 
-        raise StrawpotError(f"registry {url}: unexpected search answer (\"results\" is not a list of packages)")
+            raise StrawpotError(f"registry {url}: unexpected search answer (\"results\" is not a list of packages)")
+        _add_versions(client, results)
     if as_json:
         from strawpot.commands._options import print_json
 
@@ -45,8 +53,30 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
-    for column in ("kind", "slug", "summary"):
+    for column in ("kind", "slug", "version", "summary"):
         table.add_column(column)
     for item in results:
-        table.add_row(str(item.get("kind", "")), str(item.get("slug", "")), str(item.get("summary") or ""))
+        table.add_row(str(item.get("kind", "")), str(item.get("slug", "")), str(item.get("version") or "-"),
+                      str(item.get("summary") or ""))
     out_console.print(table)
+
+
+def _add_versions(client: Any, results: list[dict[str, Any]]) -> None:
+    """Each result's newest version that is neither yanked nor a pre-release (`version`, None if it has none)."""
+    from hub_client import PackageVersions
+    from resolver import ResolverError, Version
+
+    keys = [(str(r.get("kind")), str(r.get("slug"))) for r in results]
+    found = client.package_versions_many(keys) if keys else {}
+    for result, key in zip(results, keys, strict=True):
+        answer = found.get(key)
+        newest: Version | None = None
+        if isinstance(answer, PackageVersions):
+            for entry in answer.versions:
+                try:
+                    version = Version.parse(entry.version)
+                except ResolverError:
+                    continue
+                if not entry.yanked and not version.is_prerelease and (newest is None or version > newest):
+                    newest = version
+        result["version"] = str(newest) if newest else None

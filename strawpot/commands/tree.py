@@ -18,6 +18,9 @@ def command(is_global: bool, project: Path | None, as_json: bool) -> None:
     from strawpot.install.queries import load_roots, locked_project, render_tree, roots_of, tree
 
     the_project, lock = locked_project(project, is_global)
+    from strawpot.commands._install_output import note_stale_lock
+
+    note_stale_lock(the_project, lock)
     nodes = tree(lock, roots_of(lock, load_roots(the_project.manifest_path)))
     if as_json:
         from strawpot.commands._options import print_json

@@ -15,9 +15,10 @@ SECTION = "packages"
 @click.argument("packages", nargs=-1, required=True, metavar="KIND SLUG...")
 @registry_project_options
 @click.option("--offline", is_flag=True, help="Resolve from cached metadata only.")
+@click.option("--dry-run", is_flag=True, help="Show what would be removed; write nothing.")
 def command(
     packages: tuple[str, ...], is_global: bool, project: Path | None, registry: str | None, as_json: bool,
-    offline: bool,
+    offline: bool, dry_run: bool,
 ) -> None:
     """Remove packages from strawpot.toml, update strawpot.lock, and delete what nothing needs any more."""
     import time
@@ -28,8 +29,8 @@ def command(
     from strawpot.settings import Project
 
     started = time.perf_counter()
-    edit = Edit(remove=tuple((r.kind, r.name) for r in parse_packages(packages)))
-    options = Options(registry=registry, offline=offline, tools="skip")
+    edit = Edit(remove=tuple((r.kind, r.name) for r in parse_packages(packages, command="uninstall")))
+    options = Options(registry=registry, offline=offline, dry_run=dry_run, tools="skip")
     outcome = run(Project.at(project, is_global=is_global), edit, options, reporter=RichReporter(quiet=as_json))
     if as_json:
         from strawpot.commands._options import print_json

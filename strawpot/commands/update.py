@@ -12,7 +12,7 @@ SECTION = "packages"
 
 
 @click.command()
-@click.argument("packages", nargs=-1, metavar="[KIND SLUG]...")
+@click.argument("packages", nargs=-1, metavar="[KIND SLUG[SPEC]]...")
 @click.option("--all", "update_all", is_flag=True, help="Update every package (the default with no arguments).")
 @registry_project_options
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
@@ -21,7 +21,10 @@ def command(
     packages: tuple[str, ...], update_all: bool, is_global: bool, project: Path | None, registry: str | None,
     as_json: bool, dry_run: bool, skip_tools: bool,
 ) -> None:
-    """Update the named packages (or all) to the newest versions the specifiers in strawpot.toml allow."""
+    """Update the named packages (or all) to the newest versions the specifiers in strawpot.toml allow.
+
+    A SPEC (`skill alpha@^2`) replaces the package's specifier in strawpot.toml first.
+    """
     import time
 
     from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
@@ -36,14 +39,17 @@ def command(
     the_project = Project.at(project, is_global=is_global)
     if packages and update_all:
         raise UsageError("name packages or use --all, not both")
-    named = parse_packages(packages)
+    named = parse_packages(packages, command="update")
     if named:
         lock = load_lock(the_project)
         for req in named:
             if lock.get(req.kind, req.name) is None:
                 raise UsageError(f"{req.kind.value} {req.name} is not in {the_project.lock_path.name}",
                                  hint=f"install it with `strawpot install {req.kind.value} {req.name}`")
-    edit = Edit(upgrade=frozenset(package_id(r.kind, r.name) for r in named), upgrade_all=not named)
+    # `update skill alpha@2` moves the requirement to the new specifier, as `install skill alpha@2` would
+    respecified = tuple(r for r in named if r.spec is not None)
+    edit = Edit(add=respecified, upgrade=frozenset(package_id(r.kind, r.name) for r in named),
+                upgrade_all=not named)
     options = Options(registry=registry, dry_run=dry_run, tools="skip" if skip_tools else "check")
     outcome = run(the_project, edit, options, reporter=RichReporter(quiet=as_json))
     if as_json:

@@ -6,13 +6,16 @@ from pathlib import Path
 
 import rich_click as click
 
+from strawpot.commands._options import json_option
+
 SECTION = "publishing"
 
 
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--run-wrapper", is_flag=True, help="Also run an agent's wrapper `build` with sample arguments.")
-def command(path: Path, run_wrapper: bool) -> None:
+@json_option
+def command(path: Path, run_wrapper: bool, as_json: bool) -> None:
     """Validate the package at PATH and print a one-line summary, or every problem found."""
     from strawpot.console import err_console, out_console
     from strawpot.model.errors import UsageError
@@ -25,6 +28,18 @@ def command(path: Path, run_wrapper: bool) -> None:
         for issue in exc.issues:
             err_console.print(f"[red]✗[/] {issue}", markup=True, highlight=False, soft_wrap=True)
         raise UsageError(f"{exc.where or path}: {len(exc.issues)} problem(s) found") from None
+    if as_json:
+        from strawpot.commands._options import print_json
+
+        wrapper = None
+        if run_wrapper:
+            from strawpot.publishing.wrapper_check import check_wrapper
+
+            built = check_wrapper(package, path if path.is_dir() else path.parent)
+            wrapper = {"wrapper": str(built.wrapper), "cmd": list(built.cmd), "cwd": str(built.cwd)}
+        print_json({"ok": True, "summary": package.summary(), "install": dict(package.install),
+                    "warning": package.wrapper_warning(), "wrapper_check": wrapper})
+        return
     out_console.print(f"ok: {package.summary()}", markup=False)
     for os_name, script in sorted(package.install.items()):
         out_console.print(f"install script ({os_name}): {script}", markup=False, highlight=False, soft_wrap=True)

@@ -20,6 +20,9 @@ def command(is_global: bool, project: Path | None, as_json: bool) -> None:
     from strawpot.model.installed import InstalledTree
 
     the_project, lock = locked_project(project, is_global)
+    from strawpot.commands._install_output import note_stale_lock
+
+    note_stale_lock(the_project, lock)
     problems = InstalledTree(the_project.tree_root).verify(lock, deep=True)
     if as_json:
         from strawpot.commands._options import print_json

@@ -23,6 +23,9 @@ def command(kind: str, slug: str, is_global: bool, project: Path | None, as_json
 
     the_kind = parse_kind(kind)
     the_project, lock = locked_project(project, is_global)
+    from strawpot.commands._install_output import note_stale_lock
+
+    note_stale_lock(the_project, lock)
     if lock.get(the_kind, slug) is None:
         raise UsageError(f"{the_kind.value} {slug} is not in {the_project.lock_path.name}")
     paths = why(lock, roots_of(lock, load_roots(the_project.manifest_path)), (the_kind, slug))

@@ -117,13 +117,14 @@ class Outdated:
     locked: str
     allowed: str | None  # the newest version every specifier on it allows
     newest: str | None  # the newest version on the registry (not yanked, not a pre-release)
+    locked_yanked: bool = False  # the locked version has been yanked since
 
     @property
     def behind(self) -> bool:
-        return self.newest is not None and self.newest != self.locked
+        return self.locked_yanked or (self.newest is not None and self.newest != self.locked)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind.value, "name": self.name, "locked": self.locked,
+        return {"kind": self.kind.value, "name": self.name, "locked": self.locked, "locked_yanked": self.locked_yanked,
                 "allowed": self.allowed, "newest": self.newest}
 
 
@@ -152,8 +153,9 @@ def outdated(lock: Lockfile, roots: list[Root], available: dict[Key, list[tuple[
             newest = version if newest is None or version > newest else newest
             if allowed_set.contains(version) and (allowed is None or version > allowed):
                 allowed = version
+        yanked_now = any(y and text == pkg.version for text, y in available.get(pkg.key, []))
         rows.append(Outdated(pkg.kind, pkg.name, pkg.version, str(allowed) if allowed else None,
-                             str(newest) if newest else None))
+                             str(newest) if newest else None, yanked_now))
     return rows
 
 
@@ -162,6 +164,15 @@ def load_lock(project: Project) -> Lockfile:
     if not project.lock_path.exists():
         raise LockfileError(f"{project.lock_path}: no lockfile", hint="run `strawpot lock` or `strawpot install`")
     return Lockfile.load(project.lock_path)
+
+
+def lock_is_behind(project: Project, lock: Lockfile) -> bool:
+    """Whether strawpot.toml asks for something other than what strawpot.lock was written for."""
+    from strawpot.model.manifest import Manifest
+
+    if not project.manifest_path.exists():
+        return False
+    return Manifest.load(project.manifest_path).dependency_hash() != lock.manifest_hash
 
 
 def locked_project(folder: Path | None, is_global: bool) -> tuple[Project, Lockfile]:

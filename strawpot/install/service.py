@@ -24,7 +24,7 @@ from strawpot.model.fs import file_lock
 from strawpot.model.ids import package_id
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
-from strawpot.model.layout import escaping_link
+from strawpot.model.layout import escaping_link, remove_empty_tree
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.settings import Project
@@ -87,7 +87,9 @@ class Outcome:
     unchanged: int = 0
     dry_run: bool = False
     missing_tools: list[MissingTool] = field(default_factory=list)
+    tool_hints_ran: bool = False  # --yes ran the install commands (the tools still missing are missing after)
     saved: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries written
+    previous_specs: dict[tuple[Kind, str], str] = field(default_factory=dict)  # of saved entries that existed
     builds: Builds = field(default_factory=lambda: Builds())
     warnings: list[str] = field(default_factory=list)
 
@@ -104,7 +106,8 @@ class Outcome:
             },
             "manifest": {
                 "written": self.manifest_written,
-                "added": [{"kind": k.value, "name": n, "spec": s} for k, n, s in self.saved],
+                "added": [{"kind": k.value, "name": n, "spec": s, "previous_spec": self.previous_specs.get((k, n))}
+                          for k, n, s in self.saved],
             },
             "installed": [c.as_dict() for c in self.changes if c.version is not None],
             "removed": [c.as_dict() for c in self.changes if c.version is None],
@@ -126,11 +129,17 @@ def run(
     """Run one install-family operation on `project` (raises StrawpotError subclasses)."""
     operation = _Run(project, edit or Edit(), options or Options(), reporter or QuietReporter(), client)
     operation.inputs = _preflight(project, operation.options)
-    with file_lock(project.lock_file_path) if operation.options.writes else contextlib.nullcontext():
-        try:
-            return operation.execute()
-        finally:
-            operation.close()
+    fresh_tree = not project.tree_root.exists()
+    try:
+        with file_lock(project.lock_file_path) if operation.options.writes else contextlib.nullcontext():
+            try:
+                return operation.execute()
+            finally:
+                operation.close()
+    except BaseException:
+        if fresh_tree:
+            remove_empty_tree(project)  # a failed first install leaves no `.strawpot/` behind
+        raise
 
 
 def _preflight(project: Project, options: Options) -> Inputs:
@@ -295,6 +304,12 @@ class _Run:
             )
         lock = self._resolve(manifest, previous)
         self.outcome.resolved = True
+        for kind, name in self.edit.remove:  # removed from strawpot.toml, kept because something needs it
+            if lock.get(kind, name) is not None:
+                needs = [f"{p.kind.value} {p.name}" for p in lock.packages
+                         if any(d.kind is kind and d.name == name for d in p.dependencies)]
+                why = f": required by {', '.join(needs)}" if needs else ""
+                self.outcome.warnings.append(f"{kind.value} {name} stays installed{why}")
         self.outcome.lock_changed = previous is None or previous.dumps() != lock.dumps()
         return lock
 
@@ -305,6 +320,8 @@ class _Run:
             manifest.remove(kind, name)
         for req in self.edit.add:
             if req.spec is not None:
+                if (before := manifest.get(req.kind, req.name)) is not None:
+                    self.outcome.previous_specs[(req.kind, req.name)] = before.spec
                 manifest.set_spec(req.kind, req.name, req.spec)
                 self.outcome.saved.append((req.kind, req.name, req.spec))
             elif manifest.get(req.kind, req.name) is None:
@@ -326,7 +343,8 @@ class _Run:
 
         unlock = set(self.edit.upgrade) | {package_id(k, n) for k, n in self._placeholders}
         prefs = {} if self.edit.upgrade_all else locked_preferences(previous, unlock)
-        self.reporter.status(f"Resolving against {self.url}")
+        self.reporter.status("Resolving from the cache (offline)" if self.options.offline
+                             else f"Resolving against {self.url}")
         role_agents = {
             e.name: agent for e in manifest.entries()
             if e.kind is Kind.ROLE and isinstance(agent := e.settings.get("default_agent"), str)
@@ -459,4 +477,5 @@ class _Run:
         missing = missing_tools(lock)
         if missing and self.options.tools == "run" and not self.options.dry_run:
             missing = run_hints(missing, echo=self.reporter.status)
+            self.outcome.tool_hints_ran = True
         self.outcome.missing_tools = missing

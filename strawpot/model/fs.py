@@ -11,22 +11,51 @@ from pathlib import Path
 
 
 def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None) -> None:
-    """Write `data` to a temp file beside `path`, fsync it, then rename it over `path`."""
+    """Write `data` to a temp file beside `path`, fsync it, then rename it over `path`.
+
+    The file keeps the mode it had (a user's `chmod 644` survives); a new file gets `mode`, else 0644
+    less the umask, as `open()` would have made it (mkstemp alone would leave 0600).
+    """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        mode = _existing_mode(path)
+        if mode is None:
+            mode = 0o644 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _existing_mode(path: Path) -> int | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mode & 0o7777
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where Linux allows (os.umask is process-wide)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 @contextlib.contextmanager

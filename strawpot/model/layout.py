@@ -33,9 +33,17 @@ class Project:
 
     @classmethod
     def at(cls, project: Path | None = None, *, is_global: bool = False) -> Project:
+        """The global scope, the folder given (`--project`), or the project found from the current folder."""
         if is_global:
             return cls(global_root() / GLOBAL_SCOPE_DIR, is_global=True)
-        return cls((project or Path.cwd()).resolve())
+        if project is not None:
+            return cls(project.resolve())
+        return cls(find_project_dir(Path.cwd()) or Path.cwd().resolve())
+
+    @property
+    def exists(self) -> bool:
+        """Whether the folder holds a project yet (a strawpot.toml or a strawpot.lock)."""
+        return self.manifest_path.is_file() or self.lock_path.is_file()
 
     @property
     def manifest_path(self) -> Path:
@@ -62,6 +70,31 @@ class Project:
     @property
     def memory_dir(self) -> Path:
         return self.tree_root / "memory"
+
+
+def find_project_dir(start: Path) -> Path | None:
+    """The nearest folder from `start` upward holding strawpot.toml or strawpot.lock (as cargo and uv search).
+
+    $STRAWPOT_HOME is never taken for a project: strawhub 0.1.54 keeps its own JSON strawpot.lock there.
+    """
+    here = start.resolve()
+    home = global_root().resolve()
+    for folder in (here, *here.parents):
+        if folder == home:
+            continue
+        if (folder / MANIFEST_NAME).is_file() or (folder / LOCK_NAME).is_file():
+            return folder
+    return None
+
+
+def remove_empty_tree(project: Project) -> None:
+    """Remove the installed tree's folder if it holds nothing but the advisory lock file."""
+    try:
+        if {p.name for p in project.tree_root.iterdir()} <= {project.lock_file_path.name}:
+            project.lock_file_path.unlink(missing_ok=True)
+            project.tree_root.rmdir()
+    except OSError:
+        pass
 
 
 # The folders of the installed tree that hold packages.

@@ -57,7 +57,23 @@ class Manifest:
             raise UsageError(f"{path}:1:1: invalid TOML: {exc}", hint=hint) from None
         manifest = cls(path, doc)
         manifest.entries()  # validate shapes up front, so every command fails the same way
+        manifest._refuse_mistyped_tables()
         return manifest
+
+    def _refuse_mistyped_tables(self) -> None:
+        """`[skill]` for `[skills]` would otherwise be read as no requirements at all."""
+        import difflib
+
+        plurals = [kind.plural for kind in KIND_ORDER]
+        for key in self.doc:
+            if key in plurals:
+                continue
+            singular = [kind.plural for kind in KIND_ORDER if key == kind.value]
+            close = singular or difflib.get_close_matches(str(key), plurals, n=1, cutoff=0.8)
+            if close:
+                raise UsageError(f"{self.path}: unknown table [{key}]; did you mean [{close[0]}]?",
+                                 hint=f"rename [{key}] to [{close[0]}]; strawpot reads requirements from "
+                                      + ", ".join(f"[{p}]" for p in plurals))
 
     def entries(self) -> list[ManifestEntry]:
         """Every requirement, in kind order then file order."""

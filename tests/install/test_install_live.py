@@ -241,7 +241,7 @@ def test_dry_run_and_json_write_nothing(cli, project):
     result = cli("install", "role", "scout", "--dry-run", "--json", "--project", project.dir)
     assert result.code == 0, result.text
     report = json.loads(result.out)
-    assert report["version"] == 1 and report["command"] == "install" and report["dry_run"] is True
+    assert report["schema_version"] == 2 and report["command"] == "install" and report["dry_run"] is True
     assert {p["name"] for p in report["installed"]} >= {"scout", "github-pr"}
     assert not project.manifest_path.exists() and not project.lock_path.exists()
     assert not (project.dir / ".strawpot" / "roles").exists()

@@ -16,7 +16,7 @@ def test_tree_shows_the_locked_graph_from_the_manifest_roots(cli, project):
     assert any("(*)" in line for line in lines)  # shared subtrees are printed once
 
     report = json.loads(cli("tree", "--json", "--project", project.dir).out)
-    assert report["version"] == 1
+    assert report["schema_version"] == 2
     (root,) = report["roots"]
     assert (root["kind"], root["name"], root["version"], root["spec"]) == ("role", "reviewer", "1.0.0", "^1.0.0")
     children = {(c["kind"], c["name"]): c for c in root["dependencies"]}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import stat
 import tomllib
 
@@ -22,7 +23,7 @@ def test_login_whoami_logout_round_trip(env, registry) -> None:
 
     as_json = env.run("whoami", "--registry", registry.url, "--json")
     assert as_json.returncode == 0
-    assert '"handle": "alice"' in as_json.stdout and '"version": 1' in as_json.stdout
+    assert '"handle": "alice"' in as_json.stdout and '"schema_version": 2' in as_json.stdout
 
     out = env.run("logout", "--registry", registry.url)
     assert out.returncode == 0 and f"logged out of {registry.url}" in out.stdout
@@ -83,7 +84,12 @@ def test_login_with_the_hidden_prompt(registry, monkeypatch: pytest.MonkeyPatch,
         asked.append({"text": text, **kwargs})
         return f"  {registry.token}  "
 
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
     monkeypatch.setattr(rich_click, "prompt", fake_prompt)
+    monkeypatch.setattr("sys.stdin", Terminal())  # the hidden prompt is for a terminal; a pipe is read as is
     assert main(["login", "--registry", registry.url]) == 0
     assert asked and asked[0]["hide_input"] is True
     assert registry_token(choose_registry(None, registry.url)) == registry.token

@@ -76,12 +76,12 @@ def test_dry_run_json_is_versioned_and_complete(capsys: pytest.CaptureFixture[st
                        "--registry", closed_port_url)
     assert code == 0
     report = json.loads(out)
-    assert report["version"] == 1 and report["dryRun"] is True
+    assert report["schema_version"] == 2 and report["dry_run"] is True
     assert report["package"] == {"kind": "skill", "name": "code-review", "version": "1.2.0"}
     assert report["fields"]["dependencies"] == '{"skills":["diff-reading^1.0","code-style>=1.0"]}'
     data = (FIXTURES / "skills" / "code-review" / "SKILL.md").read_bytes()
     [entry] = report["files"]
-    assert entry["path"] == "SKILL.md" and entry["size"] == len(data) == report["totalSize"]
+    assert entry["path"] == "SKILL.md" and entry["size"] == len(data) == report["total_size"]
     assert entry["executable"] is False
 
 
@@ -231,8 +231,8 @@ def test_success_json_carries_the_server_answer(capsys: pytest.CaptureFixture[st
     code, out, _ = run(capsys, "publish", str(FIXTURES / "roles" / "scout"), "--json", "--registry", recorder.url)
     assert code == 0
     report = json.loads(out)
-    assert report["dryRun"] is False
-    assert report["result"] == {"roleId": "r1", "versionId": "v9", "version": "1.0.0"}
+    assert report["dry_run"] is False
+    assert report["result"] == {"role_id": "r1", "version_id": "v9", "version": "1.0.0"}
     assert report["package"] == {"kind": "role", "name": "scout", "version": "1.0.0"}
 
 

@@ -1,0 +1,72 @@
+"""`strawpot cache dir|clean|prune`: where the download cache is, and emptying it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import rich_click as click
+
+SECTION = "other"
+
+# Folders of the cache that hold answers the registry gives again on request (archives are kept by prune).
+_REFETCHABLE = ("metadata-v1",)
+
+
+@click.group()
+def command() -> None:
+    """The download cache (archives by sha256, registry answers with their ETags); $STRAWPOT_CACHE_DIR moves it."""
+
+
+@command.command("dir")
+def show_dir() -> None:
+    """Print the cache folder."""
+    from strawpot.settings import cache_dir
+
+    click.echo(str(cache_dir()))
+
+
+@command.command("clean")
+def clean() -> None:
+    """Remove everything in the cache (the next install downloads again)."""
+    from strawpot.settings import cache_dir
+
+    root = cache_dir()
+    size = _size(root)
+    if root.exists():
+        shutil.rmtree(root)
+    click.echo(f"Removed {root} ({_human(size)})", err=True)
+
+
+@command.command("prune")
+def prune() -> None:
+    """Remove cached registry answers and leftover temporary files; keep the verified archives."""
+    from strawpot.settings import cache_dir
+
+    root = cache_dir()
+    freed = 0
+    for name in _REFETCHABLE:
+        folder = root / name
+        freed += _size(folder)
+        if folder.exists():
+            shutil.rmtree(folder)
+    if root.exists():
+        for leftover in root.rglob(".tmp-*"):
+            freed += _size(leftover)
+            leftover.unlink(missing_ok=True)
+    click.echo(f"Pruned {root} ({_human(freed)} freed)", err=True)
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def _human(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"

@@ -1,0 +1,100 @@
+"""Every command answers --help, and every command with --json prints one document of the one shape
+(docs/json.md), on success and on failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import rich_click as click
+
+from strawpot.cli import cli
+
+STRAWPOT = str(Path(sys.executable).parent / "strawpot")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def all_commands() -> list[tuple[list[str], click.Command]]:
+    found: list[tuple[list[str], click.Command]] = []
+    ctx = click.Context(cli)
+
+    def walk(group: Any, path: list[str]) -> None:
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            found.append(([*path, name], command))
+            if isinstance(command, click.Group):
+                walk(command, [*path, name])
+
+    walk(cli, [])
+    return found
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
+    env.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
+               STRAWPOT_HOME=str(cwd / ".global"), STRAWPOT_REGISTRY_URL="http://127.0.0.1:9", NO_COLOR="1",
+               STRAWPOT_HTTP_TIMEOUT="2")
+    return subprocess.run([STRAWPOT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+                          check=False, stdin=subprocess.DEVNULL)
+
+
+def check_shape(document: dict[str, Any], command: str) -> None:
+    assert document["schema_version"] == 2
+    assert document["command"] == command or document["command"].startswith(f"{command} "), document["command"]
+
+    def keys(value: Any, verbatim: bool = False) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                assert verbatim or not re.search(r"[a-z][A-Z]", str(key)), f"camelCase key {key!r} in {command}"
+                keys(inner, verbatim or key in {"params", "env", "tools", "install", "metadata", "dependencies",
+                                                "settings", "inputs", "value", "trusted"})
+        elif isinstance(value, list):
+            for inner in value:
+                keys(inner, verbatim)
+
+    keys(document)
+    if "error" in document:
+        assert set(document["error"]) >= {"code", "exit_code", "message"}
+
+
+def test_every_command_answers_help() -> None:
+    commands = all_commands()
+    assert len(commands) > 30
+    for path, _command in commands:
+        result = subprocess.run([sys.executable, "-m", "strawpot.cli", *path, "--help"], capture_output=True,
+                                text=True, timeout=60, check=False, env={**os.environ, "COLUMNS": "120"})
+        assert result.returncode == 0, (path, result.stderr)
+        assert "Usage:" in result.stdout, path
+
+
+# Arguments that make each --json command do its work (or fail the way a user would see first) in an empty folder.
+ARGS: dict[str, list[str]] = {
+    "info": ["skill", "alpha"], "search": ["alpha"], "why": ["skill", "alpha"], "validate": [str(FIXTURES / "skills" / "code-style")],
+    "publish": [str(FIXTURES / "skills" / "code-style"), "--dry-run"], "yank": ["skill", "alpha", "1.0.0"],
+    "agents": ["run-x"], "cancel": ["run-x"], "sessions show": ["run-x"], "memory remember": ["a fact"],
+    "memory recall": ["fact"], "memory forget": ["x"], "install": ["--dry-run"], "trust": ["skill:alpha"],
+    "start": ["--headless", "--task", "echo:x"], "config set": ["registry.url", "http://127.0.0.1:9"],
+    "resume": ["run-x"], "attach": ["run-x"], "setup": ["stub-agent"],
+}
+
+
+def json_commands() -> list[str]:
+    return [" ".join(path) for path, command in all_commands()
+            if any("--json" in getattr(p, "opts", []) for p in command.params)]
+
+
+@pytest.mark.parametrize("command", json_commands())
+def test_every_json_command_prints_one_document_of_the_one_shape(tmp_path: Path, command: str) -> None:
+    result = run(*command.split(), *ARGS.get(command, []), "--json", cwd=tmp_path)
+    assert "Traceback" not in result.stderr, result.stderr
+    document = json.loads(result.stdout)
+    check_shape(document, command)
+    assert ("error" in document) is (result.returncode != 0), result.stdout + result.stderr
+    if "error" in document:
+        assert document["error"]["exit_code"] == result.returncode
