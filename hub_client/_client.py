@@ -12,7 +12,8 @@ from urllib.parse import quote
 import httpx
 
 from . import _responses
-from ._exceptions import HubError, OfflineMiss, ProtocolError
+from ._closure import ClosureAnswer, parse_closure
+from ._exceptions import HubError, OfflineMiss, ProtocolError, RegistryUnreachable
 from ._models import PackageVersions, check_slug, kind_and_plural
 from ._responses import json_object, read_capped, versions_outcome
 from ._session import API, Session
@@ -36,6 +37,7 @@ _NEVER = float("inf")
 _MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries
 _BACKOFF_BASE = 0.25
 _BACKOFF_CAP = 8.0
+_MAX_KNOWN = 400  # ETags sent with a closure request (its body stays under the server's 64 KiB)
 _VERSION_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+-")
 
 
@@ -50,6 +52,13 @@ def _check_relative_path(path: str) -> str:
     if not path or "\\" in path or pure.is_absolute() or ".." in pure.parts or str(pure) != path:
         raise ValueError(f"file path must be relative POSIX without '..': {path!r}")
     return path
+
+
+def _closure_outcome(response: httpx.Response) -> tuple[int, dict[str, Any] | None]:
+    if response.status_code in (404, 405, 501):
+        read_capped(response)
+        return response.status_code, None
+    return response.status_code, json_object(response)
 
 
 class HubClient(Session):
@@ -147,6 +156,50 @@ class HubClient(Session):
         if self.cache:
             self.cache.put_metadata(self.base_url, kind, slug, body, etag=etag, source="versions")
         return result
+
+    def closure(
+        self, roots: Iterable[tuple[str, str]], hints: Iterable[tuple[str, str]] = ()
+    ) -> dict[tuple[str, str], PackageVersions] | None:
+        """The metadata of every package reachable from `roots` in one request (`POST /closure`), or None
+        when there is none to be had: offline, a server without the extension (remembered for this client),
+        or an answer that cannot be trusted whole (then the caller asks per package).
+
+        Keyed by (kind, slug), kinds singular. The ETags of cached documents of the roots and of `hints`
+        (packages likely in the closure, e.g. a lock's) are sent, so unchanged ones come from the cache.
+        A package the answer leaves out is absent from the result. Raises only RegistryUnreachable.
+        """
+        if self.offline or self._has_closure is False or self._has_extensions is False:
+            return None
+        wanted = [(kind_and_plural(k)[0], check_slug(s)) for k, s in roots]
+        if not wanted:
+            return None
+        cached: dict[tuple[str, str], PackageVersions] = {}
+        known: dict[str, str] = {}
+        for kind, slug in dict.fromkeys([*wanted, *((kind_and_plural(k)[0], s) for k, s in hints)]):
+            hit = self._load_cached(kind, slug) if len(known) < _MAX_KNOWN else None
+            if hit is not None and hit[2] == "versions" and hit[1]:
+                cached[(kind, slug)] = hit[0]
+                known[f"{kind}:{slug}"] = hit[1]
+        path = f"{API}/closure"
+        body = {"roots": [{"kind": k, "slug": s} for k, s in wanted], "known": known}
+        try:
+            status, answer = self._call("POST", path, _closure_outcome, json_body=body,
+                                        passthrough=frozenset({404, 405, 501}))
+            if answer is None:
+                self._has_closure = False
+                return None
+            parsed: ClosureAnswer = self._parse(lambda: parse_closure(answer), path)
+        except RegistryUnreachable:
+            raise
+        except HubError:
+            return None  # a server error or a malformed answer: per-package requests decide
+        self._has_closure = True
+        found = {key: cached[key] for key in parsed.unchanged if key in cached}
+        for key, (versions, etag, raw) in parsed.documents.items():
+            found[key] = versions
+            if self.cache:
+                self.cache.put_metadata(self.base_url, key[0], key[1], raw, etag=etag, source="versions")
+        return found
 
     def _parse(self, build: Callable[[], T], path: str) -> T:
         try:

@@ -98,6 +98,7 @@ class Session:
             limits=httpx.Limits(max_connections=max_workers, max_keepalive_connections=max_workers),
         )
         self._has_extensions: bool | None = None  # None until a server answer tells us
+        self._has_closure: bool | None = None  # False once the server said it has no POST /closure
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._worker = threading.local()  # .active is set in the pool's own threads
