@@ -61,6 +61,15 @@ def _closure_outcome(response: httpx.Response) -> tuple[int, dict[str, Any] | No
     return response.status_code, json_object(response)
 
 
+def _valid(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (singular kind, slug) pairs among `items` that name a package; the rest are left out."""
+    out = []
+    for kind, slug in items:
+        with contextlib.suppress(ValueError):
+            out.append((kind_and_plural(kind)[0], check_slug(slug)))
+    return out
+
+
 class HubClient(Session):
     """A client for one registry; thread-safe, one pooled httpx.Client shared by all threads.
 
@@ -175,7 +184,7 @@ class HubClient(Session):
             return None
         cached: dict[tuple[str, str], PackageVersions] = {}
         known: dict[str, str] = {}
-        for kind, slug in dict.fromkeys([*wanted, *((kind_and_plural(k)[0], s) for k, s in hints)]):
+        for kind, slug in dict.fromkeys([*wanted, *_valid(hints)]):
             hit = self._load_cached(kind, slug) if len(known) < _MAX_KNOWN else None
             if hit is not None and hit[2] == "versions" and hit[1]:
                 cached[(kind, slug)] = hit[0]
@@ -183,7 +192,7 @@ class HubClient(Session):
         path = f"{API}/closure"
         body = {"roots": [{"kind": k, "slug": s} for k, s in wanted], "known": known}
         try:
-            status, answer = self._call("POST", path, _closure_outcome, json_body=body,
+            _, answer = self._call("POST", path, _closure_outcome, json_body=body,
                                         passthrough=frozenset({404, 405, 501}))
             if answer is None:
                 self._has_closure = False
