@@ -14,7 +14,7 @@ import httpx
 from . import _responses
 from ._closure import ClosureAnswer, parse_closure
 from ._exceptions import HubError, OfflineMiss, ProtocolError, RegistryUnreachable
-from ._models import PackageVersions, check_slug, kind_and_plural
+from ._models import PackageVersions, check_slug, kind_and_plural, parse_json
 from ._responses import json_object, read_capped, versions_outcome
 from ._session import API, Session
 
@@ -294,6 +294,54 @@ class HubClient(Session):
         `progress(item, result)` is called in the calling thread as each item finishes.
         """
         return self._map(items, lambda item: self.fetch_archive(*item), progress)
+
+    def fetch_archive_bundle(self, items: Sequence[ArchiveItem]) -> dict[ArchiveItem, Path]:
+        """Many archives in one request (`POST /archives`), each checked against its item's sha256 and size
+        and stored in the cache; keyed by the items that arrived. What did not arrive, or arrived wrong, is
+        left out (the caller fetches it with `fetch_archive`, which reports the error). A registry without
+        the extension is remembered and not asked again. Raises only RegistryUnreachable."""
+        cache = self._require_cache()
+        if self.offline or self._has_bundle is False or not items:
+            return {}
+        wanted = {(kind_and_plural(k)[0], s, v): (k, s, v, sha, size) for k, s, v, sha, size in items}
+        body = {"items": [{"kind": k, "slug": s, "version": v} for k, s, v in wanted]}
+        limit = _responses.MAX_JSON_BYTES + (1 << 20)  # the reference server sends at most 64 MB of archives
+
+        def read(response: httpx.Response) -> bytes | None:
+            return None if response.status_code in (404, 405, 501) else read_capped(response, limit)
+
+        try:
+            data = self._call("POST", f"{API}/archives", read, json_body=body, passthrough=frozenset({404, 405, 501}),
+                              headers={"Accept": "application/octet-stream", "Accept-Encoding": "identity"})
+        except RegistryUnreachable:
+            raise
+        except HubError:
+            return {}
+        if data is None:
+            self._has_bundle = False
+            return {}
+        self._has_bundle = True
+        head, _, rest = data.partition(b"\n")
+        try:
+            index = parse_json(head)
+            if not isinstance(index, list):
+                return {}
+        except ValueError:
+            return {}
+        stored: dict[ArchiveItem, Path] = {}
+        offset = 0
+        for entry in index:
+            size = entry.get("size") if isinstance(entry, dict) else None
+            if not isinstance(size, int) or size < 0 or offset + size > len(rest):
+                break  # the index and the bytes disagree: trust nothing after this point
+            chunk, offset = rest[offset:offset + size], offset + size
+            key = (entry.get("kind"), entry.get("slug"), entry.get("version"))
+            item = wanted.get(key) if all(isinstance(p, str) for p in key) else None
+            if item is None or item in stored:
+                continue
+            with contextlib.suppress(HubError, ValueError):
+                stored[item] = cache.put_archive(chunk, item[3], size=item[4], what=f"archive of {key[0]} {key[1]}")
+        return stored
 
     def fetch_file(self, kind: str, slug: str, path: str, version: str | None = None) -> bytes:
         """The raw bytes of one file of a version (v1; the latest version when `version` is None)."""

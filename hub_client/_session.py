@@ -100,6 +100,7 @@ class Session:
         )
         self._has_extensions: bool | None = None  # None until a server answer tells us
         self._has_closure: bool | None = None  # False once the server said it has no POST /closure
+        self._has_bundle: bool | None = None  # False once the server said it has no POST /archives
         # told once, the first time a 429 is waited out (e.g. the install reporter's status line)
         self.on_rate_limit: Callable[[str], None] | None = None
         self._rate_told = False

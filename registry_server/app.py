@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from registry_server import account, closure, packages, publish, resolve, web
+from registry_server import account, bundle, closure, packages, publish, resolve, web
 from registry_server.closure import MAX_CLOSURE
 from registry_server.errors import ApiError, error_response
 from registry_server.hot import HotPaths
@@ -38,7 +38,10 @@ def _openapi(request: Request) -> JSONResponse:
 
 def _routes(with_closure: bool) -> list[Route]:
     kinds, pkg = f"{API}/{{kinds}}", f"{API}/{{kinds}}/{{slug}}"
-    extra = [Route(f"{API}/closure", closure.closure, methods=["POST"])] if with_closure else []
+    extra = [
+        Route(f"{API}/closure", closure.closure, methods=["POST"]),
+        Route(f"{API}/archives", bundle.archives, methods=["POST"]),
+    ] if with_closure else []
     return [
         *extra,
         Route(f"{API}/openapi.json", _openapi, methods=["GET"]),
@@ -98,7 +101,7 @@ def create_app(
     (bytes) that large uploads share, and `slot_wait` how long a publish waits for its share before a 503.
     `fast_path=False` leaves out `HotPaths`, so every request goes through the router (the tests that
     prove the fast path answers what the handlers answer compare the two). `closure=False` leaves out
-    `POST /closure` (a registry without the extension, for the client's fallback tests); `closure_limit`
+    `POST /closure` and `POST /archives` (a registry without the extension, for the client's fallback tests); `closure_limit`
     is the most packages one closure answer visits.
     """
     middleware = [  # outermost first: every early answer, a 429 included, passes the request limits' close

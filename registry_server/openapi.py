@@ -116,6 +116,17 @@ _PATHS: dict[str, Any] = {
                             "known": {"type": "object", "additionalProperties": {"type": "string"},
                                       "description": "kind:slug -> the ETag of the versions document held"}}}}}}),
     },
+    "/api/v1/archives": {
+        "post": _op("many archives in one answer: a line of JSON, the index [{kind, slug, version, sha256, size}] "
+                    "of what follows, then the archives back to back; unknown items and anything past 64 MB are "
+                    "left out (fetch them one at a time); each archive sent counts a download",
+                    {"description": "index line + archives", "content": {"application/octet-stream": {}}}, 400, 413,
+                    body={"required": True, "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["items"], "properties": {"items": {
+                            "type": "array", "maxItems": 200, "items": {
+                                "type": "object", "required": ["kind", "slug", "version"],
+                                "properties": {k: {"type": "string"} for k in ("kind", "slug", "version")}}}}}}}}),
+    },
     "/api/v1/search": {
         "get": _op("lexical search over slug, name and description", _json("results", "Search"), 400, params=[
             _param("q", "query", "query text", required=True),

@@ -33,12 +33,12 @@ class HubProvider:
         *,
         role_agents: Mapping[str, str] | None = None,
         preferred: Mapping[str, str] | None = None,
-        speculate: Callable[[str, str, VersionInfo], None] | None = None,
+        speculate: Callable[[list[tuple[str, str, VersionInfo]]], None] | None = None,
     ) -> None:
         self.client = client
         self.role_agents = dict(role_agents or {})
         self.preferred = dict(preferred or {})  # package id -> the locked version, tried first
-        self.speculate = speculate  # told (kind, slug, version) of the likely pick as soon as it is known
+        self.speculate = speculate  # told [(kind, slug, version)] of the likely picks as soon as they are known
         self._known: dict[str, PackageVersions | HubError] = {}
         self._lock = threading.Lock()
         self._closure_asked = False
@@ -80,8 +80,7 @@ class HubProvider:
                 else:
                     likely.append(pid)
                     todo.extend(reversed(self._needs(pid, known)))
-            for pid in likely:  # archive downloads queue behind the metadata requests just made
-                self._speculate(pid, self._known[pid])
+            self._speculate(likely)  # archive downloads queue behind the metadata requests just made
 
         ask(reversed(wanted))
         try:
@@ -122,12 +121,17 @@ class HubProvider:
         likely = self._likely(pid, result) if isinstance(result, PackageVersions) else None
         return [] if likely is None else list(self._raw_dependencies(pid, likely, with_agent=True))
 
-    def _speculate(self, pid: str, result: PackageVersions | HubError) -> None:
-        """Start downloading the archive of the likely version of a known package."""
-        likely = self._likely(pid, result) if isinstance(result, PackageVersions) else None
-        if likely is not None and self.speculate is not None:
-            kind, slug = split_id(pid)
-            self.speculate(kind.value, slug, likely)
+    def _speculate(self, pids: list[str]) -> None:
+        """Start downloading the archives of the likely versions of these known packages, as one batch."""
+        batch = []
+        for pid in pids:
+            result = self._known[pid]
+            likely = self._likely(pid, result) if isinstance(result, PackageVersions) else None
+            if likely is not None:
+                kind, slug = split_id(pid)
+                batch.append((kind.value, slug, likely))
+        if batch and self.speculate is not None:
+            self.speculate(batch)
 
     def _likely(self, pid: str, found: PackageVersions) -> VersionInfo | None:
         """The version a resolution most likely picks: the locked one if listed, else the newest."""

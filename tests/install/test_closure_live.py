@@ -19,6 +19,7 @@ import pytest
 from hub_client import HubClient
 
 CLOSURE = "/api/v1/closure"
+BUNDLE = "/api/v1/archives"
 _HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
 # rewrites a closure answer: (status, body) -> (status, body)
 Rewrite = Callable[[int, bytes], tuple[int, bytes]]
@@ -27,7 +28,7 @@ Rewrite = Callable[[int, bytes], tuple[int, bytes]]
 class Proxy:
     """A loopback HTTP proxy to a registry that records request paths and may rewrite the closure answer."""
 
-    def __init__(self, upstream: str, rewrite: Rewrite | None = None) -> None:
+    def __init__(self, upstream: str, rewrite: Rewrite | None = None, bundle: Rewrite | None = None) -> None:
         target = urlsplit(upstream)
         self.paths: list[str] = []
         proxy = self
@@ -51,6 +52,8 @@ class Proxy:
                 conn.close()
                 if self.path == CLOSURE and rewrite is not None:
                     status, data = rewrite(status, data)
+                if self.path == BUNDLE and bundle is not None:
+                    status, data = bundle(status, data)
                 self.send_response(status)
                 for key, value in out_headers:
                     self.send_header(key, value)
@@ -79,8 +82,8 @@ class Proxy:
 def proxied(registry: Any, cli: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Proxy]]:
     made: list[Proxy] = []
 
-    def make(rewrite: Rewrite | None = None) -> Proxy:
-        proxy = Proxy(registry.url, rewrite)
+    def make(rewrite: Rewrite | None = None, bundle: Rewrite | None = None) -> Proxy:
+        proxy = Proxy(registry.url, rewrite, bundle)
         made.append(proxy)
         monkeypatch.setenv("STRAWPOT_REGISTRY_URL", proxy.url)
         return proxy
@@ -130,7 +133,25 @@ def test_install_asks_for_all_metadata_in_one_request(cli: Any, project: Any, pr
     assert result.code == 0, result.text
     assert proxy.count(f"POST {CLOSURE}") == 1
     assert proxy.count("GET /api/v1/", "/versions") == 0
-    assert proxy.count("GET /api/v1/", "/archive") == 11
+    assert proxy.count(f"POST {BUNDLE}") == 1 and proxy.count("GET /api/v1/", "/archive") == 0  # 11 in one
+    assert _lock_packages(project) == reference
+
+
+def _corrupt(status: int, data: bytes) -> tuple[int, bytes]:
+    head, _, rest = data.partition(b"\n")
+    return status, head + b"\n" + bytes(b ^ 0xFF for b in rest)
+
+
+@pytest.mark.parametrize("bundle", [_corrupt, lambda s, d: (501, b'{"error": "no"}'), lambda s, d: (s, d[:-100])])
+def test_archives_a_bundle_did_not_bring_whole_are_fetched_one_by_one(
+    bundle: Rewrite, cli: Any, project: Any, proxied: Callable[..., Proxy]
+) -> None:
+    reference = _reference_lock(cli, project, proxied)
+    proxy = proxied(bundle=bundle)
+    result = cli("install", "role", "reviewer", "--project", project.dir)
+    assert result.code == 0, result.text
+    assert proxy.count(f"POST {BUNDLE}") == 1
+    assert 1 <= proxy.count("GET /api/v1/", "/archive") <= 11
     assert _lock_packages(project) == reference
 
 
@@ -243,4 +264,5 @@ def test_a_registry_with_the_extension_switched_off(
         proxy.close()
     assert result.code == 0, result.text
     assert proxy.count(f"POST {CLOSURE}") == 1 and proxy.count("GET /api/v1/", "/versions") == 11
+    assert proxy.count(f"POST {BUNDLE}") == 0 and proxy.count("GET /api/v1/", "/archive") == 11  # one by one
     assert _lock_packages(project) == reference

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from pathlib import Path
+
+import httpx
 
 from hub_client import HubClient
 from strawpot.publishing.prepare import prepare_upload
@@ -27,8 +30,23 @@ def test_install_role_lead_from_a_registry_limited_to_one_request_a_second(tmp_p
         env = {**os.environ, "STRAWPOT_REGISTRY_URL": url, "STRAWPOT_CACHE_DIR": str(home / "cache"),
                "STRAWPOT_CONFIG_DIR": str(home / "config"), "STRAWPOT_HOME": str(home / "global"), "COLUMNS": "400"}
         env.pop("STRAWPOT_TOKEN", None)
-        done = subprocess.run(strawpot_command("install", "role", "lead", "--skip-tools"), cwd=project, env=env,
-                              capture_output=True, text=True, timeout=300)
+        # another client on the same address keeps the bucket near empty (the install itself now needs only
+        # a few requests, fewer than the burst), so the install meets 429s and has to wait them out
+        stop = threading.Event()
+
+        def drain() -> None:
+            with httpx.Client(base_url=url, timeout=10) as other:
+                while not stop.wait(0.3):
+                    other.get("/api/v1/skills")
+
+        drainer = threading.Thread(target=drain, daemon=True)
+        drainer.start()
+        try:
+            done = subprocess.run(strawpot_command("install", "role", "lead", "--skip-tools"), cwd=project, env=env,
+                                  capture_output=True, text=True, timeout=300)
+        finally:
+            stop.set()
+            drainer.join(timeout=15)
     finally:
         stop_server(process)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -14,6 +14,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 URL = "/api/v1/closure"
+BUNDLE = "/api/v1/archives"
 
 
 def _graph(api: Api) -> None:
@@ -62,6 +63,7 @@ def test_closure_past_its_bound_says_it_is_incomplete(storage: Storage) -> None:
     assert len(body["packages"]) == 2 and body["complete"] is False and body["limit"] == 2
     off = TestClient(create_app(storage, rate_limit=0, closure=False))
     assert off.post(URL, json={"roots": [{"kind": "role", "slug": "lead"}]}).status_code == 404
+    assert off.post(BUNDLE, json={"items": [{"kind": "skill", "slug": "leaf", "version": "1.0.0"}]}).status_code == 404
 
 
 def test_bad_closure_requests_are_400_or_413(api: Api) -> None:
@@ -76,3 +78,24 @@ def test_bad_closure_requests_are_400_or_413(api: Api) -> None:
     assert api.client.post(URL, content=deep, headers={"Content-Type": "application/json"}).status_code == 400
     huge = json.dumps({"roots": [{"kind": "role", "slug": "x"}], "known": {f"skill:s{i}": "e" * 60 for i in range(2000)}})
     assert api.client.post(URL, content=huge, headers={"Content-Type": "application/json"}).status_code == 413
+
+
+def test_a_bundle_holds_the_archives_asked_for_byte_for_byte(api: Api) -> None:
+    _graph(api)
+    items = [{"kind": "skill", "slug": "mid", "version": "1.0.0"}, {"kind": "skill", "slug": "nope", "version": "1.0.0"},
+             {"kind": "agents", "slug": "runner", "version": "1.0.0"}, {"kind": "skill", "slug": "mid", "version": "9.0.0"}]
+    answer = api.client.post(BUNDLE, json={"items": items})
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/octet-stream"
+    head, _, rest = answer.content.partition(b"\n")
+    index = json.loads(head)
+    assert [(e["kind"], e["slug"], e["version"]) for e in index] == [("skill", "mid", "1.0.0"), ("agent", "runner", "1.0.0")]
+    offset = 0
+    for entry in index:
+        single = api.client.get(f"/api/v1/{entry['kind']}s/{entry['slug']}/versions/{entry['version']}/archive")
+        assert rest[offset:offset + entry["size"]] == single.content
+        assert entry["sha256"] == single.headers["etag"].strip('"')
+        offset += entry["size"]
+    assert offset == len(rest)
+    for bad in ({}, {"items": []}, {"items": [{"kind": "skill", "slug": "x"}]}, {"items": [{"kind": "skill", "slug": "../x", "version": "1"}]},
+                {"items": [{"kind": "skill", "slug": "x", "version": "1"}] * 201}):
+        assert api.client.post(BUNDLE, json=bad).status_code == 400, bad
