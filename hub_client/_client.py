@@ -37,6 +37,7 @@ _NEVER = float("inf")
 _MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries
 _BACKOFF_BASE = 0.25
 _BACKOFF_CAP = 8.0
+_MAX_ROOTS = 100  # roots one closure request names (the reference server's limit)
 _MAX_KNOWN = 400  # ETags sent with a closure request (its body stays under the server's 64 KiB)
 _VERSION_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+-")
 
@@ -179,7 +180,7 @@ class HubClient(Session):
         """
         if self.offline or self._has_closure is False or self._has_extensions is False:
             return None
-        wanted = [(kind_and_plural(k)[0], check_slug(s)) for k, s in roots]
+        wanted = [(kind_and_plural(k)[0], check_slug(s)) for k, s in roots][:_MAX_ROOTS]  # the rest: per package
         if not wanted:
             return None
         cached: dict[tuple[str, str], PackageVersions] = {}
