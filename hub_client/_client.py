@@ -302,8 +302,13 @@ class HubClient(Session):
         left out (the caller fetches it with `fetch_archive`, which reports the error). A registry without
         the extension is remembered and not asked again. Raises only RegistryUnreachable."""
         cache = self._require_cache()
+        stored: dict[ArchiveItem, Path] = {}
+        for item in items:
+            if (hit := cache.get_archive(item[3])) is not None:
+                stored[item] = hit
+        items = [item for item in items if item not in stored]
         if self.offline or self._has_bundle is False or not items:
-            return {}
+            return stored
         wanted = {(kind_and_plural(k)[0], s, v): (k, s, v, sha, size) for k, s, v, sha, size in items}
         body = {"items": [{"kind": k, "slug": s, "version": v} for k, s, v in wanted]}
         limit = _responses.MAX_JSON_BYTES + (1 << 20)  # the reference server sends at most 64 MB of archives
@@ -317,31 +322,28 @@ class HubClient(Session):
         except RegistryUnreachable:
             raise
         except HubError:
-            return {}
+            return stored
         if data is None:
             self._has_bundle = False
-            return {}
+            return stored
         self._has_bundle = True
         head, _, rest = data.partition(b"\n")
         try:
             index = parse_json(head)
-            if not isinstance(index, list):
-                return {}
         except ValueError:
-            return {}
-        stored: dict[ArchiveItem, Path] = {}
+            return stored
         offset = 0
-        for entry in index:
+        for entry in index if isinstance(index, list) else ():
             size = entry.get("size") if isinstance(entry, dict) else None
             if not isinstance(size, int) or size < 0 or offset + size > len(rest):
                 break  # the index and the bytes disagree: trust nothing after this point
             chunk, offset = rest[offset:offset + size], offset + size
             key = (entry.get("kind"), entry.get("slug"), entry.get("version"))
-            item = wanted.get(key) if all(isinstance(p, str) for p in key) else None
-            if item is None or item in stored:
+            found = wanted.get(key) if all(isinstance(p, str) for p in key) else None
+            if found is None or found in stored:
                 continue
             with contextlib.suppress(HubError, ValueError):
-                stored[item] = cache.put_archive(chunk, item[3], size=item[4], what=f"archive of {key[0]} {key[1]}")
+                stored[found] = cache.put_archive(chunk, found[3], size=found[4], what=f"archive of {key[0]} {key[1]}")
         return stored
 
     def fetch_file(self, kind: str, slug: str, path: str, version: str | None = None) -> bytes:

@@ -19,7 +19,8 @@ _BUNDLE = 25  # archives per bundle request: a few requests in parallel, each on
 
 class Speculator:
     """Downloads the archive of the version each package will most likely be locked at, into the cache,
-    as soon as its metadata arrives; `prepare` then finds it there. Errors are ignored here: `prepare`
+    as soon as its metadata arrives (many at once in bundles of `_BUNDLE`, `POST /archives`, when the
+    metadata of many arrives at once); `prepare` then finds it there. Errors are ignored here: `prepare`
     fetches again and reports them properly."""
 
     def __init__(self, client: HubClient, wanted: Callable[[str, str, str], bool]) -> None:
