@@ -67,15 +67,18 @@ def registry_key(base_url: str) -> str:
 
 @contextmanager
 def _atomic_writer(target: Path) -> Iterator[IO[bytes]]:
-    """Yield a temp file beside `target`; on a clean exit it replaces `target`, otherwise it is removed."""
+    """Yield a temp file beside `target`; on a clean exit it replaces `target`, otherwise it is removed.
+
+    No fsync: every entry is checked when it is read (an archive re-hashed, metadata parsed), so one
+    that a power cut left torn is a miss, and the cache never needed to survive one (it did cost
+    0.3 s of a 100-package install).
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

@@ -12,8 +12,9 @@ from urllib.parse import quote
 import httpx
 
 from . import _responses
-from ._exceptions import HubError, OfflineMiss, ProtocolError
-from ._models import PackageVersions, check_slug, kind_and_plural
+from ._closure import ClosureAnswer, parse_closure
+from ._exceptions import HubError, OfflineMiss, ProtocolError, RegistryUnreachable
+from ._models import PackageVersions, check_slug, kind_and_plural, parse_json
 from ._responses import json_object, read_capped, versions_outcome
 from ._session import API, Session
 
@@ -28,6 +29,8 @@ K = TypeVar("K", bound=Hashable)
 # (kind, slug, version, sha256, size): one archive to fetch; also the key of its result
 ArchiveItem = tuple[str, str, str, str, int | None]
 
+_MAX_ROOTS = 100  # roots one closure request names (the reference server's limit)
+_MAX_KNOWN = 400  # ETags sent with a closure request (its body stays under the server's 64 KiB)
 _VERSION_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+-")
 
 
@@ -42,6 +45,22 @@ def _check_relative_path(path: str) -> str:
     if not path or "\\" in path or pure.is_absolute() or ".." in pure.parts or str(pure) != path:
         raise ValueError(f"file path must be relative POSIX without '..': {path!r}")
     return path
+
+
+def _closure_outcome(response: httpx.Response) -> tuple[int, dict[str, Any] | None]:
+    if response.status_code in (404, 405, 501):
+        read_capped(response)
+        return response.status_code, None
+    return response.status_code, json_object(response)
+
+
+def _valid(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (singular kind, slug) pairs among `items` that name a package; the rest are left out."""
+    out = []
+    for kind, slug in items:
+        with contextlib.suppress(ValueError):
+            out.append((kind_and_plural(kind)[0], check_slug(slug)))
+    return out
 
 
 class HubClient(Session):
@@ -140,6 +159,50 @@ class HubClient(Session):
             self.cache.put_metadata(self.base_url, kind, slug, body, etag=etag, source="versions")
         return result
 
+    def closure(
+        self, roots: Iterable[tuple[str, str]], hints: Iterable[tuple[str, str]] = ()
+    ) -> dict[tuple[str, str], PackageVersions] | None:
+        """The metadata of every package reachable from `roots` in one request (`POST /closure`), or None
+        when there is none to be had: offline, a server without the extension (remembered for this client),
+        or an answer that cannot be trusted whole (then the caller asks per package).
+
+        Keyed by (kind, slug), kinds singular. The ETags of cached documents of the roots and of `hints`
+        (packages likely in the closure, e.g. a lock's) are sent, so unchanged ones come from the cache.
+        A package the answer leaves out is absent from the result. Raises only RegistryUnreachable.
+        """
+        if self.offline or self._has_closure is False or self._has_extensions is False:
+            return None
+        wanted = [(kind_and_plural(k)[0], check_slug(s)) for k, s in roots][:_MAX_ROOTS]  # the rest: per package
+        if not wanted:
+            return None
+        cached: dict[tuple[str, str], PackageVersions] = {}
+        known: dict[str, str] = {}
+        for kind, slug in dict.fromkeys([*wanted, *_valid(hints)]):
+            hit = self._load_cached(kind, slug) if len(known) < _MAX_KNOWN else None
+            if hit is not None and hit[2] == "versions" and hit[1]:
+                cached[(kind, slug)] = hit[0]
+                known[f"{kind}:{slug}"] = hit[1]
+        path = f"{API}/closure"
+        body = {"roots": [{"kind": k, "slug": s} for k, s in wanted], "known": known}
+        try:
+            _, answer = self._call("POST", path, _closure_outcome, json_body=body,
+                                        passthrough=frozenset({404, 405, 501}))
+            if answer is None:
+                self._has_closure = False
+                return None
+            parsed: ClosureAnswer = self._parse(lambda: parse_closure(answer), path)
+        except RegistryUnreachable:
+            raise
+        except HubError:
+            return None  # a server error or a malformed answer: per-package requests decide
+        self._has_closure = True
+        found = {key: cached[key] for key in parsed.unchanged if key in cached}
+        for key, (versions, etag, raw) in parsed.documents.items():
+            found[key] = versions
+            if self.cache:
+                self.cache.put_metadata(self.base_url, key[0], key[1], raw, etag=etag, source="versions")
+        return found
+
     def _parse(self, build: Callable[[], T], path: str) -> T:
         try:
             return build()
@@ -224,6 +287,56 @@ class HubClient(Session):
         `progress(item, result)` is called in the calling thread as each item finishes.
         """
         return self._map(items, lambda item: self.fetch_archive(*item), progress)
+
+    def fetch_archive_bundle(self, items: Sequence[ArchiveItem]) -> dict[ArchiveItem, Path]:
+        """Many archives in one request (`POST /archives`), each checked against its item's sha256 and size
+        and stored in the cache; keyed by the items that arrived. What did not arrive, or arrived wrong, is
+        left out (the caller fetches it with `fetch_archive`, which reports the error). A registry without
+        the extension is remembered and not asked again. Raises only RegistryUnreachable."""
+        cache = self._require_cache()
+        stored: dict[ArchiveItem, Path] = {}
+        for item in items:
+            if (hit := cache.get_archive(item[3])) is not None:
+                stored[item] = hit
+        items = [item for item in items if item not in stored]
+        if self.offline or self._has_bundle is False or not items:
+            return stored
+        wanted = {(kind_and_plural(k)[0], s, v): (k, s, v, sha, size) for k, s, v, sha, size in items}
+        body = {"items": [{"kind": k, "slug": s, "version": v} for k, s, v in wanted]}
+        limit = _responses.MAX_JSON_BYTES + (1 << 20)  # the reference server sends at most 64 MB of archives
+
+        def read(response: httpx.Response) -> bytes | None:
+            return None if response.status_code in (404, 405, 501) else read_capped(response, limit)
+
+        try:
+            data = self._call("POST", f"{API}/archives", read, json_body=body, passthrough=frozenset({404, 405, 501}),
+                              headers={"Accept": "application/octet-stream", "Accept-Encoding": "identity"})
+        except RegistryUnreachable:
+            raise
+        except HubError:
+            return stored
+        if data is None:
+            self._has_bundle = False
+            return stored
+        self._has_bundle = True
+        head, _, rest = data.partition(b"\n")
+        try:
+            index = parse_json(head)
+        except ValueError:
+            return stored
+        offset = 0
+        for entry in index if isinstance(index, list) else ():
+            size = entry.get("size") if isinstance(entry, dict) else None
+            if not isinstance(size, int) or size < 0 or offset + size > len(rest):
+                break  # the index and the bytes disagree: trust nothing after this point
+            chunk, offset = rest[offset:offset + size], offset + size
+            key = (entry.get("kind"), entry.get("slug"), entry.get("version"))
+            found = wanted.get(key) if all(isinstance(p, str) for p in key) else None
+            if found is None or found in stored:
+                continue
+            with contextlib.suppress(HubError, ValueError):
+                stored[found] = cache.put_archive(chunk, found[3], size=found[4], what=f"archive of {key[0]} {key[1]}")
+        return stored
 
     def fetch_file(self, kind: str, slug: str, path: str, version: str | None = None) -> bytes:
         """The raw bytes of one file of a version (v1; the latest version when `version` is None)."""

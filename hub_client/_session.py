@@ -28,7 +28,8 @@ _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _UNSENT_STATUSES = frozenset({429, 503})
 _UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _NEVER = float("inf")
-_MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries
+_MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries (429s aside)
+_MAX_RATE_WAIT = 120.0  # seconds one request may wait out 429s (Retry-After), across as many as come
 _BACKOFF_BASE = 0.25
 _BACKOFF_CAP = 8.0
 
@@ -98,6 +99,11 @@ class Session:
             limits=httpx.Limits(max_connections=max_workers, max_keepalive_connections=max_workers),
         )
         self._has_extensions: bool | None = None  # None until a server answer tells us
+        self._has_closure: bool | None = None  # False once the server said it has no POST /closure
+        self._has_bundle: bool | None = None  # False once the server said it has no POST /archives
+        # told once, the first time a 429 is waited out (e.g. the install reporter's status line)
+        self.on_rate_limit: Callable[[str], None] | None = None
+        self._rate_told = False
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._worker = threading.local()  # .active is set in the pool's own threads
@@ -167,9 +173,10 @@ class Session:
             raise OfflineMiss(f"offline: {method} {path} needs the registry", url=self.base_url + path)
         retries = self.retries if retries is None else retries
         idempotent = method in ("GET", "HEAD")
-        waited = 0.0
+        waited = rate_waited = 0.0
+        attempt = 0
         end, scope, budget = self._end()
-        for attempt in range(retries + 1):
+        while True:
             left = end - time.monotonic()
             if left <= 0:
                 raise DeadlineExceeded(scope, budget, url=self.base_url + path)
@@ -178,15 +185,21 @@ class Session:
                 timeout=min(self.timeout, left), extensions={"deadline": end} if end != _NEVER else None,
             )
             url = str(request.url)
-            last = attempt == retries
+            last = attempt >= retries
             delay: float | None
+            limited = False
             try:
                 response = self._http.send(request, stream=True)
                 if end != _NEVER and isinstance(response.stream, httpx.SyncByteStream):
                     response.stream = DeadlineStream(response.stream, end)
                 try:
-                    delay = None if last else self._status_delay(response, attempt, idempotent)
-                    if delay is None or waited + delay > _MAX_WAIT or time.monotonic() + delay >= end:
+                    limited = response.status_code == 429 and retries > 0
+                    delay = None if last and not limited else self._status_delay(response, attempt, idempotent)
+                    if limited and delay is not None:
+                        over = rate_waited + delay > _MAX_RATE_WAIT
+                    else:
+                        over = delay is not None and waited + delay > _MAX_WAIT
+                    if delay is None or over or time.monotonic() + delay >= end:
                         if response.status_code >= 400 and response.status_code not in passthrough:
                             read_capped(response)
                             raise _map_error(response, url)
@@ -201,9 +214,22 @@ class Session:
                 if last or not retryable or delay <= 0:
                     raise _map_error(exc, url) from exc
             delay = min(delay, max(0.0, end - time.monotonic()))
+            if limited:  # waited out apart from the retries: a busy registry is not a broken one
+                self._tell_rate_limited(delay)
+                rate_waited += delay
+            else:
+                attempt += 1
+                waited += delay
             _sleep(delay)
-            waited += delay
-        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _tell_rate_limited(self, delay: float) -> None:
+        with self._pool_lock:
+            told, self._rate_told = self._rate_told, True
+        if not told and self.on_rate_limit is not None:
+            self.on_rate_limit(
+                f"{self.base_url} is rate limiting this client; waiting as it asks (Retry-After {delay:.0f} s, "
+                f"at most {_MAX_RATE_WAIT:g} s a request)"
+            )
 
     def _end(self) -> tuple[float, str, float]:
         """(the instant this request must be done by, "request" or "client", that budget in seconds)."""
@@ -220,6 +246,8 @@ class Session:
         status = response.status_code
         if status not in _RETRY_STATUSES or (not idempotent and status not in _UNSENT_STATUSES):
             return None
+        if status == 429:  # at least a moment, jittered so that the client's threads do not return as one
+            return max(float(_retry_after(response)), _BACKOFF_BASE) + random.uniform(0, 0.5)
         if "Retry-After" in response.headers:
             return float(_retry_after(response))
         return _backoff(attempt)

@@ -11,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from registry_server import account, packages, publish, resolve, web
+from registry_server import account, bundle, closure, packages, publish, resolve, web
+from registry_server.closure import MAX_CLOSURE
 from registry_server.errors import ApiError, error_response
 from registry_server.fresh import FreshReads
 from registry_server.hot import HotPaths
@@ -36,9 +37,14 @@ def _openapi(request: Request) -> JSONResponse:
     return JSONResponse(openapi_document(release))
 
 
-def _routes() -> list[Route]:
+def _routes(with_closure: bool) -> list[Route]:
     kinds, pkg = f"{API}/{{kinds}}", f"{API}/{{kinds}}/{{slug}}"
+    extra = [
+        Route(f"{API}/closure", closure.closure, methods=["POST"]),
+        Route(f"{API}/archives", bundle.archives, methods=["POST"]),
+    ] if with_closure else []
     return [
+        *extra,
         Route(f"{API}/openapi.json", _openapi, methods=["GET"]),
         Route(f"{API}/search", packages.search, methods=["GET"]),
         Route(f"{API}/whoami", account.whoami, methods=["GET"]),
@@ -87,13 +93,17 @@ def create_app(
     slot_wait: float = WAIT,
     upload_budget: int = LARGE_BUDGET,
     fast_path: bool = True,
+    closure: bool = True,
+    closure_limit: int = MAX_CLOSURE,
 ) -> Starlette:
     """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off).
 
     `body_policy` bounds every request body (size, deadline, minimum rate); `upload_budget` is the memory
     (bytes) that large uploads share, and `slot_wait` how long a publish waits for its share before a 503.
     `fast_path=False` leaves out `HotPaths`, so every request goes through the router (the tests that
-    prove the fast path answers what the handlers answer compare the two).
+    prove the fast path answers what the handlers answer compare the two). `closure=False` leaves out
+    `POST /closure` and `POST /archives` (a registry without the extension, for the client's fallback tests); `closure_limit`
+    is the most packages one closure answer visits.
     """
     middleware = [  # outermost first: every early answer, a 429 included, passes the request limits' close
         Middleware(RequestLimits, policy=body_policy),
@@ -103,11 +113,12 @@ def create_app(
     if fast_path:
         middleware.append(Middleware(HotPaths))
     app = Starlette(
-        routes=_routes(),
+        routes=_routes(closure),
         middleware=middleware,
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _crash},
     )
     app.router.redirect_slashes = False
     app.state.registry = Registry(storage, slot_wait=slot_wait, upload_budget=upload_budget)
     app.state.site = web.Site(app.state.registry)
+    app.state.closure_limit = closure_limit
     return app

@@ -105,6 +105,30 @@ _PATHS: dict[str, Any] = {
                     400, 401, 403, 404, params=[_KINDS, _SLUG, _VERSION], auth=True,
                     body=_json_body({"yanked": "boolean"}, [])),
     },
+    "/api/v1/closure": {
+        "post": _op("the versions documents of every package reachable from the roots (through any version, and a "
+                    "role's defaultAgent), minus those whose ETag `known` names; at most 1000 packages visited, past "
+                    "that `complete` is false and the client asks for the rest per package",
+                    _json("closure", "Closure"), 400, 413,
+                    body={"required": True, "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["roots"], "properties": {
+                            "roots": {"type": "array", "maxItems": 100, "items": {
+                                "type": "object", "required": ["kind", "slug"],
+                                "properties": {"kind": {"type": "string"}, "slug": {"type": "string"}}}},
+                            "known": {"type": "object", "additionalProperties": {"type": "string"},
+                                      "description": "kind:slug -> the ETag of the versions document held"}}}}}}),
+    },
+    "/api/v1/archives": {
+        "post": _op("many archives in one answer: a line of JSON, the index [{kind, slug, version, sha256, size}] "
+                    "of what follows, then the archives back to back; unknown items and anything past 64 MB are "
+                    "left out (fetch them one at a time); each archive sent counts a download",
+                    {"description": "index line + archives", "content": {"application/octet-stream": {}}}, 400, 413,
+                    body={"required": True, "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["items"], "properties": {"items": {
+                            "type": "array", "maxItems": 200, "items": {
+                                "type": "object", "required": ["kind", "slug", "version"],
+                                "properties": {k: {"type": "string"} for k in ("kind", "slug", "version")}}}}}}}}),
+    },
     "/api/v1/search": {
         "get": _op("lexical search over slug, name and description", _json("results", "Search"), 400, params=[
             _param("q", "query", "query text", required=True),
@@ -176,6 +200,12 @@ _SCHEMAS: dict[str, Any] = {
                 "path": {"type": "string"}, "size": {"type": "integer"}, "sha256": {"type": "string"},
                 "executable": {"type": "boolean"}}}},
             "yanked": {"type": "boolean"}, "createdAt": {"type": "integer"}}}}}},
+    "Closure": {"type": "object", "properties": {
+        "packages": {"type": "array", "items": {"type": "object", "properties": {
+            "etag": {"type": "string"}, "versions": {"$ref": "#/components/schemas/Versions"}}}},
+        "unchanged": {"type": "array", "items": {"type": "string"}, "description": "kind:slug ids held unchanged"},
+        "missing": {"type": "array", "items": {"type": "string"}, "description": "kind:slug ids not published"},
+        "complete": {"type": "boolean"}, "limit": {"type": "integer"}}},
     "Search": {"type": "object", "properties": {"results": {"type": "array", "items": _OBJ},
                                                 "count": {"type": "integer"}}},
     "User": {"type": "object", "properties": {k: {"type": "string"} for k in ("handle", "displayName", "email", "role")}},

@@ -10,13 +10,17 @@ from concurrent.futures import Future, wait
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hub_client import HubClient, VersionInfo
+    from hub_client import ArchiveItem, HubClient, VersionInfo
     from strawpot.model.lockfile import LockedPackage
+
+
+_BUNDLE = 25  # archives per bundle request: a few requests in parallel, each one round trip
 
 
 class Speculator:
     """Downloads the archive of the version each package will most likely be locked at, into the cache,
-    as soon as its metadata arrives; `prepare` then finds it there. Errors are ignored here: `prepare`
+    as soon as its metadata arrives (many at once in bundles of `_BUNDLE`, `POST /archives`, when the
+    metadata of many arrives at once); `prepare` then finds it there. Errors are ignored here: `prepare`
     fetches again and reports them properly."""
 
     def __init__(self, client: HubClient, wanted: Callable[[str, str, str], bool]) -> None:
@@ -25,12 +29,25 @@ class Speculator:
         self.futures: list[Future[object]] = []
         self.seen: set[tuple[str, str, str]] = set()
 
-    def __call__(self, kind: str, name: str, info: VersionInfo) -> None:
-        key = (kind, name, info.version)
-        if not info.sha256 or key in self.seen or not self.wanted(*key):
+    def __call__(self, batch: list[tuple[str, str, VersionInfo]]) -> None:
+        items: list[ArchiveItem] = []
+        for kind, name, info in batch:
+            key = (kind, name, info.version)
+            if info.sha256 and key not in self.seen and self.wanted(*key):
+                self.seen.add(key)
+                items.append((kind, name, info.version, info.sha256, info.size))
+        if len(items) == 1:
+            self.futures.append(self.client.submit(self.client.fetch_archive, *items[0]))
             return
-        self.seen.add(key)
-        self.futures.append(self.client.submit(self.client.fetch_archive, kind, name, info.version, info.sha256, info.size))
+        for start in range(0, len(items), _BUNDLE):  # a few bundles at once, each one round trip
+            self.futures.append(self.client.submit(self._bundle, items[start:start + _BUNDLE]))
+
+    def _bundle(self, items: list[ArchiveItem]) -> None:
+        got = self.client.fetch_archive_bundle(items)
+        for item in items:  # what the bundle did not bring (or a registry without bundles): one by one
+            if item not in got:
+                with contextlib.suppress(Exception):
+                    self.client.fetch_archive(*item)
 
     def settle(self, timeout: float = 120.0) -> None:
         """Wait for the downloads under way (so nothing is fetched twice), then drop what has not started."""

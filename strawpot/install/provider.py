@@ -33,14 +33,15 @@ class HubProvider:
         *,
         role_agents: Mapping[str, str] | None = None,
         preferred: Mapping[str, str] | None = None,
-        speculate: Callable[[str, str, VersionInfo], None] | None = None,
+        speculate: Callable[[list[tuple[str, str, VersionInfo]]], None] | None = None,
     ) -> None:
         self.client = client
         self.role_agents = dict(role_agents or {})
         self.preferred = dict(preferred or {})  # package id -> the locked version, tried first
-        self.speculate = speculate  # told (kind, slug, version) of the likely pick as soon as it is known
+        self.speculate = speculate  # told [(kind, slug, version)] of the likely picks as soon as they are known
         self._known: dict[str, PackageVersions | HubError] = {}
         self._lock = threading.Lock()
+        self._closure_asked = False
         # (package id, version) -> {dependency id: specifier text}: the edges the lock records
         self.edges: dict[tuple[str, str], dict[str, str]] = {}
 
@@ -49,24 +50,39 @@ class HubProvider:
     def prefetch(self, packages: Iterable[str]) -> None:
         """Fetch the metadata of `packages` and, speculatively, of what their likely versions need.
 
-        Pipelined rather than level by level: a package's dependencies are requested as soon as its own
-        metadata arrives, so one slow answer holds up only its own subtree. Requests go to the client's
-        thread pool in the order they become known; a speculative archive download is queued after the
-        metadata requests its package opened.
+        The first call asks the registry for the whole closure of `packages` in one request (`POST
+        /closure`, when the registry has it). Then, pipelined rather than level by level, every package
+        not known yet is asked for on its own (`versions`) as soon as a known version needs it, so one
+        slow answer holds up only its own subtree; a closure answer that left something out costs
+        those requests, never a wrong answer. Each package's likely version is handed to `speculate`
+        (its archive download starts) as soon as its metadata is known.
         """
         from concurrent.futures import FIRST_COMPLETED, Future, wait
 
+        wanted = list(dict.fromkeys(packages))
+        if not self._closure_asked:
+            self._closure_asked = True
+            self._ask_closure([pid for pid in wanted if pid not in self._known])
         in_flight: dict[Future[PackageVersions], str] = {}
         asked: set[str] = set()
 
         def ask(pids: Iterable[str]) -> None:
-            for pid in pids:
-                if pid not in self._known and pid not in asked:
-                    asked.add(pid)
+            todo, likely = list(pids), []
+            while todo:
+                pid = todo.pop()
+                if pid in asked:
+                    continue
+                asked.add(pid)
+                known = self._known.get(pid)
+                if known is None:
                     kind, slug = split_id(pid)
                     in_flight[self.client.submit(self.client.package_versions, kind.value, slug)] = pid
+                else:
+                    likely.append(pid)
+                    todo.extend(reversed(self._needs(pid, known)))
+            self._speculate(likely)  # archive downloads queue behind the metadata requests just made
 
-        ask(dict.fromkeys(packages))
+        ask(reversed(wanted))
         try:
             while in_flight:
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
@@ -79,14 +95,43 @@ class HubProvider:
                     except ValueError as exc:  # a name the client refuses to put in a URL
                         raise StrawpotError(f"cannot look up {display(pid)}: {exc}") from None
                     self._store(pid, result)
-                    if isinstance(result, PackageVersions) and (likely := self._likely(pid, result)) is not None:
-                        ask(self._raw_dependencies(pid, likely, with_agent=True))
-                        if self.speculate is not None:
-                            kind, slug = split_id(pid)
-                            self.speculate(kind.value, slug, likely)
+                    asked.discard(pid)  # walked again, now from its answer
+                    ask([pid])
         finally:
             for future in in_flight:  # a hard failure (unreachable registry) stops the rest
                 future.cancel()
+
+    def _ask_closure(self, roots: list[str]) -> None:
+        """Fill the known answers from one closure request (nothing happens when the registry has none)."""
+        if not roots:
+            return
+        hints = [split_id(pid) for pid in self.preferred]
+        try:
+            found = self.client.closure(
+                [(split_id(pid)[0].value, split_id(pid)[1]) for pid in roots],
+                [(kind.value, slug) for kind, slug in hints],
+            )
+        except ValueError as exc:  # a name the client refuses to send
+            raise StrawpotError(f"cannot look up {', '.join(map(display, roots))}: {exc}") from None
+        for (kind, slug), versions in (found or {}).items():
+            self._store(package_id(Kind(kind), slug), versions)
+
+    def _needs(self, pid: str, result: PackageVersions | HubError) -> list[str]:
+        """What the likely version of a known package depends on (with a role's default agent)."""
+        likely = self._likely(pid, result) if isinstance(result, PackageVersions) else None
+        return [] if likely is None else list(self._raw_dependencies(pid, likely, with_agent=True))
+
+    def _speculate(self, pids: list[str]) -> None:
+        """Start downloading the archives of the likely versions of these known packages, as one batch."""
+        batch = []
+        for pid in pids:
+            result = self._known[pid]
+            likely = self._likely(pid, result) if isinstance(result, PackageVersions) else None
+            if likely is not None:
+                kind, slug = split_id(pid)
+                batch.append((kind.value, slug, likely))
+        if batch and self.speculate is not None:
+            self.speculate(batch)
 
     def _likely(self, pid: str, found: PackageVersions) -> VersionInfo | None:
         """The version a resolution most likely picks: the locked one if listed, else the newest."""

@@ -65,7 +65,7 @@ def resolve(
     role_agents: Mapping[str, str] | None = None,
     preferences: Mapping[str, Version] | None = None,
     where: str = "strawpot.toml",
-    speculate: Callable[[str, str, VersionInfo], None] | None = None,
+    speculate: Callable[[list[tuple[str, str, VersionInfo]]], None] | None = None,
 ) -> Resolution:
     """Solve the requirements against the registry and build the lock (raises ConflictError, exit 3)."""
     preferred = {pid: str(v) for pid, v in (preferences or {}).items()}

@@ -265,6 +265,7 @@ class _Run:
                 self.url, token=registry_token(self.registry), offline=self.options.offline,
                 timeouts=timeouts(self.settings),
             )
+            self._client.on_rate_limit = self.reporter.status  # a 429 is waited out, and said once
         return self._client
 
     def close(self) -> None:

@@ -32,26 +32,44 @@ def test_429_honours_retry_after(registry, make_client, sleeps) -> None:
     limited = httpx.Response(429, json={"error": "slow down"}, headers={"Retry-After": "2"})
     registry.on("GET", WHOAMI, limited, httpx.Response(200, json=ME))
     assert make_client().whoami() == ME
-    assert sleeps == [2.0]
+    assert len(sleeps) == 1 and 2.0 <= sleeps[0] <= 2.5  # at least what it asks, jittered
+
+
+def test_429s_are_waited_out_beyond_the_retries_and_told_once(registry, make_client, sleeps) -> None:
+    limited = httpx.Response(429, json={"error": "slow down"}, headers={"Retry-After": "1"})
+    registry.on("GET", WHOAMI, *[limited] * 6, httpx.Response(200, json=ME))
+    client = make_client(retries=2)
+    told: list[str] = []
+    client.on_rate_limit = told.append
+    assert client.whoami() == ME
+    assert len(sleeps) == 6 and all(1.0 <= s <= 1.5 for s in sleeps)
+    assert len(told) == 1 and "rate limiting" in told[0] and "Retry-After 1 s" in told[0]
+
+
+def test_429_without_a_retry_after_still_waits_a_moment(registry, make_client, sleeps) -> None:
+    registry.on("GET", WHOAMI, httpx.Response(429), httpx.Response(429, headers={"Retry-After": "0"}),
+                httpx.Response(200, json=ME))
+    assert make_client().whoami() == ME
+    assert len(sleeps) == 2 and all(s >= 0.25 for s in sleeps)
 
 
 def test_429_beyond_the_wait_budget_raises_rate_limited_at_once(registry, make_client, sleeps) -> None:
     registry.on(
-        "GET", WHOAMI, httpx.Response(429, json={"error": "slow down"}, headers={"Retry-After": "120"})
+        "GET", WHOAMI, httpx.Response(429, json={"error": "slow down"}, headers={"Retry-After": "600"})
     )
     with pytest.raises(RateLimited) as info:
         make_client().whoami()
-    assert info.value.retry_after == 120
+    assert info.value.retry_after == 600
     assert sleeps == []
     assert registry.count("GET", WHOAMI) == 1
 
 
 def test_total_wait_per_request_is_capped(registry, make_client, sleeps) -> None:
-    registry.on("GET", WHOAMI, httpx.Response(429, headers={"Retry-After": "12"}))
+    registry.on("GET", WHOAMI, httpx.Response(429, headers={"Retry-After": "30"}))
     with pytest.raises(RateLimited):
-        make_client(retries=10).whoami()
-    assert sleeps == [12.0, 12.0]  # a third wait would pass 30 s
-    assert sum(sleeps) <= 30
+        make_client(retries=1).whoami()
+    assert len(sleeps) == 3 and all(30 <= s <= 30.5 for s in sleeps)  # a fourth wait would pass 120 s
+    assert sum(sleeps) <= 120
 
 
 @pytest.mark.parametrize("status", [400, 404, 409, 422])

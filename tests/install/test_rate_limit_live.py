@@ -1,0 +1,47 @@
+"""A registry that rate limits (`strawpot registry serve --rate-limit 1`): the install waits its 429s out."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import httpx
+
+from hub_client import HubClient
+from strawpot.publishing.prepare import prepare_upload
+from tests._live_registry import spawn_server, start_registry, stop_server, strawpot_command
+from tests.install.conftest import FIXTURE_ORDER, FIXTURES
+
+
+def test_install_role_lead_from_a_registry_limited_to_one_request_a_second(tmp_path: Path) -> None:
+    with start_registry(tmp_path) as live:  # published without a limit, then served with one
+        with HubClient(live.url, token=live.token) as client:
+            for rel in FIXTURE_ORDER:
+                upload = prepare_upload(FIXTURES / rel, version="0.1.0" if rel.startswith("agents/") else None)
+                client.publish(upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files])
+        data_dir = live.data_dir
+    process, url = spawn_server(data_dir, tmp_path / "limited.log", rate_limit=1)
+    try:
+        project = tmp_path / "proj"
+        project.mkdir()
+        home = tmp_path / "home"
+        env = {**os.environ, "STRAWPOT_REGISTRY_URL": url, "STRAWPOT_CACHE_DIR": str(home / "cache"),
+               "STRAWPOT_CONFIG_DIR": str(home / "config"), "STRAWPOT_HOME": str(home / "global"), "COLUMNS": "400"}
+        env.pop("STRAWPOT_TOKEN", None)
+        # The install itself needs two requests (closure, one bundle), which the burst of 2 would let through:
+        # another client on the same address empties the bucket first, so the install's first or second
+        # request (within a second of starting) meets a 429 and has to wait it out.
+        with httpx.Client(base_url=url, timeout=10) as other:
+            statuses = [other.get("/api/v1/skills").status_code for _ in range(10)]
+        assert 429 in statuses
+        done = subprocess.run(strawpot_command("install", "role", "lead", "--skip-tools"), cwd=project, env=env,
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        stop_server(process)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (project / ".strawpot" / "roles" / "lead" / ".version").read_text() == "1.0.0\n"
+    assert (project / "strawpot.lock").is_file()
+    told = [line for line in done.stderr.splitlines() if "rate limiting" in line]
+    assert len(told) == 1 and "Retry-After" in told[0], done.stderr
+    assert "error" not in done.stderr.lower()
