@@ -13,7 +13,7 @@ from strawpot.model.kinds import Kind
 if TYPE_CHECKING:
     from strawpot.install.build import Script
     from strawpot.install.options import Requested
-    from strawpot.install.service import Callback, Outcome
+    from strawpot.install.outcome import Callback, Outcome
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import LockedPackage, Lockfile
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from strawpot.install.apply import commit, discard, recover, remove, stage
-from strawpot.install.build import Builds
 from strawpot.install.options import Edit, LockMode, Options, TreeMode
-from strawpot.install.plan import Change, Plan, make_plan
-from strawpot.install.tools import MissingTool, missing_tools, run_hints
+from strawpot.install.outcome import Outcome, QuietReporter, Reporter
+from strawpot.install.plan import Plan, make_plan
+from strawpot.install.tools import missing_tools, run_hints
 from strawpot.model.errors import LockOutdated, StrawpotError, UsageError
 from strawpot.model.fs import file_lock
 from strawpot.model.ids import package_id
@@ -33,89 +32,11 @@ if TYPE_CHECKING:
     from hub_client import HubClient
     from strawpot.install.apply import Staged
     from strawpot.install.background import Speculator
-    from strawpot.install.build import Builder, Script, ScriptSettings
+    from strawpot.install.build import Builder, ScriptSettings
     from strawpot.install.prepare import Prepared
     from strawpot.model.lockfile import LockedPackage
     from strawpot.model.settings import Settings
     from strawpot.settings import Registry
-
-
-class Reporter(Protocol):
-    """Where a run tells the user what it does (the command renders it; tests ignore it)."""
-
-    def status(self, message: str) -> None: ...
-
-    def progress(self, label: str, total: int) -> contextlib.AbstractContextManager[Callback]: ...
-
-    def confirm_script(self, script: Script) -> bool:
-        """Show an untrusted install script in full and ask whether to trust it (False: cannot ask)."""
-        ...
-
-    def waiting(self, message: str) -> contextlib.AbstractContextManager[None]: ...
-
-
-class Callback(Protocol):
-    def __call__(self, pkg: LockedPackage) -> None: ...
-
-
-class QuietReporter:
-    def status(self, message: str) -> None:
-        return None
-
-    @contextlib.contextmanager
-    def progress(self, label: str, total: int) -> Iterator[Callback]:
-        yield lambda pkg: None
-
-    def confirm_script(self, script: Script) -> bool:
-        return False
-
-    @contextlib.contextmanager
-    def waiting(self, message: str) -> Iterator[None]:
-        yield
-
-
-@dataclass
-class Outcome:
-    project: Project
-    lock: Lockfile | None = None
-    resolved: bool = False
-    stale: bool = False
-    lock_changed: bool = False
-    lock_written: bool = False
-    manifest_written: bool = False
-    changes: list[Change] = field(default_factory=list)
-    unchanged: int = 0
-    dry_run: bool = False
-    missing_tools: list[MissingTool] = field(default_factory=list)
-    tool_hints_ran: bool = False  # --yes ran the install commands (the tools still missing are missing after)
-    saved: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries written
-    previous_specs: dict[tuple[Kind, str], str] = field(default_factory=dict)  # of saved entries that existed
-    builds: Builds = field(default_factory=lambda: Builds())
-    warnings: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "project": str(self.project.dir),
-            "dry_run": self.dry_run,
-            "resolved": self.resolved,
-            "lock": {
-                "path": str(self.project.lock_path),
-                "changed": self.lock_changed,
-                "written": self.lock_written,
-                "packages": len(self.lock.packages) if self.lock else 0,
-            },
-            "manifest": {
-                "written": self.manifest_written,
-                "added": [{"kind": k.value, "name": n, "spec": s, "previous_spec": self.previous_specs.get((k, n))}
-                          for k, n, s in self.saved],
-            },
-            "installed": [c.as_dict() for c in self.changes if c.version is not None],
-            "removed": [c.as_dict() for c in self.changes if c.version is None],
-            "unchanged": self.unchanged,
-            "missing_tools": [t.as_dict() for t in self.missing_tools],
-            "scripts": self.builds.as_dict(),
-            "warnings": self.warnings,
-        }
 
 
 def run(

@@ -219,7 +219,8 @@ def test_on_a_terminal_the_script_is_shown_and_yes_records_trust(project, regist
     """The service asks its reporter (a terminal prompt in the CLI); yes runs the script and saves the trust."""
     from hub_client import Cache, HubClient
     from strawpot.install.options import Edit, Options, Requested
-    from strawpot.install.service import QuietReporter, run
+    from strawpot.install.outcome import QuietReporter
+    from strawpot.install.service import run
     from strawpot.model.kinds import Kind
 
     slug = publish_skill(registry, BUILD)
