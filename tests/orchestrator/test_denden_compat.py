@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,8 +15,9 @@ from orchestrator.launch import Launch, Project, prepare
 from strawpot.settings import load_settings
 
 pytestmark = pytest.mark.compat
-theirs = pytest.importorskip("denden.gen.denden_pb2")
-theirs_grpc = pytest.importorskip("denden.gen.denden_pb2_grpc")
+# denden-server 0.1.21 is a test dependency: a missing one is a failure, never a skip
+theirs = importlib.import_module("denden.gen.denden_pb2")
+theirs_grpc = importlib.import_module("denden.gen.denden_pb2_grpc")
 
 
 @pytest.fixture
