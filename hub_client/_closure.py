@@ -13,10 +13,13 @@ from typing import Any
 
 from ._models import PackageVersions, check_slug, kind_and_plural
 
-__all__ = ["MAX_CLOSURE", "ClosureAnswer", "parse_closure"]
+__all__ = ["MAX_CLOSURE", "ClosureAnswer", "ClosureDocuments", "parse_closure"]
 
 # The most packages one answer may carry (the reference server visits at most this many).
 MAX_CLOSURE = 1000
+
+
+ClosureDocuments = dict[tuple[str, str], tuple[PackageVersions, str | None, Any]]
 
 
 @dataclass(frozen=True)
@@ -24,7 +27,7 @@ class ClosureAnswer:
     """The documents received, keyed by (kind, slug), with their ETags and raw bodies (for the cache);
     `unchanged` are the (kind, slug) whose ETag the client sent and the server confirmed."""
 
-    documents: dict[tuple[str, str], tuple[PackageVersions, str | None, Any]]
+    documents: ClosureDocuments
     unchanged: tuple[tuple[str, str], ...]
     complete: bool
 
@@ -43,7 +46,7 @@ def parse_closure(body: dict[str, Any]) -> ClosureAnswer:
         raise TypeError("'packages' and 'unchanged' should be lists")
     if len(packages) + len(unchanged_raw) > MAX_CLOSURE:
         raise ValueError(f"{len(packages) + len(unchanged_raw)} packages, over the limit of {MAX_CLOSURE}")
-    documents: dict[tuple[str, str], tuple[PackageVersions, str | None, Any]] = {}
+    documents: ClosureDocuments = {}
     for item in packages:
         if not isinstance(item, dict):
             raise TypeError("each of 'packages' should be an object")

@@ -7,7 +7,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
@@ -31,6 +31,7 @@ _NEVER = float("inf")
 _MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries (429s aside)
 _MAX_RATE_WAIT = 120.0  # seconds one request may wait out 429s (Retry-After), across as many as come
 _BACKOFF_BASE = 0.25
+_BEHIND_TIMEOUT = 30.0  # seconds close() waits for cache writes (local disk)
 _BACKOFF_CAP = 8.0
 
 
@@ -107,6 +108,7 @@ class Session:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._worker = threading.local()  # .active is set in the pool's own threads
+        self._behind: list[Future[Any]] = []  # cache writes that close() waits for
 
     def __enter__(self) -> Self:
         return self
@@ -117,7 +119,11 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Stop the thread pool (work not started is cancelled) and close the connections."""
+        """Finish the cache writes under way, stop the thread pool (other work not started is cancelled)
+        and close the connections."""
+        with self._pool_lock:
+            behind, self._behind = self._behind, []
+        wait(behind, timeout=_BEHIND_TIMEOUT)
         with self._pool_lock:
             pool, self._pool = self._pool, None
         if pool is not None:
@@ -136,6 +142,13 @@ class Session:
 
     def _enter_worker(self) -> None:
         self._worker.active = True
+
+    def write_behind(self, work: Callable[..., object], *args: Any) -> None:
+        """Run local bookkeeping (a cache write) on the pool while the caller goes on; close() waits for it.
+        Its errors are dropped: a cache entry that was not written is a miss next time, nothing more."""
+        future = self.submit(work, *args)
+        with self._pool_lock:
+            self._behind.append(future)
 
     def submit(self, work: Callable[..., T], *args: Any) -> Future[T]:
         """Run `work(*args)` on the client's thread pool (inline when called from that pool)."""

@@ -132,14 +132,17 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
         elif outcome.manifest_written and previous != spec:
             out.print(f"Changed {kind.value} {name} from \"{previous}\" to \"{spec}\" in "
                       f"{outcome.project.manifest_path.name}", markup=False)
+    lines = []  # names and versions were validated (no markup in them); one print renders them all at once
     for change in outcome.changes:
         what = f"{change.kind.value} {change.name}"
         if change.version is None:
-            out.print(f" [red]-[/] {what} {change.previous or ''}".rstrip(), highlight=False)
+            lines.append(f" [red]-[/] {what} {change.previous or ''}".rstrip())
         elif change.previous and change.previous != change.version:
-            out.print(f" [yellow]~[/] {what} {change.previous} → {change.version}", highlight=False)
+            lines.append(f" [yellow]~[/] {what} {change.previous} → {change.version}")
         else:
-            out.print(f" [green]+[/] {what} {change.version}", highlight=False)
+            lines.append(f" [green]+[/] {what} {change.version}")
+    if lines:
+        out.print("\n".join(lines), highlight=False)
     elapsed = time.perf_counter() - started
     installed = sum(1 for c in outcome.changes if c.version is not None)
     removed = sum(1 for c in outcome.changes if c.version is None)

@@ -72,12 +72,12 @@ class Builds:
 def script_in(kind: Kind, files: Mapping[str, bytes]) -> str | None:
     """The install command for this OS in a package's main file, if any (a file that does not parse has none:
     nothing runs, and `verify`/`start` report the package)."""
+    data = files.get(kind.main_file)
+    if data is None or b"install" not in data:  # most packages: no YAML to parse (nor the YAML library to import)
+        return None
     from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
     from strawpot.model.package import install_commands
 
-    data = files.get(kind.main_file)
-    if data is None or b"install" not in data:  # most packages: no YAML to parse
-        return None
     try:
         meta, _body = split_frontmatter(data.decode("utf-8"))
     except (UnicodeDecodeError, FrontmatterError):
