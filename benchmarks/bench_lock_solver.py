@@ -153,6 +153,20 @@ def theirs(case: Case, limit: float) -> tuple[float | None, dict[str, Version] |
         signal.signal(signal.SIGALRM, previous)
 
 
+def compare_answers(roots: dict[str, str], ours: dict[str, Version], theirs: dict[str, Version]) -> str:
+    """Two valid, different answers (backtracking took different paths): where each is newer, overall and
+    on the packages asked for, the ones a user looks at."""
+    def newer(names: set[str]) -> tuple[int, int]:
+        both = [n for n in names if n in ours and n in theirs]
+        return sum(1 for n in both if ours[n] > theirs[n]), sum(1 for n in both if theirs[n] > ours[n])
+
+    everything = ours.keys() | theirs.keys()
+    differ = sum(1 for n in everything if ours.get(n) != theirs.get(n))
+    (mine, other), (root_mine, root_other) = newer(set(everything)), newer(set(roots))
+    return (f"both valid, {differ} package(s) differ: ours newer in {mine}, resolvelib's in {other} "
+            f"(of the roots: ours newer in {root_mine}, resolvelib's in {root_other})")
+
+
 def run_case(case: Case, repeat: int, compare: bool, limit: float) -> dict[str, object]:
     best, solution, detail = min((ours(case) for _ in range(repeat)), key=lambda r: r[0])
     if solution is not None:
@@ -175,8 +189,7 @@ def run_case(case: Case, repeat: int, compare: bool, limit: float) -> dict[str, 
             if same:
                 agree = "same answer"
             elif solution and other:  # both valid (checked): backtracking found different solutions
-                differ = sum(1 for n in solution.keys() | other.keys() if solution.get(n) != other.get(n))
-                agree = f"both valid, {differ} package(s) differ"
+                agree = compare_answers(case.roots, solution, other)
             else:
                 agree = "DISAGREE on solvability"
             row["resolvelib"] = {"seconds": round(their_best, 4), "ratio": round(their_best / best, 1), "agree": agree}
