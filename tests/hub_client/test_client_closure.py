@@ -5,7 +5,7 @@ remembered, and the session's retry rules for a POST."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -314,9 +314,28 @@ def test_an_unreachable_registry_raises_after_the_retries(router, make_client, s
     assert route.call_count == 3 and len(sleeps) == 2
 
 
-def test_a_read_error_after_sending_is_not_retried(router, make_client, sleeps) -> None:
+def test_a_read_error_before_any_answer_is_not_retried(router, make_client, sleeps) -> None:
     route = router.post(CLOSURE).mock(side_effect=httpx.ReadError("reset"))
     client = make_client(transport=httpx.MockTransport(router.handler), retries=2)
     with pytest.raises(RegistryUnreachable):
         client.closure([("role", "lead")])
+    assert route.call_count == 1 and sleeps == []  # the POST may have been taken: not sent again
+
+
+class _CutOff(httpx.SyncByteStream):
+    def __init__(self, data: bytes, error: type[httpx.TransportError]) -> None:
+        self.data, self.error = data, error
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self.data[: len(self.data) // 2]
+        raise self.error("peer closed connection without sending complete message body")
+
+
+@pytest.mark.parametrize("error", [httpx.RemoteProtocolError, httpx.ReadError])
+def test_an_answer_cut_off_midway_is_discarded_not_an_unreachable_registry(router, client, cache, sleeps,
+                                                                          error) -> None:
+    data = json.dumps(answer(LEAD, LEAF)).encode()
+    route = router.post(CLOSURE).mock(side_effect=lambda request: httpx.Response(200, stream=_CutOff(data, error)))
+    assert client.closure([("role", "lead")]) is None  # the provider asks per package (GETs are retried)
     assert route.call_count == 1 and sleeps == []
+    assert cached_etags(cache, ("role", "lead"), ("skill", "leaf")) == [None, None]
