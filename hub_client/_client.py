@@ -15,7 +15,7 @@ from . import _responses
 from ._closure import ClosureAnswer, ClosureDocuments, parse_closure
 from ._exceptions import HubError, OfflineMiss, ProtocolError, RegistryUnreachable
 from ._models import PackageVersions, check_slug, kind_and_plural, parse_json
-from ._responses import json_object, read_capped, versions_outcome
+from ._responses import discard_if_cut_off, json_object, read_capped, versions_outcome
 from ._session import API, Session
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ class HubClient(Session):
         path = f"{API}/closure"
         body = {"roots": [{"kind": k, "slug": s} for k, s in wanted], "known": known}
         try:
-            _, answer = self._call("POST", path, _closure_outcome, json_body=body,
+            _, answer = self._call("POST", path, discard_if_cut_off(_closure_outcome), json_body=body,
                                         passthrough=frozenset({404, 405, 501}))
             if answer is None:
                 self._has_closure = False
@@ -314,7 +314,7 @@ class HubClient(Session):
             return None if response.status_code in (404, 405, 501) else read_capped(response, limit)
 
         try:
-            data = self._call("POST", f"{API}/archives", read, json_body=body, passthrough=frozenset({404, 405, 501}),
+            data = self._call("POST", f"{API}/archives", discard_if_cut_off(read), json_body=body, passthrough=frozenset({404, 405, 501}),
                               headers={"Accept": "application/octet-stream", "Accept-Encoding": "identity"})
         except RegistryUnreachable:
             raise

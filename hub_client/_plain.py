@@ -97,6 +97,10 @@ class _Body(httpx.SyncByteStream):
             raise httpx.ReadTimeout(str(exc) or "timed out") from exc
         except (OSError, http.client.HTTPException) as exc:
             raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+        if self._response.length:  # http.client's read(n) ends quietly when the server closes early
+            raise httpx.RemoteProtocolError(
+                f"the connection closed with {self._response.length} bytes of the body not sent"
+            )
 
     def close(self) -> None:
         response, self._response = self._response, None  # type: ignore[assignment]
@@ -104,7 +108,7 @@ class _Body(httpx.SyncByteStream):
             return
         if not response.isclosed() and response.length == 0:
             response.read()  # an empty body (304, HEAD) not read yet: nothing to drain, the connection is clean
-        if response.isclosed() and not response.will_close:
+        if response.isclosed() and not response.will_close and not response.length:
             self._transport._release(self._conn)
         else:  # not read to the end, or the server closes it: never reuse
             response.close()

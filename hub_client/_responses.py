@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 import httpx
 
 from ._exceptions import ProtocolError, _map_error
 from ._models import parse_json
 
-__all__ = ["MAX_ARCHIVE_BYTES", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "DeadlineStream", "json_object", "read_capped",
-           "versions_outcome"]
+__all__ = ["MAX_ARCHIVE_BYTES", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "DeadlineStream", "discard_if_cut_off",
+           "json_object", "read_capped", "versions_outcome"]
+
+T = TypeVar("T")
 
 # A JSON answer or an error body larger than this is refused (a package is at most 50 MB in all),
 # and so is a v1 file over the registry's 10 MB limit: a hostile server cannot exhaust memory.
@@ -55,6 +57,21 @@ def read_capped(response: httpx.Response, limit: int | None = None) -> bytes:
     data = b"".join(chunks)
     response._content = data  # what httpx's own read() does, so .content/.text/.json() work afterwards
     return data
+
+
+def discard_if_cut_off(read: Callable[[httpx.Response], T]) -> Callable[[httpx.Response], T]:
+    """`read` for the answer to an extension's POST, which is never sent twice: a body cut off midway (the
+    registry was reached) is a ProtocolError, an answer to discard, so that the caller falls back to GETs
+    (retried as GETs are) instead of giving up on the registry. Timeouts stay what they are."""
+
+    def whole(response: httpx.Response) -> T:
+        try:
+            return read(response)
+        except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
+            url = str(response.request.url)
+            raise ProtocolError(f"the answer from {url} was cut off ({exc}); discarded", url=url) from None
+
+    return whole
 
 
 def json_object(response: httpx.Response) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import threading
@@ -38,7 +39,17 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         self.server.seen.append((self.command, self.path, body, {k.lower(): v for k, v in self.headers.items()}))
         self.server.peers.add(self.client_address[1])
-        if self.path.startswith("/big"):
+        cut = self.path.endswith("/archive") and [p for _, p, _, _ in self.server.seen].count(self.path) == 1
+        if self.path.startswith("/short") or cut:  # promises 1000 bytes, sends 20 and closes the connection
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"x" * 20)
+            self.close_connection = True
+            return
+        if self.path.endswith("/archive"):
+            data = b"x" * 1000
+        elif self.path.startswith("/big"):
             data = b"x" * 300_000
         elif self.path.startswith("/not-modified"):
             self.send_response(304)
@@ -103,6 +114,32 @@ def test_a_body_streams_and_a_closed_connection_is_replaced(server: _Server) -> 
             next(response.iter_bytes())  # not read to the end: the connection must not be reused
         assert client.get("/c").json()["path"] == "/c"
     assert len(server.peers) == 3
+
+
+def test_a_body_cut_short_is_a_transport_error_and_its_connection_is_not_reused(server: _Server) -> None:
+    transport = PlainHTTPTransport()
+    with httpx.Client(base_url=_url(server), transport=transport) as client:
+        assert client.get("/a").status_code == 200
+        with pytest.raises(httpx.RemoteProtocolError, match="980 bytes"):
+            client.get("/short")  # on the kept-alive connection of /a
+        assert transport._idle.get(("127.0.0.1", server.server_address[1]), []) == []
+        assert client.get("/b").json()["path"] == "/b"
+    assert len(server.peers) == 2
+
+
+def test_a_body_cut_short_is_retried_by_hub_client_like_any_read_error(server: _Server, tmp_path: Path) -> None:
+    with HubClient(_url(server), cache=Cache(tmp_path / "cache"), retries=1) as client, \
+            pytest.raises(RegistryUnreachable, match="bytes of the body not sent"):
+        client._get_json("/short")
+    assert [path for _, path, _, _ in server.seen].count("/short") == 2  # a GET: retried
+
+
+def test_an_archive_cut_short_is_downloaded_again_not_an_integrity_error(server: _Server, tmp_path: Path) -> None:
+    digest = hashlib.sha256(b"x" * 1000).hexdigest()
+    with HubClient(_url(server), cache=Cache(tmp_path / "cache")) as client:
+        path = client.fetch_archive("skill", "cut", "1.0.0", digest, 1000)
+    assert path.read_bytes() == b"x" * 1000
+    assert [p for _, p, _, _ in server.seen] == ["/api/v1/skills/cut/versions/1.0.0/archive"] * 2
 
 
 def test_a_stale_idle_connection_is_retried_once_on_a_new_one(server: _Server) -> None:
