@@ -81,7 +81,9 @@ def test_a_good_answer_is_parsed_into_the_documents_and_cached(router, client, c
     assert found[("role", "lead")].versions[0].dependencies == {"skills": ["leaf^1.0"], "roles": []}
     assert sent(route) == {"roots": [{"kind": "role", "slug": "lead"}], "known": {}}
     assert route.calls[0].request.headers["Content-Type"] == "application/json"
-    # each document is cached as its own `versions` answer, with its ETag, for the next revalidation
+    # each document is cached as its own `versions` answer, with its ETag, for the next revalidation; the
+    # writes run beside the caller (write_behind), and close() waits for them
+    client.close()
     assert cached_etags(cache, ("role", "lead"), ("skill", "leaf")) == ['"lead-etag"', '"leaf-etag"']
     stored = cache.get_metadata(BASE, "skill", "leaf")
     assert stored is not None and stored.source == "versions" and stored.body == LEAF
@@ -99,6 +101,7 @@ def test_known_etags_are_sent_and_unchanged_documents_come_from_the_cache(router
     assert found is not None and set(found) == {("role", "lead"), ("skill", "leaf")}
     assert found[("skill", "leaf")] == PackageVersions.from_versions_json(LEAF)  # from the cache
     assert [v.version for v in found[("role", "lead")].versions] == ["1.0.0", "1.1.0"]  # the new body won
+    client.close()  # the cache writes under way are finished
     assert cached_etags(cache, ("role", "lead"), ("skill", "leaf")) == ['"lead-etag"', '"leaf-old"']
 
 
@@ -206,9 +209,10 @@ DISCARDED: dict[str, Callable[[], Any]] = {
 def test_an_answer_that_cannot_be_trusted_whole_is_discarded(router, client, cache, make_body) -> None:
     route = router.post(CLOSURE).respond(200, json=make_body())
     assert client.closure([("role", "lead")]) is None  # the caller asks per package: never a partial result
-    assert cached_etags(cache, ("role", "lead"), ("skill", "leaf")) == [None, None]  # nothing of it kept
     assert client.closure([("role", "lead")]) is None
     assert route.call_count == 2  # a bad answer is not an absent extension: the next call asks again
+    client.close()  # no cache write is still under way
+    assert cached_etags(cache, ("role", "lead"), ("skill", "leaf")) == [None, None]  # nothing of it kept
 
 
 @pytest.mark.parametrize(
@@ -226,6 +230,7 @@ def test_an_oversized_body_is_refused_while_it_streams(router, client, cache, mo
     monkeypatch.setattr(responses_module, "MAX_JSON_BYTES", len(body) - 1)
     router.post(CLOSURE).respond(200, content=body, headers={"Content-Type": "application/json"})
     assert client.closure([("role", "lead")]) is None
+    client.close()  # no cache write is still under way
     assert cached_etags(cache, ("role", "lead"), ("skill", "leaf")) == [None, None]
 
 
@@ -338,4 +343,5 @@ def test_an_answer_cut_off_midway_is_discarded_not_an_unreachable_registry(route
     route = router.post(CLOSURE).mock(side_effect=lambda request: httpx.Response(200, stream=_CutOff(data, error)))
     assert client.closure([("role", "lead")]) is None  # the provider asks per package (GETs are retried)
     assert route.call_count == 1 and sleeps == []
+    client.close()  # no cache write is still under way
     assert cached_etags(cache, ("role", "lead"), ("skill", "leaf")) == [None, None]
