@@ -456,37 +456,3 @@ def test_registry_token_list_and_revoke(tmp_path: Path) -> None:
         again = run("registry", "token", "revoke", rows[1][0], "--data", str(live.data_dir), cwd=tmp_path / "p",
                     url=live.url)
         assert again.returncode == 2 and "no token matches" in again.stderr
-
-
-def test_init_plain_and_from_a_strawhub_lockfile(tmp_path: Path, registry: Any) -> None:
-    plain = new_project(tmp_path)
-    made = run("init", cwd=plain, url=registry.url)
-    assert made.returncode == 0, made.stderr
-    text = (plain / "strawpot.toml").read_text()
-    assert text.startswith("# strawpot.toml") and "[skills]" in text and "[roles]" in text
-    assert stat.S_IMODE((plain / "strawpot.toml").stat().st_mode) & 0o044 == 0o044
-    again = run("init", cwd=plain, url=registry.url)
-    assert again.returncode == 2 and "already exists" in again.stderr
-
-    strawhub_home = tmp_path / "home" / "global"
-    strawhub_home.mkdir(parents=True)
-    (strawhub_home / "strawpot.lock").write_text(json.dumps({
-        "version": 1, "directInstalls": [{"kind": "skill", "slug": "code-style", "version": "1.0.0"}],
-        "packages": {"skill:code-style:1.0.0": {"kind": "skill", "slug": "code-style", "version": "1.0.0",
-                                                "dependents": []}}}))
-    project = tmp_path / "from-strawhub"
-    project.mkdir()
-    result = run("init", "--from-strawhub", cwd=project, url=registry.url)
-    assert result.returncode == 0, result.stderr
-    assert 'code-style = "^1.0.0"' in (project / "strawpot.toml").read_text()
-    installed = run("install", "--skip-tools", cwd=project, url=registry.url)
-    assert installed.returncode == 0, installed.stderr
-    assert (project / ".strawpot" / "skills" / "code-style").is_dir()
-
-    hostile = tmp_path / "hostile.lock"
-    hostile.write_text(json.dumps({"directInstalls": [{"kind": "skill", "slug": "../../x", "version": "1.0.0"}]}))
-    refused_in = tmp_path / "refused"
-    refused_in.mkdir()
-    refused = run("init", "--from-lock", str(hostile), cwd=refused_in, url=registry.url)
-    assert refused.returncode == 2 and "directInstalls[0]" in refused.stderr, refused.stderr
-    assert list(refused_in.iterdir()) == []
