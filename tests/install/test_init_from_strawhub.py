@@ -184,3 +184,25 @@ def test_a_hostile_tree_is_refused_before_writing(tmp_path: Path, registry: Any,
     assert lines[0].startswith("error: ") and expected in lines[0], refused.stderr
     assert "Traceback" not in refused.stderr and len(lines) <= 2  # the error, and at most one hint
     assert list(project.iterdir()) == []
+
+
+def _package(root: Path, kind: str, slug: str, deps: str = "") -> None:
+    """A package folder as strawhub lays it out: the published main file and a `.version` marker."""
+    folder = root / f"{kind}s" / slug
+    folder.mkdir(parents=True)
+    meta = f"metadata:\n  strawpot:\n    dependencies:\n{deps}" if deps else ""
+    (folder / f"{kind.upper()}.md").write_text(f"---\nname: {slug}\nversion: 1.0.0\n{meta}---\n\n# {slug}\n")
+    (folder / ".version").write_text("1.0.0\n")
+
+
+def test_a_tree_without_lockfile_keeps_dependency_cycles_and_ignores_the_all_roles_star(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    _package(tree, "skill", "shared")
+    _package(tree, "role", "ping", "      skills: [shared]\n      roles: [pong]\n")
+    _package(tree, "role", "pong", "      roles: [ping]\n")  # a cycle: each needs the other
+    _package(tree, "role", "boss", "      roles: ['*']\n")  # `*` is every role at run time, not a dependency
+    _package(tree, "skill", "lonely", "      - shared\n")
+    project = new_project(tmp_path)
+    made = run("init", "--from-tree", str(tree), cwd=project, url="http://127.0.0.1:9")
+    assert made.returncode == 0, made.stderr
+    assert requirements(project) == {"skills": {"lonely": "^1.0.0"}, "roles": {"boss": "^1.0.0", "ping": "^1.0.0"}}
