@@ -25,6 +25,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from urllib.parse import urlsplit
 
 from ._exceptions import IntegrityError
 from ._models import check_slug, kind_and_plural, parse_json
+from ._session import _log
 
 __all__ = ["Cache", "CachedMetadata"]
 
@@ -98,6 +100,18 @@ class Cache:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        # for `-v`: archives this Cache stored (not hits) or already reported as hits (told once)
+        self._seen: set[str] = set()
+        self._seen_lock = threading.Lock()
+
+    def report_hit(self, sha256: str, what: str) -> None:
+        """Log (INFO, once per archive) that `what` came from the cache, unless this Cache stored it itself."""
+        digest = sha256.lower()
+        with self._seen_lock:
+            if digest in self._seen:
+                return
+            self._seen.add(digest)
+        _log.info("cache hit: %s (sha256 %s…)", what, digest[:12])
 
     # -- archives ---------------------------------------------------------------------------------
 
@@ -177,6 +191,8 @@ class Cache:
                 raise IntegrityError(
                     what, expected, actual, expected_size=size, actual_size=received, url=url
                 )
+        with self._seen_lock:
+            self._seen.add(expected)
         return target
 
     # -- metadata ---------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from ._closure import ClosureAnswer, ClosureDocuments, parse_closure
 from ._exceptions import HubError, OfflineMiss, ProtocolError, RegistryUnreachable
 from ._models import PackageVersions, check_slug, kind_and_plural, parse_json
 from ._responses import discard_if_cut_off, json_object, read_capped, versions_outcome
-from ._session import API, Session
+from ._session import API, Session, _log, printable
 
 if TYPE_CHECKING:
     from ._cache import Cache
@@ -138,6 +138,8 @@ class HubClient(Session):
         )
         if status == 304 and cached is not None:
             self._has_extensions = True
+            _log.info("cache: %s %s metadata revalidated (ETag %s, 304 Not Modified)", kind, slug,
+                      printable(cached[1] or ""))
             return cached[0]
         if status == 405:  # the server has no /versions: remember, and let the caller use the v1 detail
             self._has_extensions = False
@@ -197,6 +199,9 @@ class HubClient(Session):
             return None  # a server error or a malformed answer: per-package requests decide
         self._has_closure = True
         found = {key: cached[key] for key in parsed.unchanged if key in cached}
+        for kind, slug in found:
+            _log.info("cache: %s %s metadata revalidated (ETag %s, unchanged in the closure)", kind, slug,
+                      printable(known[f"{kind}:{slug}"]))
         for key, (versions, _, _) in parsed.documents.items():
             found[key] = versions
         if self.cache and parsed.documents:  # a file per package: ~0.4 ms each, while the solver runs
@@ -260,9 +265,10 @@ class HubClient(Session):
         _check_version(version)
         cache = self._require_cache()
         hit = cache.get_archive(sha256)
-        if hit is not None:
-            return hit
         what = f"archive of {kind} {slug} {version}"
+        if hit is not None:
+            cache.report_hit(sha256, what)
+            return hit
         if self.offline:
             raise OfflineMiss(f"{what} is not in the cache (offline)")
         path = f"{API}/{plural}/{slug}/versions/{quote(version, safe='')}/archive"
@@ -302,6 +308,7 @@ class HubClient(Session):
         stored: dict[ArchiveItem, Path] = {}
         for item in items:
             if (hit := cache.get_archive(item[3])) is not None:
+                cache.report_hit(item[3], f"archive of {kind_and_plural(item[0])[0]} {item[1]} {item[2]}")
                 stored[item] = hit
         items = [item for item in items if item not in stored]
         if self.offline or self._has_bundle is False or not items:

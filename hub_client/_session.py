@@ -3,6 +3,7 @@ retries, backoff, `Retry-After` and deadlines. HubClient (`_client.py`) speaks t
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -21,6 +22,24 @@ if TYPE_CHECKING:
     from ._cache import Cache
 
 T = TypeVar("T")
+
+_log = logging.getLogger("hub_client")  # `strawpot -v` shows its INFO lines on stderr
+
+
+def printable(text: str, limit: int = 80) -> str:
+    """A registry-given text fit for a log line: unprintable characters as `?`, at most `limit` of them."""
+    return "".join(c if c.isprintable() else "?" for c in text[:limit])
+
+
+def _tell(method: str, url: str, started: float, outcome: httpx.Response | Exception) -> None:
+    """`-v`'s line for one exchange: method, URL, status (or the error) and the time to the body's end."""
+    if _log.isEnabledFor(logging.INFO):
+        ms = (time.monotonic() - started) * 1000
+        if isinstance(outcome, httpx.Response):
+            _log.info("%s %s %d %s %.0f ms", method, url, outcome.status_code, printable(outcome.reason_phrase), ms)
+        else:
+            _log.info("%s %s failed (%s) %.0f ms", method, url, type(outcome).__name__, ms)
+
 
 API = "/api/v1"
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -202,6 +221,7 @@ class Session:
             delay: float | None
             limited = False
             try:
+                started = time.monotonic()
                 response = self._http.send(request, stream=True)
                 if end != _NEVER and isinstance(response.stream, httpx.SyncByteStream):
                     response.stream = DeadlineStream(response.stream, end)
@@ -219,7 +239,9 @@ class Session:
                         return handler(response)
                 finally:
                     response.close()
+                    _tell(method, url, started, response)
             except httpx.TransportError as exc:
+                _tell(method, url, started, exc)
                 if time.monotonic() >= end:
                     raise DeadlineExceeded(scope, budget, url=url) from None
                 retryable = idempotent or isinstance(exc, _UNSENT_ERRORS)

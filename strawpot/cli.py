@@ -62,7 +62,7 @@ class StrawpotGroup(click.RichGroup):
 @click.group(cls=StrawpotGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="strawpot")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or status lines on stderr (errors still show).")
-@click.option("--verbose", "-v", is_flag=True, help="Log every registry request (method, URL, status) on stderr.")
+@click.option("--verbose", "-v", is_flag=True, help="Log every registry request (method, URL, status, ms) and cache hit on stderr.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour on stderr and stdout (NO_COLOR and FORCE_COLOR are honoured with auto).")
 def cli(quiet: bool, verbose: bool, color: str) -> None:
@@ -98,7 +98,9 @@ def _apply_global_options(quiet: bool, verbose: bool, color: str) -> None:
 
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-        for name in ("httpx", "hub_client"):
+        # one line per registry request (method, URL, status, ms) and per cache hit or revalidation;
+        # httpx's own request line would repeat ours without the timing
+        for name in ("hub_client",):
             logger = logging.getLogger(name)
             logger.setLevel(logging.INFO)
             logger.addHandler(handler)

@@ -1,4 +1,4 @@
-"""`strawpot init`: a commented strawpot.toml, optionally with the packages a strawhub lockfile installed."""
+"""`strawpot init`: a commented strawpot.toml, optionally with the packages a strawhub lockfile or tree installed."""
 
 from __future__ import annotations
 
@@ -26,60 +26,38 @@ _HEADER = """\
               help="Folder to create strawpot.toml in (default: the current folder).")
 @click.option("--from-lock", "from_lock", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="Take the requirements from a strawhub (0.1.x) JSON lockfile: its direct installs, as ^VERSION.")
+@click.option("--from-tree", "from_tree", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="Take them from a folder strawhub installed into (a .strawpot): its lockfile's direct installs, "
+                   "and every installed package the lockfile lacks that no other installed package depends on "
+                   "(without a lockfile: every such package), as ^VERSION.")
 @click.option("--from-strawhub", is_flag=True,
-              help="Take them from the lockfile the strawhub client keeps at $STRAWPOT_HOME/strawpot.lock.")
-def command(project: Path | None, from_lock: Path | None, from_strawhub: bool) -> None:
+              help="--from-tree on the project's .strawpot when strawhub installed there, else on $STRAWPOT_HOME "
+                   "(strawhub's --global root).")
+def command(project: Path | None, from_lock: Path | None, from_tree: Path | None, from_strawhub: bool) -> None:
     """Create a commented strawpot.toml here (refused if one exists)."""
+    from strawpot.commands._strawhub_import import requirements_from_lock, requirements_from_root
     from strawpot.model.fs import atomic_write
-    from strawpot.model.layout import MANIFEST_NAME, global_root
+    from strawpot.model.layout import MANIFEST_NAME, TREE_DIR, global_root
 
     folder = (project or Path.cwd()).resolve()
     target = folder / MANIFEST_NAME
     if target.exists():
         raise UsageError(f"{target} already exists", hint="edit it, or add packages with `strawpot add KIND SLUG`")
-    if from_lock and from_strawhub:
-        raise UsageError("give --from-lock FILE or --from-strawhub, not both")
-    source = from_lock or (global_root() / "strawpot.lock" if from_strawhub else None)
-    requirements = _strawhub_requirements(source) if source is not None else {}
+    if sum(bool(x) for x in (from_lock, from_tree, from_strawhub)) > 1:
+        raise UsageError("give one of --from-lock FILE, --from-tree DIR and --from-strawhub")
+    if from_strawhub:
+        from_tree = folder / TREE_DIR if (folder / TREE_DIR).is_dir() else global_root()
+    requirements: dict[Kind, dict[str, str]] = {}
+    if from_lock is not None:
+        requirements = requirements_from_lock(from_lock)
+    elif from_tree is not None:
+        requirements = requirements_from_root(from_tree)
     text = _HEADER
     for kind in KIND_ORDER:
         entries = requirements.get(kind, {})
         text += f"\n[{kind.plural}]\n" + "".join(f"{slug} = {json.dumps(spec)}\n" for slug, spec in entries.items())
     atomic_write(target, text)
     count = sum(len(v) for v in requirements.values())
+    source = from_lock or from_tree
     came = f" with {count} requirement(s) from {source}" if source is not None else ""
     click.echo(f"Created {target}{came}", err=True)
-
-
-def _strawhub_requirements(path: Path) -> dict[Kind, dict[str, str]]:
-    """The direct installs of a strawhub JSON lockfile as {kind: {slug: "^version"}}; refused whole if malformed."""
-    from resolver import InvalidVersion, Version
-    from strawpot.model.package import slug_error
-
-    if not path.is_file():
-        raise UsageError(f"{path}: no strawhub lockfile there", hint="give its path with --from-lock FILE")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{path}: not a strawhub JSON lockfile: {exc}") from None
-    direct = data.get("directInstalls") if isinstance(data, dict) else None
-    if not isinstance(direct, list):
-        raise UsageError(f"{path}: not a strawhub JSON lockfile (no \"directInstalls\" list)")
-    found: dict[Kind, dict[str, str]] = {}
-    for index, entry in enumerate(direct):
-        where = f"{path}: directInstalls[{index}]"
-        if not isinstance(entry, dict):
-            raise UsageError(f"{where} is not an object")
-        try:
-            kind = Kind.parse(str(entry.get("kind")))
-        except ValueError as exc:
-            raise UsageError(f"{where}: {exc}") from None
-        slug, version = entry.get("slug"), entry.get("version")
-        if not isinstance(slug, str) or (err := slug_error(slug)):
-            raise UsageError(f"{where}: {err if isinstance(slug, str) else 'slug is not a string'}")
-        try:
-            Version.parse(str(version))
-        except InvalidVersion:
-            raise UsageError(f"{where}: version {str(version)[:40]!r} is not a version") from None
-        found.setdefault(kind, {})[slug] = f"^{version}"
-    return found

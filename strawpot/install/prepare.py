@@ -57,6 +57,7 @@ def prepare(
         if data is None:
             missing[_item(pkg)] = pkg
         else:
+            cache.report_hit(pkg.archive_sha256, f"archive of {pkg.kind.value} {pkg.name} {pkg.version}")
             cached[(pkg.kind.value, pkg.name)] = data
             if progress is not None:
                 progress(pkg)

@@ -118,17 +118,17 @@ def escaping_link(project: Project) -> tuple[Path, Path] | None:
             children = sorted(root.iterdir())
             candidates += children
             for folder in (root / name for name in _KIND_FOLDERS):
-                if folder.is_dir() and not _leads_out(folder, base):
+                if folder.is_dir() and not leads_out(folder, base):
                     candidates += sorted(folder.iterdir())
     except OSError:
         return None  # unreadable: the install itself reports it
     for path in candidates:
-        if _leads_out(path, base):
+        if leads_out(path, base):
             return path, Path(os.path.realpath(path))
     return None
 
 
-def _leads_out(path: Path, base: Path) -> bool:
+def leads_out(path: Path, base: Path) -> bool:
     if not path.is_symlink():
         return False
     return not Path(os.path.realpath(path)).is_relative_to(base)

@@ -249,3 +249,20 @@ def test_client_is_a_context_manager(registry) -> None:
     assert str(registry.requests[0].url).startswith("http://hub.test/api/v1/search?")
     with pytest.raises(RuntimeError):
         client.search("x")
+
+
+def test_the_verbose_log_times_each_request_and_names_the_revalidation(registry, make_client, caplog) -> None:
+    import logging
+    import re
+
+    fresh = httpx.Response(200, json=versions_body("role", "reviewer", "1.0.0"), headers={"ETag": '"v\x1b1"'})
+    registry.on("GET", VERSIONS, fresh, httpx.Response(304))
+    with caplog.at_level(logging.INFO, logger="hub_client"):
+        make_client().package_versions("role", "reviewer")
+        make_client().package_versions("role", "reviewer")
+    lines = [r.getMessage() for r in caplog.records if r.name == "hub_client"]
+    assert re.fullmatch(r"GET \S+/roles/reviewer/versions 200 OK \d+ ms", lines[0]), lines
+    assert re.fullmatch(r"GET \S+/roles/reviewer/versions 304 Not Modified \d+ ms", lines[1]), lines
+    # the ETag is the registry's text: shown without its control characters
+    assert lines[2] == 'cache: role reviewer metadata revalidated (ETag "v?1", 304 Not Modified)', lines
+    assert len(lines) == 3
