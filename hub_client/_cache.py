@@ -42,6 +42,7 @@ __all__ = ["Cache", "CachedMetadata"]
 ARCHIVES_BUCKET = "archives-v1"
 METADATA_BUCKET = "metadata-v1"
 _CHUNK = 1 << 16
+_RECENT_LIMIT = 128 << 20  # bytes of archives kept in memory while their files are written
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 
 
@@ -103,6 +104,10 @@ class Cache:
         # for `-v`: archives this Cache stored (not hits) or already reported as hits (told once)
         self._seen: set[str] = set()
         self._seen_lock = threading.Lock()
+        # archives verified in this process whose file may still be on its way (put_archive_behind)
+        self._recent: dict[str, bytes] = {}
+        self._recent_bytes = 0
+        self._unwritten: list[str] = []
 
     def report_hit(self, sha256: str, what: str) -> None:
         """Log (INFO, once per archive) that `what` came from the cache, unless this Cache stored it itself."""
@@ -123,9 +128,12 @@ class Cache:
     def get_archive(self, sha256: str) -> Path | None:
         """The path of a cached archive whose bytes hash to `sha256` (checked now), else None.
 
-        A corrupted entry is deleted and reported as a miss.
+        A corrupted entry is deleted and reported as a miss. An archive kept by `put_archive_behind` is a hit
+        (its bytes were checked), even while its file is still being written.
         """
         path = self.archive_path(sha256)
+        if sha256.lower() in self._recent:
+            return path
         try:
             actual = _file_sha256(path)
         except FileNotFoundError:
@@ -137,6 +145,8 @@ class Cache:
 
     def read_archive(self, sha256: str) -> bytes | None:
         """The cached archive's bytes, verified in memory: the bytes returned are the bytes checked."""
+        if (kept := self._recent.get(sha256.lower())) is not None:
+            return kept
         path = self.archive_path(sha256)
         try:
             data = path.read_bytes()
@@ -150,6 +160,38 @@ class Cache:
     def discard_archive(self, sha256: str) -> None:
         """Forget a cached archive (one that was refused after it was stored)."""
         self.archive_path(sha256).unlink(missing_ok=True)
+
+    def put_archive_behind(self, data: bytes, sha256: str, *, size: int | None, what: str) -> Path:
+        """`put_archive` whose file is written later, by `write_pending` (on another thread), while the caller
+        goes on.
+
+        The bytes are checked now (IntegrityError, nothing kept, on a mismatch) and kept in memory for this
+        process, so `read_archive` and `get_archive` find them before the file is there. Past
+        `_RECENT_LIMIT` bytes kept, the file is written now instead.
+        """
+        expected = _check_sha256(sha256)
+        actual = hashlib.sha256(data).hexdigest()
+        if actual != expected or (size is not None and len(data) != size):
+            raise IntegrityError(what, expected, actual, expected_size=size, actual_size=len(data))
+        with self._seen_lock:
+            keep = self._recent_bytes + len(data) <= _RECENT_LIMIT
+            if keep and expected not in self._recent:
+                self._recent[expected] = data
+                self._recent_bytes += len(data)
+                self._unwritten.append(expected)
+            self._seen.add(expected)
+        if not keep:
+            return self.put_archive(data, expected, size=size, what=what)
+        return self.archive_path(expected)
+
+    def write_pending(self) -> None:
+        """Write the files of the archives `put_archive_behind` kept so far (one task for many: cheap to hand
+        to a thread)."""
+        with self._seen_lock:
+            todo, self._unwritten = self._unwritten, []
+        for digest in todo:
+            with _atomic_writer(self.archive_path(digest)) as fh:
+                fh.write(self._recent[digest])
 
     def put_archive(
         self, data: bytes, sha256: str, *, size: int | None = None, what: str = "archive"

@@ -347,7 +347,9 @@ class HubClient(Session):
             if found is None or found in stored:
                 continue
             with contextlib.suppress(HubError, ValueError):
-                stored[found] = cache.put_archive(chunk, found[3], size=found[4], what=f"archive of {key[0]} {key[1]}")
+                stored[found] = cache.put_archive_behind(chunk, found[3], size=found[4],
+                                                         what=f"archive of {key[0]} {key[1]}")
+        self.write_behind(cache.write_pending)  # the files, while the caller installs from memory
         return stored
 
     def fetch_file(self, kind: str, slug: str, path: str, version: str | None = None) -> bytes:

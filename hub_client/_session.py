@@ -140,9 +140,7 @@ class Session:
     def close(self) -> None:
         """Finish the cache writes under way, stop the thread pool (other work not started is cancelled)
         and close the connections."""
-        with self._pool_lock:
-            behind, self._behind = self._behind, []
-        wait(behind, timeout=_BEHIND_TIMEOUT)
+        self.settle_writes()
         with self._pool_lock:
             pool, self._pool = self._pool, None
         if pool is not None:
@@ -162,10 +160,16 @@ class Session:
     def _enter_worker(self) -> None:
         self._worker.active = True
 
+    def settle_writes(self) -> None:
+        """Wait (bounded) for the cache writes handed to `write_behind` so far."""
+        with self._pool_lock:
+            behind, self._behind = self._behind, []
+        wait(behind, timeout=_BEHIND_TIMEOUT)
+
     def write_behind(self, work: Callable[..., object], *args: Any) -> None:
         """Run local bookkeeping (a cache write) on the pool while the caller goes on; close() waits for it.
         Its errors are dropped: a cache entry that was not written is a miss next time, nothing more."""
-        future = self.submit(work, *args)
+        future = self._executor().submit(work, *args)  # also from a pool thread: nothing in the pool waits for it
         with self._pool_lock:
             self._behind.append(future)
 

@@ -125,3 +125,31 @@ def test_unreadable_metadata_is_a_miss_and_removed(cache: Cache) -> None:
 def test_metadata_refuses_a_slug_that_would_escape(cache: Cache) -> None:
     with pytest.raises(ValueError):
         cache.put_metadata("http://hub.test", "role", "../x", {}, etag=None, source="versions")
+
+
+def test_an_archive_put_behind_is_a_hit_before_its_file_is_written(cache: Cache) -> None:
+    path = cache.put_archive_behind(DATA, DIGEST, size=len(DATA), what="archive")
+    assert not path.exists()  # written by write_pending, on whatever thread the caller gives it
+    assert cache.read_archive(DIGEST) == DATA and cache.get_archive(DIGEST) == path
+    cache.write_pending()
+    assert path.read_bytes() == DATA
+    assert stored_files(cache.root) == [path]
+    cache.write_pending()  # nothing left to write
+    assert stored_files(cache.root) == [path]
+
+
+def test_an_archive_put_behind_is_checked_first(cache: Cache) -> None:
+    with pytest.raises(IntegrityError):
+        cache.put_archive_behind(DATA + b"!", DIGEST, size=None, what="archive")
+    with pytest.raises(IntegrityError):
+        cache.put_archive_behind(DATA, DIGEST, size=len(DATA) + 1, what="archive")
+    cache.write_pending()
+    assert cache.read_archive(DIGEST) is None and stored_files(cache.root) == []
+
+
+def test_past_the_memory_bound_an_archive_is_written_at_once(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hub_client import _cache
+
+    monkeypatch.setattr(_cache, "_RECENT_LIMIT", len(DATA) - 1)
+    path = cache.put_archive_behind(DATA, DIGEST, size=len(DATA), what="archive")
+    assert path.read_bytes() == DATA

@@ -75,6 +75,7 @@ def test_a_good_answer_is_split_and_every_archive_verified_and_cached(router, cl
     route = router.post(BUNDLE).mock(return_value=reply(bundle(*good("alpha", "beta", "gamma"))))
     got = client.fetch_archive_bundle([ALPHA, BETA, GAMMA])
     assert set(got) == {ALPHA, BETA, GAMMA}
+    client.settle_writes()  # the archives' files are written behind the caller
     assert_verified(got)
     assert all(got[i] == cache.archive_path(i[3]) for i in got)
     request = route.calls[0].request
@@ -107,7 +108,9 @@ def test_a_wrong_member_is_left_out_and_the_others_kept(router, client, cache) -
                                                        ("gamma", DATA["gamma"]))))
     got = client.fetch_archive_bundle([ALPHA, BETA, GAMMA])
     assert set(got) == {ALPHA, GAMMA}
+    client.settle_writes()  # the archives' files are written behind the caller
     assert_verified(got)
+    client.settle_writes()  # the archives' files are written behind the caller
     assert stored_digests(cache) == {ALPHA[3], GAMMA[3]}  # nothing stored under beta's digest
 
 
@@ -118,6 +121,7 @@ def test_the_index_sha256_is_never_trusted(router, client, cache) -> None:
               "size": len(tampered)}]
     router.post(BUNDLE).mock(return_value=reply(bundle(("alpha", tampered), index=index)))
     assert client.fetch_archive_bundle([ALPHA]) == {}
+    client.settle_writes()  # the archives' files are written behind the caller
     assert stored_digests(cache) == set()
 
 
@@ -126,6 +130,7 @@ def test_a_member_of_the_wrong_size_is_left_out(router, client, cache) -> None:
     router.post(BUNDLE).mock(return_value=reply(bundle(*good("alpha", "beta"))))
     got = client.fetch_archive_bundle([shorter, BETA])
     assert set(got) == {BETA}
+    client.settle_writes()  # the archives' files are written behind the caller
     assert stored_digests(cache) == {BETA[3]}
 
 
@@ -133,6 +138,7 @@ def test_a_missing_member_is_left_out(router, client) -> None:
     router.post(BUNDLE).mock(return_value=reply(bundle(*good("alpha", "gamma"))))
     got = client.fetch_archive_bundle([ALPHA, BETA, GAMMA])
     assert set(got) == {ALPHA, GAMMA}
+    client.settle_writes()  # the archives' files are written behind the caller
     assert_verified(got)
 
 
@@ -140,6 +146,7 @@ def test_members_not_asked_for_are_ignored(router, client, cache) -> None:
     router.post(BUNDLE).mock(return_value=reply(bundle(*good("beta", "alpha"))))
     got = client.fetch_archive_bundle([ALPHA])
     assert set(got) == {ALPHA}
+    client.settle_writes()  # the archives' files are written behind the caller
     assert stored_digests(cache) == {ALPHA[3]}
 
 
@@ -148,7 +155,9 @@ def test_a_truncated_body_keeps_what_arrived_whole(router, client, cache) -> Non
     router.post(BUNDLE).mock(return_value=reply(body[:-3]))  # gamma cut short
     got = client.fetch_archive_bundle([ALPHA, BETA, GAMMA])
     assert set(got) == {ALPHA, BETA}
+    client.settle_writes()  # the archives' files are written behind the caller
     assert_verified(got)
+    client.settle_writes()  # the archives' files are written behind the caller
     assert stored_digests(cache) == {ALPHA[3], BETA[3]}
 
 
@@ -158,8 +167,10 @@ def test_an_index_that_disagrees_with_the_bytes_stores_nothing_wrong(router, cli
     index[0]["size"] -= 2  # alpha's bytes run into beta's: every offset after it is wrong
     router.post(BUNDLE).mock(return_value=reply(bundle(*members, index=index)))
     got = client.fetch_archive_bundle([ALPHA, BETA, GAMMA])
+    client.settle_writes()  # the archives' files are written behind the caller
     assert_verified(got)
     assert ALPHA not in got and BETA not in got
+    client.settle_writes()  # the archives' files are written behind the caller
     assert stored_digests(cache) == {i[3] for i in got}
 
 
@@ -180,6 +191,7 @@ def test_an_index_that_disagrees_with_the_bytes_stores_nothing_wrong(router, cli
 def test_a_corrupt_answer_stores_nothing_and_raises_nothing(router, client, cache, content) -> None:
     route = router.post(BUNDLE).mock(return_value=reply(content))
     assert client.fetch_archive_bundle([ALPHA]) == {}
+    client.settle_writes()  # the archives' files are written behind the caller
     assert stored_digests(cache) == set()
     client.fetch_archive_bundle([ALPHA])
     assert route.call_count == 2  # a bad answer is not an absent extension
@@ -234,6 +246,7 @@ def test_an_answer_cut_off_midway_is_discarded_not_an_unreachable_registry(route
     route = router.post(BUNDLE).mock(side_effect=lambda request: httpx.Response(200, stream=_CutOff(data)))
     assert client.fetch_archive_bundle([ALPHA, BETA]) == {}  # the caller fetches each alone (GETs are retried)
     assert route.call_count == 1 and sleeps == []  # never sent twice: each archive sent counts a download
+    client.settle_writes()  # the archives' files are written behind the caller
     assert stored_digests(cache) == set()
 
 
