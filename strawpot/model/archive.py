@@ -53,6 +53,7 @@ def build_archive(files: Mapping[str, bytes], executables: Iterable[str] = ()) -
 MAX_META_BYTES = 64 * 1024  # one pax (or GNU long name/link) header
 MAX_ENTRIES = 2 * MAX_FILES  # files and folders
 _BLOCK = 512
+_CHUNK = 1 << 16  # bytes inflated at a time, at least
 # The most a package's tar stream can be: its files, padded, each behind a header and one meta header.
 MAX_TAR_BYTES = MAX_TOTAL_SIZE + MAX_ENTRIES * (3 * _BLOCK + MAX_META_BYTES) + 20 * _BLOCK
 _META_TYPES = {b"x": "pax", b"g": "global pax", b"L": "GNU long name", b"K": "GNU long link"}
@@ -103,38 +104,63 @@ def read_archive(data: bytes) -> list[ArchiveMember]:
 def _tar_stream(data: bytes) -> bytes:
     """The tar stream inside the gzip bytes, up to its end marker, read header by header as tarfile will
     walk it (a pax `size` record moves the next member's data): a meta header over MAX_META_BYTES, more
-    than MAX_ENTRIES entries or more than MAX_TAR_BYTES in all is refused before it is read."""
-    out = bytearray()
+    than MAX_ENTRIES entries or more than MAX_TAR_BYTES in all is refused before it is inflated."""
+    raw = _Inflater(data)
     entries = 0
     next_size: int | None = None
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as gz:
-            while len(block := gz.read(_BLOCK)) == _BLOCK and block.strip(b"\0"):
-                offset = len(out)
-                size = _number(block[124:136], offset)
-                kind = _META_TYPES.get(block[156:157])
-                if kind is not None and not 0 <= size <= MAX_META_BYTES:
-                    raise ArchiveError(f"a {kind} header of {size} bytes at byte {offset} (at most {MAX_META_BYTES})")
-                if kind is None:
-                    entries += 1
-                    if entries > MAX_ENTRIES:
-                        raise ArchiveError(f"archive has more than {MAX_ENTRIES} entries, over the package limits")
-                    size, next_size = (next_size, None) if next_size is not None else (size, None)
-                padded = -(-size // _BLOCK) * _BLOCK
-                if size < 0 or offset + _BLOCK + padded > MAX_TAR_BYTES:
-                    raise ArchiveError(f"archive unpacks to more than {MAX_TAR_BYTES} bytes, over the package limits")
-                body = gz.read(padded)
-                out += block
-                out += body
-                if block[156:157] == b"x":
-                    next_size = _pax_size(body[:size], next_size)
-                elif block[156:157] == b"g" and _pax_size(body[:size], None) is not None:
-                    raise ArchiveError(f"a global pax header sets the size of members (at byte {offset})")
-            if len(block) != _BLOCK and (block or not out):
-                raise ArchiveError("corrupt archive: the tar stream is empty or truncated")
-    except (OSError, EOFError, zlib.error) as exc:
-        raise ArchiveError(f"corrupt archive: {exc}") from None
-    return bytes(out) + b"\0" * (2 * _BLOCK)
+    pos = 0
+    while raw.ensure(pos + _BLOCK) and (block := bytes(raw.out[pos:pos + _BLOCK])).strip(b"\0"):
+        size = _number(block[124:136], pos)
+        kind = _META_TYPES.get(block[156:157])
+        if kind is not None and not 0 <= size <= MAX_META_BYTES:
+            raise ArchiveError(f"a {kind} header of {size} bytes at byte {pos} (at most {MAX_META_BYTES})")
+        if kind is None:
+            entries += 1
+            if entries > MAX_ENTRIES:
+                raise ArchiveError(f"archive has more than {MAX_ENTRIES} entries, over the package limits")
+            size, next_size = (next_size, None) if next_size is not None else (size, None)
+        padded = -(-size // _BLOCK) * _BLOCK
+        if size < 0 or pos + _BLOCK + padded > MAX_TAR_BYTES:
+            raise ArchiveError(f"archive unpacks to more than {MAX_TAR_BYTES} bytes, over the package limits")
+        if not raw.ensure(pos + _BLOCK + padded):
+            raise ArchiveError("corrupt archive: the tar stream is truncated")
+        if block[156:157] == b"x":
+            next_size = _pax_size(bytes(raw.out[pos + _BLOCK:pos + _BLOCK + size]), next_size)
+        elif block[156:157] == b"g" and _pax_size(bytes(raw.out[pos + _BLOCK:pos + _BLOCK + size]), None) is not None:
+            raise ArchiveError(f"a global pax header sets the size of members (at byte {pos})")
+        pos += _BLOCK + padded
+    if pos == 0 or pos < len(raw.out) < pos + _BLOCK:
+        raise ArchiveError("corrupt archive: the tar stream is empty or truncated")
+    return bytes(raw.out[:pos]) + b"\0" * (2 * _BLOCK)
+
+
+class _Inflater:
+    """The gzip members' contents, inflated in C as far as the tar walk asks and no further (GzipFile's
+    small reads cost more than the inflating)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.out = bytearray()
+        self._pending = data
+        self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+    def ensure(self, size: int) -> bool:
+        """Whether `out` holds at least `size` bytes (inflating more if needed); False at the stream's end."""
+        try:
+            while len(self.out) < size:
+                if self._inflater.eof:
+                    if not self._pending:
+                        return False
+                    self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)  # a further gzip member
+                before = len(self._pending)
+                got = self._inflater.decompress(self._pending, max(size - len(self.out), _CHUNK))
+                inflater = self._inflater
+                self._pending = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
+                if not got and not inflater.eof and (not self._pending or len(self._pending) == before):
+                    raise ArchiveError("corrupt archive: the gzip stream is truncated")
+                self.out += got
+        except zlib.error as exc:
+            raise ArchiveError(f"corrupt archive: {exc}") from None
+        return True
 
 
 def _number(field: bytes, offset: int) -> int:
