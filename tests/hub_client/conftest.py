@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+import respx
 
 from hub_client import Cache, HubClient
 from hub_client import _session as session_module
@@ -90,3 +91,16 @@ def make_client(registry: FakeRegistry, cache: Cache) -> Iterator[Callable[..., 
     yield make
     for client in made:
         client.close()
+
+
+@pytest.fixture
+def router() -> respx.MockRouter:
+    """respx routes for the respx tests; a request no route matches fails the test (respx answers it with an
+    error) instead of reaching a fallback."""
+    return respx.MockRouter(base_url=BASE, assert_all_called=False)
+
+
+@pytest.fixture
+def client(router: respx.MockRouter, make_client: Callable[..., HubClient]) -> HubClient:
+    """A client whose requests go to `router`."""
+    return make_client(transport=httpx.MockTransport(router.handler))

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import respx
 
-from hub_client import Cache, HubClient, RegistryUnreachable
+from hub_client import Cache, RegistryUnreachable
 
 BASE = "http://hub.test"
 BUNDLE = "/api/v1/archives"
@@ -48,16 +47,6 @@ def good(*slugs: str) -> list[tuple[str, bytes]]:
 
 def reply(content: bytes) -> httpx.Response:
     return httpx.Response(200, content=content, headers={"Content-Type": "application/octet-stream"})
-
-
-@pytest.fixture
-def router() -> respx.MockRouter:
-    return respx.MockRouter(base_url=BASE, assert_all_called=False)
-
-
-@pytest.fixture
-def client(router: respx.MockRouter, make_client: Callable[..., HubClient]) -> HubClient:
-    return make_client(transport=httpx.MockTransport(router.handler))
 
 
 def stored_digests(cache: Cache) -> set[str]:

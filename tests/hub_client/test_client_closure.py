@@ -12,7 +12,7 @@ import httpx
 import pytest
 import respx
 
-from hub_client import Cache, HubClient, PackageVersions, RegistryUnreachable
+from hub_client import Cache, PackageVersions, RegistryUnreachable
 from hub_client import _responses as responses_module
 
 BASE = "http://hub.test"
@@ -48,17 +48,6 @@ def answer(*docs: dict[str, Any], unchanged: tuple[str, ...] = (), missing: tupl
         "complete": complete,
         "limit": 1000,
     }
-
-
-@pytest.fixture
-def router() -> respx.MockRouter:
-    """Every request must match a route: an unexpected one fails the test instead of reaching a fallback."""
-    return respx.MockRouter(base_url=BASE, assert_all_called=False)
-
-
-@pytest.fixture
-def client(router: respx.MockRouter, make_client: Callable[..., HubClient]) -> HubClient:
-    return make_client(transport=httpx.MockTransport(router.handler))
 
 
 def sent(route: respx.Route, call: int = -1) -> Any:
