@@ -11,6 +11,7 @@ from hub_client import Cache, IntegrityError
 
 DATA = b"some archive bytes"
 DIGEST = hashlib.sha256(DATA).hexdigest()
+HUB = "http://hub.test"
 
 
 def stored_files(root: Path) -> list[Path]:
@@ -153,3 +154,54 @@ def test_past_the_memory_bound_an_archive_is_written_at_once(cache: Cache, monke
     monkeypatch.setattr(_cache, "_RECENT_LIMIT", len(DATA) - 1)
     path = cache.put_archive_behind(DATA, DIGEST, size=len(DATA), what="archive")
     assert path.read_bytes() == DATA
+
+
+def test_many_metadata_answers_go_to_one_pack_file(cache: Cache) -> None:
+    entries = [("skill", f"s{i}", {"n": i}, f'"e{i}"', "versions") for i in range(50)]
+    cache.put_metadata_many(HUB, entries)
+    (pack,) = stored_files(cache.root)
+    assert pack.name == "closure-pack.json"
+    fresh = Cache(cache.root)  # another process: reads the pack from disk
+    for i in (0, 49):
+        entry = fresh.get_metadata(HUB, "skills", f"s{i}")
+        assert entry is not None and (entry.body, entry.etag, entry.source) == ({"n": i}, f'"e{i}"', "versions")
+    assert fresh.get_metadata(HUB, "skill", "s50") is None
+    assert fresh.get_metadata(HUB, "role", "s0") is None  # kinds stay apart
+    assert fresh.get_metadata("http://other.test", "skill", "s0") is None
+
+
+def test_the_newest_answer_wins_between_a_package_file_and_the_pack(cache: Cache) -> None:
+    cache.put_metadata(HUB, "skill", "a", {"n": "file, older"}, etag='"old"', source="versions")
+    cache.put_metadata_many(HUB, [("skill", "a", {"n": "pack, newer"}, '"new"', "versions")])
+    entry = cache.get_metadata(HUB, "skill", "a")
+    assert entry is not None and entry.etag == '"new"'  # the pack removed the older file
+    cache.put_metadata(HUB, "skill", "a", {"n": "file, newest"}, etag='"newest"', source="versions")
+    entry = Cache(cache.root).get_metadata(HUB, "skill", "a")
+    assert entry is not None and entry.etag == '"newest"'
+    cache.put_metadata_many(HUB, [("skill", "b", {}, None, "versions")])  # merged: a's pack entry stays
+    assert Cache(cache.root).get_metadata(HUB, "skill", "b") is not None
+
+
+def test_a_pack_past_its_bound_drops_its_oldest_entries(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hub_client import _cache
+
+    monkeypatch.setattr(_cache, "_PACK_LIMIT", 4000)
+    for batch in range(5):
+        cache.put_metadata_many(HUB, [("skill", f"b{batch}-{i}", {"pad": "x" * 100}, None, "versions")
+                                      for i in range(8)])
+    fresh = Cache(cache.root)
+    assert all(fresh.get_metadata(HUB, "skill", f"b4-{i}") is not None for i in range(8))  # the newest stay whole
+    assert fresh.get_metadata(HUB, "skill", "b0-0") is None
+    assert stored_files(cache.root)[0].stat().st_size <= 4000
+
+
+def test_an_unreadable_pack_is_a_miss(cache: Cache) -> None:
+    cache.put_metadata_many(HUB, [("skill", "a", {}, None, "versions")])
+    (pack,) = stored_files(cache.root)
+    pack.write_text('{"skill:a": ["not", "an", "entry"], "skill:b": {"body": {}, "source": "versions"}}')
+    fresh = Cache(cache.root)
+    assert fresh.get_metadata(HUB, "skill", "a") is None
+    entry = fresh.get_metadata(HUB, "skill", "b")
+    assert entry is not None and entry.etag is None
+    pack.write_text("{not json")
+    assert Cache(cache.root).get_metadata(HUB, "skill", "b") is None and not pack.exists()
