@@ -132,17 +132,19 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
         elif outcome.manifest_written and previous != spec:
             out.print(f"Changed {kind.value} {name} from \"{previous}\" to \"{spec}\" in "
                       f"{outcome.project.manifest_path.name}", markup=False)
-    lines = []  # names and versions were validated (no markup in them); one print renders them all at once
+    lines = []  # names and versions were validated (no markup in them): one print renders them all at once
     for change in outcome.changes:
         what = f"{change.kind.value} {change.name}"
         if change.version is None:
-            lines.append(f" [red]-[/] {what} {change.previous or ''}".rstrip())
+            lines.append(("red", "-", f"{what} {change.previous or ''}".rstrip()))
         elif change.previous and change.previous != change.version:
-            lines.append(f" [yellow]~[/] {what} {change.previous} → {change.version}")
+            lines.append(("yellow", "~", f"{what} {change.previous} → {change.version}"))
         else:
-            lines.append(f" [green]+[/] {what} {change.version}")
-    if lines:
-        out.print("\n".join(lines), highlight=False)
+            lines.append(("green", "+", f"{what} {change.version}"))
+    if lines and out.is_terminal:
+        out.print("\n".join(f" [{colour}]{mark}[/] {text}" for colour, mark, text in lines), highlight=False)
+    elif lines and not out.quiet:  # a file or a pipe: plain lines, without rich's rendering (~0.1 ms a line)
+        out.file.write("".join(f" {mark} {text}\n" for _, mark, text in lines))
     elapsed = time.perf_counter() - started
     installed = sum(1 for c in outcome.changes if c.version is not None)
     removed = sum(1 for c in outcome.changes if c.version is None)
