@@ -1,7 +1,7 @@
 """Cold install of a role with 100 transitive packages: `strawpot install` vs `strawhub install` 0.1.54.
 
 Both run as subprocesses against one live `strawpot registry serve` in the same run, with an empty cache
-and an empty project, twice: on bare loopback, and through an in-benchmark proxy that adds a fixed
+and an empty project, twice: on bare loopback, and through a loopback proxy (tests/_proxy.py) that adds a fixed
 delay (50 ms by default) to every request.
 
 The repository's packages are byte-compiled first, as installing a wheel does: strawhub runs from
@@ -14,86 +14,22 @@ editable checkout would otherwise recompile every strawpot module on every run (
 from __future__ import annotations
 
 import argparse
-import http.client
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests._live_registry import start_registry  # noqa: E402
+from tests._proxy import LoopbackProxy  # noqa: E402
 
 BIN = Path(sys.executable).parent
-_HOP_HEADERS = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "content-length", "host"}
-
-
-class DelayProxy:
-    """A reverse proxy on loopback that sleeps `delay` seconds before forwarding each request."""
-
-    def __init__(self, upstream: str, delay: float) -> None:
-        target = urlsplit(upstream)
-        local = threading.local()
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
-                return None
-
-            def forward(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
-                time.sleep(delay)
-                conn = getattr(local, "conn", None)
-                if conn is None:
-                    conn = local.conn = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
-                try:
-                    conn.request(self.command, self.path, body=body, headers=headers)
-                    response = conn.getresponse()
-                except (http.client.HTTPException, OSError):
-                    conn.close()
-                    conn = local.conn = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
-                    conn.request(self.command, self.path, body=body, headers=headers)
-                    response = conn.getresponse()
-                data = response.read()
-                self.send_response(response.status, response.reason)
-                for key, value in response.getheaders():
-                    if key.lower() not in _HOP_HEADERS:
-                        self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = forward
-
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-            request_queue_size = 1024  # a real server's listen backlog, not socketserver's 5 (dropped SYNs cost 1 s)
-
-            def handle_error(self, request: object, client_address: object) -> None:
-                return None  # a client closing its keep-alive connection is not news
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> DelayProxy:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def publish_graph(url: str, token: str, workdir: Path, total: int) -> str:
@@ -194,7 +130,7 @@ def main() -> None:
             role = publish_graph(live.url, live.token, scratch / "packages", args.packages)
             print(f"published {args.packages} packages to {live.url} in {time.perf_counter() - t0:.1f}s")
             results: dict[str, dict[str, float]] = {}
-            with DelayProxy(live.url, args.delay_ms / 1000) as proxy:
+            with LoopbackProxy(live.url, delay=args.delay_ms / 1000) as proxy:
                 for label, url in (("loopback", live.url), (f"+{args.delay_ms:g} ms", proxy.url)):
                     for tool in ("strawpot", "strawhub"):
                         runs = [run_once(tool, url, role, scratch, args.packages) for _ in range(args.repeat)]

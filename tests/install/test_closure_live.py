@@ -5,85 +5,27 @@ is exit 5 with nothing written."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
 from hub_client import HubClient
+from tests._proxy import LoopbackProxy, Rewrite
 
 CLOSURE = "/api/v1/closure"
 BUNDLE = "/api/v1/archives"
-_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host"}
-# rewrites a closure answer: (status, body) -> (status, body)
-Rewrite = Callable[[int, bytes], tuple[int, bytes]]
-
-
-class Proxy:
-    """A loopback HTTP proxy to a registry that records request paths and may rewrite the closure answer."""
-
-    def __init__(self, upstream: str, rewrite: Rewrite | None = None, bundle: Rewrite | None = None) -> None:
-        target = urlsplit(upstream)
-        self.paths: list[str] = []
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
-                return None
-
-            def forward(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
-                proxy.paths.append(f"{self.command} {urlsplit(self.path).path}")
-                conn = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
-                conn.request(self.command, self.path, body=body, headers=headers)
-                response = conn.getresponse()
-                status, data = response.status, response.read()
-                out_headers = [(k, v) for k, v in response.getheaders() if k.lower() not in _HOP]
-                conn.close()
-                if self.path == CLOSURE and rewrite is not None:
-                    status, data = rewrite(status, data)
-                if self.path == BUNDLE and bundle is not None:
-                    status, data = bundle(status, data)
-                self.send_response(status)
-                for key, value in out_headers:
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = forward
-
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def count(self, prefix: str, suffix: str = "") -> int:
-        return sum(1 for p in self.paths if p.startswith(prefix) and p.endswith(suffix))
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
 
 @pytest.fixture
-def proxied(registry: Any, cli: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Proxy]]:
-    made: list[Proxy] = []
+def proxied(registry: Any, cli: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., LoopbackProxy]]:
+    made: list[LoopbackProxy] = []
 
-    def make(rewrite: Rewrite | None = None, bundle: Rewrite | None = None) -> Proxy:
-        proxy = Proxy(registry.url, rewrite, bundle)
+    def make(rewrite: Rewrite | None = None, bundle: Rewrite | None = None) -> LoopbackProxy:
+        edits = {path: f for path, f in ((CLOSURE, rewrite), (BUNDLE, bundle)) if f is not None}
+        proxy = LoopbackProxy(registry.url, rewrites=edits)
         made.append(proxy)
         monkeypatch.setenv("STRAWPOT_REGISTRY_URL", proxy.url)
         return proxy
@@ -111,7 +53,7 @@ def _lock_packages(project: Any) -> list[Any]:
     return [dataclasses.replace(p, source="") for p in Lockfile.load(project.lock_path).packages]
 
 
-def _reference_lock(cli: Any, project: Any, proxied: Callable[..., Proxy]) -> list[Any]:
+def _reference_lock(cli: Any, project: Any, proxied: Callable[..., LoopbackProxy]) -> list[Any]:
     """The lock the per-package path gives (the closure answered 404), to compare the fast path with."""
     proxied(lambda status, data: (404, b'{"error": "no such endpoint"}'))
     assert cli("install", "role", "reviewer", "--project", project.dir).code == 0
@@ -126,7 +68,7 @@ def _reference_lock(cli: Any, project: Any, proxied: Callable[..., Proxy]) -> li
     return lock
 
 
-def test_install_asks_for_all_metadata_in_one_request(cli: Any, project: Any, proxied: Callable[..., Proxy]) -> None:
+def test_install_asks_for_all_metadata_in_one_request(cli: Any, project: Any, proxied: Callable[..., LoopbackProxy]) -> None:
     reference = _reference_lock(cli, project, proxied)
     proxy = proxied()
     result = cli("install", "role", "reviewer", "--project", project.dir)
@@ -144,7 +86,7 @@ def _corrupt(status: int, data: bytes) -> tuple[int, bytes]:
 
 @pytest.mark.parametrize("bundle", [_corrupt, lambda s, d: (501, b'{"error": "no"}'), lambda s, d: (s, d[:-100])])
 def test_archives_a_bundle_did_not_bring_whole_are_fetched_one_by_one(
-    bundle: Rewrite, cli: Any, project: Any, proxied: Callable[..., Proxy]
+    bundle: Rewrite, cli: Any, project: Any, proxied: Callable[..., LoopbackProxy]
 ) -> None:
     reference = _reference_lock(cli, project, proxied)
     proxy = proxied(bundle=bundle)
@@ -157,7 +99,7 @@ def test_archives_a_bundle_did_not_bring_whole_are_fetched_one_by_one(
 
 @pytest.mark.parametrize("status", [404, 501])
 def test_a_registry_without_the_closure_is_asked_per_package_and_remembered(
-    status: int, cli: Any, project: Any, proxied: Callable[..., Proxy]
+    status: int, cli: Any, project: Any, proxied: Callable[..., LoopbackProxy]
 ) -> None:
     proxy = proxied(lambda _s, _d: (status, b'{"error": "not implemented"}'))
     result = cli("install", "role", "reviewer", "--project", project.dir)
@@ -188,7 +130,7 @@ def _omit_diff_reading(body: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("change", "versions_requests"), [(_twice, 11), (_past_bound, 11), (_omit_diff_reading, 1)])
 def test_an_untrustworthy_closure_falls_back_to_per_package_requests(
     change: Callable[[dict[str, Any]], None], versions_requests: int, cli: Any, project: Any,
-    proxied: Callable[..., Proxy],
+    proxied: Callable[..., LoopbackProxy],
 ) -> None:
     reference = _reference_lock(cli, project, proxied)
     proxy = proxied(_edit(change))
@@ -201,7 +143,7 @@ def test_an_untrustworthy_closure_falls_back_to_per_package_requests(
 
 
 def test_a_closure_lying_about_a_sha256_is_exit_5_and_nothing_is_written(
-    cli: Any, project: Any, proxied: Callable[..., Proxy]
+    cli: Any, project: Any, proxied: Callable[..., LoopbackProxy]
 ) -> None:
     def lie(body: dict[str, Any]) -> None:
         for item in body["packages"]:
@@ -252,11 +194,11 @@ def closure_off(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def test_a_registry_with_the_extension_switched_off(
-    closure_off: str, cli: Any, project: Any, proxied: Callable[..., Proxy], monkeypatch: pytest.MonkeyPatch,
+    closure_off: str, cli: Any, project: Any, proxied: Callable[..., LoopbackProxy], monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
     reference = _reference_lock(cli, project, proxied)
-    proxy = Proxy(closure_off)
+    proxy = LoopbackProxy(closure_off)
     monkeypatch.setenv("STRAWPOT_REGISTRY_URL", proxy.url)
     try:
         result = cli("install", "role", "reviewer", "--project", project.dir)
