@@ -1,195 +1,97 @@
-"""The `strawpot` command line: discovers one module per command and maps failures to exit codes."""
+"""The `strawpot` entry point: a bare `install` with nothing to do answers before click and rich are imported."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+import os
 import sys
-from typing import Any
+from collections.abc import Iterator
+from pathlib import Path
 
-import click as plain_click
-import rich_click as click
-
-from strawpot import __version__
-
-SECTIONS = {
-    "packages": "Packages",
-    "publishing": "Publishing",
-    "registry": "Registry",
-    "sessions": "Sessions",
-    "other": "Other",
-}
-
-click.rich_click.SHOW_ARGUMENTS = True
-click.rich_click.STYLE_ERRORS_SUGGESTION = "dim"
-
-
-def _command_modules() -> list[str]:
-    import strawpot.commands as package
-
-    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
-
-
-def _load(module_name: str) -> Any:
-    return importlib.import_module(f"strawpot.commands.{module_name}")
-
-
-class StrawpotGroup(click.RichGroup):
-    """Imports a command's module only when that command runs (or when help lists them all)."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return [m.replace("_", "-") for m in _command_modules()]
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        module_name = cmd_name.replace("-", "_")
-        if module_name not in _command_modules():
-            return None
-        command: click.Command = _load(module_name).command
-        command.name = cmd_name
-        return command
-
-    def format_help(self, ctx: click.RichContext, formatter: Any) -> None:  # type: ignore[override]
-        groups: dict[str, list[str]] = {title: [] for title in SECTIONS.values()}
-        for name in self.list_commands(ctx):
-            section = getattr(_load(name.replace("-", "_")), "SECTION", "other")
-            groups[SECTIONS.get(section, "Other")].append(name)
-        formatter.config.command_groups = {
-            ctx.command_path: [{"name": title, "commands": cmds} for title, cmds in groups.items() if cmds]
-        }
-        super().format_help(ctx, formatter)
-
-
-@click.group(cls=StrawpotGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="strawpot")
-@click.option("--quiet", "-q", is_flag=True, help="No progress or status lines on stderr (errors still show).")
-@click.option("--verbose", "-v", is_flag=True, help="Log every registry request (method, URL, status, ms) and cache hit on stderr.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-              help="Colour on stderr and stdout (NO_COLOR and FORCE_COLOR are honoured with auto).")
-def cli(quiet: bool, verbose: bool, color: str) -> None:
-    """Install, lock, publish and run AI-agent skills, roles and agents from a StrawHub registry.
-
-    Exit codes: 0 ok, 1 error, 2 usage, 3 resolution conflict, 4 lock out of date,
-    5 integrity failure, 6 registry unreachable, 7 missing tool, agent or environment variable.
-    The project is the nearest folder, from here upward, holding strawpot.toml or strawpot.lock.
-    """
-    _apply_global_options(quiet, verbose, color)
-
-
-def _apply_global_options(quiet: bool, verbose: bool, color: str) -> None:
-    import os
-
-    if color == "never":
-        os.environ.pop("FORCE_COLOR", None)
-        os.environ["NO_COLOR"] = "1"
-    elif color == "always":
-        os.environ.pop("NO_COLOR", None)
-        os.environ["FORCE_COLOR"] = "1"
-    already = "strawpot.console" in sys.modules  # else the consoles read NO_COLOR/FORCE_COLOR when made
-    from strawpot import console
-
-    if already and color != "auto":
-        for each in (console.err_console, console.out_console):
-            each.no_color = color == "never"
-            if color == "always":
-                each._force_terminal = True  # rich has no public setter once a console exists
-    console.err_console.quiet = quiet
-    if verbose:
-        import logging
-
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-        # one line per registry request (method, URL, status, ms) and per cache hit or revalidation;
-        # httpx's own request line would repeat ours without the timing
-        for name in ("hub_client",):
-            logger = logging.getLogger(name)
-            logger.setLevel(logging.INFO)
-            logger.addHandler(handler)
+# The flags a bare `strawpot install` may carry and still take the no-op path; anything else (help, --json,
+# --dry-run, packages, a flag spelt another way) goes through click, which also reports every mistake.
+_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet", "-v": None, "--verbose": None}
+_INSTALL_FLAGS = {"--frozen": "frozen", "--locked": "locked", "--skip-tools": "skip_tools", "--offline": None,
+                  "-y": None, "--yes": None, "-g": "is_global", "--global": "is_global"}
+_COLORS = ("auto", "always", "never")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; an expected failure prints one `error:` line (and a hint) and exits with its code."""
-    from strawpot.model.errors import StrawpotError
-
     args = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in args
     try:
-        result = cli.main(args=argv, prog_name="strawpot", standalone_mode=False)
-    except StrawpotError as exc:
-        _print_error(exc.message, exc.hint, json_for=args if as_json else None, code=exc.exit_code)
-        return exc.exit_code
-    except plain_click.Abort:
-        _print_error("aborted", None, json_for=args if as_json else None, code=130)
-        return 130
+        if _noop_install(args):
+            return 0
     except KeyboardInterrupt:
-        _print_error("interrupted", None, json_for=args if as_json else None, code=130)
+        sys.stderr.write("error: interrupted\n")
         return 130
-    except plain_click.ClickException as exc:
-        exc.show()
-        code = 2 if isinstance(exc, click.UsageError) else exc.exit_code
-        if as_json:
-            _print_json_error(args, code, exc.format_message(), None)
-        return code
-    except plain_click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except BrokenPipeError:
-        return 1
-    except OSError as exc:
-        # The file system refused (read-only, permissions, disk full, a file where a folder must be): name the
-        # path and the reason in one line; whatever was being replaced is left as it was (writes are atomic).
-        where = f": {exc.filename}" if exc.filename else ""
-        _print_error(f"{exc.strerror or exc}{where}", "check the permissions and free space of that path",
-                     json_for=args if as_json else None, code=1)
-        return 1
-    # Without standalone mode click returns ctx.exit(n)'s code (or the callback's value).
-    return result if isinstance(result, int) else 0
+    from strawpot.cli_group import run
+
+    return run(args)
 
 
-# The `error.code` of a failure's JSON document, by exit code (docs/json.md).
-ERROR_CODES = {1: "error", 2: "usage", 3: "conflict", 4: "lock_outdated", 5: "integrity", 6: "registry_unreachable",
-               7: "missing_requirement", 130: "interrupted"}
+def _noop_install(args: list[str]) -> bool:
+    """True when `args` are a bare install (with only the flags above) and the tree already equals the lock."""
+    found = _bare_install(args)
+    if found is None:
+        return False
+    from strawpot.install.fastcheck import noop_install
+
+    try:
+        project = found["project"]
+        return noop_install(project if isinstance(project, Path) else None, bool(found["is_global"]), frozen=bool(found["frozen"]),
+                            skip_tools=bool(found["skip_tools"]), quiet=bool(found["quiet"]))
+    except Exception:  # noqa: BLE001 - whatever the quick look trips on, the full path reports properly
+        return False
 
 
-def _command_path(args: list[str]) -> str:
-    """The command words at the start of `args` ("install", "registry token list")."""
-    words: list[str] = []
-    current: Any = cli
-    ctx = plain_click.Context(cli)
-    for arg in args:
-        if not isinstance(current, plain_click.Group):
-            break
-        found = current.get_command(ctx, arg)
-        if found is None:
-            break
-        words.append(arg)
-        current = found
-    return " ".join(words)
+def _bare_install(args: list[str]) -> dict[str, object] | None:
+    """The options of `[global flags] install [install flags]`, or None if `args` are anything else."""
+    seen: dict[str, object] = {"quiet": False, "is_global": False, "frozen": False, "locked": False,
+                               "skip_tools": False, "project": None}
+    rest = iter(args)
+    if not _global_flags(rest, seen) or not _install_flags(rest, seen):
+        return None
+    if seen["frozen"] and seen["locked"]:
+        return None  # click refuses the pair
+    return seen
 
 
-def _print_json_error(args: list[str], code: int, message: str, hint: str | None) -> None:
-    """A failed `--json` command still prints one JSON document on stdout: the `error` object."""
-    import json
+def _global_flags(rest: Iterator[str], seen: dict[str, object]) -> bool:
+    """Read the flags before `install` (and `install` itself) into `seen`; False on anything else."""
+    for arg in rest:
+        if arg == "install":
+            return True
+        if arg in _GLOBAL_FLAGS:
+            name = _GLOBAL_FLAGS[arg]
+            if name is not None:
+                seen[name] = True
+        elif arg == "--color" or arg.startswith("--color="):
+            if (arg.partition("=")[2] if "=" in arg else next(rest, None)) not in _COLORS:
+                return False
+        else:
+            return False
+    return False
 
-    from strawpot.commands._options import json_document
 
-    error = {"code": ERROR_CODES.get(code, "error"), "exit_code": code, "message": message, "hint": hint}
-    document = json_document({"error": error}, command=_command_path(args))
-    sys.stdout.write(json.dumps(document, indent=2) + "\n")
-    sys.stdout.flush()
-
-
-def _print_error(message: str, hint: str | None, *, json_for: list[str] | None = None, code: int = 1) -> None:
-    if json_for is not None:
-        _print_json_error(json_for, code, message, hint)
-    from rich.markup import escape
-
-    from strawpot.console import err_console
-
-    err_console.quiet = False  # --quiet hides progress, never the error
-    # Messages carry file names and server text verbatim: '[skills]' must not be read as markup.
-    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
-    if hint:
-        err_console.print(f"[dim]hint:[/] {escape(hint)}", markup=True, highlight=False, soft_wrap=True)
-
+def _install_flags(rest: Iterator[str], seen: dict[str, object]) -> bool:
+    """Read the flags after `install` into `seen`; False on anything else."""
+    for arg in rest:
+        if arg in _INSTALL_FLAGS:
+            name = _INSTALL_FLAGS[arg]
+            if name is not None:
+                seen[name] = True
+            continue
+        option, equals, value = arg.partition("=")
+        if option not in ("--project", "-p", "--registry") or (equals and option == "-p"):
+            return False
+        given = value if equals else next(rest, None)
+        if given is None or given.startswith("-"):
+            return False
+        if option != "--registry":
+            if not os.path.isdir(given):
+                return False  # click names the missing folder
+            seen["project"] = Path(given)
+    return True
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -24,7 +24,7 @@ RULES: dict[str, tuple[str, ...]] = {
 # Inside the composition root (`strawpot/`), the services sit below the commands: they never import a
 # command module or the console (presentation is the commands' job, as in PDM's cli/commands).
 SERVICES = ("strawpot.install", "strawpot.publishing", "strawpot.settings", "strawpot.hub")
-PRESENTATION = ("strawpot.commands", "strawpot.console", "strawpot.cli")
+PRESENTATION = ("strawpot.commands", "strawpot.console", "strawpot.cli", "strawpot.cli_group")
 
 
 def _within(module: str, prefix: str) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import rich_click as click
 
-from strawpot.cli import cli
+from strawpot.cli_group import cli
 
 STRAWPOT = str(Path(sys.executable).parent / "strawpot")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

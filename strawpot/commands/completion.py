@@ -17,7 +17,7 @@ def command(shell: str) -> None:
     """
     from click.shell_completion import get_completion_class
 
-    from strawpot.cli import cli
+    from strawpot.cli_group import cli
 
     completion = get_completion_class(shell)
     assert completion is not None  # click ships all three

@@ -33,9 +33,11 @@ def command(
     version is saved.
     """
     if not packages and not (dry_run or as_json or no_save or ignore_scripts):
+        from strawpot.console import err_console
         from strawpot.install.fastcheck import noop_install
 
-        if noop_install(project, is_global, frozen=lock is LockMode.FROZEN, skip_tools=skip_tools):
+        if noop_install(project, is_global, frozen=lock is LockMode.FROZEN, skip_tools=skip_tools,
+                        quiet=err_console.quiet):
             return
     import time
 

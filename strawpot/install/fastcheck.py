@@ -222,8 +222,8 @@ def lock_current(project: Path | None, is_global: bool) -> int | None:
     return len(found[1])
 
 
-def noop_install(project: Path | None, is_global: bool, *, frozen: bool, skip_tools: bool) -> bool:
-    """True (after saying so on stderr) when a bare install has nothing to do."""
+def noop_install(project: Path | None, is_global: bool, *, frozen: bool, skip_tools: bool, quiet: bool) -> bool:
+    """True (after saying so on stderr, unless `quiet`) when a bare install has nothing to do."""
     import sys
     import time
 
@@ -238,5 +238,6 @@ def noop_install(project: Path | None, is_global: bool, *, frozen: bool, skip_to
         if any(shutil.which(tool) is None for _p, _n, _v, _f, tools, _s in packages for tool in tools):
             return False  # the full path reports them, with their install hints
     elapsed = time.perf_counter() - started
-    sys.stderr.write(f"Already up to date ({len(packages)} packages) in {elapsed:.2f}s\n")
+    if not quiet:
+        sys.stderr.write(f"Already up to date ({len(packages)} packages) in {elapsed:.2f}s\n")
     return True

@@ -1,0 +1,192 @@
+"""The click group of `strawpot`: one module per command, imported when it runs, and failures mapped to exit codes."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+from typing import Any
+
+import click as plain_click
+import rich_click as click
+
+from strawpot import __version__
+
+SECTIONS = {
+    "packages": "Packages",
+    "publishing": "Publishing",
+    "registry": "Registry",
+    "sessions": "Sessions",
+    "other": "Other",
+}
+
+click.rich_click.SHOW_ARGUMENTS = True
+click.rich_click.STYLE_ERRORS_SUGGESTION = "dim"
+
+
+def _command_modules() -> list[str]:
+    import strawpot.commands as package
+
+    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
+
+
+def _load(module_name: str) -> Any:
+    return importlib.import_module(f"strawpot.commands.{module_name}")
+
+
+class StrawpotGroup(click.RichGroup):
+    """Imports a command's module only when that command runs (or when help lists them all)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [m.replace("_", "-") for m in _command_modules()]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module_name = cmd_name.replace("-", "_")
+        if module_name not in _command_modules():
+            return None
+        command: click.Command = _load(module_name).command
+        command.name = cmd_name
+        return command
+
+    def format_help(self, ctx: click.RichContext, formatter: Any) -> None:  # type: ignore[override]
+        groups: dict[str, list[str]] = {title: [] for title in SECTIONS.values()}
+        for name in self.list_commands(ctx):
+            section = getattr(_load(name.replace("-", "_")), "SECTION", "other")
+            groups[SECTIONS.get(section, "Other")].append(name)
+        formatter.config.command_groups = {
+            ctx.command_path: [{"name": title, "commands": cmds} for title, cmds in groups.items() if cmds]
+        }
+        super().format_help(ctx, formatter)
+
+
+@click.group(cls=StrawpotGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="strawpot")
+@click.option("--quiet", "-q", is_flag=True, help="No progress or status lines on stderr (errors still show).")
+@click.option("--verbose", "-v", is_flag=True, help="Log every registry request (method, URL, status, ms) and cache hit on stderr.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour on stderr and stdout (NO_COLOR and FORCE_COLOR are honoured with auto).")
+def cli(quiet: bool, verbose: bool, color: str) -> None:
+    """Install, lock, publish and run AI-agent skills, roles and agents from a StrawHub registry.
+
+    Exit codes: 0 ok, 1 error, 2 usage, 3 resolution conflict, 4 lock out of date,
+    5 integrity failure, 6 registry unreachable, 7 missing tool, agent or environment variable.
+    The project is the nearest folder, from here upward, holding strawpot.toml or strawpot.lock.
+    """
+    _apply_global_options(quiet, verbose, color)
+
+
+def _apply_global_options(quiet: bool, verbose: bool, color: str) -> None:
+    import os
+
+    if color == "never":
+        os.environ.pop("FORCE_COLOR", None)
+        os.environ["NO_COLOR"] = "1"
+    elif color == "always":
+        os.environ.pop("NO_COLOR", None)
+        os.environ["FORCE_COLOR"] = "1"
+    already = "strawpot.console" in sys.modules  # else the consoles read NO_COLOR/FORCE_COLOR when made
+    from strawpot import console
+
+    if already and color != "auto":
+        for each in (console.err_console, console.out_console):
+            each.no_color = color == "never"
+            if color == "always":
+                each._force_terminal = True  # rich has no public setter once a console exists
+    console.err_console.quiet = quiet
+    if verbose:
+        import logging
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        # one line per registry request (method, URL, status, ms) and per cache hit or revalidation;
+        # httpx's own request line would repeat ours without the timing
+        for name in ("hub_client",):
+            logger = logging.getLogger(name)
+            logger.setLevel(logging.INFO)
+            logger.addHandler(handler)
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI; an expected failure prints one `error:` line (and a hint) and exits with its code."""
+    from strawpot.model.errors import StrawpotError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args
+    try:
+        result = cli.main(args=argv, prog_name="strawpot", standalone_mode=False)
+    except StrawpotError as exc:
+        _print_error(exc.message, exc.hint, json_for=args if as_json else None, code=exc.exit_code)
+        return exc.exit_code
+    except plain_click.Abort:
+        _print_error("aborted", None, json_for=args if as_json else None, code=130)
+        return 130
+    except KeyboardInterrupt:
+        _print_error("interrupted", None, json_for=args if as_json else None, code=130)
+        return 130
+    except plain_click.ClickException as exc:
+        exc.show()
+        code = 2 if isinstance(exc, click.UsageError) else exc.exit_code
+        if as_json:
+            _print_json_error(args, code, exc.format_message(), None)
+        return code
+    except plain_click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except BrokenPipeError:
+        return 1
+    except OSError as exc:
+        # The file system refused (read-only, permissions, disk full, a file where a folder must be): name the
+        # path and the reason in one line; whatever was being replaced is left as it was (writes are atomic).
+        where = f": {exc.filename}" if exc.filename else ""
+        _print_error(f"{exc.strerror or exc}{where}", "check the permissions and free space of that path",
+                     json_for=args if as_json else None, code=1)
+        return 1
+    # Without standalone mode click returns ctx.exit(n)'s code (or the callback's value).
+    return result if isinstance(result, int) else 0
+
+
+# The `error.code` of a failure's JSON document, by exit code (docs/json.md).
+ERROR_CODES = {1: "error", 2: "usage", 3: "conflict", 4: "lock_outdated", 5: "integrity", 6: "registry_unreachable",
+               7: "missing_requirement", 130: "interrupted"}
+
+
+def _command_path(args: list[str]) -> str:
+    """The command words at the start of `args` ("install", "registry token list")."""
+    words: list[str] = []
+    current: Any = cli
+    ctx = plain_click.Context(cli)
+    for arg in args:
+        if not isinstance(current, plain_click.Group):
+            break
+        found = current.get_command(ctx, arg)
+        if found is None:
+            break
+        words.append(arg)
+        current = found
+    return " ".join(words)
+
+
+def _print_json_error(args: list[str], code: int, message: str, hint: str | None) -> None:
+    """A failed `--json` command still prints one JSON document on stdout: the `error` object."""
+    import json
+
+    from strawpot.commands._options import json_document
+
+    error = {"code": ERROR_CODES.get(code, "error"), "exit_code": code, "message": message, "hint": hint}
+    document = json_document({"error": error}, command=_command_path(args))
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def _print_error(message: str, hint: str | None, *, json_for: list[str] | None = None, code: int = 1) -> None:
+    if json_for is not None:
+        _print_json_error(json_for, code, message, hint)
+    from rich.markup import escape
+
+    from strawpot.console import err_console
+
+    err_console.quiet = False  # --quiet hides progress, never the error
+    # Messages carry file names and server text verbatim: '[skills]' must not be read as markup.
+    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
+    if hint:
+        err_console.print(f"[dim]hint:[/] {escape(hint)}", markup=True, highlight=False, soft_wrap=True)
+

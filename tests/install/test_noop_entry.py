@@ -1,0 +1,78 @@
+"""A bare `strawpot install` with nothing to do answers from the entry point, before click or rich is imported."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from strawpot.cli import _bare_install
+
+# run the entry point in a fresh interpreter and print which heavy modules it imported
+PROBE = ("import sys\nfrom strawpot.cli import main\ncode = main(sys.argv[1:])\n"
+         "print(','.join(m for m in ('click', 'rich', 'httpx', 'strawpot.cli_group') if m in sys.modules))\n"
+         "sys.exit(code)")
+
+
+def entry(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("args", [
+    ["install"], ["-q", "install"], ["--color", "never", "install", "--frozen"], ["--color=always", "install"],
+    ["install", "--skip-tools", "--offline", "-y", "--locked"], ["install", "--registry", "http://x"],
+    ["install", "--registry=http://x", "-g"],
+])
+def test_the_flags_a_bare_install_may_carry(args):
+    assert _bare_install(args) is not None
+
+
+@pytest.mark.parametrize("args", [
+    [], ["--help"], ["install", "--help"], ["install", "--json"], ["install", "--dry-run"], ["install", "--no-save"],
+    ["install", "--ignore-scripts"], ["install", "skill", "x"], ["lock"], ["-qv", "install"], ["--color", "pink", "install"],
+    ["--color"], ["install", "--frozen", "--locked"], ["install", "--project"], ["install", "--project", "--frozen"],
+    ["install", "--project", "/no/such/folder"], ["install", "-p=."], ["install", "--registry"], ["--json", "install"],
+])
+def test_anything_else_goes_through_click(args):
+    assert _bare_install(args) is None
+
+
+def test_project_flag_names_the_folder(tmp_path):
+    assert _bare_install(["install", "--project", str(tmp_path)])["project"] == tmp_path
+    assert _bare_install(["install", f"--project={tmp_path}"])["project"] == tmp_path
+    assert _bare_install(["install", "-p", str(tmp_path)])["project"] == tmp_path
+
+
+def test_a_noop_install_imports_neither_click_nor_rich(cli, project):
+    assert cli("install", "role", "reviewer", "--project", project.dir).code == 0
+
+    done = entry("install", cwd=project.dir)
+    assert done.returncode == 0, done.stderr
+    assert "Already up to date (11 packages)" in done.stderr
+    assert done.stdout.strip() == ""  # none of the heavy modules
+
+    quiet = entry("-q", "install", "--frozen", cwd=project.dir)
+    assert (quiet.returncode, quiet.stderr, quiet.stdout.strip()) == (0, "", "")
+
+
+def test_a_tree_that_differs_takes_the_full_path_and_is_repaired(cli, project):
+    assert cli("install", "role", "reviewer", "--project", project.dir).code == 0
+    skill = project.dir / ".strawpot" / "skills" / "code-review" / "SKILL.md"
+    original = skill.read_bytes()
+    skill.write_bytes(original + b"\nedited\n")
+
+    done = entry("install", cwd=project.dir)
+    assert done.returncode == 0, done.stderr
+    assert "strawpot.cli_group" in done.stdout
+    assert skill.read_bytes() == original
+    assert "Already up to date" in entry("install", cwd=project.dir).stderr
+
+
+def test_the_quiet_flag_silences_the_noop_line_on_the_full_path_too(cli, project):
+    assert cli("install", "role", "reviewer", "--project", project.dir).code == 0
+    # `-qv` is not parsed by the entry point, so click runs the command and its no-op check
+    done = entry("-qv", "install", cwd=project.dir)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "strawpot.cli_group" in done.stdout
