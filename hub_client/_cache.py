@@ -3,6 +3,8 @@
 Layout under the root the caller passes (the app derives it from STRAWPOT_CACHE_DIR / platformdirs)::
 
     archives-v1/<sha256[:2]>/<sha256>                     archive bytes, named by their own hash
+    archives-v1/packs/<random>.pack                       many archives stored at once: one JSON line
+                                                          [[sha256, size], ...], then their bytes back to back
     metadata-v1/<registry>/<kind>/<slug>.json             {"source", "etag", "body"} of a /versions
                                                           (or v1 detail) answer
     metadata-v1/<registry>/closure-pack.json              {"kind:slug": {"source", "etag", "body"}}: the
@@ -19,9 +21,12 @@ archive write identical bytes, so no lock is needed.
 A package's own file, when there is one, is newer than its pack entry: writing the pack removes the files of
 the packages it holds. The pack is one file because creating a hundred small files costs more than the
 install they serve (0.3-0.9 ms each on a slow disk); past `_PACK_LIMIT` bytes its oldest entries go.
+For the same reason the archives of one bundled download (`_ARCHIVE_PACK_MIN` or more) are written as one
+archive pack, never changed after; an archive's own file, when there is one, is read first.
 
 Corrupted archives: every read re-hashes the bytes. An entry whose hash is wrong is deleted and
-reported as a miss (never raised, never returned), so the client simply downloads it again.
+reported as a miss (never raised, never returned), so the client simply downloads it again; in an archive
+pack (whose entries cannot be deleted one by one) the whole pack goes, and its other archives with it.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
@@ -51,6 +57,9 @@ _CHUNK = 1 << 16
 _PACK = "closure-pack.json"
 _PACK_LIMIT = 8 << 20  # bytes of closure documents kept per registry
 _RECENT_LIMIT = 128 << 20  # bytes of archives kept in memory while their files are written
+_ARCHIVE_PACKS = "packs"
+_ARCHIVE_PACK_MIN = 8  # archives written at once that go to one pack file rather than a file each
+_PACK_HEADER_LIMIT = 1 << 20  # bytes of an archive pack's index line read before it is refused
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 
 
@@ -91,8 +100,33 @@ def _atomic_writer(target: Path) -> Iterator[IO[bytes]]:
         with os.fdopen(fd, "wb") as fh:
             yield fh
         os.replace(tmp, target)
-    finally:
+    except BaseException:
         tmp.unlink(missing_ok=True)
+        raise
+
+
+def _pack_index(pack: Path) -> list[tuple[str, int, int]] | None:
+    """(sha256, offset, size) of each archive in a pack, from its index line; None if the line is not one."""
+    try:
+        with open(pack, "rb") as fh:
+            line = fh.readline(_PACK_HEADER_LIMIT)
+            end = os.fstat(fh.fileno()).st_size
+    except OSError:
+        return None
+    try:
+        rows = parse_json(line) if line.endswith(b"\n") else None
+    except ValueError:
+        return None
+    if not isinstance(rows, list):
+        return None
+    entries, offset = [], len(line)
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], str) and _SHA256_RE.fullmatch(row[0])
+                and isinstance(row[1], int) and row[1] >= 0):
+            return None
+        entries.append((row[0], offset, row[1]))
+        offset += row[1]
+    return entries if offset == end else None
 
 
 @dataclass(frozen=True)
@@ -118,6 +152,7 @@ class Cache:
         self._unwritten: list[str] = []
         self._packs: dict[str, dict[str, Any]] = {}  # registry_key -> the pack's entries, read once
         self._pack_lock = threading.Lock()
+        self._packed: dict[str, tuple[Path, int, int]] | None = None  # sha256 -> (archive pack, offset, size)
 
     def report_hit(self, sha256: str, what: str) -> None:
         """Log (INFO, once per archive) that `what` came from the cache, unless this Cache stored it itself."""
@@ -147,7 +182,11 @@ class Cache:
         try:
             actual = _file_sha256(path)
         except FileNotFoundError:
-            return None
+            if (packed := self._read_packed(sha256.lower())) is None:
+                return None
+            with _atomic_writer(path) as fh:  # callers want a file: the pack entry gets one of its own
+                fh.write(packed)
+            return path
         if actual != sha256.lower():
             path.unlink(missing_ok=True)
             return None
@@ -161,15 +200,67 @@ class Cache:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            return None
+            return self._read_packed(sha256.lower())
         if hashlib.sha256(data).hexdigest() != sha256.lower():
             path.unlink(missing_ok=True)
             return None
         return data
 
     def discard_archive(self, sha256: str) -> None:
-        """Forget a cached archive (one that was refused after it was stored)."""
+        """Forget a cached archive (one that was refused after it was stored), and the pack holding it."""
         self.archive_path(sha256).unlink(missing_ok=True)
+        with self._seen_lock:
+            self._recent_bytes -= len(self._recent.pop(sha256.lower(), b""))
+        if (where := self._pack_entries().get(sha256.lower())) is not None:
+            self._drop_pack(where[0])
+
+    def _pack_entries(self) -> dict[str, tuple[Path, int, int]]:
+        """sha256 -> (pack, offset, size) of every archive pack, read once per Cache (the index lines only)."""
+        with self._seen_lock:
+            if self._packed is not None:
+                return self._packed
+        found: dict[str, tuple[Path, int, int]] = {}
+        try:
+            names = sorted(os.listdir(self.root / ARCHIVES_BUCKET / _ARCHIVE_PACKS))
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        for name in names:
+            if not name.endswith(".pack"):
+                continue
+            pack = self.root / ARCHIVES_BUCKET / _ARCHIVE_PACKS / name
+            entries = _pack_index(pack)
+            if entries is None:
+                pack.unlink(missing_ok=True)  # not a pack we wrote: unreadable, so worthless
+                continue
+            for digest, offset, size in entries:
+                found.setdefault(digest, (pack, offset, size))
+        with self._seen_lock:
+            if self._packed is None:
+                self._packed = found
+            return self._packed
+
+    def _read_packed(self, digest: str) -> bytes | None:
+        """An archive from a pack, verified; a pack that fails (hash, length, gone) is dropped and it is a miss."""
+        where = self._pack_entries().get(digest)
+        if where is None:
+            return None
+        pack, offset, size = where
+        try:
+            with open(pack, "rb") as fh:
+                fh.seek(offset)
+                data = fh.read(size)
+        except OSError:
+            data = b""
+        if len(data) == size and hashlib.sha256(data).hexdigest() == digest:
+            return data
+        self._drop_pack(pack)
+        return None
+
+    def _drop_pack(self, pack: Path) -> None:
+        pack.unlink(missing_ok=True)
+        with self._seen_lock:
+            if self._packed is not None:
+                self._packed = {d: w for d, w in self._packed.items() if w[0] != pack}
 
     def put_archive_behind(self, data: bytes, sha256: str, *, size: int | None, what: str) -> Path:
         """`put_archive` whose file is written later, by `write_pending` (on another thread), while the caller
@@ -199,9 +290,27 @@ class Cache:
         to a thread)."""
         with self._seen_lock:
             todo, self._unwritten = self._unwritten, []
-        for digest in todo:
-            with _atomic_writer(self.archive_path(digest)) as fh:
-                fh.write(self._recent[digest])
+            kept = [(digest, self._recent[digest]) for digest in todo if digest in self._recent]
+        if len(kept) < _ARCHIVE_PACK_MIN:
+            for digest, data in kept:
+                with _atomic_writer(self.archive_path(digest)) as fh:
+                    fh.write(data)
+            return
+        pack = self.root / ARCHIVES_BUCKET / _ARCHIVE_PACKS / f"{secrets.token_hex(16)}.pack"
+        head = json.dumps([[digest, len(data)] for digest, data in kept]).encode() + b"\n"
+        with _atomic_writer(pack) as fh:
+            fh.write(head)
+            for _, data in kept:
+                fh.write(data)
+        with self._seen_lock:
+            discarded = any(digest not in self._recent for digest, _ in kept)  # refused while being written
+            if self._packed is not None and not discarded:
+                offset = len(head)
+                for digest, data in kept:
+                    self._packed.setdefault(digest, (pack, offset, len(data)))
+                    offset += len(data)
+        if discarded:
+            self._drop_pack(pack)
 
     def put_archive(
         self, data: bytes, sha256: str, *, size: int | None = None, what: str = "archive"
@@ -287,9 +396,12 @@ class Cache:
             with _atomic_writer(self.root / METADATA_BUCKET / key / _PACK) as fh:
                 fh.write(payload)
             self._packs[key] = merged
+        folders: dict[str, bool] = {}  # a kind's folder, if there is none, holds no file to remove
         for name in fresh:  # the pack is now the newest answer for these
             kind, _, slug = name.partition(":")
-            self._metadata_path(registry, kind, slug).unlink(missing_ok=True)
+            path = self._metadata_path(registry, kind, slug)
+            if folders.setdefault(kind, path.parent.is_dir()):
+                path.unlink(missing_ok=True)
 
     def _pack(self, registry: str) -> dict[str, Any]:
         key = registry_key(registry)

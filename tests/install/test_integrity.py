@@ -64,6 +64,32 @@ def test_a_corrupted_cache_entry_is_refetched_and_refused_offline(cli, project, 
     assert cli("verify", "--project", project.dir).code == 0
 
 
+def test_a_bundled_download_is_cached_as_one_pack_and_a_damaged_pack_is_refetched(cli, project, isolated_env):
+    assert cli("install", "role", "reviewer", "--project", project.dir).code == 0  # 11 archives, one bundle
+    archives = isolated_env / "cache" / "archives-v1"
+    (pack,) = (archives / "packs").iterdir()
+    assert [p for p in archives.rglob("*") if p.is_file()] == [pack]  # not a file per archive
+    lock = Lockfile.load(project.lock_path)
+
+    import shutil
+
+    shutil.rmtree(project.dir / ".strawpot")
+    assert cli("install", "--offline", "--project", project.dir).code == 0  # every archive from the pack
+    assert cli("verify", "--project", project.dir).code == 0
+
+    raw = bytearray(pack.read_bytes())
+    raw[-10] ^= 0xFF  # inside the last archive's bytes
+    pack.write_bytes(bytes(raw))
+    shutil.rmtree(project.dir / ".strawpot")
+    offline = cli("install", "--offline", "--project", project.dir)
+    assert offline.code == 6, offline.text  # the damaged pack is dropped, and offline nothing replaces it
+    assert not pack.exists()
+    online = cli("install", "--project", project.dir)
+    assert online.code == 0, online.text
+    assert cli("verify", "--project", project.dir).code == 0
+    assert Lockfile.load(project.lock_path) == lock
+
+
 def test_verify_lists_tampered_missing_and_extra_files_and_exits_5(cli, project):
     assert cli("install", "skill", "task-planning", "--project", project.dir).code == 0
     assert cli("verify", "--project", project.dir).code == 0
