@@ -192,6 +192,13 @@ class Cache:
             return None
         return path
 
+    def has_archive(self, sha256: str) -> bool:
+        """Whether the archive is in the cache (its own file, a pack or memory), without reading it: for
+        deciding what to download; `read_archive` checks the bytes it returns."""
+        digest = _check_sha256(sha256)
+        return (digest in self._recent or self.archive_path(digest).is_file()
+                or digest in self._pack_entries())
+
     def read_archive(self, sha256: str) -> bytes | None:
         """The cached archive's bytes, verified in memory: the bytes returned are the bytes checked."""
         if (kept := self._recent.get(sha256.lower())) is not None:

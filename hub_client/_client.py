@@ -300,17 +300,18 @@ class HubClient(Session):
         """
         return self._map(items, lambda item: self.fetch_archive(*item), progress)
 
-    def fetch_archive_bundle(self, items: Sequence[ArchiveItem]) -> dict[ArchiveItem, Path]:
+    def fetch_archive_bundle(self, items: Sequence[ArchiveItem]) -> set[ArchiveItem]:
         """Many archives in one request (`POST /archives`), each checked against its item's sha256 and size
-        and stored in the cache; keyed by the items that arrived. What did not arrive, or arrived wrong, is
-        left out (the caller fetches it with `fetch_archive`, which reports the error). A registry without
-        the extension is remembered and not asked again. Raises only RegistryUnreachable."""
+        and stored in the cache; returns the items now in the cache (read them with `Cache.read_archive`).
+        What did not arrive, or arrived wrong, is left out (the caller fetches it with `fetch_archive`, which
+        reports the error). A registry without the extension is remembered and not asked again. Raises only
+        RegistryUnreachable."""
         cache = self._require_cache()
-        stored: dict[ArchiveItem, Path] = {}
+        stored: set[ArchiveItem] = set()
         for item in items:
-            if (hit := cache.get_archive(item[3])) is not None:
+            if cache.has_archive(item[3]):
                 cache.report_hit(item[3], f"archive of {kind_and_plural(item[0])[0]} {item[1]} {item[2]}")
-                stored[item] = hit
+                stored.add(item)
         items = [item for item in items if item not in stored]
         if self.offline or self._has_bundle is False or not items:
             return stored
@@ -348,8 +349,8 @@ class HubClient(Session):
             if found is None or found in stored:
                 continue
             with contextlib.suppress(HubError, ValueError):
-                stored[found] = cache.put_archive_behind(chunk, found[3], size=found[4],
-                                                         what=f"archive of {key[0]} {key[1]}")
+                cache.put_archive_behind(chunk, found[3], size=found[4], what=f"archive of {key[0]} {key[1]}")
+                stored.add(found)
         self.write_behind(cache.write_pending)  # the files, while the caller installs from memory
         return stored
 

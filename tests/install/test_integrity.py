@@ -73,9 +73,14 @@ def test_a_bundled_download_is_cached_as_one_pack_and_a_damaged_pack_is_refetche
 
     import shutil
 
+    second = project.dir / "second"  # another project resolves the same role: its archives come from the pack
+    second.mkdir()
+    assert cli("install", "role", "reviewer", "--project", second).code == 0
     shutil.rmtree(project.dir / ".strawpot")
-    assert cli("install", "--offline", "--project", project.dir).code == 0  # every archive from the pack
-    assert cli("verify", "--project", project.dir).code == 0
+    assert cli("install", "--offline", "--project", project.dir).code == 0
+    for where in (project.dir, second):
+        assert cli("verify", "--project", where).code == 0
+    assert [p for p in archives.rglob("*") if p.is_file()] == [pack]  # read from the pack, never copied out
 
     raw = bytearray(pack.read_bytes())
     raw[-10] ^= 0xFF  # inside the last archive's bytes
