@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     from strawpot.cli_group import run
 
-    return run(args)
+    return run(argv)  # None when from sys.argv: click then expands wildcards where the shell does not (Windows)
 
 
 def _noop_install(args: list[str]) -> bool:
@@ -88,8 +88,8 @@ def _install_flags(rest: Iterator[str], seen: dict[str, object]) -> bool:
         if given is None or given.startswith("-"):
             return False
         if option != "--registry":
-            if not os.path.isdir(given):
-                return False  # click names the missing folder
+            if not (os.path.isdir(given) and os.access(given, os.R_OK)):
+                return False  # click names the missing or unreadable folder
             seen["project"] = Path(given)
     return True
 

@@ -16,7 +16,7 @@ import pytest
 import rich_click as click
 
 import strawpot
-from strawpot import cli
+from strawpot import cli, cli_group
 from strawpot.model import errors
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +41,7 @@ def strawpot_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, input
 
 
 def modules() -> list[str]:
-    return cli._command_modules()
+    return cli_group._command_modules()
 
 
 # -- help and version -------------------------------------------------------------------------------------
@@ -51,7 +51,7 @@ def modules() -> list[str]:
 def test_every_command_module_exports_command_and_a_known_section(name: str) -> None:
     module = importlib.import_module(f"strawpot.commands.{name}")
     assert isinstance(module.command, click.Command)
-    assert module.SECTION in cli.SECTIONS
+    assert module.SECTION in cli_group.SECTIONS
     assert (module.__doc__ or "").strip() and "\n" not in module.__doc__.strip(), "one-line module docstring"
 
 
@@ -69,7 +69,7 @@ def test_help_groups_every_command_under_its_section(tmp_path: Path) -> None:
     expected: dict[str, list[str]] = {}
     for name in modules():
         section = importlib.import_module(f"strawpot.commands.{name}").SECTION
-        expected.setdefault(cli.SECTIONS[section], []).append(name.replace("_", "-"))
+        expected.setdefault(cli_group.SECTIONS[section], []).append(name.replace("_", "-"))
     assert {k: v for k, v in groups.items() if k != "Options"} == expected
     assert {"login", "logout", "publish", "validate", "whoami", "yank"} <= set(groups["Publishing"])
     assert "Exit codes: 0 ok, 1 error, 2 usage, 3 resolution conflict, 4 lock out of date," in result.stdout
@@ -98,7 +98,7 @@ def test_exit_code_table_matches_the_design_and_the_error_classes() -> None:
     for cls, code in ERROR_CLASSES:
         assert cls.exit_code == code
         assert issubclass(cls, errors.StrawpotError)
-    doc = " ".join((cli.cli.help or "").split())
+    doc = " ".join((cli_group.cli.help or "").split())
     table = ", ".join(f"{code} {text}" for code, text in DOCUMENTED.items())
     assert f"Exit codes: {table}." in doc
     for cls, code in ERROR_CLASSES:  # the tree drawn in the module docstring agrees
@@ -114,9 +114,9 @@ def raising(monkeypatch: pytest.MonkeyPatch) -> list[BaseException]:
     def boom() -> None:
         raise to_raise[0]
 
-    real_modules, real_load = cli._command_modules, cli._load
-    monkeypatch.setattr(cli, "_command_modules", lambda: [*real_modules(), "boom"])
-    monkeypatch.setattr(cli, "_load", lambda name: SimpleNamespace(command=boom, SECTION="other") if name == "boom" else real_load(name))
+    real_modules, real_load = cli_group._command_modules, cli_group._load
+    monkeypatch.setattr(cli_group, "_command_modules", lambda: [*real_modules(), "boom"])
+    monkeypatch.setattr(cli_group, "_load", lambda name: SimpleNamespace(command=boom, SECTION="other") if name == "boom" else real_load(name))
     return to_raise
 
 
