@@ -21,8 +21,9 @@ archive write identical bytes, so no lock is needed.
 A package's own file, when there is one, is newer than its pack entry: writing the pack removes the files of
 the packages it holds. The pack is one file because creating a hundred small files costs more than the
 install they serve (0.3-0.9 ms each on a slow disk); past `_PACK_LIMIT` bytes its oldest entries go.
-For the same reason the archives of one bundled download (`_ARCHIVE_PACK_MIN` or more) are written as one
-archive pack, never changed after; an archive's own file, when there is one, is read first.
+For the same reason archives written together (`_ARCHIVE_PACK_MIN` or more, kept in memory by the bundled
+downloads so far) go to one archive pack (`_archive_packs`), never changed after; an archive's own file, when
+there is one, is read first, and `strawpot cache prune` merges the packs.
 
 Corrupted archives: every read re-hashes the bytes. An entry whose hash is wrong is deleted and
 reported as a miss (never raised, never returned), so the client simply downloads it again; in an archive
@@ -35,7 +36,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
@@ -45,8 +45,10 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from ._archive_packs import ArchivePacks
 from ._exceptions import IntegrityError
 from ._models import check_slug, kind_and_plural, parse_json
+from ._responses import MAX_ARCHIVE_BYTES
 from ._session import _log
 
 __all__ = ["Cache", "CachedMetadata"]
@@ -59,7 +61,6 @@ _PACK_LIMIT = 8 << 20  # bytes of closure documents kept per registry
 _RECENT_LIMIT = 128 << 20  # bytes of archives kept in memory while their files are written
 _ARCHIVE_PACKS = "packs"
 _ARCHIVE_PACK_MIN = 8  # archives written at once that go to one pack file rather than a file each
-_PACK_HEADER_LIMIT = 1 << 20  # bytes of an archive pack's index line read before it is refused
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 
 
@@ -85,6 +86,12 @@ def registry_key(base_url: str) -> str:
     return f"{host}-{hashlib.sha256(normalised.encode()).hexdigest()[:12]}"
 
 
+def _write_chunks(target: Path, chunks: list[bytes]) -> None:
+    with _atomic_writer(target) as fh:
+        for chunk in chunks:
+            fh.write(chunk)
+
+
 @contextmanager
 def _atomic_writer(target: Path) -> Iterator[IO[bytes]]:
     """Yield a temp file beside `target`; on a clean exit it replaces `target`, otherwise it is removed.
@@ -103,30 +110,6 @@ def _atomic_writer(target: Path) -> Iterator[IO[bytes]]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-
-
-def _pack_index(pack: Path) -> list[tuple[str, int, int]] | None:
-    """(sha256, offset, size) of each archive in a pack, from its index line; None if the line is not one."""
-    try:
-        with open(pack, "rb") as fh:
-            line = fh.readline(_PACK_HEADER_LIMIT)
-            end = os.fstat(fh.fileno()).st_size
-    except OSError:
-        return None
-    try:
-        rows = parse_json(line) if line.endswith(b"\n") else None
-    except ValueError:
-        return None
-    if not isinstance(rows, list):
-        return None
-    entries, offset = [], len(line)
-    for row in rows:
-        if not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], str) and _SHA256_RE.fullmatch(row[0])
-                and isinstance(row[1], int) and row[1] >= 0):
-            return None
-        entries.append((row[0], offset, row[1]))
-        offset += row[1]
-    return entries if offset == end else None
 
 
 @dataclass(frozen=True)
@@ -152,7 +135,8 @@ class Cache:
         self._unwritten: list[str] = []
         self._packs: dict[str, dict[str, Any]] = {}  # registry_key -> the pack's entries, read once
         self._pack_lock = threading.Lock()
-        self._packed: dict[str, tuple[Path, int, int]] | None = None  # sha256 -> (archive pack, offset, size)
+        self.packs = ArchivePacks(self.root / ARCHIVES_BUCKET / _ARCHIVE_PACKS, max_entry=MAX_ARCHIVE_BYTES,
+                                  write=_write_chunks)
 
     def report_hit(self, sha256: str, what: str) -> None:
         """Log (INFO, once per archive) that `what` came from the cache, unless this Cache stored it itself."""
@@ -173,20 +157,22 @@ class Cache:
     def get_archive(self, sha256: str) -> Path | None:
         """The path of a cached archive whose bytes hash to `sha256` (checked now), else None.
 
-        A corrupted entry is deleted and reported as a miss. An archive kept by `put_archive_behind` is a hit
-        (its bytes were checked), even while its file is still being written.
+        A corrupted entry is deleted and reported as a miss. An archive held in memory (`put_archive_behind`)
+        or in a pack gets its own file now: callers of this method want a file. To know whether an archive is
+        cached, or to read it, use `has_archive` and `read_archive`.
         """
         path = self.archive_path(sha256)
-        if sha256.lower() in self._recent:
+        digest = sha256.lower()
+        if (kept := self._recent.get(digest)) is not None or not path.is_file():
+            data = kept if kept is not None else self.packs.read(digest)
+            if data is None:
+                return None
+            _write_chunks(path, [data])
             return path
         try:
             actual = _file_sha256(path)
         except FileNotFoundError:
-            if (packed := self._read_packed(sha256.lower())) is None:
-                return None
-            with _atomic_writer(path) as fh:  # callers want a file: the pack entry gets one of its own
-                fh.write(packed)
-            return path
+            return None
         if actual != sha256.lower():
             path.unlink(missing_ok=True)
             return None
@@ -196,8 +182,7 @@ class Cache:
         """Whether the archive is in the cache (its own file, a pack or memory), without reading it: for
         deciding what to download; `read_archive` checks the bytes it returns."""
         digest = _check_sha256(sha256)
-        return (digest in self._recent or self.archive_path(digest).is_file()
-                or digest in self._pack_entries())
+        return digest in self._recent or self.archive_path(digest).is_file() or self.packs.has(digest)
 
     def read_archive(self, sha256: str) -> bytes | None:
         """The cached archive's bytes, verified in memory: the bytes returned are the bytes checked."""
@@ -207,67 +192,24 @@ class Cache:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            return self._read_packed(sha256.lower())
+            return self.packs.read(sha256.lower())
         if hashlib.sha256(data).hexdigest() != sha256.lower():
             path.unlink(missing_ok=True)
             return None
         return data
 
     def discard_archive(self, sha256: str) -> None:
-        """Forget a cached archive (one that was refused after it was stored), and the pack holding it."""
-        self.archive_path(sha256).unlink(missing_ok=True)
+        """Forget a cached archive (one that was refused after it was stored), with every pack holding it."""
+        digest = _check_sha256(sha256)
+        self.archive_path(digest).unlink(missing_ok=True)
         with self._seen_lock:
-            self._recent_bytes -= len(self._recent.pop(sha256.lower(), b""))
-        if (where := self._pack_entries().get(sha256.lower())) is not None:
-            self._drop_pack(where[0])
+            self._recent_bytes -= len(self._recent.pop(digest, b""))
+        self.packs.drop_holding(digest)
 
-    def _pack_entries(self) -> dict[str, tuple[Path, int, int]]:
-        """sha256 -> (pack, offset, size) of every archive pack, read once per Cache (the index lines only)."""
-        with self._seen_lock:
-            if self._packed is not None:
-                return self._packed
-        found: dict[str, tuple[Path, int, int]] = {}
-        try:
-            names = sorted(os.listdir(self.root / ARCHIVES_BUCKET / _ARCHIVE_PACKS))
-        except (FileNotFoundError, NotADirectoryError):
-            names = []
-        for name in names:
-            if not name.endswith(".pack"):
-                continue
-            pack = self.root / ARCHIVES_BUCKET / _ARCHIVE_PACKS / name
-            entries = _pack_index(pack)
-            if entries is None:
-                pack.unlink(missing_ok=True)  # not a pack we wrote: unreadable, so worthless
-                continue
-            for digest, offset, size in entries:
-                found.setdefault(digest, (pack, offset, size))
-        with self._seen_lock:
-            if self._packed is None:
-                self._packed = found
-            return self._packed
-
-    def _read_packed(self, digest: str) -> bytes | None:
-        """An archive from a pack, verified; a pack that fails (hash, length, gone) is dropped and it is a miss."""
-        where = self._pack_entries().get(digest)
-        if where is None:
-            return None
-        pack, offset, size = where
-        try:
-            with open(pack, "rb") as fh:
-                fh.seek(offset)
-                data = fh.read(size)
-        except OSError:
-            data = b""
-        if len(data) == size and hashlib.sha256(data).hexdigest() == digest:
-            return data
-        self._drop_pack(pack)
-        return None
-
-    def _drop_pack(self, pack: Path) -> None:
-        pack.unlink(missing_ok=True)
-        with self._seen_lock:
-            if self._packed is not None:
-                self._packed = {d: w for d, w in self._packed.items() if w[0] != pack}
+    def merge_packs(self) -> int:
+        """Merge the archive packs into as few as they fit, without the archives that have a file of their
+        own; returns the bytes freed."""
+        return self.packs.merge(keep=lambda digest: not self.archive_path(digest).is_file())
 
     def put_archive_behind(self, data: bytes, sha256: str, *, size: int | None, what: str) -> Path:
         """`put_archive` whose file is written later, by `write_pending` (on another thread), while the caller
@@ -298,26 +240,18 @@ class Cache:
         with self._seen_lock:
             todo, self._unwritten = self._unwritten, []
             kept = [(digest, self._recent[digest]) for digest in todo if digest in self._recent]
+        packs: list[Path] = []
         if len(kept) < _ARCHIVE_PACK_MIN:
             for digest, data in kept:
-                with _atomic_writer(self.archive_path(digest)) as fh:
-                    fh.write(data)
-            return
-        pack = self.root / ARCHIVES_BUCKET / _ARCHIVE_PACKS / f"{secrets.token_hex(16)}.pack"
-        head = json.dumps([[digest, len(data)] for digest, data in kept]).encode() + b"\n"
-        with _atomic_writer(pack) as fh:
-            fh.write(head)
-            for _, data in kept:
-                fh.write(data)
+                _write_chunks(self.archive_path(digest), [data])
+        else:
+            packs = self.packs.write(kept)
         with self._seen_lock:
-            discarded = any(digest not in self._recent for digest, _ in kept)  # refused while being written
-            if self._packed is not None and not discarded:
-                offset = len(head)
-                for digest, data in kept:
-                    self._packed.setdefault(digest, (pack, offset, len(data)))
-                    offset += len(data)
-        if discarded:
-            self._drop_pack(pack)
+            refused = [digest for digest, _ in kept if digest not in self._recent]  # while being written
+        for digest in refused:
+            self.archive_path(digest).unlink(missing_ok=True)
+        for pack in packs if refused else ():
+            self.packs.drop(pack)
 
     def put_archive(
         self, data: bytes, sha256: str, *, size: int | None = None, what: str = "archive"
@@ -407,7 +341,9 @@ class Cache:
         for name in fresh:  # the pack is now the newest answer for these
             kind, _, slug = name.partition(":")
             path = self._metadata_path(registry, kind, slug)
-            if folders.setdefault(kind, path.parent.is_dir()):
+            if kind not in folders:
+                folders[kind] = path.parent.is_dir()
+            if folders[kind]:
                 path.unlink(missing_ok=True)
 
     def _pack(self, registry: str) -> dict[str, Any]:

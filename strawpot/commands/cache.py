@@ -40,7 +40,7 @@ def clean() -> None:
 
 @command.command("prune")
 def prune() -> None:
-    """Remove cached registry answers and leftover temporary files; keep the verified archives."""
+    """Remove cached registry answers and leftover temporary files; keep the verified archives (packs merged)."""
     from strawpot.settings import cache_dir
 
     root = cache_dir()
@@ -54,6 +54,9 @@ def prune() -> None:
         for leftover in root.rglob(".tmp-*"):
             freed += _size(leftover)
             leftover.unlink(missing_ok=True)
+        from hub_client import Cache
+
+        freed += Cache(root).merge_packs()  # archive packs are never changed, so they only accumulate
     click.echo(f"Pruned {root} ({_human(freed)} freed)", err=True)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hub_client import Cache
+from hub_client._archive_packs import MAX_ENTRIES
 from hub_client._cache import _ARCHIVE_PACK_MIN
 
 ARCHIVES = [f"archive {i} ".encode() * (i + 1) for i in range(_ARCHIVE_PACK_MIN + 2)]
@@ -60,7 +61,8 @@ def test_a_pack_written_after_this_cache_read_the_packs_is_found(cache: Cache) -
     assert cache.read_archive(DIGESTS[0]) == ARCHIVES[0]
 
 
-@pytest.mark.parametrize("damage", ["flip a byte", "truncate", "index lies", "not an index", "extra bytes"])
+@pytest.mark.parametrize("damage", ["flip a byte", "truncate", "index lies", "not an index", "extra bytes",
+                                    "a size that is a bool", "a size over the archive limit"])
 def test_a_damaged_pack_is_a_miss_and_is_removed(cache: Cache, damage: str) -> None:
     put_all(cache)
     pack = the_pack(cache)
@@ -77,6 +79,12 @@ def test_a_damaged_pack_is_a_miss_and_is_removed(cache: Cache, damage: str) -> N
         raw = json.dumps(rows).encode() + b"\n" + rest
     elif damage == "not an index":
         raw = b"{not json\n" + rest
+    elif damage == "a size that is a bool":
+        rows = json.loads(index)
+        raw = json.dumps([[rows[0][0], True], *rows]).encode() + b"\n" + b"x" + rest
+    elif damage == "a size over the archive limit":
+        rows = json.loads(index)
+        raw = json.dumps([[rows[0][0], 61 << 20], *rows[1:]]).encode() + b"\n" + rest
     else:
         raw += b"trailing"
     pack.write_bytes(raw)
@@ -106,3 +114,96 @@ def test_an_archive_refused_before_its_pack_is_written_is_not_kept(cache: Cache)
     assert DIGESTS[0] not in pack.read_bytes().partition(b"\n")[0].decode()
     assert Cache(cache.root).read_archive(DIGESTS[0]) is None
     assert Cache(cache.root).read_archive(DIGESTS[1]) == ARCHIVES[1]
+
+
+def test_what_is_not_a_regular_pack_file_is_passed_over_and_left_alone(cache: Cache) -> None:
+    import os
+
+    put_all(cache)
+    pack = the_pack(cache)
+    (pack.parent / "a-folder.pack").mkdir()
+    os.mkfifo(pack.parent / "a-fifo.pack")  # opening it for reading would block without O_NONBLOCK
+    (pack.parent / "a-link.pack").symlink_to(pack)
+    fresh = Cache(cache.root)
+    assert [fresh.read_archive(d) for d in DIGESTS] == ARCHIVES
+    assert sorted(p.name for p in pack.parent.iterdir()) == sorted(["a-fifo.pack", "a-folder.pack", "a-link.pack",
+                                                                    pack.name])
+
+
+def test_an_unreadable_pack_is_a_miss_but_is_not_deleted(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hub_client import _archive_packs
+
+    put_all(cache)
+    pack = the_pack(cache)
+    monkeypatch.setattr(_archive_packs.os, "open", lambda *a, **k: (_ for _ in ()).throw(PermissionError(13, "denied")))
+    fresh = Cache(cache.root)
+    assert fresh.read_archive(DIGESTS[0]) is None
+    assert pack.exists()  # a pack we cannot open now is not evidence of a bad pack
+
+
+def test_a_refused_archive_takes_every_pack_holding_it_even_one_written_since(cache: Cache) -> None:
+    put_all(cache)
+    first = the_pack(cache)
+    reader = Cache(cache.root)
+    assert reader.read_archive(DIGESTS[0]) == ARCHIVES[0]  # reader has listed the packs: only `first`
+    put_all(Cache(cache.root))  # another process writes the same archives again
+    assert len(list(first.parent.iterdir())) == 2
+    reader.discard_archive(DIGESTS[0])
+    assert list(first.parent.iterdir()) == []
+    assert Cache(cache.root).read_archive(DIGESTS[0]) is None
+
+
+def test_an_archive_refused_while_its_file_is_written_is_removed(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hub_client import _cache
+
+    few = ARCHIVES[:2]
+    for data in few:
+        cache.put_archive_behind(data, hashlib.sha256(data).hexdigest(), size=len(data), what="archive")
+    real = _cache._write_chunks
+    refused = hashlib.sha256(few[0]).hexdigest()
+
+    def write_then_refuse(target: Path, chunks: list[bytes]) -> None:
+        real(target, chunks)
+        if target.name == refused:
+            cache.discard_archive(refused)  # prepare refuses it on another thread just as its file lands
+
+    monkeypatch.setattr(_cache, "_write_chunks", write_then_refuse)
+    cache.write_pending()
+    assert Cache(cache.root).read_archive(refused) is None
+    assert Cache(cache.root).read_archive(hashlib.sha256(few[1]).hexdigest()) == few[1]
+
+
+def test_get_archive_gives_a_file_for_an_archive_held_in_memory_or_in_a_pack(cache: Cache) -> None:
+    for data, digest in zip(ARCHIVES, DIGESTS, strict=True):
+        cache.put_archive_behind(data, digest, size=len(data), what="archive")
+    assert cache.get_archive(DIGESTS[0]).read_bytes() == ARCHIVES[0]  # before write_pending
+    cache.write_pending()
+    assert Cache(cache.root).get_archive(DIGESTS[1]).read_bytes() == ARCHIVES[1]
+
+
+def test_prune_merges_the_packs_without_what_has_its_own_file(cache: Cache) -> None:
+    half = len(ARCHIVES) // 2
+    put_all(cache)
+    put_all(Cache(cache.root), ARCHIVES[:half] + [b"another archive"] * 1 + [b"more %d" % i for i in range(8)])
+    fresh = Cache(cache.root)
+    assert fresh.get_archive(DIGESTS[0]) is not None  # now also a file of its own
+    packs = cache.root / "archives-v1" / "packs"
+    assert len(list(packs.iterdir())) == 2
+    before = sum(p.stat().st_size for p in packs.iterdir())
+    freed = Cache(cache.root).merge_packs()
+    (merged,) = packs.iterdir()
+    assert freed == before - merged.stat().st_size > 0
+    again = Cache(cache.root)
+    assert [again.read_archive(d) for d in DIGESTS] == ARCHIVES
+    assert DIGESTS[0] not in merged.read_bytes().partition(b"\n")[0].decode()  # it has a file
+    assert Cache(cache.root).merge_packs() == 0  # one pack, nothing to drop: left as it is
+
+
+def test_more_archives_than_one_pack_holds_are_split(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hub_client import _archive_packs
+
+    monkeypatch.setattr(_archive_packs, "MAX_ENTRIES", _ARCHIVE_PACK_MIN)
+    put_all(cache)
+    packs = sorted((cache.root / "archives-v1" / "packs").iterdir())
+    assert len(packs) == 2 and MAX_ENTRIES >= 1000
+    assert [Cache(cache.root).read_archive(d) for d in DIGESTS] == ARCHIVES
