@@ -92,6 +92,7 @@ class VersionSolver:
     ) -> None:
         self._provider = provider
         self._root_dependencies = list(root_dependencies.values())
+        self._direct = frozenset(dep.package for dep in self._root_dependencies)
         self._locked = dict(locked or {})
         self._root_name = root_name
         self._display_name = display_name
@@ -104,8 +105,8 @@ class VersionSolver:
         # Incompatibilities known to be contradicted, with the decision level where that was seen.
         self._contradicted: dict[Incompatibility, int] = {}
         self._prerelease_ok: set[str] = set()
-        self._priorities: dict[str, tuple[int, int]] = {}
-        self._queue: list[tuple[tuple[int, int], str]] = []
+        self._priorities: dict[str, tuple[int, int, int]] = {}
+        self._queue: list[tuple[tuple[int, int, int], str]] = []
         self._dirty: set[str] = set()
         self._discovered: dict[str, int] = {ROOT: 0}
         self._prefetched: set[str] = set()
@@ -293,8 +294,12 @@ class VersionSolver:
         assert not self._solution.pending(), "[bug] a pending package is missing from the queue"
         return None
 
-    def _priority(self, package: str) -> tuple[int, int]:
-        """Fewest selectable versions first, then the package discovered first (cached per term).
+    def _priority(self, package: str) -> tuple[int, int, int]:
+        """Packages with at most one selectable version and the root's direct dependencies first, then the
+        fewest selectable versions, then the package discovered first (cached per term).
+
+        Deciding direct dependencies early keeps them at their newest where any solution allows it (what the
+        user asked for, as uv does): a conflict found later backtracks the transitive decisions first.
 
         A package whose only matching versions are pre-releases it has not opted in to goes
         last: deciding the others first may reveal a dependency that names a pre-release.
@@ -304,7 +309,8 @@ class VersionSolver:
             count = self._count(package)
             if count == 0 and self._only_prereleases_match(package):
                 count = _LAST
-            found = self._priorities[package] = (count, self._discovered.get(package, 0))
+            direct = 0 if count <= 1 or package in self._direct else 1
+            found = self._priorities[package] = (direct, count, self._discovered.get(package, 0))
         return found
 
     def _only_prereleases_match(self, package: str) -> bool:

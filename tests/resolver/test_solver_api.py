@@ -74,6 +74,18 @@ def test_highest_version_first_and_fewest_versions_first() -> None:
     assert versions(solve(provider, deps(a="^1", b="*", c="*"))) == {"c": "1.0.0", "b": "1.0.0", "a": "1.1.0"}
 
 
+def test_direct_dependencies_are_decided_before_transitive_ones_and_stay_newest() -> None:
+    # c has the fewest versions, so deciding by that alone picks c 2.0 first, and b 5.0 (which needs c 1)
+    # then has to give way to b 4.0; a direct dependency is what the user asked for: it stays newest
+    versions_of = {f"{n}.0.0": {"c": "*"} for n in range(1, 6)}
+    provider = OfflineProvider({
+        "a": versions_of,
+        "b": {**{f"{n}.0.0": {} for n in range(1, 5)}, "5.0.0": {"c": "<2"}},
+        "c": {"1.0.0": {}, "2.0.0": {}},
+    })
+    assert versions(solve(provider, deps(a="*", b="*"))) == {"a": "5.0.0", "b": "5.0.0", "c": "1.0.0"}
+
+
 def test_prefetch_is_called_with_new_packages() -> None:
     provider = OfflineProvider(
         {
