@@ -84,15 +84,9 @@ def _apply_global_options(quiet: bool, verbose: bool, color: str) -> None:
     elif color == "always":
         os.environ.pop("NO_COLOR", None)
         os.environ["FORCE_COLOR"] = "1"
-    already = "strawpot.console" in sys.modules  # else the consoles read NO_COLOR/FORCE_COLOR when made
     from strawpot import console
 
-    if already and color != "auto":
-        for each in (console.err_console, console.out_console):
-            each.no_color = color == "never"
-            if color == "always":
-                each._force_terminal = True  # rich has no public setter once a console exists
-    console.err_console.quiet = quiet
+    console.configure(quiet=quiet, color=color)  # consoles made later read NO_COLOR/FORCE_COLOR when made
     if verbose:
         import logging
 

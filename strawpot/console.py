@@ -1,17 +1,114 @@
-"""The two consoles: progress and messages to stderr, data to stdout."""
+"""The two consoles: progress and messages to stderr, data to stdout; rich is imported when one first renders.
+
+Importing rich costs ~25 ms of a command's start-up. Output to a file or a pipe without forced colour is
+plain text, so `quiet`, `is_terminal` and `line` answer there without making the rich Console; anything
+else (`print` with markup, tables, progress bars) makes it on first use.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import IO, TYPE_CHECKING, Any
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # Data piped to a file or another program is not cut to the 80 columns rich assumes without a terminal.
 _PIPED_WIDTH = 1000
 
-err_console = Console(stderr=True, highlight=False)
-out_console = Console(
-    highlight=False, soft_wrap=True,
-    width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else _PIPED_WIDTH,
-)
+
+class LazyConsole:
+    """A rich Console made on first real use, standing in for it until then (attributes pass through)."""
+
+    _stderr: bool
+    _real: Console | None
+    _quiet: bool
+
+    def __init__(self, stderr: bool, real: Console | None = None) -> None:
+        object.__setattr__(self, "_stderr", stderr)
+        object.__setattr__(self, "_real", real)
+        object.__setattr__(self, "_quiet", False)
+
+    @classmethod
+    def around(cls, console: Console) -> LazyConsole:
+        """A stand-in for a Console already made (tests render to a StringIO this way)."""
+        return cls(stderr=console.stderr, real=console)
+
+    @property
+    def real(self) -> Console:
+        made = self._real
+        if made is None:
+            from rich.console import Console
+
+            if self._stderr:
+                made = Console(stderr=True, highlight=False)
+            else:
+                made = Console(highlight=False, soft_wrap=True,
+                               width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else _PIPED_WIDTH)
+            made.quiet = self._quiet
+            object.__setattr__(self, "_real", made)
+        return made
+
+    @property
+    def file(self) -> IO[str]:
+        if self._real is not None:
+            return self._real.file
+        return sys.stderr if self._stderr else sys.stdout
+
+    @property
+    def quiet(self) -> bool:
+        return self._quiet if self._real is None else bool(self._real.quiet)
+
+    @quiet.setter
+    def quiet(self, value: bool) -> None:
+        object.__setattr__(self, "_quiet", value)
+        if self._real is not None:
+            self._real.quiet = value
+
+    @property
+    def is_terminal(self) -> bool:
+        return self._may_be_terminal() and self.real.is_terminal
+
+    def line(self, text: str, *, style: str | None = None) -> None:
+        """Print `text` as it is (no markup, no emoji codes), in `style` on a terminal."""
+        if self.quiet:
+            return
+        if not self._may_be_terminal():
+            self.file.write(text + "\n")
+            return
+        self.real.print(text, markup=False, emoji=False, style=style)
+
+    def _may_be_terminal(self) -> bool:
+        """False only when rich would certainly treat the stream as a file: not a TTY, no colour forced."""
+        if self._real is not None or os.environ.get("FORCE_COLOR") or os.environ.get("TTY_COMPATIBLE") == "1":
+            return True
+        try:
+            return bool(self.file.isatty())
+        except (AttributeError, ValueError):
+            return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "quiet":
+            object.__setattr__(self, name, value)  # the property above
+        else:
+            setattr(self.real, name, value)
+
+
+err_console = LazyConsole(stderr=True)
+out_console = LazyConsole(stderr=False)
+
+
+def configure(*, quiet: bool, color: str) -> None:
+    """Apply --quiet and --color: to consoles already made (colour from the environment otherwise)."""
+    err_console.quiet = quiet
+    if color == "auto":
+        return
+    for each in (err_console, out_console):
+        if each._real is not None:
+            each._real.no_color = color == "never"
+            if color == "always":
+                each._real._force_terminal = True  # rich has no public setter once a console exists

@@ -70,7 +70,7 @@ class RichReporter:
 
     def status(self, message: str) -> None:
         if not self.quiet:
-            self.console.print(message, markup=False, style="dim")
+            self.console.line(message, style="dim")
 
     @contextlib.contextmanager
     def progress(self, label: str, total: int) -> Iterator[Callback]:
@@ -81,7 +81,7 @@ class RichReporter:
 
         with Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            console=self.console, transient=True,
+            console=self.console.real, transient=True,
         ) as bar:
             task = bar.add_task(label, total=total)
 
@@ -112,7 +112,7 @@ class RichReporter:
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                      console=self.console, transient=True) as spinner:
+                      console=self.console.real, transient=True) as spinner:
             spinner.add_task(message, total=None)
             yield
 
@@ -123,15 +123,14 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
 
     out = err_console
     if outcome.lock_written:
-        out.print(f"Wrote {outcome.project.lock_path.name} ({len(outcome.lock.packages) if outcome.lock else 0} packages)",
-                  markup=False)
+        out.line(f"Wrote {outcome.project.lock_path.name} ({len(outcome.lock.packages) if outcome.lock else 0} packages)")
     for kind, name, spec in outcome.saved:
         previous = outcome.previous_specs.get((kind, name))
         if outcome.manifest_written and previous is None:
-            out.print(f"Added {kind.value} {name} = \"{spec}\" to {outcome.project.manifest_path.name}", markup=False)
+            out.line(f"Added {kind.value} {name} = \"{spec}\" to {outcome.project.manifest_path.name}")
         elif outcome.manifest_written and previous != spec:
-            out.print(f"Changed {kind.value} {name} from \"{previous}\" to \"{spec}\" in "
-                      f"{outcome.project.manifest_path.name}", markup=False)
+            out.line(f"Changed {kind.value} {name} from \"{previous}\" to \"{spec}\" in "
+                     f"{outcome.project.manifest_path.name}")
     lines = []  # names and versions were validated (no markup in them): one print renders them all at once
     for change in outcome.changes:
         what = f"{change.kind.value} {change.name}"
@@ -152,12 +151,11 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
     if installed or removed:
         parts = [f"{installed} installed"] if installed else []
         parts += [f"{removed} removed"] if removed else []
-        out.print(f"{prefix}: {', '.join(parts)}, {outcome.unchanged} unchanged in {elapsed:.2f}s", markup=False)
+        out.line(f"{prefix}: {', '.join(parts)}, {outcome.unchanged} unchanged in {elapsed:.2f}s")
     elif outcome.builds.ran:
-        out.print(f"{verb}: built {len(outcome.builds.ran)}, {outcome.unchanged} unchanged in {elapsed:.2f}s",
-                  markup=False)
+        out.line(f"{verb}: built {len(outcome.builds.ran)}, {outcome.unchanged} unchanged in {elapsed:.2f}s")
     else:
-        out.print(f"Already up to date ({outcome.unchanged} packages) in {elapsed:.2f}s", markup=False)
+        out.line(f"Already up to date ({outcome.unchanged} packages) in {elapsed:.2f}s")
     render_missing_tools(outcome)
     render_scripts(outcome)
 
@@ -168,7 +166,7 @@ def render_scripts(outcome: Outcome) -> None:
 
     builds = outcome.builds
     for pid in builds.ran:
-        err_console.print(f"Ran the install script of {pid}", markup=False)
+        err_console.line(f"Ran the install script of {pid}")
     for pid, script in builds.would_run:
         err_console.print(f"Would run the install script of {pid}: {script}", markup=False, soft_wrap=True)
     for pid, script in builds.would_skip:
@@ -181,10 +179,11 @@ def render_scripts(outcome: Outcome) -> None:
             f"review them (`strawpot info KIND SLUG`), then run `strawpot trust {ids}`",
             highlight=False, soft_wrap=True,
         )
-    from rich.markup import escape
+    if outcome.warnings:
+        from rich.markup import escape
 
-    for warning in outcome.warnings:
-        err_console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
+        for warning in outcome.warnings:
+            err_console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
 
 
 def render_missing_tools(outcome: Outcome) -> None:

@@ -195,10 +195,11 @@ def test_waiting_for_the_registry_shows_a_spinner_on_a_terminal_only() -> None:
     from rich.console import Console
 
     from strawpot.commands._install_output import RichReporter
+    from strawpot.console import LazyConsole
 
     for terminal in (True, False):
         reporter = RichReporter()
-        reporter.console = Console(file=io.StringIO(), force_terminal=terminal, width=120)
+        reporter.console = LazyConsole.around(Console(file=io.StringIO(), force_terminal=terminal, width=120))
         with reporter.waiting("waiting for http://hub.test (at most 120 s a request)"):
             time.sleep(0.3)
         shown = reporter.console.file.getvalue()  # type: ignore[attr-defined]
