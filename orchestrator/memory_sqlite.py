@@ -2,7 +2,7 @@
 
 Scopes: `project` (every role of this project; the default), `role` (only the role that remembered it) and
 `global` (every project of this user: kept in `$STRAWPOT_HOME/memory/memory.db` when a global folder is given).
-Several runs may use one database at once (WAL, a busy timeout). A `memory.jsonl` left by an older version is
+Several runs may use one database at once (WAL without an fsync per commit, a busy timeout). A `memory.jsonl` left by an older version is
 imported once, ids and times kept, then renamed `memory.jsonl.migrated`.
 """
 
@@ -63,6 +63,10 @@ class SqliteMemory:
             raise MemoryFailure(f"cannot open the memory database {path}: {exc}") from None
         try:
             conn.execute("PRAGMA journal_mode=WAL")
+            # A commit then waits for no fsync (a checkpoint does): on a slow disk each one held the write lock
+            # for 0.1 s or more, and a second session polling for it could starve past the busy timeout. A
+            # crash of strawpot loses nothing; a power cut may lose the last entries, never the database.
+            conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
             if path == self.path:
                 self._migrate(conn)
