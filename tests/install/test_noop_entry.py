@@ -76,3 +76,12 @@ def test_the_quiet_flag_silences_the_noop_line_on_the_full_path_too(cli, project
     done = entry("-qv", "install", cwd=project.dir)
     assert (done.returncode, done.stderr) == (0, "")
     assert "strawpot.cli_group" in done.stdout
+
+
+def test_an_install_to_a_pipe_does_not_import_rich(cli, project):
+    done = entry("install", "role", "reviewer", "--project", str(project.dir), cwd=project.dir)
+    assert done.returncode == 0, done.stderr
+    assert "rich" not in done.stdout.strip().split(","), done.stdout  # plain lines need no rich Console
+    assert "Installed: 11 installed" in done.stderr and " + role reviewer 1.0.0" in done.stderr
+    failed = entry("install", "skill", "no-such-skill-anywhere", "--project", str(project.dir), cwd=project.dir)
+    assert failed.returncode != 0 and "error:" in failed.stderr  # an error still renders through rich
