@@ -1,8 +1,8 @@
 """Cold install of a role with 100 transitive packages: `strawpot install` vs `strawhub install` 0.1.54.
 
-Both run as subprocesses against one live `strawpot registry serve` in the same run, with an empty cache
-and an empty project, twice: on bare loopback, and through a loopback proxy (tests/_proxy.py) that adds a fixed
-delay (50 ms by default) to every request.
+Both run as subprocesses against one live `strawpot registry serve` in the same run, taking turns, with an
+empty cache and an empty project, twice: on bare loopback, and through a loopback proxy (tests/_proxy.py)
+that adds a fixed delay (50 ms by default) to every request.
 
 The repository's packages are byte-compiled first, as installing a wheel does: strawhub runs from
 the .pyc files in site-packages, and with PYTHONDONTWRITEBYTECODE set (as in some sandboxes) an
@@ -132,10 +132,14 @@ def main() -> None:
             results: dict[str, dict[str, float]] = {}
             with LoopbackProxy(live.url, delay=args.delay_ms / 1000) as proxy:
                 for label, url in (("loopback", live.url), (f"+{args.delay_ms:g} ms", proxy.url)):
-                    for tool in ("strawpot", "strawhub"):
-                        runs = [run_once(tool, url, role, scratch, args.packages) for _ in range(args.repeat)]
-                        results.setdefault(label, {})[tool] = statistics.median(runs)
-                        print(f"  {label:>10}  {tool:<9} " + "  ".join(f"{r:6.2f}s" for r in runs), flush=True)
+                    # the tools take turns, so a machine that speeds up or slows down mid-run moves both alike
+                    runs: dict[str, list[float]] = {"strawpot": [], "strawhub": []}
+                    for _ in range(args.repeat):
+                        for tool, times in runs.items():
+                            times.append(run_once(tool, url, role, scratch, args.packages))
+                    for tool, times in runs.items():
+                        results.setdefault(label, {})[tool] = statistics.median(times)
+                        print(f"  {label:>10}  {tool:<9} " + "  ".join(f"{r:6.2f}s" for r in times), flush=True)
     print(f"\ncold install of a role with {args.packages} packages (median of {args.repeat}):")
     for label, row in results.items():
         ratio = row["strawhub"] / row["strawpot"]
