@@ -28,12 +28,16 @@ LEGACY_NAME = "memory.jsonl"
 PROMPT_LIMIT = 20
 BUSY_TIMEOUT = 10.0
 _WORD = re.compile(r"\w+", re.UNICODE)
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS entries(id TEXT PRIMARY KEY, content TEXT NOT NULL, keywords TEXT NOT NULL,
-                                   scope TEXT NOT NULL, role TEXT NOT NULL DEFAULT '', created_at REAL NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(entry_id UNINDEXED, content, keywords);
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS entries(id TEXT PRIMARY KEY, content TEXT NOT NULL, keywords TEXT NOT NULL,
+       scope TEXT NOT NULL, role TEXT NOT NULL DEFAULT '', created_at REAL NOT NULL)""",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(entry_id UNINDEXED, content, keywords)",
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+
+def _busy(exc: sqlite3.DatabaseError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _fts_query(words: list[str]) -> str:
@@ -62,23 +66,51 @@ class SqliteMemory:
         except sqlite3.Error as exc:
             raise MemoryFailure(f"cannot open the memory database {path}: {exc}") from None
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            # A commit then waits for no fsync (a checkpoint does): on a slow disk each one held the write lock
-            # for 0.1 s or more, and a second session polling for it could starve past the busy timeout. A
-            # crash of strawpot loses nothing; a power cut may lose the last entries, never the database.
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
+            self._prepare(conn)
             if path == self.path:
                 self._migrate(conn)
             yield conn
         except sqlite3.DatabaseError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            if _busy(exc):
                 raise MemoryFailure(f"the memory database {path} stayed locked by another session "
                                     f"for {self.busy_timeout:g}s") from None
             raise MemoryFailure(f"the memory database {path} is unreadable ({exc}); move it away to start "
                                 "an empty one (`strawpot memory list` reads it)") from None
         finally:
             conn.close()
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """WAL mode and the tables, safe against another session creating the same database at the same moment.
+
+        The tables are created inside BEGIN IMMEDIATE, which waits for the write lock: each CREATE run on its
+        own starts as a read of the schema and fails at once (SQLITE_BUSY, no waiting) when another session
+        wrote the schema in between. Switching to WAL can fail the same way, so it is retried until the busy
+        timeout.
+        """
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+        # A commit then waits for no fsync (a checkpoint does): a write lock held through an fsync on a slow disk
+        # made another session's wait longer. A crash of strawpot loses nothing; a power cut may lose the
+        # last entries, never the database.
+        conn.execute("PRAGMA synchronous=NORMAL")
+        have = conn.execute("SELECT count(*) FROM sqlite_master WHERE name IN ('entries', 'entries_fts', 'meta')")
+        if have.fetchone()[0] == 3:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _SCHEMA:
+                conn.execute(statement)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         legacy = self.directory / LEGACY_NAME

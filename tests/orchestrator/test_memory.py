@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,28 @@ def test_two_writers_at_once_both_land(tmp_path: Path) -> None:
     store = SqliteMemory(folder)
     assert len(store.entries()) == 80
     assert len(store.recall("alpha", [], "", 100)) == 40
+
+
+def test_sessions_creating_the_same_database_at_the_same_instant_all_succeed(tmp_path: Path) -> None:
+    # each CREATE on its own failed at once (SQLITE_BUSY, no waiting) when another session wrote the schema
+    # between its read and its write: about one writer in five failed this way before the fix
+    code = textwrap.dedent("""
+        import sys, time
+        from pathlib import Path
+        from orchestrator.memory_sqlite import SqliteMemory
+        start = float(sys.argv[2])
+        while time.time() < start:
+            pass
+        SqliteMemory(Path(sys.argv[1])).remember(f"note of {sys.argv[3]}", [], "project")
+    """)
+    for round_ in range(4):
+        folder = tmp_path / f"memory-{round_}"
+        start = time.time() + 0.5  # every process is up by then, and all open the database at once
+        procs = [subprocess.Popen([sys.executable, "-c", code, str(folder), str(start), str(n)],
+                                  stderr=subprocess.PIPE, text=True) for n in range(5)]
+        errors = [p.communicate(timeout=60)[1] for p in procs]
+        assert [p.returncode for p in procs] == [0] * 5, [err for err in errors if err]
+        assert len(SqliteMemory(folder).entries()) == 5
 
 
 def test_a_corrupt_database_is_a_clear_error(tmp_path: Path) -> None:
