@@ -18,7 +18,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -165,16 +164,6 @@ def clean_env(scratch: Path, clone: Path) -> dict[str, str]:
         # .venv has strawpot installed editable from the checkout: with this the copy's code is what runs
         "PYTHONPATH": str(clone),
     }
-
-
-@contextlib.contextmanager
-def scratch_folder() -> Iterator[Path]:
-    # short, under /tmp: the runs' Unix sockets (denden.sock, tmux) must fit in 108 bytes
-    scratch = Path(tempfile.mkdtemp(prefix="sp-tour-", dir="/tmp"))
-    try:
-        yield scratch
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 class TmuxServers:

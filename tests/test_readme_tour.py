@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests._short_paths import short_folder
 from tests._tour import (
     ROOT,
     VENV,
@@ -27,7 +28,6 @@ from tests._tour import (
     copy_tracked_files,
     free_port,
     run_tour,
-    scratch_folder,
     tour_blocks,
     tour_lines,
 )
@@ -281,7 +281,7 @@ def test_the_tour_runs_as_written_from_a_fresh_copy() -> None:
     stamp = VENV / ".strawpot-installed"
     assert stamp.is_file() and (ROOT / "pyproject.toml").stat().st_mtime <= stamp.stat().st_mtime, \
         "the checkout's .venv is not up to date: run `bash scripts/bootstrap.sh` first"
-    with scratch_folder() as scratch:
+    with short_folder("sp-tour-") as scratch:
         clone, state = scratch / "project", scratch / "state"
         state.mkdir()
         copy_tracked_files(clone)

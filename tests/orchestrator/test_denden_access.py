@@ -6,9 +6,7 @@ The clients here are denden-server 0.1.21's own generated Python stubs, dialling
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +21,7 @@ from orchestrator.endpoint import MAX_SOCKET_PATH, SOCKET_NAME
 from orchestrator.launch import Launch, Project, prepare
 from strawpot.model.errors import UsageError
 from strawpot.settings import load_settings
+from tests._short_paths import short_folder
 
 pytestmark = pytest.mark.compat
 
@@ -34,11 +33,8 @@ def _mode(path: Path) -> int:
 @pytest.fixture
 def short_root() -> Iterator[Path]:
     """A project folder with a short path, so the socket fits inside the run folder."""
-    root = Path(tempfile.mkdtemp(prefix="sp-", dir="/tmp"))
-    try:
+    with short_folder() as root:
         yield root
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

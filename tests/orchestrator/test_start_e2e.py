@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
+
+from tests._short_paths import short_folder
 
 pytestmark = pytest.mark.e2e
 STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
@@ -204,8 +204,7 @@ def test_sessions_and_agents_tables(project) -> None:  # type: ignore[no-untyped
 
 
 def test_delegation_over_the_private_unix_socket(project) -> None:  # type: ignore[no-untyped-def]
-    short = Path(tempfile.mkdtemp(prefix="sp-", dir="/tmp"))
-    try:
+    with short_folder() as short:
         project.root = short
         project.build()
         proc = start(project, "env:DENDEN_ADDR then env:DENDEN_TOKEN then delegate:implementer:env:DENDEN_ADDR "
@@ -216,8 +215,6 @@ def test_delegation_over_the_private_unix_socket(project) -> None:  # type: igno
         assert addr == child_addr == f"unix:{run_dir / 'denden.sock'}"
         assert (token, leaf) == ("", "leaf")
         assert not (run_dir / "denden.sock").exists()  # gone with the server
-    finally:
-        shutil.rmtree(short, ignore_errors=True)
 
 
 def test_delegation_over_tcp_carries_the_token(project) -> None:  # type: ignore[no-untyped-def]
