@@ -24,6 +24,7 @@ from ._models import parse_json
 
 MAX_ENTRIES = 4096  # archives per pack: keeps the index line (~80 bytes an entry) well under _INDEX_LIMIT
 _INDEX_LIMIT = 1 << 20
+MERGE_BATCH_BYTES = 64 << 20  # archive bytes held in memory at once while merging
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 
 Location = tuple[Path, int, int]  # (pack, offset, size)
@@ -90,12 +91,19 @@ class ArchivePacks:
         if not packs:
             return 0
         before = sum(_size(pack) for pack in packs)
-        held = sum(len(locations) for locations in self._entries().values())
-        archives = [(digest, data) for digest in sorted(self._entries())
-                    if keep(digest) and (data := self.read(digest)) is not None]
-        if len(packs) == 1 and len(archives) == held:
+        entries = self._entries()
+        kept = [digest for digest in sorted(entries) if keep(digest)]
+        if len(packs) == 1 and len(kept) == sum(len(where) for where in entries.values()):
             return 0  # one pack, every entry kept: nothing to gain
-        written = self.write(archives) if archives else []
+        written: list[Path] = []
+        batch: list[tuple[str, bytes]] = []
+        for digest in kept:  # read and written a batch at a time: a cache may hold more than memory should
+            if (data := self.read(digest)) is not None:
+                batch.append((digest, data))
+            if sum(len(d) for _, d in batch) >= MERGE_BATCH_BYTES:
+                written += self.write(batch)
+                batch = []
+        written += self.write(batch) if batch else []
         for pack in packs:
             self.drop(pack)
         return before - sum(_size(pack) for pack in written)
