@@ -46,6 +46,7 @@ from orchestrator.session import (
     new_agent_id,
 )
 from orchestrator.staging import StagedAgent, Stager, StagingError
+from strawpot.model.child_env import EnvPolicy, child_env
 
 RESULT_FILE = "result"
 STATUS_FILE = "status"  # an agent that writes `paused` (or `status: paused`) here ends as paused
@@ -101,6 +102,7 @@ class Run:
         memory: MemoryProvider,
         base_env: Mapping[str, str] | None = None,
         env_for: Callable[[str, str], Mapping[str, str]] | None = None,
+        env_policy: EnvPolicy | None = None,
     ) -> None:
         self.session = session
         self.stager = stager
@@ -111,6 +113,7 @@ class Run:
         self.memory = memory
         self.base_env = dict(os.environ if base_env is None else base_env)
         self.env_for = env_for  # (agent, role) → the declared variables to export to it
+        self.env_policy = env_policy  # [session] pass_env / hide_env, and the secret values kept home
         self.denden_addr = ""
         self.denden_token: str | None = None  # the TCP server's secret; None on a Unix socket
         self._agents: dict[str, LiveAgent] = {}
@@ -148,22 +151,11 @@ class Run:
                 raise RuntimeFailure("the run is shutting down")
             self._agents[agent_id] = live
         self.session.add_agent(record)  # saved (with the session id) before anything is spawned
-        env = {
-            **self.base_env,
-            **(self.env_for(runtime.name, role) if self.env_for else {}),
-            "DENDEN_ADDR": self.denden_addr,
-            "DENDEN_AGENT_ID": agent_id,
-            "DENDEN_RUN_ID": self.run_id,
-            "STRAWPOT_ROLE": role,
-        }
-        if parent:
-            env["DENDEN_PARENT_AGENT_ID"] = parent.agent_id
-        else:
-            env.pop("DENDEN_PARENT_AGENT_ID", None)
-        if self.denden_token:
-            env["DENDEN_TOKEN"] = self.denden_token
-        else:
-            env.pop("DENDEN_TOKEN", None)  # another run's secret is not ours to hand on
+        protocol = {"DENDEN_ADDR": self.denden_addr, "DENDEN_AGENT_ID": agent_id, "DENDEN_RUN_ID": self.run_id,
+                    "STRAWPOT_ROLE": role, **({"DENDEN_PARENT_AGENT_ID": parent.agent_id} if parent else {}),
+                    **({"DENDEN_TOKEN": self.denden_token} if self.denden_token else {})}
+        env = child_env(self.base_env, self.env_policy, protocol=protocol,  # never a token nor another run's secret
+                        declared=self.env_for(runtime.name, role) if self.env_for else None)
         request = BuildRequest(
             agent_id=agent_id, working_dir=self.project_dir, workspace=workspace, role_prompt=staged.role_prompt,
             memory_prompt=self.memory.get(self.run_id, agent_id, role, task), task=task, config=runtime.config,

@@ -25,6 +25,7 @@ from strawpot.model.platform import current_os
 if TYPE_CHECKING:
     from hub_client import HubClient
     from strawpot.install.prepare import Prepared
+    from strawpot.model.child_env import EnvPolicy
 
 
 @dataclass(frozen=True)
@@ -101,9 +102,10 @@ class Builder:
     """Decides, for each staged package with a script, whether it runs; runs it in the staged dir."""
 
     def __init__(self, tree_root: Path, trusted: frozenset[str], *, timeout: float, ignore: bool,
-                 confirm: Callable[[Script], bool], echo: Callable[[str], None]) -> None:
+                 confirm: Callable[[Script], bool], echo: Callable[[str], None],
+                 env_policy: EnvPolicy | None = None) -> None:
         self.tree_root, self.trusted, self.timeout, self.ignore = tree_root, set(trusted), timeout, ignore
-        self.confirm, self.echo = confirm, echo
+        self.confirm, self.echo, self.env_policy = confirm, echo, env_policy
         self.builds = Builds()
 
     def allowed(self, script: Script) -> bool:
@@ -121,8 +123,8 @@ class Builder:
         """Run the script in the staged folder (INSTALL_DIR = that folder) and write its install record."""
         shipped = snapshot(staged.tmp)
         self.echo(f"Running the install script of {script.what}")
-        run_script(ScriptRun(script.what, script.text, log_path(self.tree_root, script.pkg.kind, script.pkg.name)),
-                   staged.tmp, timeout=self.timeout)
+        run_script(ScriptRun(script.what, script.text, log_path(self.tree_root, script.pkg.kind, script.pkg.name),
+                             self.env_policy), staged.tmp, timeout=self.timeout)
         record = make_record(current_os(), script.text, shipped, snapshot(staged.tmp))
         atomic_write(staged.tmp / RECORD_FILE, record.dumps())  # replaces (never follows) whatever the script left
         self.builds.ran.append(script.id)

@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from strawpot.model.child_env import EnvPolicy, child_env
 from strawpot.model.errors import StrawpotError
 
 TAIL_LINES = 15
@@ -32,12 +33,13 @@ class ScriptRun:
     what: str  # "agent fixture-coder 0.1.0"
     script: str
     log: Path
+    env_policy: EnvPolicy | None = None  # [session] pass_env / hide_env: the script inherits an allow-list only
 
 
 def run_script(run: ScriptRun, package_dir: Path, *, timeout: float) -> None:
     """Run `run.script` in `package_dir`; raise ScriptFailed with the last lines of its log if it fails."""
     run.log.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "INSTALL_DIR": str(package_dir)}
+    env = child_env(os.environ, run.env_policy, protocol={"INSTALL_DIR": str(package_dir)})
     with open(run.log, "wb") as log:
         log.write(f"$ {run.script}\n".encode())
         log.flush()

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from strawpot.install.background import Speculator
     from strawpot.install.build import Builder, ScriptSettings
     from strawpot.install.prepare import Prepared
+    from strawpot.model.child_env import EnvPolicy
     from strawpot.model.lockfile import LockedPackage
     from strawpot.model.settings import Settings
     from strawpot.settings import Registry
@@ -167,6 +168,13 @@ class _Run:
 
             self._settings = load_settings(self.project, {"registry.url": ("--registry", self.options.registry)})
         return self._settings
+
+    @property
+    def env_policy(self) -> EnvPolicy:
+        """What install scripts and tool hints inherit (an allow-list; never a token)."""
+        from strawpot.settings import env_policy
+
+        return env_policy(self.settings)
 
     def _registry(self, previous: Lockfile | None) -> Registry:
         """--registry > STRAWPOT_REGISTRY_URL > [registry].url > config file > where the lock came from > default."""
@@ -360,7 +368,7 @@ class _Run:
 
         confirm = getattr(self.reporter, "confirm_script", None) or (lambda script: False)  # cannot ask: never trusts
         return Builder(self.tree.root, settings.trusted, timeout=settings.timeout, ignore=self.options.scripts == "ignore",
-                       confirm=confirm, echo=self.reporter.status)
+                       confirm=confirm, echo=self.reporter.status, env_policy=self.env_policy)
 
     def _pending_builds(self, plan: Plan, lock: Lockfile, builder: Builder) -> list[LockedPackage]:
         from strawpot.install.build import pending_builds
@@ -398,6 +406,6 @@ class _Run:
     def _tools(self, lock: Lockfile) -> None:
         missing = missing_tools(lock)
         if missing and self.options.tools == "run" and not self.options.dry_run:
-            missing = run_hints(missing, echo=self.reporter.status)
+            missing = run_hints(missing, echo=self.reporter.status, env_policy=self.env_policy)
             self.outcome.tool_hints_ran = True
         self.outcome.missing_tools = missing

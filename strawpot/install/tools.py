@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from strawpot.model.child_env import EnvPolicy, child_env
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.platform import current_os
@@ -39,7 +41,8 @@ def missing_tools(lock: Lockfile) -> list[MissingTool]:
 
 
 def run_hints(
-    missing: list[MissingTool], *, echo: Callable[[str], None], timeout: float = HINT_TIMEOUT
+    missing: list[MissingTool], *, echo: Callable[[str], None], timeout: float = HINT_TIMEOUT,
+    env_policy: EnvPolicy | None = None,
 ) -> list[MissingTool]:
     """Run each install hint in turn (echoed first); return the tools still missing afterwards."""
     still = []
@@ -49,7 +52,8 @@ def run_hints(
             done.add(item.hint)
             echo(f"$ {item.hint}")
             try:
-                subprocess.run(item.hint, shell=True, check=False, timeout=timeout)  # noqa: S602 - the agent's documented command, run on --yes
+                subprocess.run(item.hint, shell=True, check=False, timeout=timeout,  # noqa: S602 - trusted, on request
+                               env=child_env(os.environ, env_policy))
             except subprocess.TimeoutExpired:
                 echo(f"timed out after {timeout:.0f} s: {item.hint}")
         if shutil.which(item.tool) is None:
