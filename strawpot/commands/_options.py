@@ -126,3 +126,11 @@ def ignore_scripts_option(func: F) -> F:
         "--ignore-scripts", is_flag=True,
         help="Run no install scripts, not even trusted ones (packages are placed as published).",
     )(func)
+
+
+def trust_project_option(func: F) -> F:
+    return click.option(
+        "--trust-project", is_flag=True, envvar="STRAWPOT_TRUST_PROJECT",
+        help="Honour strawpot.toml's [scripts] trusted and the lock's pinned scripts without confirming them on "
+             "this machine first (for CI; also STRAWPOT_TRUST_PROJECT=1).",
+    )(func)

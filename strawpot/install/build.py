@@ -8,7 +8,7 @@ or, on a terminal, from the user's yes (recorded in strawpot.toml); `-y` never i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +25,7 @@ from strawpot.model.platform import current_os
 if TYPE_CHECKING:
     from hub_client import HubClient
     from strawpot.install.prepare import Prepared
+    from strawpot.install.trust import TrustPolicy
     from strawpot.model.child_env import EnvPolicy
 
 
@@ -42,6 +43,8 @@ class Script:
 
     pkg: LockedPackage
     text: str
+    reason: str = "untrusted"  # why it is asked about: untrusted, changed (then `previous` is the old text), unconfirmed
+    previous: str | None = None
 
     @property
     def id(self) -> str:
@@ -101,22 +104,25 @@ def log_path(tree_root: Path, kind: Kind, name: str) -> Path:
 class Builder:
     """Decides, for each staged package with a script, whether it runs; runs it in the staged dir."""
 
-    def __init__(self, tree_root: Path, trusted: frozenset[str], *, timeout: float, ignore: bool,
+    def __init__(self, tree_root: Path, trust: TrustPolicy, *, timeout: float, ignore: bool,
                  confirm: Callable[[Script], bool], echo: Callable[[str], None],
                  env_policy: EnvPolicy | None = None) -> None:
-        self.tree_root, self.trusted, self.timeout, self.ignore = tree_root, set(trusted), timeout, ignore
+        self.tree_root, self.trust, self.timeout, self.ignore = tree_root, trust, timeout, ignore
         self.confirm, self.echo, self.env_policy = confirm, echo, env_policy
         self.builds = Builds()
 
     def allowed(self, script: Script) -> bool:
-        """Trusted already, or the user says yes now (which is recorded)."""
-        if script.id in self.trusted:
+        """Trusted already for this exact text, or the user says yes now (which is recorded)."""
+        reason = self.trust.verdict(script.id, script.text)
+        if reason is None:
             return True
-        if self.confirm(script):
-            self.trusted.add(script.id)
+        previous = installed_script(self.tree_root / script.pkg.kind.plural / script.pkg.name, script.pkg.kind)
+        if self.confirm(replace(script, reason=reason, previous=previous if previous != script.text else None)):
+            self.trust.grant(script.id, [script.text])
             self.builds.trusted_now.append(script.id)
             return True
         self.builds.skipped.append(script.id)
+        self.trust.reasons[script.id] = reason
         return False
 
     def build(self, staged: Staged, script: Script) -> None:

@@ -35,7 +35,13 @@ def package_dir(project, slug: str) -> Path:
     return project.dir / ".strawpot" / "skills" / slug
 
 
-def test_trusted_script_runs_in_the_package_and_its_record_is_verified(cli, project, registry):
+@pytest.fixture
+def trust_project(monkeypatch):  # type: ignore[no-untyped-def]
+    """These tests write [scripts] trusted themselves: honour it as CI does (no confirmation on this machine)."""
+    monkeypatch.setenv("STRAWPOT_TRUST_PROJECT", "1")
+
+
+def test_trusted_script_runs_in_the_package_and_its_record_is_verified(cli, project, registry, trust_project):
     slug = publish_skill(registry, BUILD)
     write_manifest(project, f'[skills]\n{slug} = "*"\n\n[scripts]\ntrusted = ["skill:{slug}"]\n')
     result = cli("install", "--project", project.dir)
@@ -104,7 +110,7 @@ def test_untrusted_script_is_skipped_under_yes_then_trust_runs_it(cli, project, 
     assert cli("verify", "--project", project.dir).code == 0
 
 
-def test_ignore_scripts_and_dry_run(cli, project, registry):
+def test_ignore_scripts_and_dry_run(cli, project, registry, trust_project):
     slug = publish_skill(registry, BUILD)
     write_manifest(project, f'[skills]\n{slug} = "*"\n\n[scripts]\ntrusted = ["skill:{slug}"]\n')
     dry = cli("install", "--dry-run", "--project", project.dir)
@@ -120,14 +126,14 @@ def test_ignore_scripts_and_dry_run(cli, project, registry):
     assert built.code == 0 and (package_dir(project, slug) / "built.txt").is_file(), built.text
 
 
-def test_failing_script_keeps_the_previous_version_and_shows_its_log(cli, project, registry):
+def test_failing_script_keeps_the_previous_version_and_shows_its_log(cli, project, registry, trust_project):
     slug = publish_skill(registry, "echo first-ok")
     publish_skill(registry, "echo preparing; echo 'compiler exploded' >&2; exit 3", slug=slug, version="1.1.0")
     write_manifest(project, f'[skills]\n{slug} = "==1.0.0"\n\n[scripts]\ntrusted = ["skill:{slug}"]\n')
     assert cli("install", "--project", project.dir).code == 0
     lock_before = project.lock_path.read_bytes()
     write_manifest(project, f'[skills]\n{slug} = "==1.1.0"\n\n[scripts]\ntrusted = ["skill:{slug}"]\n')
-    result = cli("install", "--project", project.dir)
+    result = cli("trust", f"skill:{slug}", "--project", project.dir)  # 1.1.0's script is another text: trusted anew
     assert result.code == 1, result.text
     log = project.dir / ".strawpot" / "logs" / f"install-skill-{slug}.log"
     assert (f"\nerror: the install script of skill {slug} 1.1.0 failed (exit 3); the package was not installed; "
@@ -138,7 +144,7 @@ def test_failing_script_keeps_the_previous_version_and_shows_its_log(cli, projec
     assert not [p for p in (project.dir / ".strawpot" / "skills").iterdir() if p.name.startswith(".")]
 
 
-def test_script_past_its_timeout_is_killed_with_its_children(cli, project, registry, tmp_path):
+def test_script_past_its_timeout_is_killed_with_its_children(cli, project, registry, tmp_path, trust_project):
     pidfile = tmp_path / "child.pid"
     slug = publish_skill(registry, f"sleep 60 & echo $! > {pidfile}; echo started; wait")
     write_manifest(project, f'[skills]\n{slug} = "*"\n\n[scripts]\ntrusted = ["skill:{slug}"]\ntimeout = 1\n')
@@ -166,7 +172,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_script_printing_megabytes_streams_to_its_log(project, registry, tmp_path):
+def test_script_printing_megabytes_streams_to_its_log(project, registry, tmp_path, trust_project):
     """The script's output goes to the log file, not through strawpot's memory (peak RSS, measured)."""
     loud = publish_skill(registry, "head -c 67108864 /dev/zero | tr '\\0' 'x'; echo; echo loud-done")
     quiet = publish_skill(registry, "echo quiet-done")
@@ -251,7 +257,7 @@ def test_malformed_trusted_list_is_a_usage_error(cli, project, value):
     assert result.code == 2 and "scripts.trusted must be a list" in result.err, result.text
 
 
-def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, registry, tmp_path):
+def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, registry, tmp_path, trust_project):
     import signal
 
     pidfile = tmp_path / "child.pid"
