@@ -12,6 +12,7 @@ from pathlib import Path
 from strawpot.install.trust import TrustPolicy, tool_specs
 from strawpot.model.child_env import EnvPolicy, child_env
 from strawpot.model.ids import package_id
+from strawpot.model.installed import InstalledTree, Mismatch
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.platform import current_os
@@ -113,3 +114,30 @@ def own_hints(tree_root: Path, agent: str, tool: str) -> set[str]:
     except (OSError, UnicodeDecodeError, FrontmatterError):
         return set()
     return set(tool_specs(meta).get(tool, {}).values())
+
+
+def lock_tool_mismatches(tree: InstalledTree, lock: Lockfile) -> list[Mismatch]:
+    """Where strawpot.lock's tools (names and install commands) differ from what each installed agent's own
+    AGENT.md declares: a lock edited by hand must not smuggle in a command the package never gave."""
+    from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+
+    problems = []
+    for pkg in lock.packages:
+        try:
+            text = (tree.package_dir(pkg.kind, pkg.name) / pkg.kind.main_file).read_text(encoding="utf-8")
+            meta, _body = split_frontmatter(text)
+        except (OSError, UnicodeDecodeError, FrontmatterError):
+            continue  # missing or damaged: the file check reports it
+        own = tool_specs(meta)
+        locked = {t.name: dict(t.install) for t in pkg.tools}
+        for name in sorted(set(own) | set(locked)):
+            if name not in own:
+                problem = f"strawpot.lock lists tool {name!r}, which {pkg.kind.main_file} does not declare"
+            elif name not in locked:
+                problem = f"{pkg.kind.main_file} declares tool {name!r}, which strawpot.lock does not list"
+            elif own[name] != locked[name]:
+                problem = f"the install command of tool {name!r} in strawpot.lock differs from {pkg.kind.main_file}"
+            else:
+                continue
+            problems.append(Mismatch(pkg.kind, pkg.name, pkg.kind.main_file, problem))
+    return problems
