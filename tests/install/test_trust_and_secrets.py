@@ -85,7 +85,7 @@ def test_a_changed_script_in_a_new_version_waits_for_fresh_consent(cli, project,
 
     evil = f"touch {marker}; echo v2 > built.txt"
     registry.publish("skill", slug, "2.0.0", extra={"install": {"linux": evil, "macos": evil}})
-    result = cli("install", f"skill", f"{slug}@^2", "--project", project.dir)
+    result = cli("install", "skill", f"{slug}@^2", "--project", project.dir)
     assert result.code == 0, result.text
     assert not marker.exists(), "a changed install script ran without fresh consent"
     warnings = [line for line in result.err.splitlines() if line.startswith("warning: install scripts not run")]
@@ -196,7 +196,7 @@ def test_no_spawned_process_sees_a_planted_token(cli, project, registry, tmp_pat
     for name in ("build", "agent"):
         assert "DECLARED_VAR=declared-value" in dumps[name]
         assert f"STRAWPOT_ROLE={role}" in dumps[name] and "DENDEN_ADDR=" in dumps[name]
-    assert f"INSTALL_DIR=" in dumps["script"]
+    assert "INSTALL_DIR=" in dumps["script"]
 
 
 @pytest.mark.parametrize("hide", ["DECLARED_VAR", "DECLARED_*"])
