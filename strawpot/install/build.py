@@ -1,8 +1,8 @@
 """Build: run the install scripts of staged packages the user trusted, and record what they made.
 
 It runs after every package is verified and written to its temp dir, before anything is swapped in:
-a script that fails leaves every package at its previous version. Trust comes from `[scripts] trusted`
-or, on a terminal, from the user's yes (recorded in strawpot.toml); `-y` never implies it.
+a script that fails leaves every package at its previous version. Whether a script's exact text may run is
+`strawpot.install.trust`'s answer, or, on a terminal, the user's yes (recorded); `-y` never implies it.
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ def build_staged(
 
 
 def dry_run_scripts(client: HubClient, tree: InstalledTree, install: list[LockedPackage],
-                    rebuild: list[LockedPackage], trusted: frozenset[str], builds: Builds) -> None:
+                    rebuild: list[LockedPackage], may_run: Callable[[str, str], bool], builds: Builds) -> None:
     """--dry-run: which install scripts would run and which would wait for trust; nothing is written."""
     from strawpot.install.prepare import check_main_file
 
@@ -201,7 +201,7 @@ def dry_run_scripts(client: HubClient, tree: InstalledTree, install: list[Locked
     for pkg, text in found:
         if text is not None:
             pid = package_id(pkg.kind, pkg.name)
-            (builds.would_run if pid in trusted else builds.would_skip).append((pid, text))
+            (builds.would_run if may_run(pid, text) else builds.would_skip).append((pid, text))
 
 
 def scripted_packages(tree: InstalledTree, lock: Lockfile) -> set[tuple[str, str]]:

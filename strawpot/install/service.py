@@ -153,7 +153,7 @@ class _Run:
             builder = self._builder(settings, lock)
             rebuild = self._pending_builds(plan, lock, builder)
             if opts.dry_run:
-                self._dry_run_scripts(plan, rebuild, settings)
+                self._dry_run_scripts(plan, rebuild, builder.trust)
             else:
                 self._apply(plan, lock, manifest, builder, rebuild)
             self._warn_unknown_trust(settings, lock)
@@ -408,11 +408,12 @@ class _Run:
         target.trust(ids)
         return target
 
-    def _dry_run_scripts(self, plan: Plan, rebuild: list[LockedPackage], settings: ScriptSettings) -> None:
+    def _dry_run_scripts(self, plan: Plan, rebuild: list[LockedPackage], trust: TrustPolicy) -> None:
         from strawpot.install.build import dry_run_scripts
 
         if self.options.scripts == "run":
-            dry_run_scripts(self.client, self.tree, [*plan.install], rebuild, settings.trusted, self.outcome.builds)
+            dry_run_scripts(self.client, self.tree, [*plan.install], rebuild,
+                            lambda pid, text: trust.verdict(pid, text) is None, self.outcome.builds)
 
     def _warn_unknown_trust(self, settings: ScriptSettings, lock: Lockfile) -> None:
         locked = {package_id(p.kind, p.name) for p in lock.packages}

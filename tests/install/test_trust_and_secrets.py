@@ -205,3 +205,32 @@ def test_hide_env_wins_over_a_declared_variable(hide):  # type: ignore[no-untype
 
     env = child_env({"PATH": "/bin"}, EnvPolicy(hide_env=(hide,)), declared={"DECLARED_VAR": "v"})
     assert env == {"PATH": "/bin"}
+
+
+def test_on_a_terminal_a_changed_script_is_shown_as_a_change_and_yes_runs_it(cli, project, registry, isolated_env):
+    """The service hands its reporter (the terminal prompt, which prints a diff) the trusted text and the new one."""
+    from hub_client import Cache, HubClient
+    from strawpot.install.options import Edit, Options, Requested
+    from strawpot.install.outcome import QuietReporter
+    from strawpot.install.service import run
+    from strawpot.model.kinds import Kind
+
+    slug = registry.unique("asked")
+    registry.publish("skill", slug, "1.0.0", extra={"install": {"linux": "echo v1", "macos": "echo v1"}})
+    assert cli("install", "skill", slug, "--project", project.dir).code == 0
+    assert cli("trust", f"skill:{slug}", "--project", project.dir).code == 0
+    registry.publish("skill", slug, "2.0.0", extra={"install": {"linux": "echo v2", "macos": "echo v2"}})
+    asked = []
+
+    class Yes(QuietReporter):
+        def confirm_script(self, script) -> bool:  # type: ignore[no-untyped-def]
+            asked.append((script.reason, script.previous, script.text))
+            return True
+
+    with HubClient(registry.url, cache=Cache(isolated_env / "cache")) as client:
+        out = run(project, Edit(add=(Requested(Kind.SKILL, slug, "^2"),)), Options(registry=registry.url),
+                  reporter=Yes(), client=client)
+    assert asked == [("changed", "echo v1", "echo v2")]
+    assert out.builds.ran == [f"skill:{slug}"]
+    [pin] = Lockfile.load(project.lock_path).trust
+    assert len(pin.sha256) == 2
