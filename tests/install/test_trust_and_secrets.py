@@ -147,6 +147,9 @@ API_KEY = "sk-ant-planted-0123456789"
 CONFIG_TOKEN = "sh_configfile0123456789"
 
 WRAPPER = """#!/bin/sh
+if [ "$1" = setup ]; then
+  env > "{dump}/setup.env"
+fi
 if [ "$1" = build ]; then
   env > "{dump}/build.env"
   printf '{{"cmd": ["sh", "-c", "env > {dump}/agent.env"]}}\\n'
@@ -187,12 +190,16 @@ def test_no_spawned_process_sees_a_planted_token(cli, project, registry, tmp_pat
         [sys.executable, "-m", "strawpot.cli", "start", "--role", role, "--headless", "--task", "x"],
         cwd=project.dir, env=dict(os.environ), capture_output=True, text=True, timeout=60)
     assert started.returncode == 0, started.stderr
+    setup = subprocess.run([sys.executable, "-m", "strawpot.cli", "setup", agent], cwd=project.dir,
+                           env=dict(os.environ), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert setup.returncode == 0, setup.stderr
 
-    dumps = {name: (dump / f"{name}.env").read_text() for name in ("script", "hint", "build", "agent")}
+    dumps = {name: (dump / f"{name}.env").read_text() for name in ("script", "hint", "build", "agent", "setup")}
     for name, text in dumps.items():
         for secret in (TOKEN, API_KEY, CONFIG_TOKEN, "STRAWPOT_TOKEN"):
             assert secret not in text, f"{secret} reached the {name} process"
         assert f"PATH={toolbin}" in text and "HOME=" in text
+    assert "DECLARED_VAR=declared-value" in dumps["setup"]
     for name in ("build", "agent"):
         assert "DECLARED_VAR=declared-value" in dumps[name]
         assert f"STRAWPOT_ROLE={role}" in dumps[name] and "DENDEN_ADDR=" in dumps[name]
