@@ -388,6 +388,14 @@ class _Run:
         self.outcome.lock_changed = True
         return pinned
 
+    def _write_pins(self, lock: Lockfile) -> None:
+        """Write `lock` (the installed one, with more trust pins) if the file on disk differs from it."""
+        try:
+            if self.project.lock_path.read_text(encoding="utf-8") != lock.dumps():
+                lock.write(self.project.lock_path)
+        except (OSError, UnicodeDecodeError):
+            return  # no lock file: nothing to pin in
+
     def _pending_builds(self, plan: Plan, lock: Lockfile, builder: Builder) -> list[LockedPackage]:
         from strawpot.install.build import pending_builds
 
@@ -432,7 +440,5 @@ class _Run:
             missing, self.outcome.tool_hints_ran = done.missing, done.ran
             self.outcome.warnings += done.warnings
             if done.ran and self.options.save and self.options.lock is not LockMode.FROZEN:
-                pinned = trust.pinned_lock(lock)
-                if pinned != lock and self.project.lock_path.exists():
-                    pinned.write(self.project.lock_path)
+                self._write_pins(trust.pinned_lock(lock))
         self.outcome.missing_tools = missing
