@@ -335,3 +335,32 @@ def test_on_a_terminal_install_shows_the_script_in_full_and_asks(project, regist
     assert f"Trust skill:{slug} and run it" in transcript
     assert (package_dir(project, slug) / "built.txt").read_text() == "step two\n"
     assert tomllib.loads(project.manifest_path.read_text())["scripts"]["trusted"] == [f"skill:{slug}"]
+
+
+def test_on_a_terminal_a_changed_script_shows_its_diff_and_asks(cli, project, registry):
+    slug = publish_skill(registry, "echo one\necho same")
+    assert cli("install", "skill", slug, "--project", project.dir).code == 0
+    assert cli("trust", f"skill:{slug}", "--project", project.dir).code == 0
+    publish_skill(registry, "echo two > built.txt\necho same", slug=slug, version="2.0.0")
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
+    env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url, "TERM": "dumb", "NO_COLOR": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "install", "skill", f"{slug}@^2"],
+                            cwd=project.dir, env=env, stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    try:
+        transcript = _talk(master, proc, {b"(recorded in [scripts] trusted)?": b"y\n"})
+        assert proc.wait(timeout=30) == 0, transcript
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    assert f"The install script of skill {slug} 2.0.0 changed since you trusted it:" in transcript
+    assert "    -echo one" in transcript and "    +echo two > built.txt" in transcript
+    assert "     echo same" in transcript
+    assert (package_dir(project, slug) / "built.txt").read_text() == "two\n"
