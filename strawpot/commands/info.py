@@ -76,8 +76,10 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
 
     for key, table in extras.items():  # what the package needs: tools on PATH, params it takes, env it reads
         out_console.print(f"{key}: {', '.join(map(str, table))}", markup=False, highlight=False, soft_wrap=True)
-    for os_name, script in sorted(scripts.items()):
-        out_console.print(f"install script ({os_name}): {script}", markup=False, highlight=False, soft_wrap=True)
+    from strawpot.model.install_command import install_lines
+
+    for line in install_lines(scripts):
+        out_console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _main_meta(client: HubClient, kind: Kind, slug: str, detail: dict[str, Any]) -> dict[str, Any]:

@@ -37,13 +37,21 @@ def command(path: Path, run_wrapper: bool, as_json: bool) -> None:
 
             built = check_wrapper(package, path if path.is_dir() else path.parent)
             wrapper = {"wrapper": str(built.wrapper), "cmd": list(built.cmd), "cwd": str(built.cwd)}
+        from strawpot.model.install_command import downloads_code, remote_note
+
+        warnings = package.warnings()
         print_json({"ok": True, "summary": package.summary(), "install": dict(package.install),
-                    "warning": package.wrapper_warning(), "wrapper_check": wrapper})
+                    "warning": warnings[0] if warnings else None, "warnings": warnings,
+                    "remote_install": [remote_note(os) for os, cmd in sorted(package.install.items())
+                                       if downloads_code(cmd)],
+                    "wrapper_check": wrapper})
         return
+    from strawpot.model.install_command import install_lines
+
     out_console.print(f"ok: {package.summary()}", markup=False)
-    for os_name, script in sorted(package.install.items()):
-        out_console.print(f"install script ({os_name}): {script}", markup=False, highlight=False, soft_wrap=True)
-    if warning := package.wrapper_warning():
+    for line in install_lines(package.install):
+        out_console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for warning in package.warnings():
         err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     if run_wrapper:
         from strawpot.publishing.wrapper_check import check_wrapper
