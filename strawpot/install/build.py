@@ -37,10 +37,12 @@ class ScriptSettings:
 
 @dataclass(frozen=True)
 class Script:
-    """A package's install script for this OS, read from its verified main file."""
+    """A package's install script for this OS, read from its verified main file, and the program it must
+    build (`metadata.strawpot.bin` for this OS, if any)."""
 
     pkg: LockedPackage
     text: str
+    bin: str | None = None
 
     @property
     def id(self) -> str:
@@ -72,17 +74,30 @@ class Builds:
 def script_in(kind: Kind, files: Mapping[str, bytes]) -> str | None:
     """The install command for this OS in a package's main file, if any (a file that does not parse has none:
     nothing runs, and `verify`/`start` report the package)."""
+    found = _build_spec(kind, files)
+    return found[0] if found else None
+
+
+def _build_spec(kind: Kind, files: Mapping[str, bytes]) -> tuple[str, str | None] | None:
+    """(install command, bin) for this OS from a package's main file, when it has an install command."""
     data = files.get(kind.main_file)
     if data is None or b"install" not in data:  # most packages: no YAML to parse (nor the YAML library to import)
         return None
     from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
-    from strawpot.model.package import install_commands
+    from strawpot.model.package import declared_bins, install_commands
 
     try:
         meta, _body = split_frontmatter(data.decode("utf-8"))
     except (UnicodeDecodeError, FrontmatterError):
         return None
-    return install_commands(meta).get(current_os())
+    text = install_commands(meta).get(current_os())
+    return None if text is None else (text, declared_bins(meta).get(current_os()))
+
+
+def script_of(pkg: LockedPackage, files: Mapping[str, bytes]) -> Script | None:
+    """The Script of a package whose main file is in `files`, if it has one for this OS."""
+    found = _build_spec(pkg.kind, files)
+    return Script(pkg, *found) if found else None
 
 
 def installed_script(package_dir: Path, kind: Kind) -> str | None:
@@ -91,6 +106,14 @@ def installed_script(package_dir: Path, kind: Kind) -> str | None:
     except OSError:
         return None
     return script_in(kind, {kind.main_file: data})
+
+
+def _installed_spec(package_dir: Path, pkg: LockedPackage) -> Script | None:
+    try:
+        data = (package_dir / pkg.kind.main_file).read_bytes()
+    except OSError:
+        return None
+    return script_of(pkg, {pkg.kind.main_file: data})
 
 
 def log_path(tree_root: Path, kind: Kind, name: str) -> Path:
@@ -118,11 +141,13 @@ class Builder:
         return False
 
     def build(self, staged: Staged, script: Script) -> None:
-        """Run the script in the staged folder (INSTALL_DIR = that folder) and write its install record."""
+        """Run the script in the staged folder (INSTALL_DIR: a fresh folder whose files join it after) and
+        write its install record; ScriptFailed when it fails or does not build its `bin`."""
         shipped = snapshot(staged.tmp)
         self.echo(f"Running the install script of {script.what}")
-        run_script(ScriptRun(script.what, script.text, log_path(self.tree_root, script.pkg.kind, script.pkg.name)),
-                   staged.tmp, timeout=self.timeout)
+        log = log_path(self.tree_root, script.pkg.kind, script.pkg.name)
+        run_script(ScriptRun(script.what, script.text, log, script.bin, current_os()), staged.tmp,
+                   timeout=self.timeout, shipped={f.path for f in script.pkg.files})
         record = make_record(current_os(), script.text, shipped, snapshot(staged.tmp))
         atomic_write(staged.tmp / RECORD_FILE, record.dumps())  # replaces (never follows) whatever the script left
         self.builds.ran.append(script.id)
@@ -140,10 +165,10 @@ def pending_builds(
         if pkg.key in reinstalled or tree.record(pkg.kind, pkg.name) is not None:
             continue
         base = tree.package_dir(pkg.kind, pkg.name)
-        text = installed_script(base, pkg.kind)
-        if text is None:
+        script = _installed_spec(base, pkg)
+        if script is None:
             continue
-        if dry_run or not _main_file_locked(pkg, base) or builder.allowed(Script(pkg, text)):
+        if dry_run or not _main_file_locked(pkg, base) or builder.allowed(script):
             pending.append(pkg)  # a main file that differs from the lock is restaged; then it is asked about
     return pending
 
@@ -167,11 +192,11 @@ def build_staged(
     keep = []
     for item, place in zip(prepared, staged, strict=True):
         main = item.package.kind.main_file
-        text = script_in(item.package.kind, {main: item.files[main][0]}) if main in item.files else None
-        if text is None or builder.ignore:
+        script = script_of(item.package, {main: item.files[main][0]}) if main in item.files else None
+        if script is None or builder.ignore:
             keep.append(place)
-        elif builder.allowed(Script(item.package, text)):
-            builder.build(place, Script(item.package, text))
+        elif builder.allowed(script):
+            builder.build(place, script)
             keep.append(place)
         elif item.package.key not in rebuild:
             keep.append(place)  # installed as published; its script waits for `strawpot trust`
