@@ -37,14 +37,12 @@ def command(path: Path, run_wrapper: bool, as_json: bool) -> None:
 
             built = check_wrapper(package, path if path.is_dir() else path.parent)
             wrapper = {"wrapper": str(built.wrapper), "cmd": list(built.cmd), "cwd": str(built.cwd)}
-        from strawpot.model.install_command import downloads_code, remote_note
+        from strawpot.model.install_command import remote_note
 
         warnings = package.warnings()
         print_json({"ok": True, "summary": package.summary(), "install": dict(package.install),
                     "warning": warnings[0] if warnings else None, "warnings": warnings,
-                    "remote_install": [remote_note(os) for os, cmd in sorted(package.install.items())
-                                       if downloads_code(cmd)],
-                    "wrapper_check": wrapper})
+                    "install_note": remote_note(package.install), "wrapper_check": wrapper})
         return
     from strawpot.model.install_command import install_lines
 

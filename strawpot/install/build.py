@@ -7,7 +7,7 @@ or, on a terminal, from the user's yes (recorded in strawpot.toml); `-y` never i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -171,6 +171,30 @@ def pending_builds(
         if dry_run or not _main_file_locked(pkg, base) or builder.allowed(script):
             pending.append(pkg)  # a main file that differs from the lock is restaged; then it is asked about
     return pending
+
+
+def forced_builds(tree: InstalledTree, lock: Lockfile, wanted: Collection[tuple[Kind, str]], builder: Builder, *,
+                  dry_run: bool) -> list[LockedPackage]:
+    """`sync --rebuild`: the named packages, reinstalled from the lock and built again whatever their install
+    record says. Each must be locked, and its install script (if it has one here) trusted or accepted now."""
+    from strawpot.model.errors import StrawpotError, UsageError
+
+    found = []
+    for kind, name in sorted(wanted, key=lambda key: (key[0].value, key[1])):
+        pkg = lock.get(kind, name)
+        if pkg is None:
+            raise UsageError(f"{package_id(kind, name)} is not in strawpot.lock, so there is nothing to rebuild",
+                             hint=f"install it first: `strawpot install {kind.value} {name}`")
+        if builder.ignore:
+            raise UsageError("--rebuild runs install scripts; it cannot be used with --ignore-scripts")
+        script = _installed_spec(tree.package_dir(kind, name), pkg)
+        if script is not None and not dry_run and not builder.allowed(script):
+            raise StrawpotError(
+                f"the install script of {script.what} is not trusted, so it was not rebuilt",
+                hint=f"review it (`strawpot info {kind.value} {name}`), then run `strawpot trust {script.id}`",
+            )
+        found.append(pkg)
+    return found
 
 
 def _main_file_locked(pkg: LockedPackage, base: Path) -> bool:

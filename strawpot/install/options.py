@@ -99,6 +99,7 @@ class Options:
     save: bool = True  # write strawpot.toml and strawpot.lock (False: `install --no-save`)
     tools: Literal["skip", "check", "run"] = "check"
     scripts: Literal["run", "ignore"] = "run"  # run trusted install scripts (asking on a terminal), or none
+    rebuild: frozenset[tuple[Kind, str]] = frozenset()  # reinstall from the lock and run the script again (`sync --rebuild`)
     faults: Faults = field(default_factory=Faults)
 
     @property

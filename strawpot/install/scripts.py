@@ -55,11 +55,22 @@ def run_script(run: ScriptRun, package_dir: Path, *, timeout: float, shipped: Co
     own files, which INSTALL_DIR may not replace."""
     install_dir = Path(tempfile.mkdtemp(prefix=INSTALL_DIR_PREFIX, dir=package_dir.parent))
     try:
-        _run(run, package_dir, install_dir, timeout=timeout)
+        code = _run(run, package_dir, install_dir, timeout=timeout)
+        if code != 0:
+            unbuilt = run.bin is not None and not any(os.path.lexists(d / run.bin) for d in (package_dir, install_dir))
+            raise ScriptFailed(
+                f"the install script of {run.what} failed (exit {code})"
+                + (f" without building {run.bin} ({_declared(run)})" if unbuilt else "")
+                + f"; the package was not installed; log: {run.log}" + _tail(run.log),
+            )
         _move_outputs(run, install_dir, package_dir, set(shipped))
     finally:
         shutil.rmtree(install_dir, ignore_errors=True)
     _check_bin(run, package_dir)
+
+
+def _declared(run: ScriptRun) -> str:
+    return f"metadata.strawpot.bin.{run.os_name}" if run.os_name else "metadata.strawpot.bin"
 
 
 def _command(script: str) -> list[str] | str:
@@ -72,7 +83,8 @@ def _command(script: str) -> list[str] | str:
     return ["/bin/sh", "-c", f"set -o pipefail 2>/dev/null\n{script}"]
 
 
-def _run(run: ScriptRun, package_dir: Path, install_dir: Path, *, timeout: float) -> None:
+def _run(run: ScriptRun, package_dir: Path, install_dir: Path, *, timeout: float) -> int:
+    """Run the command to its end (or its timeout: ScriptFailed); its exit code."""
     run.log.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "INSTALL_DIR": str(install_dir)}
     env.pop("BASH_ENV", None)  # bash -c would source it first
@@ -96,11 +108,7 @@ def _run(run: ScriptRun, package_dir: Path, install_dir: Path, *, timeout: float
         except BaseException:  # Ctrl-C, or anything else: the script must not outlive us
             _kill_group(process)
             raise
-    if code != 0:
-        raise ScriptFailed(
-            f"the install script of {run.what} failed (exit {code}); the package was not installed; "
-            f"log: {run.log}" + _tail(run.log),
-        )
+    return code
 
 
 def _move_outputs(run: ScriptRun, install_dir: Path, package_dir: Path, shipped: set[str]) -> None:
@@ -134,7 +142,7 @@ def _check_bin(run: ScriptRun, package_dir: Path) -> None:
     if run.bin is None:
         return
     path = package_dir / run.bin
-    declared = f"metadata.strawpot.bin.{run.os_name}" if run.os_name else "metadata.strawpot.bin"
+    declared = _declared(run)
     try:
         mode = path.stat().st_mode
     except OSError:

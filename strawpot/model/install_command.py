@@ -20,15 +20,19 @@ def downloads_code(command: str) -> bool:
     return _DOWNLOADER.search(command) is not None
 
 
-def remote_note(os_name: str) -> str:
-    return f"the {os_name} install script {REMOTE_CODE_NOTE}"
+def remote_note(commands: Mapping[str, str]) -> str | None:
+    """One sentence naming the OSes whose install command fetches code to run, or None when none does."""
+    remote = sorted(os_name for os_name, command in commands.items() if downloads_code(command))
+    if not remote:
+        return None
+    if len(remote) == 1:
+        return f"the {remote[0]} install script {REMOTE_CODE_NOTE}"
+    return (f"the install scripts ({', '.join(remote)}) download what they run: the lock pins these commands, "
+            "not the code they fetch")
 
 
 def install_lines(commands: Mapping[str, str]) -> list[str]:
-    """`install script (os): command` per OS, each followed by one note when it fetches code to run."""
-    lines = []
-    for os_name, command in sorted(commands.items()):
-        lines.append(f"install script ({os_name}): {command}")
-        if downloads_code(command):
-            lines.append(f"  note: {remote_note(os_name)}")
-    return lines
+    """`install script (os): command` per OS, then one note when any of them fetches code to run."""
+    lines = [f"install script ({os_name}): {command}" for os_name, command in sorted(commands.items())]
+    note = remote_note(commands)
+    return lines + ([f"note: {note}"] if note else [])

@@ -8,8 +8,10 @@ import stat
 from pathlib import Path
 
 from strawpot.model.install_record import load_record
+from strawpot.model.platform import current_os
 
 OSES = ("linux", "macos")
+THIS_OS = current_os()
 
 
 def publish(registry, script: str, *, slug: str | None = None, version: str = "1.0.0", bin: str | None = "tool",
@@ -83,7 +85,7 @@ def test_exit_0_without_the_declared_bin_fails_and_keeps_the_previous_version(cl
     assert result.code == 1, result.text
     assert error_line(result.err) == (
         f"error: the install script of skill {slug} 1.1.0 exited 0 but did not build tool (metadata.strawpot.bin."
-        f"{'macos' if os.uname().sysname == 'Darwin' else 'linux'}); the package was not installed; "
+        f"{THIS_OS}); the package was not installed; "
         f"log: {log_of(project, slug)}")
     assert "  | nothing to build" in result.err and "Traceback" not in result.err
     assert (folder(project, slug) / ".version").read_text() == "1.0.0\n"
@@ -118,11 +120,14 @@ def test_install_dir_may_not_replace_a_shipped_file(cli, project, registry):
 
 def test_a_failing_first_stage_of_a_pipeline_fails_the_script(cli, project, registry):
     # `curl … | sh` offline: curl fails, sh reads an empty script and exits 0; pipefail keeps curl's status
-    slug = publish(registry, "sh -c 'echo could not resolve host >&2; exit 6' | sh", bin=None)
+    slug = publish(registry, "sh -c 'echo could not resolve host >&2; exit 6' | sh")
     trusted(project, slug)
     result = cli("install", "--project", project.dir)
     assert result.code == 1, result.text
-    assert error_line(result.err).startswith(f"error: the install script of skill {slug} 1.0.0 failed (exit 6)")
+    assert error_line(result.err) == (
+        f"error: the install script of skill {slug} 1.0.0 failed (exit 6) without building tool "
+        f"(metadata.strawpot.bin.{THIS_OS}); the package was not installed; log: {log_of(project, slug)}")
+    assert "  | could not resolve host" in result.err
     assert not folder(project, slug).exists()
 
 

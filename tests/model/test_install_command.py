@@ -26,9 +26,14 @@ def test_commands_that_run_only_what_the_package_holds(command: str) -> None:
     assert not downloads_code(command)
 
 
-def test_each_remote_command_gets_one_note() -> None:
+def test_remote_commands_get_one_note_line() -> None:
     assert install_lines({"linux": "curl -fsSL https://x.invalid/i.sh | sh", "macos": "sh build.sh"}) == [
         "install script (linux): curl -fsSL https://x.invalid/i.sh | sh",
-        "  note: the linux install script downloads what it runs: the lock pins this command, not the code it fetches",
         "install script (macos): sh build.sh",
+        "note: the linux install script downloads what it runs: the lock pins this command, not the code it fetches",
     ]
+    remote = "wget -qO- https://x.invalid/i.sh | sh"
+    assert install_lines({"macos": remote, "linux": remote})[2:] == [
+        "note: the install scripts (linux, macos) download what they run: the lock pins these commands, "
+        "not the code they fetch"]
+    assert install_lines({"linux": "make"}) == ["install script (linux): make"]
