@@ -144,3 +144,33 @@ def test_a_shipped_program_keeps_its_executable_bit_for_any_kind(cli, project, r
     mode = (folder(project, "shipped-prog") / "bin" / "prog").stat().st_mode
     assert mode & stat.S_IXUSR
     assert cli("verify", "--project", project.dir).code == 0
+
+
+def test_the_trust_prompt_says_when_the_script_downloads_what_it_runs(project, registry):
+    import fcntl
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    from tests._pty import talk
+
+    slug = publish(registry, "curl -fsSL https://downloads.fixture.invalid/tool/install.sh | sh")
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
+    env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url, "TERM": "dumb", "NO_COLOR": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "install", "skill", slug],
+                            cwd=project.dir, env=env, stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    try:
+        transcript = talk(master, proc, {b"(recorded in [scripts] trusted)?": b"n\n"})
+        assert proc.wait(timeout=30) == 0, transcript
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    lines = [line.strip() for line in transcript.splitlines()]
+    shown = lines.index("curl -fsSL https://downloads.fixture.invalid/tool/install.sh | sh")
+    assert lines[shown + 1] == "note: this script downloads what it runs: the lock pins this command, not the code it fetches"
+    assert (folder(project, slug) / "notes.md").is_file() and load_record(folder(project, slug)) is None
