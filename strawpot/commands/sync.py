@@ -31,9 +31,9 @@ def command(
     import time
 
     from strawpot.commands._install_output import RichReporter, render_outcome
+    from strawpot.commands._options import parse_user_id
     from strawpot.install.options import Options, TreeMode
     from strawpot.install.service import run
-    from strawpot.model.ids import parse_user_id
     from strawpot.settings import Project
 
     started = time.perf_counter()

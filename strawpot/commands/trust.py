@@ -24,10 +24,11 @@ def command(packages: tuple[str, ...], is_global: bool, project: Path | None, re
     import time
 
     from strawpot.commands._install_output import RichReporter, render_outcome
+    from strawpot.commands._options import parse_user_id
     from strawpot.install.options import Options
     from strawpot.install.service import run
     from strawpot.model.fs import file_lock
-    from strawpot.model.ids import package_id, parse_user_id
+    from strawpot.model.ids import package_id
     from strawpot.model.manifest import Manifest
     from strawpot.settings import Project
 

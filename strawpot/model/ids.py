@@ -22,21 +22,6 @@ def split_id(pid: str) -> tuple[Kind, str]:
     return Kind(kind), name
 
 
-def parse_user_id(text: str) -> tuple[Kind, str]:
-    """`agent:my-agent` as typed on a command line (a kind's plural works too); UsageError for anything else."""
-    from strawpot.model.errors import UsageError
-    from strawpot.model.package import slug_error
-
-    kind_text, sep, slug = text.partition(":")
-    try:
-        kind = Kind.parse(kind_text)
-    except ValueError:
-        kind = None
-    if not sep or kind is None or slug_error(slug):
-        raise UsageError(f"{text!r} is not KIND:SLUG", hint="e.g. `agent:my-agent` or `skill:denden`")
-    return kind, slug
-
-
 def display(pid: str) -> str:
     """`skill:git-workflow` → `skill git-workflow`."""
     kind, name = split_id(pid)
