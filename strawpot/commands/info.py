@@ -67,9 +67,10 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
     rows = [{"version": v.version, "yanked": v.yanked, "size": v.size} for v in reversed(versions.versions)]
     if as_json:
         from strawpot.commands._options import print_json
+        from strawpot.model.install_command import remote_note
 
         print_json({"command": "info", "registry": url, "detail": detail, "versions": rows, "install": scripts,
-                    **extras})
+                    "install_note": remote_note(scripts), **extras})
         return
     _render(the_kind.value, detail, rows)
     from strawpot.console import out_console

@@ -73,14 +73,14 @@ def _declared(run: ScriptRun) -> str:
     return f"metadata.strawpot.bin.{run.os_name}" if run.os_name else "metadata.strawpot.bin"
 
 
-def _command(script: str) -> list[str] | str:
-    """The argv that runs `script` with pipefail: bash if present, else sh (which may lack pipefail)."""
+def shell_command(script: str, bash: str | None) -> list[str] | str:
+    """The argv that runs `script` with pipefail: `bash` if given, else sh, with pipefail when it has it (a
+    failing `set` would end dash, so it is tried in a subshell first); on Windows the platform shell."""
     if os.name != "posix":  # pragma: no cover - the platform shell
         return script
-    bash = shutil.which("bash")
     if bash is not None:
         return [bash, "-o", "pipefail", "-c", script]
-    return ["/bin/sh", "-c", f"set -o pipefail 2>/dev/null\n{script}"]
+    return ["/bin/sh", "-c", f"(set -o pipefail) 2>/dev/null && set -o pipefail\n{script}"]
 
 
 def _run(run: ScriptRun, package_dir: Path, install_dir: Path, *, timeout: float) -> int:
@@ -88,7 +88,7 @@ def _run(run: ScriptRun, package_dir: Path, install_dir: Path, *, timeout: float
     run.log.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "INSTALL_DIR": str(install_dir)}
     env.pop("BASH_ENV", None)  # bash -c would source it first
-    command = _command(run.script)
+    command = shell_command(run.script, shutil.which("bash"))
     with open(run.log, "wb") as log:
         log.write(f"$ {run.script}\n".encode())
         log.flush()

@@ -4,8 +4,12 @@ join the package after; the script succeeds only if the package's `bin` for this
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from strawpot.model.install_record import load_record
 from strawpot.model.platform import current_os
@@ -150,7 +154,6 @@ def test_the_trust_prompt_says_when_the_script_downloads_what_it_runs(project, r
     import fcntl
     import pty
     import struct
-    import subprocess
     import sys
     import termios
 
@@ -174,3 +177,17 @@ def test_the_trust_prompt_says_when_the_script_downloads_what_it_runs(project, r
     shown = lines.index("curl -fsSL https://downloads.fixture.invalid/tool/install.sh | sh")
     assert lines[shown + 1] == "note: this script downloads what it runs: the lock pins this command, not the code it fetches"
     assert (folder(project, slug) / "notes.md").is_file() and load_record(folder(project, slug)) is None
+
+
+@pytest.mark.parametrize("bash", [shutil.which("bash"), None], ids=["bash", "sh"])
+def test_the_shell_runs_scripts_with_pipefail_where_it_can(bash: str | None) -> None:
+    from strawpot.install.scripts import shell_command
+
+    done = subprocess.run(shell_command('echo "$0 ok"; exit 0', bash), capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and done.stdout.endswith(" ok\n"), done.stderr  # sh without pipefail runs it too
+    piped = subprocess.run(shell_command("false | true", bash), capture_output=True, text=True, timeout=30)
+    assert piped.returncode == (1 if bash else 0 if _sh_lacks_pipefail() else 1)
+
+
+def _sh_lacks_pipefail() -> bool:
+    return subprocess.run(["/bin/sh", "-c", "set -o pipefail"], capture_output=True, timeout=30).returncode != 0

@@ -63,6 +63,10 @@ def test_info_and_validate_say_the_script_downloads_what_it_runs(published, proj
     assert note in strawpot(project, "validate", str(AGENT)).stdout
     info = strawpot(project, "info", "agent", "remote-coder", "--registry", registry.url)
     assert info.returncode == 0 and note in info.stdout, info.stderr
+    as_json = json.loads(strawpot(project, "info", "agent", "remote-coder", "--registry", registry.url, "--json").stdout)
+    assert as_json["install_note"] == note.removeprefix("note: ")
+    validated = json.loads(strawpot(project, "validate", str(AGENT), "--json").stdout)
+    assert validated["install_note"] == note.removeprefix("note: ") and validated["warnings"] == []
 
 
 def test_trusted_remote_agent_installs_and_runs_headless(published, project, registry) -> None:
