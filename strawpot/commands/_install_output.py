@@ -110,6 +110,10 @@ class RichReporter:
             lines = iter(script.text.splitlines() or [""])
         for line in lines:
             self.console.print(f"    {line}", markup=False, highlight=False, soft_wrap=True)
+        from strawpot.model.install_command import REMOTE_CODE_NOTE, downloads_code
+
+        if downloads_code(script.text):
+            self.console.print(f"note: this script {REMOTE_CODE_NOTE}", markup=False, highlight=False, soft_wrap=True)
         return click.confirm(f"Trust {script.id} and run it (recorded in [scripts] trusted)?", default=False, err=True)
 
     def confirm_tool(self, item: MissingTool) -> bool:

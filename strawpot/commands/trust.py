@@ -25,26 +25,15 @@ def command(packages: tuple[str, ...], is_global: bool, project: Path | None, re
     import time
 
     from strawpot.commands._install_output import RichReporter, render_outcome
+    from strawpot.commands._options import parse_user_id
     from strawpot.install.options import Options
     from strawpot.install.service import run
-    from strawpot.model.errors import UsageError
     from strawpot.model.fs import file_lock
     from strawpot.model.ids import package_id
-    from strawpot.model.kinds import Kind
     from strawpot.model.manifest import Manifest
-    from strawpot.model.package import slug_error
     from strawpot.settings import Project
 
-    ids = []
-    for text in packages:
-        kind_text, sep, slug = text.partition(":")
-        try:
-            kind = Kind.parse(kind_text)
-        except ValueError:
-            kind = None
-        if not sep or kind is None or slug_error(slug):
-            raise UsageError(f"{text!r} is not KIND:SLUG", hint="e.g. `strawpot trust agent:my-agent skill:denden`")
-        ids.append(package_id(kind, slug))
+    ids = [package_id(*parse_user_id(text)) for text in packages]
     started = time.perf_counter()
     the_project = Project.at(project, is_global=is_global)
     with file_lock(the_project.lock_file_path):

@@ -7,7 +7,7 @@ a script that fails leaves every package at its previous version. Whether a scri
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,12 +39,14 @@ class ScriptSettings:
 
 @dataclass(frozen=True)
 class Script:
-    """A package's install script for this OS, read from its verified main file."""
+    """A package's install script for this OS, read from its verified main file, and the program it must
+    build (`metadata.strawpot.bin` for this OS, if any)."""
 
     pkg: LockedPackage
     text: str
     reason: str = "untrusted"  # why it is asked about: untrusted, changed (then `previous` is the old text), unconfirmed
     previous: str | None = None
+    bin: str | None = None
 
     @property
     def id(self) -> str:
@@ -76,17 +78,30 @@ class Builds:
 def script_in(kind: Kind, files: Mapping[str, bytes]) -> str | None:
     """The install command for this OS in a package's main file, if any (a file that does not parse has none:
     nothing runs, and `verify`/`start` report the package)."""
+    found = _build_spec(kind, files)
+    return found[0] if found else None
+
+
+def _build_spec(kind: Kind, files: Mapping[str, bytes]) -> tuple[str, str | None] | None:
+    """(install command, bin) for this OS from a package's main file, when it has an install command."""
     data = files.get(kind.main_file)
     if data is None or b"install" not in data:  # most packages: no YAML to parse (nor the YAML library to import)
         return None
     from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
-    from strawpot.model.package import install_commands
+    from strawpot.model.package import declared_bins, install_commands
 
     try:
         meta, _body = split_frontmatter(data.decode("utf-8"))
     except (UnicodeDecodeError, FrontmatterError):
         return None
-    return install_commands(meta).get(current_os())
+    text = install_commands(meta).get(current_os())
+    return None if text is None else (text, declared_bins(meta).get(current_os()))
+
+
+def script_of(pkg: LockedPackage, files: Mapping[str, bytes]) -> Script | None:
+    """The Script of a package whose main file is in `files`, if it has one for this OS."""
+    found = _build_spec(pkg.kind, files)
+    return Script(pkg, found[0], bin=found[1]) if found else None
 
 
 def installed_script(package_dir: Path, kind: Kind) -> str | None:
@@ -95,6 +110,14 @@ def installed_script(package_dir: Path, kind: Kind) -> str | None:
     except OSError:
         return None
     return script_in(kind, {kind.main_file: data})
+
+
+def _installed_spec(package_dir: Path, pkg: LockedPackage) -> Script | None:
+    try:
+        data = (package_dir / pkg.kind.main_file).read_bytes()
+    except OSError:
+        return None
+    return script_of(pkg, {pkg.kind.main_file: data})
 
 
 def log_path(tree_root: Path, kind: Kind, name: str) -> Path:
@@ -126,11 +149,14 @@ class Builder:
         return False
 
     def build(self, staged: Staged, script: Script) -> None:
-        """Run the script in the staged folder (INSTALL_DIR = that folder) and write its install record."""
+        """Run the script in the staged folder (INSTALL_DIR: a fresh folder whose files join it after) and
+        write its install record; ScriptFailed when it fails or does not build its `bin`."""
         shipped = snapshot(staged.tmp)
         self.echo(f"Running the install script of {script.what}")
-        run_script(ScriptRun(script.what, script.text, log_path(self.tree_root, script.pkg.kind, script.pkg.name),
-                             self.env_policy), staged.tmp, timeout=self.timeout)
+        log = log_path(self.tree_root, script.pkg.kind, script.pkg.name)
+        run_script(ScriptRun(script.what, script.text, log, bin=script.bin, os_name=current_os(),
+                             env_policy=self.env_policy),
+                   staged.tmp, timeout=self.timeout, shipped={f.path for f in script.pkg.files})
         record = make_record(current_os(), script.text, shipped, snapshot(staged.tmp))
         atomic_write(staged.tmp / RECORD_FILE, record.dumps())  # replaces (never follows) whatever the script left
         self.builds.ran.append(script.id)
@@ -148,12 +174,36 @@ def pending_builds(
         if pkg.key in reinstalled or tree.record(pkg.kind, pkg.name) is not None:
             continue
         base = tree.package_dir(pkg.kind, pkg.name)
-        text = installed_script(base, pkg.kind)
-        if text is None:
+        script = _installed_spec(base, pkg)
+        if script is None:
             continue
-        if dry_run or not _main_file_locked(pkg, base) or builder.allowed(Script(pkg, text)):
+        if dry_run or not _main_file_locked(pkg, base) or builder.allowed(script):
             pending.append(pkg)  # a main file that differs from the lock is restaged; then it is asked about
     return pending
+
+
+def forced_builds(tree: InstalledTree, lock: Lockfile, wanted: Collection[tuple[Kind, str]], builder: Builder, *,
+                  dry_run: bool) -> list[LockedPackage]:
+    """`sync --rebuild`: the named packages, reinstalled from the lock and built again whatever their install
+    record says. Each must be locked, and its install script (if it has one here) trusted or accepted now."""
+    from strawpot.model.errors import StrawpotError, UsageError
+
+    found = []
+    for kind, name in sorted(wanted, key=lambda key: (key[0].value, key[1])):
+        pkg = lock.get(kind, name)
+        if pkg is None:
+            raise UsageError(f"{package_id(kind, name)} is not in strawpot.lock, so there is nothing to rebuild",
+                             hint=f"install it first: `strawpot install {kind.value} {name}`")
+        if builder.ignore:
+            raise UsageError("--rebuild runs install scripts; it cannot be used with --ignore-scripts")
+        script = _installed_spec(tree.package_dir(kind, name), pkg)
+        if script is not None and not dry_run and not builder.allowed(script):
+            raise StrawpotError(
+                f"the install script of {script.what} is not trusted, so it was not rebuilt",
+                hint=f"review it (`strawpot info {kind.value} {name}`), then run `strawpot trust {script.id}`",
+            )
+        found.append(pkg)
+    return found
 
 
 def _main_file_locked(pkg: LockedPackage, base: Path) -> bool:
@@ -175,11 +225,11 @@ def build_staged(
     keep = []
     for item, place in zip(prepared, staged, strict=True):
         main = item.package.kind.main_file
-        text = script_in(item.package.kind, {main: item.files[main][0]}) if main in item.files else None
-        if text is None or builder.ignore:
+        script = script_of(item.package, {main: item.files[main][0]}) if main in item.files else None
+        if script is None or builder.ignore:
             keep.append(place)
-        elif builder.allowed(Script(item.package, text)):
-            builder.build(place, Script(item.package, text))
+        elif builder.allowed(script):
+            builder.build(place, script)
             keep.append(place)
         elif item.package.key not in rebuild:
             keep.append(place)  # installed as published; its script waits for `strawpot trust`

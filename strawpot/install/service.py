@@ -397,9 +397,12 @@ class _Run:
             return  # no lock file: nothing to pin in
 
     def _pending_builds(self, plan: Plan, lock: Lockfile, builder: Builder) -> list[LockedPackage]:
-        from strawpot.install.build import pending_builds
+        from strawpot.install.build import forced_builds, pending_builds
 
-        return pending_builds(self.tree, lock, {p.key for p in plan.install}, builder, dry_run=self.options.dry_run)
+        reinstalled = {p.key for p in plan.install}
+        pending = pending_builds(self.tree, lock, reinstalled, builder, dry_run=self.options.dry_run)
+        forced = forced_builds(self.tree, lock, self.options.rebuild, builder, dry_run=self.options.dry_run)
+        return pending + [p for p in forced if p.key not in reinstalled and p not in pending]
 
     def _build(
         self, prepared: list[Prepared], staged: list[Staged], builder: Builder, rebuild: set[tuple[Kind, str]]

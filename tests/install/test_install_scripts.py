@@ -15,6 +15,7 @@ import pytest
 
 from strawpot.model.install_record import RECORD_FILE, load_record
 from strawpot.model.lockfile import Lockfile
+from tests._pty import talk
 
 BUILD = 'printf "built in %s\\n" "$(basename "$INSTALL_DIR")" > built.txt && mkdir -p bin && ' \
         'printf "#!/bin/sh\\necho hi\\n" > bin/tool && chmod +x bin/tool && echo build-done'
@@ -286,30 +287,6 @@ def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, 
     assert not [p for p in (project.dir / ".strawpot" / "skills").iterdir() if p.name.startswith(".tmp-")]
 
 
-def _talk(master: int, proc: subprocess.Popen[bytes], answers: dict[bytes, bytes], timeout: float = 60) -> str:
-    """Read a pty until the process ends, answering each prompt once; the whole transcript."""
-    import select
-
-    seen = b""
-    pending = dict(answers)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the other side closed
-                break
-            if not chunk:
-                break
-            seen += chunk
-            for prompt in [p for p in pending if p in seen]:
-                os.write(master, pending.pop(prompt))
-        elif proc.poll() is not None:
-            break
-    return seen.decode("utf-8", errors="replace")
-
-
 def test_on_a_terminal_install_shows_the_script_in_full_and_asks(project, registry):
     import fcntl
     import pty
@@ -324,7 +301,7 @@ def test_on_a_terminal_install_shows_the_script_in_full_and_asks(project, regist
                             cwd=project.dir, env=env, stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
     try:
-        transcript = _talk(master, proc, {b"(recorded in [scripts] trusted)?": b"y\n"})
+        transcript = talk(master, proc, {b"(recorded in [scripts] trusted)?": b"y\n"})
         assert proc.wait(timeout=30) == 0, transcript
     finally:
         os.close(master)
@@ -354,7 +331,7 @@ def test_on_a_terminal_a_changed_script_shows_its_diff_and_asks(cli, project, re
                             cwd=project.dir, env=env, stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
     try:
-        transcript = _talk(master, proc, {b"(recorded in [scripts] trusted)?": b"y\n"})
+        transcript = talk(master, proc, {b"(recorded in [scripts] trusted)?": b"y\n"})
         assert proc.wait(timeout=30) == 0, transcript
     finally:
         os.close(master)
