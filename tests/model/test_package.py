@@ -71,7 +71,7 @@ def test_bad_skill_reports_every_seeded_error_at_once() -> None:
         ("SKILL.md", "description"),
         ("SKILL.md", "metadata.strawpot.dependencies[0]"),
         ("SKILL.md", "metadata.strawpot.dependencies[1]"),
-        ("SKILL.md", "metadata.strawpot.bin"),
+        ("SKILL.md", "metadata.strawpot.bin.linux"),
     ]
 
 
@@ -84,7 +84,7 @@ def test_bad_skill_messages_say_what_is_wrong() -> None:
     assert text["description"] == "is required"
     assert "'>>1'" in text["metadata.strawpot.dependencies[0]"]
     assert "not 42" in text["metadata.strawpot.dependencies[1]"]
-    assert "only agents carry wrapper binaries" in text["metadata.strawpot.bin"]
+    assert "names 'bin/run', which is not in the package" in text["metadata.strawpot.bin.linux"]
     assert "6 problem(s)" in str(info.value)
 
 

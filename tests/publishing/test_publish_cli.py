@@ -153,7 +153,7 @@ def test_every_problem_is_reported_at_once(capsys: pytest.CaptureFixture[str], r
     assert code == 2
     assert "6 problem(s) found" in err
     for fld in ("name", "version", "description", "metadata.strawpot.dependencies[0]",
-                "metadata.strawpot.dependencies[1]", "metadata.strawpot.bin"):
+                "metadata.strawpot.dependencies[1]", "metadata.strawpot.bin.linux"):
         assert f"SKILL.md: {fld}: " in err
     assert recorder.requests == []
 
