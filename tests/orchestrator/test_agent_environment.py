@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from strawpot.model.install_record import RECORD_FILE, make_record, snapshot
+from strawpot.model.platform import current_os
 from tests.orchestrator.conftest import STUB_AGENT
 
 pytestmark = pytest.mark.e2e
@@ -76,6 +78,24 @@ def test_programs_of_staged_skills_are_on_path_skills_first_in_staging_order(pro
     # the reviewer's role does not stage `tooling`: its program is not on the reviewer's PATH
     assert child_tool == "tool: not on PATH"
     assert child_path.split(os.pathsep)[0] == str(tree / "agents/stub-agent/bin")
+
+
+def test_a_program_the_install_script_built_is_on_path_though_staging_copies_only_locked_files(project, make_role, env) -> None:  # type: ignore[no-untyped-def]
+    """The `denden` skill's shape: `bin` names a program its install script builds in the skill's folder."""
+    script = "sh ./build.sh"
+    project.skills["dd"] = skill_with_bin("dd", {"linux": "denden", "macos": "denden"},
+                                          extra=f"    install:\n      linux: {script}\n      macos: {script}\n")
+    project.skill_files["dd"] = {"build.sh": "printf '#!/bin/sh\\necho denden-ok\\n' > denden\n"}
+    project.roles["orchestrator"] = make_role("orchestrator", skills=["dd"])
+    project.build()
+    folder = project.state_dir / "skills" / "dd"
+    shipped = snapshot(folder)
+    subprocess.run(["sh", "./build.sh"], cwd=folder, check=True)  # what a trusted install runs, recorded
+    (folder / "denden").chmod(0o755)
+    (folder / RECORD_FILE).write_text(make_record(current_os(), script, shipped, snapshot(folder)).dumps())
+    proc = start(project, "run:denden", env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["denden-ok"]
 
 
 # -- skills: ["*"] -------------------------------------------------------------------------------------------
