@@ -75,10 +75,10 @@ class Prepared:
         missing = self.env.missing(agent_needs(self.stager, agent, role))
         if not missing:
             return ""
+        tables = ", ".join(dict.fromkeys(f"[{n.kind.plural}.{n.package}.env]" for n in missing))
         return (f"role {role!r} cannot start: required environment variable(s) not set: "
                 + "; ".join(n.describe() for n in missing)
-                + ". Ask the user to export them or to put them under [agents.<name>.env] / [skills.<name>.env] "
-                  "in the global config")
+                + f". The user can export them, or set them under {tables} in the global strawpot config")
 
 
 def reachable_roles(stager: Stager, role: str) -> list[str]:

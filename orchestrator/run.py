@@ -278,12 +278,10 @@ class Run:
         with self._lock:
             denial = check_delegation(self.policy, who, role, installed_roles=self.stager.installed_roles,
                                       delegations_so_far=self._delegations)
+            if denial is None and self.env_missing is not None and (missing := self.env_missing(role)):
+                denial = Denial(DENY_MISSING_ENV, missing)
             if denial is None:
                 self._delegations += 1
-        if denial is None and (missing := self.env_missing(role) if self.env_missing else ""):
-            with self._lock:
-                self._delegations -= 1  # refused: it does not spend the budget
-            denial = Denial(DENY_MISSING_ENV, missing)
         self.session.event("delegate", caller=caller.agent_id, role=role, task=task,
                            denied=denial.code if denial else None, reason=denial.message if denial else None)
         if denial is not None:

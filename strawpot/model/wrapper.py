@@ -5,9 +5,9 @@
 [--session-id ID | --resume ID]` prints one JSON object, `{"cmd": [...], "cwd": "...", "env": {...}}`: `cmd` a
 list of strings with the program first, `cwd` a directory (the working directory when left out), `env` an
 object of string values merged over the agent's environment (optional). `--files-dir` names a folder of files
-the user attached to the project (`.strawpot/files`), given only when it exists. Only agents that declare `metadata.strawpot.session: {resume: true}`
-are given `--session-id` (a new conversation with that id) or `--resume` (continue that conversation); the
-others never see either flag. `validate --run-wrapper` and `strawpot start` both go through here,
+the user attached to the project (`.strawpot/files`), given only when it exists. Only agents that declare
+`metadata.strawpot.session: {resume: true}` are given `--session-id` (a new conversation with that id) or
+`--resume` (continue that conversation); the others never see either flag. `validate --run-wrapper` and `strawpot start` both go through here,
 so validate accepts exactly what start runs.
 """
 
