@@ -26,6 +26,7 @@ from orchestrator.run import Finished, LiveAgent, Run
 from orchestrator.server import DendenServer
 from orchestrator.session import PAUSED, Session
 from orchestrator.staging import Stager
+from strawpot.model.child_env import EnvPolicy
 from strawpot.model.errors import IntegrityFailure, MissingToolError, UsageError
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
@@ -203,7 +204,8 @@ class Launch:
     def __init__(self, prepared: Prepared, *, task: str, asker: Asker, base_env: Mapping[str, str] | None = None,
                  run_id: str | None = None, tmux: str = "",
                  observer: Callable[[str, dict[str, Any]], None] | None = None,
-                 warn: Callable[[str], None] | None = None, reopen: bool = False) -> None:
+                 warn: Callable[[str], None] | None = None, reopen: bool = False,
+                 env_policy: EnvPolicy | None = None) -> None:
         """A new run; or, with `reopen`, the ended run `run_id` again, in its own worktree (`strawpot resume`)."""
         self.prepared = prepared
         project = prepared.project
@@ -229,6 +231,7 @@ class Launch:
             session=session, stager=prepared.stager, policy=prepared.policy, bind=prepared.binder,
             project_dir=self.env.working_dir, asker=asker, memory=self._memory(session, warn), base_env=base_env,
             env_for=prepared.env_for, env_missing=prepared.missing_for, files_dirs=files_dirs,
+            env_policy=env_policy,
         )
         try:
             self.server = DendenServer(self.run, listen_for(prepared.transport, session.directory))

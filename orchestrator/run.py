@@ -47,6 +47,7 @@ from orchestrator.session import (
     new_agent_id,
 )
 from orchestrator.staging import StagedAgent, Stager, StagingError
+from strawpot.model.child_env import EnvPolicy, child_env
 
 RESULT_FILE = "result"
 STATUS_FILE = "status"  # an agent that writes `paused` (or `status: paused`) here ends as paused
@@ -104,6 +105,7 @@ class Run:
         env_for: Callable[[str, str], Mapping[str, str]] | None = None,
         env_missing: Callable[[str], str] | None = None,
         files_dirs: Sequence[Path] = (),
+        env_policy: EnvPolicy | None = None,
     ) -> None:
         self.session = session
         self.stager = stager
@@ -116,6 +118,7 @@ class Run:
         self.env_for = env_for  # (agent, role) → the declared variables to export to it
         self.env_missing = env_missing  # role → why its agent cannot get its required variables ("" when it can)
         self.files_dirs = list(files_dirs)  # the project's attached files (`--files-dir`)
+        self.env_policy = env_policy  # [session] pass_env / hide_env, and the secret values kept home
         self.denden_addr = ""
         self.denden_token: str | None = None  # the TCP server's secret; None on a Unix socket
         self._agents: dict[str, LiveAgent] = {}
@@ -154,22 +157,11 @@ class Run:
                 raise RuntimeFailure("the run is shutting down")
             self._agents[agent_id] = live
         self.session.add_agent(record)  # saved (with the session id) before anything is spawned
-        env = {
-            **self.base_env,
-            **(self.env_for(runtime.name, role) if self.env_for else {}),
-            "DENDEN_ADDR": self.denden_addr,
-            "DENDEN_AGENT_ID": agent_id,
-            "DENDEN_RUN_ID": self.run_id,
-            "STRAWPOT_ROLE": role,
-        }
-        if parent:
-            env["DENDEN_PARENT_AGENT_ID"] = parent.agent_id
-        else:
-            env.pop("DENDEN_PARENT_AGENT_ID", None)
-        if self.denden_token:
-            env["DENDEN_TOKEN"] = self.denden_token
-        else:
-            env.pop("DENDEN_TOKEN", None)  # another run's secret is not ours to hand on
+        protocol = {"DENDEN_ADDR": self.denden_addr, "DENDEN_AGENT_ID": agent_id, "DENDEN_RUN_ID": self.run_id,
+                    "STRAWPOT_ROLE": role, **({"DENDEN_PARENT_AGENT_ID": parent.agent_id} if parent else {}),
+                    **({"DENDEN_TOKEN": self.denden_token} if self.denden_token else {})}
+        env = child_env(self.base_env, self.env_policy, protocol=protocol,  # never a token nor another run's secret
+                        declared=self.env_for(runtime.name, role) if self.env_for else None)
         env["PATH"] = os.pathsep.join([*map(str, self.stager.bin_dirs(role, runtime.name)), *(
             [env["PATH"]] if env.get("PATH") else [])])
         request = BuildRequest(

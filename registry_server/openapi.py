@@ -58,7 +58,7 @@ _PUBLISH_BODY = {"required": True, "content": {"multipart/form-data": {"schema":
         "displayName": {"type": "string"}, "customTags": {"type": "string", "description": "comma-separated"},
         "dependencies": {"type": "string", "description": "JSON: {\"skills\": [...], \"roles\": [...]}"},
         "files": {"type": "array", "items": {"type": "string", "format": "binary"},
-                  "description": "one part per file, filename = relative POSIX path; an agent's files named "
+                  "description": "one part per file, filename = relative POSIX path; the files a package names "
                                  "in metadata.strawpot.bin are stored executable"},
     }}}}}
 

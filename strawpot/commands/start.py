@@ -148,12 +148,14 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     from orchestrator.tmux import forget_own_socket, session_name
     from strawpot.commands._interactive import exit_code_of
     from strawpot.model.errors import StrawpotError
+    from strawpot.settings import env_policy, load_settings
 
     err = Console(stderr=True, quiet=progress == "json")
     asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr))
     observer = JsonProgress(sys.stderr, run_id) if progress == "json" else None
     launch = Launch(prepared, task=task or "", asker=asker, run_id=run_id,
-                    tmux=session_name(run_id) if in_tmux else "", observer=observer, reopen=resume_agent is not None)
+                    tmux=session_name(run_id) if in_tmux else "", observer=observer, reopen=resume_agent is not None,
+                    env_policy=env_policy(load_settings(prepared.project)))
     err.print(f"run {run_id}: role {prepared.role}, Denden on {launch.server.address}", highlight=False)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:

@@ -100,6 +100,22 @@ class Package:
         """The install command for `os_name` (default: this machine), if the package has one."""
         return self.install.get(os_name or current_os())
 
+    def bin_path(self, os_name: str | None = None) -> str | None:
+        """The program this package declares for `os_name` (default: this machine), relative to its folder."""
+        return self.bin.get(os_name or current_os())
+
+    def warnings(self, os_name: str | None = None) -> list[str]:
+        """What will not work as declared: a `bin` that nothing provides on its OS (neither shipped nor built
+        by that OS's install command), and an agent with no wrapper for `os_name` (default: this machine)."""
+        notes = [
+            f"metadata.strawpot.bin.{os} names {rel!r}, which is neither in the package nor built by "
+            f"metadata.strawpot.install.{os}: the {self.kind.value} has no program on {os}"
+            for os, rel in sorted(self.bin.items()) if rel not in self.files and os not in self.install
+        ]
+        if (os_name or current_os()) not in self.bin and (wrapper := self.wrapper_warning(os_name)):
+            notes.append(wrapper)
+        return notes
+
     def wrapper_warning(self, os_name: str | None = None) -> str | None:
         """Why this agent cannot run on `os_name` (default: this machine): neither a shipped wrapper nor
         an install script covers it. None when one does, or for other kinds."""
@@ -348,10 +364,10 @@ class _FieldReader:
         return specs
 
     def bin(self) -> dict[str, str]:
-        """Program paths by OS (an agent's wrapper; any kind's program); a path may name a file the install
-        script of that OS builds."""
+        """Program paths by OS, for any kind (an agent's wrapper, a skill's command-line tool); optional. A path
+        names a shipped file or one the install command of that OS builds; neither is a warning (Package.warnings),
+        as a package may declare a program for an OS it does not support yet."""
         raw = self.mapping("bin")
-        scripts = install_commands(self.meta)
         bins: dict[str, str] = {}
         for os_name, path in raw.items():
             fld = f"metadata.strawpot.bin.{os_name}"
@@ -366,9 +382,6 @@ class _FieldReader:
             except UnsafePath as exc:
                 self.error(fld, f"is outside the package: {exc}")
                 continue
-            if rel not in self.paths and os_name not in scripts:
-                self.error(fld, f"names {rel!r}, which is not in the package "
-                                f"(ship it, or build it with metadata.strawpot.install.{os_name})")
             bins[os_name] = rel
         return bins
 
@@ -418,15 +431,32 @@ class _FieldReader:
 
 def install_commands(meta: Mapping[str, Any]) -> dict[str, str]:
     """The well-formed entries of `metadata.strawpot.install` ({os: command}); validation reports the rest."""
+    return {
+        os_name: command for os_name, command in _strawpot_mapping(meta, "install").items()
+        if isinstance(command, str) and command.strip()
+    }
+
+
+def declared_bins(meta: Mapping[str, Any]) -> dict[str, str]:
+    """The well-formed entries of `metadata.strawpot.bin` ({os: path in the package}); validation reports the rest."""
+    bins = {}
+    for os_name, path in _strawpot_mapping(meta, "bin").items():
+        if isinstance(path, str):
+            try:
+                bins[os_name] = safe_relative_path(path.removeprefix("./"))
+            except UnsafePath:
+                continue
+    return bins
+
+
+def _strawpot_mapping(meta: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """`metadata.strawpot.<key>` restricted to the known OS names ({} when it is not a mapping)."""
     metadata = meta.get("metadata")
     strawpot = metadata.get("strawpot") if isinstance(metadata, dict) else None
-    raw = strawpot.get("install") if isinstance(strawpot, dict) else None
+    raw = strawpot.get(key) if isinstance(strawpot, dict) else None
     if not isinstance(raw, dict):
         return {}
-    return {
-        str(os_name): command for os_name, command in raw.items()
-        if os_name in OPERATING_SYSTEMS and isinstance(command, str) and command.strip()
-    }
+    return {str(os_name): value for os_name, value in raw.items() if os_name in OPERATING_SYSTEMS}
 
 
 def slug_error(slug: str) -> str | None:

@@ -26,6 +26,7 @@ REQUIREMENT_TABLES = frozenset(kind.plural for kind in Kind)
 _GLOBAL_ONLY_TABLES = frozenset({"tokens"})  # `strawpot login` tokens, keyed by registry URL
 _AGENT_RESERVED = frozenset({"version", "default_agent", "env"})  # a requirement's own keys, not params
 _ENV_KINDS = {"agents": Kind.AGENT, "skills": Kind.SKILL}  # tables that may carry `[<kinds>.<name>.env]`
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")  # an environment variable's name, or a prefix and `*`
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,10 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
     Key("session.merge", "choice", "patch", "how a worktree session's work comes back",
         choices=("patch", "branch", "pr")),
     Key("session.remote", "string", "origin", "the git remote `--merge pr` pushes to"),
+    Key("session.pass_env", "list", (), "more variables agents, wrappers, install scripts and tool hints inherit "
+        "(NAME or PREFIX*)", item=_ENV_NAME, item_example='["SSH_AUTH_SOCK", "AWS_*"]'),
+    Key("session.hide_env", "list", (), "variables they never get, even when a package declares them "
+        "(NAME or PREFIX*)", item=_ENV_NAME, item_example='["OPENAI_API_KEY", "AWS_*"]'),
     Key("memory.provider", "string", "builtin", "the memory provider: builtin, or an entry point of strawpot.memory"),
 )}
 

@@ -172,7 +172,7 @@ def form_fields(package: Package, version: str, changelog: str) -> dict[str, str
 
 
 def _upload_files(package: Package) -> tuple[UploadFile, ...]:
-    wrappers = set(package.bin.values()) if package.kind is Kind.AGENT else set()
+    wrappers = set(package.bin.values())  # any kind's declared programs keep their executable bit
     return tuple(
         UploadFile(path, package.files[path], path in package.executables, path in wrappers)
         for path in sorted(package.files)

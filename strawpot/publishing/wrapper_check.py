@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from strawpot.model.child_env import EnvPolicy, child_env, secret_values
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 from strawpot.model.package import Package
@@ -79,7 +80,8 @@ def _run(argv: list[str], *, cwd: Path, rel: str, timeout: float) -> subprocess.
     try:
         return subprocess.run(
             argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False,
-            env={**os.environ, "STRAWPOT_WRAPPER_CHECK": "1"},
+            env=child_env(os.environ, EnvPolicy(secrets=secret_values(os.environ)),
+                          protocol={"STRAWPOT_WRAPPER_CHECK": "1"}),
         )
     except subprocess.TimeoutExpired as exc:
         raise UsageError(

@@ -135,7 +135,7 @@ def test_install_the_agent_and_run_its_wrapper_from_the_installed_tree(published
     assert build.returncode == 0, build.stderr
     spec = json.loads(build.stdout)
     assert spec["cwd"] == str(work)
-    assert spec["cmd"][:2] == ["python3", str((installed / "agent" / "stub_agent.py").resolve())]
+    assert spec["cmd"][:3] == ["python3", "-B", str((installed / "agent" / "stub_agent.py").resolve())]
     lock = tomllib.loads((project / "strawpot.lock").read_text())
     [pkg] = lock["package"]
     assert {f["path"]: f["executable"] for f in pkg["files"]}["bin/stub-wrapper"] is True
