@@ -30,7 +30,7 @@ from strawpot.model.child_env import EnvPolicy
 from strawpot.model.errors import IntegrityFailure, MissingToolError, UsageError
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
-from strawpot.model.layout import LOCK_NAME, Project, global_root
+from strawpot.model.layout import LOCK_NAME, Project, global_root, leads_out
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.model.settings import Settings
@@ -61,14 +61,29 @@ class Prepared:
 
     def env_for(self, agent: str, role: str) -> dict[str, str]:
         """What to add to the environment of `agent` playing `role`: its variables and its skills'."""
-        needs = [n for n in self.env_needs if (n.kind, n.package) == (Kind.AGENT, agent)]
-        skills = set(self.stager.skill_closure(role))
-        needs += [n for n in self.env_needs if n.kind is Kind.SKILL and n.package in skills]
-        return self.env.exported(needs)
+        return self.env.exported(agent_needs(self.stager, agent, role))
+
+    def missing_for(self, role: str) -> str:
+        """Why the agent bound to `role` cannot start for lack of required variables; "" when it can.
+
+        `start` checked the roles its own role reaches by name; a role reached only through `*` is checked
+        here, when it is first delegated to.
+        """
+        try:
+            agent = self.binder.binding(role).agent
+        except BindingError:
+            return ""  # the spawn reports it
+        missing = self.env.missing(agent_needs(self.stager, agent, role))
+        if not missing:
+            return ""
+        tables = ", ".join(dict.fromkeys(f"[{n.kind.plural}.{n.package}.env]" for n in missing))
+        return (f"role {role!r} cannot start: required environment variable(s) not set: "
+                + "; ".join(n.describe() for n in missing)
+                + f". The user can export them, or set them under {tables} in the global strawpot config")
 
 
 def reachable_roles(stager: Stager, role: str) -> list[str]:
-    """`role` and every role an agent of the run may be delegated to from it."""
+    """`role` and every role an agent of the run may be delegated to from it by name (not through `*`)."""
     seen: dict[str, None] = {}
     queue = [role]
     while queue:
@@ -76,19 +91,36 @@ def reachable_roles(stager: Stager, role: str) -> list[str]:
         if current in seen or stager.lock.get(Kind.ROLE, current) is None:
             continue
         seen[current] = None
-        queue += sorted(stager.delegatable_roles(current)[0])
+        queue += sorted(d.name for d in stager.locked(Kind.ROLE, current).dependencies if d.kind is Kind.ROLE)
     return list(seen)
+
+
+def agent_needs(stager: Stager, agent: str, role: str) -> list[EnvNeed]:
+    """The variables `agent` and the skills staged for `role` declare."""
+    packages = [(Kind.AGENT, agent)] + [(Kind.SKILL, s) for s in stager.skill_closure(role)]
+    return [need for kind, name in packages for need in package_needs(kind, name, stager.package(kind, name).env)]
 
 
 def env_needs(stager: Stager, binder: Binder, roles: list[str]) -> list[EnvNeed]:
     """Every variable the agents bound to `roles` and the skills staged for them declare (each once)."""
     found: dict[tuple[Kind, str, str], EnvNeed] = {}
     for role in roles:
-        packages = [(Kind.AGENT, binder.binding(role).agent)] + [(Kind.SKILL, s) for s in stager.skill_closure(role)]
-        for kind, name in packages:
-            for need in package_needs(kind, name, stager.package(kind, name).env):
-                found.setdefault((kind, name, need.spec.name), need)
+        for need in agent_needs(stager, binder.binding(role).agent, role):
+            found.setdefault((need.kind, need.package, need.spec.name), need)
     return list(found.values())
+
+
+def attached_files(project: Project) -> tuple[list[Path], str]:
+    """The `--files-dir` folders of a run (the project's `.strawpot/files` when it exists) and a warning,
+    if that folder is a link out of the project (then it is not passed)."""
+    folder = project.files_dir
+    if not folder.is_dir():
+        return [], ""
+    base = project.tree_root if project.is_global else project.dir
+    if leads_out(folder, base.resolve()):
+        return [], (f"{folder} is a link out of the project (to {os.path.realpath(folder)}); "
+                    "it is not given to the agents as --files-dir")
+    return [folder], ""
 
 
 def prepare(project: Project, settings: Settings, *, role: str | None = None, cli_agent: str | None = None,
@@ -192,10 +224,14 @@ class Launch:
                 raise
         session.isolation = self.env.to_dict()
         self.merged = Merged()
+        files_dirs, files_warning = attached_files(project)
+        if files_warning:
+            self._warn(session, files_warning, warn, event="files_dir_skipped")
         self.run = Run(
             session=session, stager=prepared.stager, policy=prepared.policy, bind=prepared.binder,
             project_dir=self.env.working_dir, asker=asker, memory=self._memory(session, warn), base_env=base_env,
-            env_for=prepared.env_for, env_policy=env_policy,
+            env_for=prepared.env_for, env_missing=prepared.missing_for, files_dirs=files_dirs,
+            env_policy=env_policy,
         )
         try:
             self.server = DendenServer(self.run, listen_for(prepared.transport, session.directory))
@@ -206,15 +242,19 @@ class Launch:
         self.run.denden_token = self.server.token
         session.save()
 
+    @staticmethod
+    def _warn(session: Session, message: str, warn: Callable[[str], None] | None, *, event: str) -> None:
+        session.event(event, message=message)
+        if warn is not None:
+            warn(message)
+        else:
+            print(f"warning: {message}", file=sys.stderr)
+
     def _memory(self, session: Session, warn: Callable[[str], None] | None) -> GuardedMemory:
         project, name = self.prepared.project, self.prepared.memory_provider
 
         def report(message: str) -> None:
-            session.event("memory_failed", message=message)
-            if warn is not None:
-                warn(message)
-            else:
-                print(f"warning: {message}", file=sys.stderr)
+            self._warn(session, message, warn, event="memory_failed")
 
         global_dir = None if project.is_global else global_root() / "memory"
         return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report)

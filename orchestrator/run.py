@@ -14,7 +14,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 from orchestrator.ask import Asker
 from orchestrator.memory import MemoryProvider
 from orchestrator.outcome import (
+    DENY_MISSING_ENV,
     ERR_INVALID_RESULT,
     ERR_SPAWN_FAILED,
     ERR_SUBAGENT_CANCELLED,
@@ -31,7 +32,7 @@ from orchestrator.outcome import (
     Caller,
     Outcome,
 )
-from orchestrator.policy import Delegator, Policy, check_delegation
+from orchestrator.policy import Delegator, Denial, Policy, check_delegation
 from orchestrator.runtime import AgentProcess, BuildRequest, RuntimeFailure, WrapperRuntime
 from orchestrator.session import (
     CANCELLED,
@@ -102,6 +103,8 @@ class Run:
         memory: MemoryProvider,
         base_env: Mapping[str, str] | None = None,
         env_for: Callable[[str, str], Mapping[str, str]] | None = None,
+        env_missing: Callable[[str], str] | None = None,
+        files_dirs: Sequence[Path] = (),
         env_policy: EnvPolicy | None = None,
     ) -> None:
         self.session = session
@@ -113,6 +116,8 @@ class Run:
         self.memory = memory
         self.base_env = dict(os.environ if base_env is None else base_env)
         self.env_for = env_for  # (agent, role) → the declared variables to export to it
+        self.env_missing = env_missing  # role → why its agent cannot get its required variables ("" when it can)
+        self.files_dirs = list(files_dirs)  # the project's attached files (`--files-dir`)
         self.env_policy = env_policy  # [session] pass_env / hide_env, and the secret values kept home
         self.denden_addr = ""
         self.denden_token: str | None = None  # the TCP server's secret; None on a Unix socket
@@ -141,6 +146,7 @@ class Run:
             agent_id=agent_id, role=role, agent=runtime.name, parent=parent.agent_id if parent else None,
             depth=parent.depth + 1 if parent else 0, task=task, workspace=str(workspace),
             session_id=str(uuid.uuid4()) if runtime.resume else "", packages=self.stager.staged_packages(role, runtime.name),
+            via_wildcard=self.stager.by_wildcard(role),
         )
         if again:
             (workspace / STATUS_FILE).unlink(missing_ok=True)
@@ -156,10 +162,12 @@ class Run:
                     **({"DENDEN_TOKEN": self.denden_token} if self.denden_token else {})}
         env = child_env(self.base_env, self.env_policy, protocol=protocol,  # never a token nor another run's secret
                         declared=self.env_for(runtime.name, role) if self.env_for else None)
+        env["PATH"] = os.pathsep.join([*map(str, self.stager.bin_dirs(role, runtime.name)), *(
+            [env["PATH"]] if env.get("PATH") else [])])
         request = BuildRequest(
             agent_id=agent_id, working_dir=self.project_dir, workspace=workspace, role_prompt=staged.role_prompt,
             memory_prompt=self.memory.get(self.run_id, agent_id, role, task), task=task, config=runtime.config,
-            skills_dirs=[staged.skills_dir], roles_dirs=[staged.roles_dir],
+            skills_dirs=[staged.skills_dir], roles_dirs=[staged.roles_dir], files_dirs=self.files_dirs,
             session_id="" if again else record.session_id, resume=record.session_id if again else "",
         )
         try:
@@ -262,6 +270,8 @@ class Run:
         with self._lock:
             denial = check_delegation(self.policy, who, role, installed_roles=self.stager.installed_roles,
                                       delegations_so_far=self._delegations)
+            if denial is None and self.env_missing is not None and (missing := self.env_missing(role)):
+                denial = Denial(DENY_MISSING_ENV, missing)
             if denial is None:
                 self._delegations += 1
         self.session.event("delegate", caller=caller.agent_id, role=role, task=task,

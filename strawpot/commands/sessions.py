@@ -100,6 +100,8 @@ def _show(data: dict[str, Any], as_json: bool) -> None:
         session = f", session {agent['session_id']}" if agent.get("session_id") else ""
         lines.append(f"agent {agent.get('agent_id')}: role {agent.get('role')}, {agent.get('agent')}, "
                      f"{agent.get('state')}{session}")
+        if agent.get("via_wildcard"):
+            lines.append(f"  staged through `*`: {', '.join(map(str, agent['via_wildcard']))}")
     inputs = data.get("inputs")
     if isinstance(inputs, dict):
         lines.append("inputs:")

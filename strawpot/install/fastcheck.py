@@ -40,6 +40,10 @@ def manifest_hash(path: Path) -> str | None:
         data = {}
     except (OSError, ValueError, RecursionError):
         return None
+    from strawpot.model.settings import mistyped_table
+
+    if mistyped_table(data) is not None:
+        return None  # the full path refuses it
     rows: list[list[Any]] = []
     for kind in KIND_ORDER:
         section = data.get(kind.plural)

@@ -71,6 +71,11 @@ class Project:
     def memory_dir(self) -> Path:
         return self.tree_root / "memory"
 
+    @property
+    def files_dir(self) -> Path:
+        """Files the user attached to the project; agents get it as `--files-dir` when it exists."""
+        return self.tree_root / "files"
+
 
 def find_project_dir(start: Path) -> Path | None:
     """The nearest folder from `start` upward holding strawpot.toml or strawpot.lock (as cargo and uv search).

@@ -62,18 +62,13 @@ class Manifest:
 
     def _refuse_mistyped_tables(self) -> None:
         """`[skill]` for `[skills]` would otherwise be read as no requirements at all."""
-        import difflib
+        from strawpot.model.settings import mistyped_table
 
-        plurals = [kind.plural for kind in KIND_ORDER]
-        for key in self.doc:
-            if key in plurals:
-                continue
-            singular = [kind.plural for kind in KIND_ORDER if key == kind.value]
-            close = singular or difflib.get_close_matches(str(key), plurals, n=1, cutoff=0.8)
-            if close:
-                raise UsageError(f"{self.path}: unknown table [{key}]; did you mean [{close[0]}]?",
-                                 hint=f"rename [{key}] to [{close[0]}]; strawpot reads requirements from "
-                                      + ", ".join(f"[{p}]" for p in plurals))
+        found = mistyped_table(self.doc)
+        if found is not None:
+            plurals = ", ".join(f"[{kind.plural}]" for kind in KIND_ORDER)
+            raise UsageError(f"{self.path}: {found.message()}",
+                             hint=f"rename [{found.table}] to [{found.wanted}]; strawpot reads requirements from {plurals}")
 
     def entries(self) -> list[ManifestEntry]:
         """Every requirement, in kind order then file order."""

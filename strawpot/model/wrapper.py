@@ -1,12 +1,13 @@
 """The WrapperRuntime contract: the `build` arguments a wrapper is given and the JSON it must print.
 
 `<wrapper> build --agent-id ID --working-dir DIR --agent-workspace-dir DIR --role-prompt TEXT
---memory-prompt TEXT --task TEXT --config JSON [--skills-dir DIR]... [--roles-dir DIR]... [--session-id ID | --resume ID]`
-prints one JSON
-object, `{"cmd": [...], "cwd": "..."}`: `cmd` a list of strings with the program first, `cwd` a directory
-(the working directory when left out). Only agents that declare `metadata.strawpot.session: {resume: true}`
-are given `--session-id` (a new conversation with that id) or `--resume` (continue that conversation); the
-others never see either flag. `validate --run-wrapper` and `strawpot start` both go through here,
+--memory-prompt TEXT --task TEXT --config JSON [--skills-dir DIR]... [--roles-dir DIR]... [--files-dir DIR]...
+[--session-id ID | --resume ID]` prints one JSON object, `{"cmd": [...], "cwd": "...", "env": {...}}`: `cmd` a
+list of strings with the program first, `cwd` a directory (the working directory when left out), `env` an
+object of string values merged over the agent's environment (optional). `--files-dir` names a folder of files
+the user attached to the project (`.strawpot/files`), given only when it exists. Only agents that declare
+`metadata.strawpot.session: {resume: true}` are given `--session-id` (a new conversation with that id) or
+`--resume` (continue that conversation); the others never see either flag. `validate --run-wrapper` and `strawpot start` both go through here,
 so validate accepts exactly what start runs.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 _SHOWN = 2000
+MAX_ENV_VALUE = 32 * 1024  # characters in one `env` value; exec refuses a NAME=value past 128 KiB on Linux
 
 
 class BuildOutputError(ValueError):
@@ -38,6 +40,7 @@ class BuildRequest:
     config: Mapping[str, Any] = field(default_factory=dict)
     skills_dirs: Sequence[Path] = ()
     roles_dirs: Sequence[Path] = ()
+    files_dirs: Sequence[Path] = ()  # the project's `.strawpot/files`, when it exists
     session_id: str = ""  # a resumable agent's new conversation id
     resume: str = ""  # the conversation id a resumed agent continues
 
@@ -56,6 +59,8 @@ class BuildRequest:
             args += ["--skills-dir", str(d)]
         for d in self.roles_dirs:
             args += ["--roles-dir", str(d)]
+        for d in self.files_dirs:
+            args += ["--files-dir", str(d)]
         if self.session_id:
             args += ["--session-id", self.session_id]
         if self.resume:
@@ -65,17 +70,18 @@ class BuildRequest:
 
 @dataclass(frozen=True)
 class LaunchSpec:
-    """The command `build` asked for and the directory to run it in."""
+    """The command `build` asked for, the directory to run it in and the variables to set for it."""
 
     cmd: list[str]
     cwd: str
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def parse_build_output(stdout: str, working_dir: Path) -> LaunchSpec:
     """Check `build`'s output against the contract (the named `cwd` must exist) or raise BuildOutputError."""
     text = stdout.strip()
     if not text:
-        raise BuildOutputError('printed nothing; it must print {"cmd": [...], "cwd": "..."}')
+        raise BuildOutputError('printed nothing; it must print {"cmd": [...], "cwd": "...", "env": {...}}')
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -92,10 +98,29 @@ def parse_build_output(stdout: str, working_dir: Path) -> LaunchSpec:
         problems.append(f"'cwd' must be a path string, got {json_type(cwd)} {_shown(cwd)}")
     elif not Path(cwd).is_dir():
         problems.append(f"'cwd' {cwd!r} is not a directory")
+    env = data.get("env", {})
+    problems += env_problems(env)
     if problems:
         raise BuildOutputError("output: " + "; ".join(problems) + indented(text))
-    assert isinstance(cmd, list) and isinstance(cwd, str)
-    return LaunchSpec(cmd, cwd)
+    assert isinstance(cmd, list) and isinstance(cwd, str) and isinstance(env, dict)
+    return LaunchSpec(cmd, cwd, env)
+
+
+def env_problems(env: object) -> list[str]:
+    """What is wrong with `build`'s `env`: it must be an object of short string values under valid names."""
+    if not isinstance(env, dict):
+        return [f"'env' must be an object of string values, got {json_type(env)} {_shown(env)}"]
+    problems = []
+    for name, value in env.items():
+        if not name or "=" in name or "\0" in name:
+            problems.append(f"'env' name {_shown(name)} is not a valid variable name")
+        elif not isinstance(value, str):
+            problems.append(f"'env' value of {name} must be a string, got {json_type(value)} {_shown(value)}")
+        elif len(value) > MAX_ENV_VALUE:
+            problems.append(f"'env' value of {name} is {len(value)} characters, more than the limit of {MAX_ENV_VALUE}")
+        elif "\0" in value:
+            problems.append(f"'env' value of {name} holds a NUL character")
+    return problems
 
 
 def json_type(value: object) -> str:

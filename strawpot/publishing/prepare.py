@@ -151,6 +151,8 @@ def dependencies_field(package: Package) -> dict[str, list[str]] | None:
     if package.kind not in (Kind.SKILL, Kind.ROLE):
         return None
     shape: dict[str, list[str]] = {"skills": [str(d) for d in package.dependencies if d.kind is Kind.SKILL]}
+    if package.skills_wildcard:
+        shape["skills"].append("*")
     if package.kind is Kind.ROLE:
         roles = [str(d) for d in package.dependencies if d.kind is Kind.ROLE]
         shape["roles"] = roles + (["*"] if package.roles_wildcard else [])

@@ -26,14 +26,16 @@ class WrapperOutput:
     wrapper: str
     cmd: list[str]
     cwd: str
+    env: dict[str, str]
 
 
 def sample_request(workdir: Path, params: dict[str, Any]) -> BuildRequest:
-    """The `build` request a runtime would make, with sample values."""
-    working, workspace = workdir / "work", workdir / "workspace"
-    working.mkdir(exist_ok=True)
-    workspace.mkdir(exist_ok=True)
-    return BuildRequest("validate-agent", working, workspace, "You are the role under test.", "", "Say hello.", params)
+    """The `build` request a runtime would make, with sample values (an empty `--files-dir` among them)."""
+    working, workspace, files = workdir / "work", workdir / "workspace", workdir / "files"
+    for folder in (working, workspace, files):
+        folder.mkdir(exist_ok=True)
+    return BuildRequest("validate-agent", working, workspace, "You are the role under test.", "", "Say hello.", params,
+                        files_dirs=[files])
 
 
 def check_wrapper(
@@ -101,7 +103,7 @@ def _output(rel: str, proc: subprocess.CompletedProcess[bytes], working_dir: Pat
         spec = parse_build_output(proc.stdout.decode("utf-8", errors="replace"), working_dir)
     except BuildOutputError as exc:
         raise UsageError(f"wrapper {rel}: `build` {exc}{stderr}") from None
-    return WrapperOutput(rel, spec.cmd, spec.cwd)
+    return WrapperOutput(rel, spec.cmd, spec.cwd, spec.env)
 
 
 def _tail(label: str, raw: bytes | str | None) -> str:
