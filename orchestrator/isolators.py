@@ -15,7 +15,8 @@ def isolator_for(settings: Settings) -> Isolator:
     """The isolator `[session] isolation` names, set up with `[session] merge` and `[session] remote`."""
     kind = settings.get("session.isolation")
     if kind == "worktree":
-        return WorktreeIsolator(settings.get("session.merge"), settings.get("session.remote"))
+        return WorktreeIsolator(settings.get("session.merge"), settings.get("session.remote"),
+                                settings.get("session.max_file_size"), settings.get("session.git_timeout"))
     return NoIsolation()
 
 

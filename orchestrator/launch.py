@@ -237,7 +237,7 @@ class Launch:
         stopped = self.run.shutdown()
         self.server.stop()
         self.end_isolation(state)
-        self.session.finish(state, exit_code)
+        self.session.finish("failed" if self.merged.failed else state, exit_code)
         return stopped
 
     def end_isolation(self, state: str) -> None:
@@ -250,6 +250,7 @@ class Launch:
             self.env.state = KEPT
             then = (f"`strawpot resume {self.session.run_id}` continues in it" if state == PAUSED
                     else "`strawpot sessions --prune` removes it")
-            self.merged = Merged(f"the session's worktree is kept at {self.env.info.get('path')} "
+            undone = "".join(f"{line}\n" for line in isolator.keep(self.env))
+            self.merged = Merged(f"{undone}the session's worktree is kept at {self.env.info.get('path')} "
                                  f"(branch {self.env.info.get('branch')}); {then}", keep=True)
         self.session.isolation = self.env.to_dict()

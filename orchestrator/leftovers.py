@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
+from orchestrator.git import common_dir, repo_top
 from orchestrator.isolation import ACTIVE, KEPT, IsolatedEnv
 from orchestrator.isolators import isolator_of
+from orchestrator.merge import recover_merges
 from orchestrator.orphans import owner_alive
 from orchestrator.session import PRIVATE_FILE, RUNNING, SESSION_FILE, list_sessions
 from strawpot.model.fs import atomic_write
@@ -21,6 +24,14 @@ def leftover(data: dict[str, Any]) -> bool:
     if isolation.get("state") not in (ACTIVE, KEPT):
         return False
     return not (data.get("state") == RUNNING and owner_alive(data))
+
+
+def recover(project_dir: Path) -> list[str]:
+    """Undo every merge-back a killed strawpot left half-done in the project's repository; a line for each."""
+    if shutil.which("git") is None:
+        return []
+    top = repo_top(project_dir)
+    return [] if top is None else recover_merges(common_dir(top))
 
 
 def prune(sessions_root: Path, project_dir: Path) -> list[dict[str, Any]]:

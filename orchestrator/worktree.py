@@ -12,11 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 from pathlib import Path
 
-from orchestrator.git import GitFailed, git, git_bytes, git_path, repo_top, snapshot
+from orchestrator import repo_guard
+from orchestrator.git import GitFailed, common_dir, git, git_bytes, git_path, repo_top, set_timeout, snapshot
 from orchestrator.isolation import KEPT, MERGED, REMOVED, IsolatedEnv, Merged
-from orchestrator.merge import merge_back
+from orchestrator.merge import guard_repo, merge_back, recover_merges, safe_git
+from orchestrator.repo_guard import SafeGit
 from strawpot.model.errors import StrawpotError, UsageError
 from strawpot.model.layout import TREE_DIR
 
@@ -33,9 +36,12 @@ def branch_name(session_id: str) -> str:
 class WorktreeIsolator:
     name = "worktree"
 
-    def __init__(self, merge: str = "patch", remote: str = "origin") -> None:
+    def __init__(self, merge: str = "patch", remote: str = "origin", max_file_size: float = 50.0,
+                 git_timeout: float = 120.0) -> None:
         self.merge_strategy = merge
         self.remote = remote
+        self.max_file_size = max_file_size
+        set_timeout(git_timeout)
 
     # -- before the run -----------------------------------------------------------------------------
 
@@ -45,6 +51,8 @@ class WorktreeIsolator:
         if top is None:
             raise UsageError(f"{base_dir} is not in a git repository; session isolation 'worktree' needs one",
                              hint="run `git init` and commit your files, or use `--isolation none`")
+        for line in recover_merges(common_dir(top)):
+            print(f"warning: {line}", file=sys.stderr)
         if not git(top, "rev-parse", "--verify", "-q", "HEAD", check=False).strip():
             raise UsageError("the git repository has no commit yet; a worktree starts from HEAD",
                              hint="make a first commit, or use `--isolation none`")
@@ -71,22 +79,29 @@ class WorktreeIsolator:
         if _has_branch(top, branch):
             raise UsageError(f"git branch {branch} already exists",
                              hint=f"delete it (`git branch -D {branch}`) or run `strawpot sessions --prune`")
-        path = _git_path(top, WORKTREES_DIR, common=True) / session_id
+        common = common_dir(top)
+        path = common / WORKTREES_DIR / session_id
         path.parent.mkdir(parents=True, exist_ok=True)
+        state = path.parent / f"{session_id}.state"
         try:
+            repo_guard.save(common, state / "guard")  # before anything the agents could change
             git(top, "worktree", "add", "-q", "-b", branch, str(path), "HEAD")
-        except GitFailed as exc:
-            raise StrawpotError(f"cannot create the session's worktree: {exc.detail}") from None
+        except (GitFailed, OSError) as exc:
+            shutil.rmtree(state, ignore_errors=True)
+            raise StrawpotError(f"cannot create the session's worktree: {getattr(exc, 'detail', exc)}") from None
         env = IsolatedEnv(self.name, path / rel, {"path": str(path), "branch": branch, "repo": str(top),
                                                   "rel": rel, "merge": self.merge_strategy, "remote": self.remote,
-                                                  "head": git(top, "rev-parse", "HEAD").strip()})
+                                                  "head": git(top, "rev-parse", "HEAD").strip(),
+                                                  "common": str(common), "state_dir": str(state)})
         try:
             if self.merge_strategy == "patch":
                 _carry_changes(top, path, rel)
             link = path / rel / TREE_DIR
             if not link.exists() and not link.is_symlink():
                 link.symlink_to(base_dir / TREE_DIR, target_is_directory=True)
-            env.info["base_tree"] = snapshot(path, _join(rel, TREE_DIR))
+            g = safe_git(env)
+            g.out("read-tree", "HEAD")
+            env.info["base_tree"] = snapshot(path, _join(rel, TREE_DIR), env=g.env, prefix=g.prefix)
         except (GitFailed, OSError) as exc:
             self.cleanup(env, base_dir)
             raise StrawpotError(f"cannot carry your uncommitted changes into the worktree: {exc}",
@@ -97,22 +112,41 @@ class WorktreeIsolator:
 
     def merge(self, env: IsolatedEnv, base_dir: Path) -> Merged:
         try:
-            return merge_back(env, self.merge_strategy, self.remote, _join(str(env.info.get("rel", "")), TREE_DIR))
-        except (GitFailed, OSError, UsageError) as exc:  # git vanished or broke mid-merge: keep everything
+            return merge_back(env, self.merge_strategy, self.remote, _join(str(env.info.get("rel", "")), TREE_DIR),
+                              self.max_file_size)
+        except (GitFailed, OSError, UsageError) as exc:  # git vanished, broke or hung mid-merge: keep everything
             env.state = KEPT
-            return Merged(keep=True, error=StrawpotError(
+            return Merged(keep=True, failed=True, error=StrawpotError(
                 f"cannot merge the session's work back: {exc}",
-                hint=f"it is on branch {env.info.get('branch')} (worktree {env.info.get('path')})"))
+                hint=f"it is on branch {env.info.get('branch')} (worktree {env.info.get('path')}); "
+                     "`strawpot sessions --prune` removes it"))
+
+    def keep(self, env: IsolatedEnv) -> list[str]:
+        """A run that did not succeed keeps its worktree; what it changed in the shared repository is undone."""
+        return guard_repo(env)
 
     def cleanup(self, env: IsolatedEnv, base_dir: Path) -> None:
-        """Remove the worktree; the branch too unless a merge kept it on purpose (`branch`, `pr`)."""
+        """Remove the worktree; the branch too unless a merge kept it on purpose (`branch`, `pr`, refusals)."""
         top, path, branch = Path(env.info["repo"]), Path(env.info["path"]), str(env.info["branch"])
-        git(top, "worktree", "remove", "--force", str(path), check=False)
+        guard_repo(env)
+        if "common" in env.info:
+            recover_merges(Path(str(env.info["common"])))
+        safe = SafeGit(Path(str(env.info["common"])), top) if "common" in env.info else None
+
+        def run(*args: str) -> None:
+            if safe is not None:
+                safe.out(*args, check=False)
+            else:
+                git(top, *args, check=False)
+
+        run("worktree", "remove", "--force", str(path))
         if path.exists():
             shutil.rmtree(path, ignore_errors=True)
-            git(top, "worktree", "prune", check=False)
-        if env.state != MERGED or env.info.get("merge") == "patch":
-            git(top, "branch", "-D", branch, check=False)
+            run("worktree", "prune")
+        if (env.state != MERGED or env.info.get("merge") == "patch") and not env.info.get("keep_branch"):
+            run("branch", "-D", branch)
+        if "state_dir" in env.info:
+            shutil.rmtree(str(env.info["state_dir"]), ignore_errors=True)
         env.state = MERGED if env.state == MERGED else REMOVED
 
 
@@ -140,10 +174,7 @@ def _has_branch(top: Path, branch: str) -> bool:
     return bool(git(top, "branch", "--list", branch).strip())
 
 
-def _git_path(top: Path, name: str, *, common: bool = False) -> Path:
-    if common:
-        found = Path(git(top, "rev-parse", "--git-common-dir").strip())
-        return (found if found.is_absolute() else top / found).resolve() / name
+def _git_path(top: Path, name: str) -> Path:
     found = Path(git(top, "rev-parse", "--git-path", name).strip())
     return found if found.is_absolute() else top / found
 

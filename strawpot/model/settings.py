@@ -71,6 +71,10 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
     Key("session.merge", "choice", "patch", "how a worktree session's work comes back",
         choices=("patch", "branch", "pr")),
     Key("session.remote", "string", "origin", "the git remote `--merge pr` pushes to"),
+    Key("session.max_file_size", "number", 50.0, "MB: a larger file a worktree session made stays on its branch",
+        minimum=0),
+    Key("session.git_timeout", "number", 120.0, "seconds one git call of a worktree session may take",
+        minimum=0.001),
     Key("memory.provider", "string", "builtin", "the memory provider: builtin, or an entry point of strawpot.memory"),
 )}
 
