@@ -110,7 +110,7 @@ def _patch(env: IsolatedEnv, g: SafeGit, top: Path, path: Path, branch: str, new
             "nothing in it was changed",
             hint=f"the changes are on branch {branch} (worktree {path}); apply them by hand with {by_hand}"))
     try:
-        tree_apply.apply(g, top, state_dir(env) / "merge", todo)
+        tree_apply.apply(g, top, state_dir(env) / "merge", todo, fmt)
     except (OSError, GitFailed) as exc:
         env.state = KEPT
         return Merged(_lines(recovered), keep=True, error=StrawpotError(
@@ -145,7 +145,7 @@ def _screen(g: SafeGit, top: Path, found: list[Change], max_file_size: float) ->
             if not target or _escapes(top, c.path, target):
                 why = f"a symlink to {target[:200]!r}, outside the repository"
         elif c.new_mode != ABSENT and sizes.get(c.new_sha, 0) > max_file_size * MB:
-            why = f"{sizes[c.new_sha] / MB:.0f} MB, over [session] max_file_size ({max_file_size:g} MB)"
+            why = f"{sizes[c.new_sha] / MB:.3g} MB, over [session] max_file_size ({max_file_size:g} MB)"
         if why:
             refused.append(f"{c.path}: {why}")
         else:

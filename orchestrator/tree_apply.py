@@ -20,7 +20,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from orchestrator.repo_guard import SafeGit
 from strawpot.model.fs import atomic_write, current_umask
@@ -105,8 +105,12 @@ def plan(top: Path, wanted: list[Change], object_format: str) -> Plan:
     return result
 
 
-def apply(g: SafeGit, top: Path, work: Path, todo: Plan) -> None:
-    """Carry out `todo` (conflict-free) on `top`; on any failure restore what was there and raise."""
+def apply(g: SafeGit, top: Path, work: Path, todo: Plan, fmt: str = "sha1") -> None:
+    """Carry out `todo` (conflict-free) on `top`; on any failure restore what was there and raise.
+
+    A file's new content is copied from the session's work tree (`g.work_tree`) when it still hashes to the
+    committed object, else streamed out of git: never held in memory either way.
+    """
     if work.exists():
         shutil.rmtree(work)
     (work / "backup").mkdir(parents=True)
@@ -132,7 +136,7 @@ def apply(g: SafeGit, top: Path, work: Path, todo: Plan) -> None:
             (top / path).mkdir()
             checkpoint(f"mkdir {path}")
         for c in todo.writes:
-            _write(g, top / temps[c.path], c)
+            _write(g, top / temps[c.path], c, fmt)
             checkpoint(f"stage {c.path}")
             os.replace(top / temps[c.path], top / c.path)
             checkpoint(f"write {c.path}")
@@ -221,18 +225,40 @@ def _journal(work: Path, top: Path, state: str, entries: list[dict[str, Any]]) -
     atomic_write(work / JOURNAL, json.dumps({"version": 1, "top": str(top), "state": state, "entries": entries}))
 
 
-def _write(g: SafeGit, tmp: Path, c: Change) -> None:
+def _write(g: SafeGit, tmp: Path, c: Change, fmt: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
     if c.new_mode == LINK:
         os.symlink(os.fsdecode(g.out("cat-file", "blob", c.new_sha)), tmp)
         return
     mode = (0o777 if c.new_mode == "100755" else 0o666) & ~current_umask()
-    with open(tmp, "xb") as fh:  # the blob streams from git to the file: never held in memory
-        g.out("cat-file", "blob", c.new_sha, stdout=fh)
+    with open(tmp, "xb") as fh:
+        if not _copy_checked(g.work_tree / c.path, fh, c.new_sha, fmt):
+            fh.seek(0)
+            fh.truncate()
+            g.out("cat-file", "blob", c.new_sha, stdout=fh)
         fh.flush()
         os.fsync(fh.fileno())
     os.chmod(tmp, mode)
+
+
+def _copy_checked(source: Path, fh: BinaryIO, sha: str, fmt: str) -> bool:
+    """Copy `source` (a regular file, never through a link) to `fh` if its bytes are the object `sha`."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as src:
+        size = os.fstat(fd).st_size
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        digest = hashlib.new(fmt, b"blob %d\0" % size)
+        copied = 0
+        for chunk in iter(lambda: src.read(_CHUNK), b""):
+            digest.update(chunk)
+            fh.write(chunk)
+            copied += len(chunk)
+    return copied == size and digest.hexdigest() == sha
 
 
 def _matches(path: Path, mode: str, sha: str, object_format: str) -> bool:

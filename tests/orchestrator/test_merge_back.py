@@ -244,3 +244,100 @@ def test_sigkill_at_every_step_of_the_merge_leaves_the_tree_untouched_or_fully_m
     assert state(root) == after  # the last round ran to the end
     assert len(outcomes) > 30 and outcomes[-1][1] == "merged" and outcomes[0][1] == "untouched"
     assert any(step.startswith("write ") for step, how in outcomes if how == "untouched")
+
+
+# -- what the agent plants in the shared repository -----------------------------------------------------------
+
+
+def plant(tree: Path, markers: Path) -> None:
+    """Everything an agent can do to get its code run by git on the user's side."""
+    markers.mkdir(exist_ok=True)
+    common = Path(git(tree, "rev-parse", "--git-common-dir").strip())
+    common = common if common.is_absolute() else tree / common
+    for hook in ("pre-commit", "post-commit", "reference-transaction", "post-checkout", "post-index-change",
+                 "pre-auto-gc", "post-rewrite"):
+        (common / "hooks" / hook).write_text(f"#!/bin/sh\ntouch {markers}/hook-{hook}\n")
+        (common / "hooks" / hook).chmod(0o755)
+    evil = tree / "evil"
+    evil.mkdir()
+    for name in ("post-commit", "reference-transaction"):
+        (evil / name).write_text(f"#!/bin/sh\ntouch {markers}/hookspath-{name}\n")
+        (evil / name).chmod(0o755)
+    monitor = tree / "monitor.sh"
+    monitor.write_text(f"#!/bin/sh\ntouch {markers}/fsmonitor\n")
+    monitor.chmod(0o755)
+    git(tree, "config", "filter.evil.clean", f"sh -c 'touch {markers}/filter-clean; cat'")
+    git(tree, "config", "filter.evil.smudge", f"sh -c 'touch {markers}/filter-smudge; cat'")
+    git(tree, "config", "filter.evil.required", "true")
+    git(tree, "config", "core.fsmonitor", str(monitor))
+    git(tree, "config", "core.hooksPath", str(evil))
+    (tree / ".gitattributes").write_text("* filter=evil\n")
+    (tree / "feature.txt").write_text("done\n")
+
+
+def test_code_planted_by_the_agent_never_runs_on_the_users_side(repo: Path, tmp_path: Path) -> None:
+    markers = tmp_path / "markers"
+    config_before = (repo / ".git" / "config").read_bytes()
+    hooks_before = sorted(p.name for p in (repo / ".git" / "hooks").iterdir())
+    _, _, merged = session(repo, lambda tree: plant(tree, markers))
+    assert (repo / "feature.txt").read_text() == "done\n"
+    assert not (repo / ".gitattributes").exists()  # a .git* path: refused, kept on the branch
+    assert ".gitattributes: a change under a .git* path" in merged.message
+    for word in ("core.fsmonitor", "core.hooksPath", "filter.evil.clean", "post-commit", "reference-transaction"):
+        assert word.lower() in merged.message.lower()
+    assert (repo / ".git" / "config").read_bytes() == config_before
+    assert sorted(p.name for p in (repo / ".git" / "hooks").iterdir()) == hooks_before
+    # the user's own git, afterwards
+    (repo / "mine.txt").write_text("mine\n")
+    git(repo, "status")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the user's commit")
+    git(repo, "checkout", "-q", "-b", "other")
+    assert not markers.exists() or sorted(os.listdir(markers)) == []
+
+
+def test_a_failed_run_keeps_its_worktree_but_not_what_it_planted(repo: Path, tmp_path: Path) -> None:
+    markers = tmp_path / "markers"
+    isolator = WorktreeIsolator()
+    env = isolator.create(RUN, repo)
+    plant(Path(env.info["path"]), markers)
+    lines = isolator.keep(env)  # what `start` does when the run failed
+    assert any("core.fsmonitor" in line for line in lines) and any("post-commit" in line for line in lines)
+    git(repo, "status")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "x")
+    assert Path(env.info["path"], "feature.txt").is_file()
+    isolator.cleanup(env, repo)
+    assert not markers.exists() or sorted(os.listdir(markers)) == []
+
+
+# -- what the user must accept by hand ------------------------------------------------------------------------
+
+
+def test_links_out_of_the_repository_big_files_and_git_paths_stay_on_the_branch(repo: Path) -> None:
+    def edits(tree: Path) -> None:
+        (tree / "passwd").symlink_to("/etc/passwd")
+        (tree / "up").symlink_to("../../..")
+        (tree / "pkg" / "sneaky").symlink_to("../../outside")
+        (tree / "inside").symlink_to("pkg/core.py")  # stays in the repository: fine
+        (tree / "big.bin").write_bytes(b"x" * 5000)
+        (tree / "small.txt").write_text("small\n")
+        (tree / ".github").mkdir()
+        (tree / ".github" / "ci.yml").write_text("run: evil\n")
+        (tree / ".gitignore").write_text("")
+
+    _, env, merged = session(repo, edits, max_file_size=0.001)
+    assert isinstance(merged.error, ConflictError) and "6 change(s) of the session were not brought back" in str(
+        merged.error)
+    refused = [line for line in merged.message.splitlines() if line.startswith("refused: ")]
+    assert refused == ["refused: .github/ci.yml: a change under a .git* path",
+                       "refused: .gitignore: a change under a .git* path",
+                       "refused: big.bin: 0.005 MB, over [session] max_file_size (0.001 MB)",
+                       "refused: passwd: a symlink to '/etc/passwd', outside the repository",
+                       "refused: pkg/sneaky: a symlink to '../../outside', outside the repository",
+                       "refused: up: a symlink to '../../..', outside the repository"]
+    for name in ("passwd", "up", "pkg/sneaky", "big.bin", ".github"):
+        assert not os.path.lexists(repo / name), name
+    assert (repo / ".gitignore").read_text().startswith(".strawpot")
+    assert os.readlink(repo / "inside") == "pkg/core.py" and (repo / "small.txt").read_text() == "small\n"
+    assert f"strawpot/{RUN}" in branches(repo) and not Path(env.info["path"]).exists()  # the branch keeps them
+    assert git(repo, "show", f"strawpot/{RUN}:.github/ci.yml") == "run: evil\n"
