@@ -8,21 +8,28 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-from strawpot.model.errors import UsageError
+from strawpot.model.errors import StrawpotError, UsageError
 
 GIT_TIMEOUT = 120.0  # seconds one git call may take; `[session] git_timeout`
 _deadline = [GIT_TIMEOUT]
 
 
-class GitFailed(Exception):
-    """A git command exited non-zero; the message is its last stderr line."""
+class GitFailed(StrawpotError):
+    """A git command exited non-zero (or hung); the message is its last stderr line. Exit 1, never a traceback."""
 
     def __init__(self, args: list[str], code: int, stderr: str) -> None:
         lines = [line for line in stderr.strip().splitlines() if line.strip()]
         self.detail = lines[-1] if lines else f"exit code {code}"
-        super().__init__(f"git {' '.join(args[:2])}: {self.detail}")
+        super().__init__(f"git {' '.join(_command(args)[:2])}: {self.detail}")
         self.code = code
         self.stderr = stderr
+
+
+def _command(args: list[str]) -> list[str]:
+    """`args` without the leading `-c key=value` options: what the command was."""
+    while len(args) >= 2 and args[0] == "-c":
+        args = args[2:]
+    return args
 
 
 class GitTimedOut(GitFailed):
