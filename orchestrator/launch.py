@@ -20,6 +20,7 @@ from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.inputs import run_inputs
 from orchestrator.isolation import ACTIVE, KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
 from orchestrator.isolators import isolator_for, isolator_of
+from orchestrator.memory import DEFAULT_PROMPT_BYTES
 from orchestrator.memory_providers import GuardedMemory, load_provider
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
@@ -53,6 +54,7 @@ class Prepared:
     transport: str = field(default_factory=default_transport)  # how Denden listens ([denden] transport)
     isolator: Isolator = field(default_factory=NoIsolation)  # where the agents work ([session] isolation)
     memory_provider: str = "builtin"  # [memory] provider
+    memory_prompt_bytes: int = DEFAULT_PROMPT_BYTES  # [memory] max_prompt_bytes
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from (orchestrator/inputs.py)
 
     def missing_env(self) -> list[EnvNeed]:
@@ -140,6 +142,7 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     isolator.check(project.dir)
     return Prepared(project, manifest, lock, stager, binder, policy, role, EnvValues(environ, saved_env or {}), needs,
                     transport=transport, isolator=isolator, memory_provider=settings.get("memory.provider"),
+                    memory_prompt_bytes=settings.get("memory.max_prompt_bytes"),
                     inputs=run_inputs(project.lock_path, lock, policy, settings))
 
 
@@ -215,7 +218,8 @@ class Launch:
                 print(f"warning: {message}", file=sys.stderr)
 
         global_dir = None if project.is_global else global_root() / "memory"
-        return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report)
+        return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report,
+                             self.prepared.memory_prompt_bytes)
 
     @property
     def session(self) -> Session:

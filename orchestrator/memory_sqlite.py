@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from orchestrator.memory import DEFAULT_MAX_RESULTS, DEFAULT_SCOPE, MemoryEntry, MemoryFailure
+from orchestrator.memory import DEFAULT_MAX_RESULTS, DEFAULT_SCOPE, MemoryEntry, MemoryFailure, check_entry
 from orchestrator.session import PRIVATE_FILE, private_folder
 from strawpot.model.fs import file_lock
 
@@ -149,6 +149,7 @@ class SqliteMemory:
     # -- the provider -----------------------------------------------------------------------------------
 
     def remember(self, content: str, keywords: list[str], scope: str, role: str = "") -> str:
+        check_entry(content)
         scope = scope or DEFAULT_SCOPE
         entry_id = uuid.uuid4().hex
         path = self.global_path if scope == "global" and self.global_path is not None else self.path

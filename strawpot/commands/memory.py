@@ -71,10 +71,15 @@ def command() -> None:
 @json_option
 def remember(text: str, keywords: tuple[str, ...], scope: str, role: str, project: Path | None, as_json: bool) -> None:
     """Remember TEXT; prints its id."""
+    from orchestrator.memory import EntryTooLarge, check_entry
     from strawpot.model.errors import UsageError
 
     if scope == "role" and not role:
         raise UsageError("--scope role needs --role ROLE")
+    try:
+        check_entry(text)
+    except EntryTooLarge as exc:
+        raise UsageError(str(exc)) from None
     entry_id = _call(lambda p: p.remember(text, list(keywords), scope, role), project)
     if as_json:
         print_json({"id": entry_id})

@@ -76,6 +76,8 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
     Key("session.git_timeout", "number", 120.0, "seconds one git call of a worktree session may take",
         minimum=0.001),
     Key("memory.provider", "string", "builtin", "the memory provider: builtin, or an entry point of strawpot.memory"),
+    Key("memory.max_prompt_bytes", "integer", 16 * 1024, "bytes of memory prompt an agent is given at most",
+        minimum=1024),
 )}
 
 
