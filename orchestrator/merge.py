@@ -21,6 +21,7 @@ from orchestrator.git import GitFailed, snapshot
 from orchestrator.isolation import KEPT, MERGED, IsolatedEnv, Merged
 from orchestrator.repo_guard import SafeGit
 from orchestrator.tree_apply import ABSENT, GITLINK, LINK, Change
+from strawpot.model.display import terminal_safe
 from strawpot.model.errors import ConflictError, StrawpotError
 
 GH_TIMEOUT = 120.0
@@ -167,7 +168,8 @@ def _escapes(top: Path, path: str, target: str) -> bool:
 
 
 def _lines(lines: list[str]) -> str:
-    return "\n".join(line for line in lines if line)
+    """The lines to print; the file names in them are the agents' to choose, so no escape sequence is kept."""
+    return terminal_safe("\n".join(line for line in lines if line))
 
 
 def _pull_request(env: IsolatedEnv, g: SafeGit, top: Path, branch: str, remote: str) -> Merged:

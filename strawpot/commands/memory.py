@@ -48,12 +48,14 @@ def _show(entries: list[MemoryEntry], as_json: bool) -> None:
         print_json({"entries": [{"id": e.entry_id, "content": e.content, "keywords": list(e.keywords),
                                  "scope": e.scope, "role": e.role, "created_at": e.created_at} for e in entries]})
         return
+    from strawpot.model.display import terminal_safe
+
     if not entries:
         click.echo("nothing remembered matches", err=True)
-    for e in entries:
+    for e in entries:  # what was remembered is anyone's text (an agent's): no escape sequence reaches the terminal
         keys = f"  [{', '.join(e.keywords)}]" if e.keywords else ""
         role = f":{e.role}" if e.role else ""
-        click.echo(f"{e.entry_id}  {e.scope}{role}  {e.content}{keys}")
+        click.echo(terminal_safe(f"{e.entry_id}  {e.scope}{role}  {e.content}{keys}"))
 
 
 @click.group()

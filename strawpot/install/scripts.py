@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from strawpot.model.display import terminal_safe
 from strawpot.model.errors import StrawpotError
 
 TAIL_LINES = 15
 _TAIL_BYTES = 8192
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class ScriptFailed(StrawpotError):
@@ -85,5 +84,5 @@ def _tail(log: Path) -> str:
     except OSError:
         return ""
     text = data.decode("utf-8", errors="replace")
-    lines = [_CONTROL.sub("?", line) for line in text.splitlines()[-TAIL_LINES:]]  # no escape sequences reach the terminal
+    lines = [terminal_safe(line) for line in text.splitlines()[-TAIL_LINES:]]
     return "".join(f"\n  | {line[:400]}" for line in lines)

@@ -296,3 +296,42 @@ def test_a_role_prompt_too_large_for_one_argument_names_the_role(project) -> Non
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "the prompt of role orchestrator" in proc.stderr and "is 195 KiB" in proc.stderr
     assert "Argument list too long" not in proc.stderr
+
+
+# -- hostile stores and texts ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("linked", ["memory.db", "memory folder"])
+def test_a_memory_store_that_is_a_symlink_is_refused_and_its_target_untouched(tmp_path: Path, linked: str) -> None:
+    root = tmp_path / "proj"
+    (root / ".strawpot").mkdir(parents=True)
+    (root / "strawpot.toml").write_text("")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = elsewhere / "memory.db"
+    target.write_bytes(b"")
+    target.chmod(0o644)
+    folder_mode = stat.S_IMODE(elsewhere.stat().st_mode)
+    if linked == "memory.db":
+        (root / ".strawpot" / "memory").mkdir()
+        (root / ".strawpot" / "memory" / "memory.db").symlink_to(target)
+    else:
+        (root / ".strawpot" / "memory").symlink_to(elsewhere)
+    for args in (("list",), ("remember", "x")):
+        proc = cli(root, "memory", *args)
+        assert proc.returncode == 1 and "is a symlink; the memory store is only kept in a real folder" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert target.read_bytes() == b"" and stat.S_IMODE(target.stat().st_mode) == 0o644
+    assert sorted(os.listdir(elsewhere)) == ["memory.db"] and stat.S_IMODE(elsewhere.stat().st_mode) == folder_mode
+
+
+def test_memory_list_and_recall_print_no_escape_sequence(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "strawpot.toml").write_text("")
+    SqliteMemory(root / ".strawpot" / "memory").remember("title \x1b]0;pwned\x07 and \x1b[2J clear\r", ["k"],
+                                                         "project")
+    for args in (("list",), ("recall", "title")):
+        out = cli(root, "memory", *args).stdout
+        assert "title  and  clear?" in out and "\x1b" not in out and "\x07" not in out
+    assert "\x1b]0;pwned\x07" in json.loads(cli(root, "memory", "list", "--json").stdout)["entries"][0]["content"]
