@@ -23,5 +23,6 @@ def isolator_for(settings: Settings) -> Isolator:
 def isolator_of(env: IsolatedEnv) -> Isolator:
     """The isolator that made a recorded environment (for `sessions --prune` and `resume`)."""
     if env.kind == "worktree":
-        return WorktreeIsolator(str(env.info.get("merge", "patch")), str(env.info.get("remote", "origin")))
+        return WorktreeIsolator(str(env.info.get("merge", "patch")), str(env.info.get("remote", "origin")),
+                                float(env.info.get("max_file_size", 50.0)))
     return NoIsolation()

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 from orchestrator import repo_guard, tree_apply
-from orchestrator.git import GitFailed, snapshot
+from orchestrator.git import GitFailed, common_dir, snapshot
 from orchestrator.isolation import KEPT, MERGED, IsolatedEnv, Merged
 from orchestrator.repo_guard import SafeGit
 from orchestrator.tree_apply import ABSENT, GITLINK, LINK, Change
@@ -30,11 +30,13 @@ MB = 1_000_000
 
 def state_dir(env: IsolatedEnv) -> Path:
     """The run's own folder in the repository's git folder: the guard copies, the index, the merge journal."""
-    return Path(str(env.info["state_dir"]))
+    return Path(str(env.info.get("state_dir") or f"{env.info['path']}.state"))  # a run recorded by 0.2 has none
 
 
 def safe_git(env: IsolatedEnv, work_tree: Path | None = None) -> SafeGit:
-    return SafeGit(Path(str(env.info["common"])), work_tree or Path(env.info["path"]), state_dir(env) / "index")
+    common = Path(str(env.info.get("common") or common_dir(Path(env.info["repo"]))))
+    state_dir(env).mkdir(parents=True, exist_ok=True)
+    return SafeGit(common, work_tree or Path(env.info["path"]), state_dir(env) / "index")
 
 
 def merge_back(env: IsolatedEnv, strategy: str, remote: str, exclude: str, max_file_size: float) -> Merged:
@@ -59,7 +61,11 @@ def merge_back(env: IsolatedEnv, strategy: str, remote: str, exclude: str, max_f
 
 
 def guard_repo(env: IsolatedEnv) -> list[str]:
-    """Undo what the session changed in the shared `.git/config` and hooks; a warning line for each."""
+    """Undo what the session changed in the shared `.git/config` and hooks; a warning line for each.
+
+    Called when the run ends (merged or kept) and by `sessions --prune` for a run that never reached its end;
+    the copies stay for a resumed run, which is guarded the same way.
+    """
     if "common" not in env.info:
         return []
     lines = repo_guard.restore(Path(str(env.info["common"])), state_dir(env) / "guard")

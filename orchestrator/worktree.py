@@ -37,11 +37,12 @@ class WorktreeIsolator:
     name = "worktree"
 
     def __init__(self, merge: str = "patch", remote: str = "origin", max_file_size: float = 50.0,
-                 git_timeout: float = 120.0) -> None:
+                 git_timeout: float | None = None) -> None:
         self.merge_strategy = merge
         self.remote = remote
         self.max_file_size = max_file_size
-        set_timeout(git_timeout)
+        if git_timeout is not None:
+            set_timeout(git_timeout)
 
     # -- before the run -----------------------------------------------------------------------------
 
@@ -92,7 +93,8 @@ class WorktreeIsolator:
         env = IsolatedEnv(self.name, path / rel, {"path": str(path), "branch": branch, "repo": str(top),
                                                   "rel": rel, "merge": self.merge_strategy, "remote": self.remote,
                                                   "head": git(top, "rev-parse", "HEAD").strip(),
-                                                  "common": str(common), "state_dir": str(state)})
+                                                  "common": str(common), "state_dir": str(state),
+                                                  "max_file_size": self.max_file_size})
         try:
             if self.merge_strategy == "patch":
                 _carry_changes(top, path, rel)
@@ -128,7 +130,6 @@ class WorktreeIsolator:
     def cleanup(self, env: IsolatedEnv, base_dir: Path) -> None:
         """Remove the worktree; the branch too unless a merge kept it on purpose (`branch`, `pr`, refusals)."""
         top, path, branch = Path(env.info["repo"]), Path(env.info["path"]), str(env.info["branch"])
-        guard_repo(env)
         if "common" in env.info:
             recover_merges(Path(str(env.info["common"])))
         safe = SafeGit(Path(str(env.info["common"])), top) if "common" in env.info else None
