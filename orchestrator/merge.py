@@ -145,6 +145,8 @@ def _screen(g: SafeGit, top: Path, found: list[Change], max_file_size: float) ->
         why = ""
         if any(part.lower().startswith(".git") for part in c.path.split("/")):
             why = "a change under a .git* path"
+        elif any(part in ("", ".", "..") for part in c.path.split("/")):
+            why = "a path git itself would refuse"
         elif GITLINK in (c.old_mode, c.new_mode):
             why = "a submodule change"
         elif c.new_mode == LINK:

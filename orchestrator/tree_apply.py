@@ -12,6 +12,7 @@ worktree and by `strawpot sessions --prune`) restores the tree; a journal marked
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -23,9 +24,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from orchestrator.repo_guard import SafeGit
-from strawpot.model.fs import atomic_write, current_umask
+from strawpot.model.fs import atomic_write, current_umask, file_lock
 
 JOURNAL = "journal.json"
+LOCK = "merge.lock"
 ABSENT = "0" * 6
 LINK, GITLINK = "120000", "160000"
 _CHUNK = 1 << 20
@@ -109,8 +111,14 @@ def apply(g: SafeGit, top: Path, work: Path, todo: Plan, fmt: str = "sha1") -> N
     """Carry out `todo` (conflict-free) on `top`; on any failure restore what was there and raise.
 
     A file's new content is copied from the session's work tree (`g.work_tree`) when it still hashes to the
-    committed object, else streamed out of git: never held in memory either way.
+    committed object, else streamed out of git: never held in memory either way. The lock beside `work` is
+    held throughout, so `recover` in another process never undoes a merge that is still going on.
     """
+    with file_lock(work.parent / LOCK):
+        _apply(g, top, work, todo, fmt)
+
+
+def _apply(g: SafeGit, top: Path, work: Path, todo: Plan, fmt: str) -> None:
     if work.exists():
         shutil.rmtree(work)
     (work / "backup").mkdir(parents=True)
@@ -149,7 +157,17 @@ def apply(g: SafeGit, top: Path, work: Path, todo: Plan, fmt: str = "sha1") -> N
 
 
 def recover(work: Path) -> str | None:
-    """Finish what a killed `apply` left in `work`: restore the user's tree, or only tidy up; what was done."""
+    """Finish what a killed `apply` left in `work`: restore the user's tree, or only tidy up; what was done.
+    A merge still going on in a live process (its lock held) is left alone."""
+    with open(work.parent / LOCK, "a+b") as held:
+        try:
+            fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None
+        return _recover(work)
+
+
+def _recover(work: Path) -> str | None:
     try:
         data = json.loads((work / JOURNAL).read_text())
     except (OSError, ValueError):

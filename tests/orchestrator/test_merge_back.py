@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -341,3 +342,30 @@ def test_links_out_of_the_repository_big_files_and_git_paths_stay_on_the_branch(
     assert os.readlink(repo / "inside") == "pkg/core.py" and (repo / "small.txt").read_text() == "small\n"
     assert f"strawpot/{RUN}" in branches(repo) and not Path(env.info["path"]).exists()  # the branch keeps them
     assert git(repo, "show", f"strawpot/{RUN}:.github/ci.yml") == "run: evil\n"
+
+
+def test_a_merge_still_going_on_in_another_process_is_not_undone(tmp_path: Path) -> None:
+    from orchestrator import tree_apply
+    from strawpot.model.fs import file_lock
+
+    top, work = tmp_path / "tree", tmp_path / "run.state" / "merge"
+    top.mkdir()
+    work.mkdir(parents=True)
+    (top / "new.txt").write_text("being merged\n")
+    (work / "journal.json").write_text(json.dumps({"version": 1, "top": str(top), "state": "applying",
+                                                   "entries": [{"path": "new.txt", "kind": "absent", "backup": "0"}]}))
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
+                               "from strawpot.model.fs import file_lock\n"
+                               f"with file_lock(Path({str(work.parent / tree_apply.LOCK)!r})):\n"
+                               "    print('held', flush=True); time.sleep(30)"],
+                              cwd=ROOT, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert tree_apply.recover(work) is None
+        assert (top / "new.txt").is_file() and (work / "journal.json").is_file()
+    finally:
+        holder.kill()
+        holder.wait()
+    with file_lock(work.parent / "unrelated.lock"):
+        assert "was undone" in str(tree_apply.recover(work))  # the process is gone: its half merge is undone
+    assert not (top / "new.txt").exists() and not work.exists()
