@@ -369,3 +369,23 @@ def test_a_merge_still_going_on_in_another_process_is_not_undone(tmp_path: Path)
     with file_lock(work.parent / "unrelated.lock"):
         assert "was undone" in str(tree_apply.recover(work))  # the process is gone: its half merge is undone
     assert not (top / "new.txt").exists() and not work.exists()
+
+
+def test_prune_undoes_what_a_run_killed_before_its_end_planted(repo: Path, tmp_path: Path) -> None:
+    from orchestrator.leftovers import prune
+
+    markers = tmp_path / "markers"
+    config_before = (repo / ".git" / "config").read_bytes()
+    isolator = WorktreeIsolator()
+    env = isolator.create(RUN, repo)
+    plant(Path(env.info["path"]), markers)
+    sessions = tmp_path / "sessions"
+    (sessions / RUN).mkdir(parents=True)  # what a strawpot killed mid-run leaves: running, its owner gone
+    (sessions / RUN / "session.json").write_text(json.dumps({"run_id": RUN, "state": "running",
+                                                             "isolation": env.to_dict()}))
+    assert [r["run_id"] for r in prune(sessions, repo)] == [RUN]
+    assert (repo / ".git" / "config").read_bytes() == config_before
+    git(repo, "status")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "x")
+    assert not markers.exists() or sorted(os.listdir(markers)) == []
+    assert branches(repo) == ["main"] and not Path(env.info["state_dir"]).exists()
