@@ -152,19 +152,36 @@ class WorktreeIsolator:
 
 
 def _carry_changes(top: Path, path: Path, rel: str) -> None:
-    """The user's uncommitted work, tracked (as a binary diff against HEAD) and untracked (copied)."""
+    """The user's uncommitted work, copied file by file into the worktree (tracked changes against HEAD, then
+    untracked files that are not ignored): streamed by the file system, never read into memory."""
     exclude = f":(top,exclude){_join(rel, TREE_DIR)}"
-    patch = git_bytes(top, "diff", "--binary", "HEAD", "--", ".", exclude)
-    if patch.strip():
-        git_bytes(path, "apply", "--binary", "--whitespace=nowarn", input_bytes=patch)
+    raw = git_bytes(top, "diff", "--raw", "-z", "--no-renames", "HEAD", "--", ".", exclude).split(b"\0")
+    changed = [os.fsdecode(name) for meta, name in zip(raw[0::2], raw[1::2], strict=False)
+               if meta.startswith(b":") and b"160000" not in meta.split(b" ")[:2]]  # a submodule stays as it is
+    for name in sorted(changed, key=lambda n: n.count("/"), reverse=True):
+        if not (top / name).is_symlink() and not (top / name).is_file():  # deleted, or a folder now
+            _remove(path / name)
     listed = git(top, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", exclude)
-    for name in filter(None, listed.split("\0")):
+    for name in [*changed, *filter(None, listed.split("\0"))]:
         source, target = top / name, path / name
+        if not source.is_symlink() and not source.is_file():
+            continue
+        for parent in reversed(target.relative_to(path).parents[:-1]):
+            if (path / parent).is_symlink() or (path / parent).is_file():
+                (path / parent).unlink()  # a file of HEAD that is a folder in the user's tree
         target.parent.mkdir(parents=True, exist_ok=True)
+        _remove(target)
         if source.is_symlink():
             target.symlink_to(os.readlink(source))
-        elif source.is_file():
+        else:
             shutil.copy2(source, target)
+
+
+def _remove(target: Path) -> None:
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    elif target.is_symlink() or target.exists():
+        target.unlink()
 
 
 def _dirty(top: Path, rel: str) -> bool:

@@ -389,3 +389,14 @@ def test_prune_undoes_what_a_run_killed_before_its_end_planted(repo: Path, tmp_p
     git(repo, "commit", "-q", "--allow-empty", "-m", "x")
     assert not markers.exists() or sorted(os.listdir(markers)) == []
     assert branches(repo) == ["main"] and not Path(env.info["state_dir"]).exists()
+
+
+def test_every_kind_of_uncommitted_change_is_carried_into_the_worktree(repo: Path, tmp_path: Path) -> None:
+    agent_edits(repo)  # the user's own uncommitted work this time: every kind of change
+    (repo / "untracked").mkdir()
+    (repo / "untracked" / "new.txt").write_text("new\n")
+    (repo / "build").mkdir()
+    (repo / "build" / "ignored.o").write_bytes(b"\0")
+    env = WorktreeIsolator().create(RUN, repo)
+    mine = {k: v for k, v in state(repo).items() if not k.startswith("build")}
+    assert state(Path(env.info["path"])) == mine
