@@ -3,8 +3,8 @@
 The worktree lives in the repository's git folder (`<git common dir>/strawpot-worktrees/<run id>`), outside
 the user's working tree. The user's uncommitted changes (tracked and untracked, not ignored) are carried into
 it with `--merge patch`; `branch` and `pr` build from commits only and refuse a dirty tree. The project's
-installed `.strawpot/` is linked in unchanged when the checkout does not carry it. Nothing here writes to
-the user's working tree except `git apply` of the final patch, after `git apply --check` passed.
+installed `.strawpot/` is linked in unchanged when the checkout does not carry it. Nothing writes to the
+user's working tree but the all-or-nothing merge-back of `orchestrator/merge.py` and `orchestrator/tree_apply.py`.
 """
 
 from __future__ import annotations
