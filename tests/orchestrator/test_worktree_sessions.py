@@ -336,3 +336,15 @@ def test_a_git_call_that_hangs_in_the_merge_fails_the_run_and_prune_removes_its_
     assert not (repo.root / "x.txt").exists()
     assert run(repo.root, "sessions", "--prune").returncode == 0
     assert branches(repo.root) == ["main"] and worktrees(repo.root) == [str(repo.root)]
+
+
+@pytest.mark.parametrize("ignore", [".strawpot", "/.strawpot"])
+def test_start_merges_back_in_a_project_that_ignores_strawpot(repo, ignore) -> None:  # type: ignore[no-untyped-def]
+    root = repo.root
+    (root / ".gitignore").write_text(ignore + "\n")
+    git(root, "commit", "-qam", "ignore the installed tree")
+    (root / "notes.txt").write_text("uncommitted\n")
+    proc = start(root, "write:feature.txt=done", "--merge", "patch")
+    assert proc.returncode == 0, proc.stderr
+    assert "addIgnoredFile" not in proc.stderr and (root / "feature.txt").read_text() == "done"
+    assert (root / "notes.txt").read_text() == "uncommitted\n" and not (root / ".strawpot").is_symlink()
