@@ -20,6 +20,7 @@ from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.inputs import run_inputs
 from orchestrator.isolation import ACTIVE, KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
 from orchestrator.isolators import isolator_for, isolator_of
+from orchestrator.memory import DEFAULT_PROMPT_BYTES
 from orchestrator.memory_providers import GuardedMemory, load_provider
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
@@ -54,6 +55,7 @@ class Prepared:
     transport: str = field(default_factory=default_transport)  # how Denden listens ([denden] transport)
     isolator: Isolator = field(default_factory=NoIsolation)  # where the agents work ([session] isolation)
     memory_provider: str = "builtin"  # [memory] provider
+    memory_prompt_bytes: int = DEFAULT_PROMPT_BYTES  # [memory] max_prompt_bytes
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from (orchestrator/inputs.py)
 
     def missing_env(self) -> list[EnvNeed]:
@@ -173,6 +175,7 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     isolator.check(project.dir)
     return Prepared(project, manifest, lock, stager, binder, policy, role, EnvValues(environ, saved_env or {}), needs,
                     transport=transport, isolator=isolator, memory_provider=settings.get("memory.provider"),
+                    memory_prompt_bytes=settings.get("memory.max_prompt_bytes"),
                     inputs=run_inputs(project.lock_path, lock, policy, settings))
 
 
@@ -257,7 +260,8 @@ class Launch:
             self._warn(session, message, warn, event="memory_failed")
 
         global_dir = None if project.is_global else global_root() / "memory"
-        return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report)
+        return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report,
+                             self.prepared.memory_prompt_bytes)
 
     @property
     def session(self) -> Session:
@@ -279,7 +283,7 @@ class Launch:
         stopped = self.run.shutdown()
         self.server.stop()
         self.end_isolation(state)
-        self.session.finish(state, exit_code)
+        self.session.finish("failed" if self.merged.failed else state, exit_code)
         return stopped
 
     def end_isolation(self, state: str) -> None:
@@ -292,6 +296,7 @@ class Launch:
             self.env.state = KEPT
             then = (f"`strawpot resume {self.session.run_id}` continues in it" if state == PAUSED
                     else "`strawpot sessions --prune` removes it")
-            self.merged = Merged(f"the session's worktree is kept at {self.env.info.get('path')} "
+            undone = "".join(f"{line}\n" for line in isolator.keep(self.env))
+            self.merged = Merged(f"{undone}the session's worktree is kept at {self.env.info.get('path')} "
                                  f"(branch {self.env.info.get('branch')}); {then}", keep=True)
         self.session.isolation = self.env.to_dict()

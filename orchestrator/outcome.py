@@ -21,6 +21,7 @@ ERR_SPAWN_FAILED = "ERR_SPAWN_FAILED"
 ERR_UNKNOWN_AGENT = "ERR_UNKNOWN_AGENT"
 ERR_NO_USER = "ERR_NO_USER"
 ERR_INTERNAL = "ERR_INTERNAL"
+ERR_TOO_LARGE = "ERR_TOO_LARGE"  # a request over a size limit (a memory entry)
 
 
 @dataclass(frozen=True)

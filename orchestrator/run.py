@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.ask import Asker
-from orchestrator.memory import MemoryProvider
+from orchestrator.memory import EntryTooLarge, MemoryProvider
 from orchestrator.outcome import (
     DENY_MISSING_ENV,
     ERR_INVALID_RESULT,
@@ -28,6 +28,7 @@ from orchestrator.outcome import (
     ERR_SUBAGENT_CANCELLED,
     ERR_SUBAGENT_FAILURE,
     ERR_SUBAGENT_TIMEOUT,
+    ERR_TOO_LARGE,
     ERR_UNKNOWN_AGENT,
     Caller,
     Outcome,
@@ -169,6 +170,7 @@ class Run:
             memory_prompt=self.memory.get(self.run_id, agent_id, role, task), task=task, config=runtime.config,
             skills_dirs=[staged.skills_dir], roles_dirs=[staged.roles_dir], files_dirs=self.files_dirs,
             session_id="" if again else record.session_id, resume=record.session_id if again else "",
+            role=role,
         )
         try:
             live.process = runtime.spawn(request, env, attach=attach)
@@ -326,7 +328,10 @@ class Run:
         return live.record.role if live is not None else ""
 
     def remember(self, caller: Caller, content: str, keywords: list[str], scope: str) -> Outcome:
-        return Outcome.ok(self.memory.remember(content, keywords, scope, self._role_of(caller)))
+        try:
+            return Outcome.ok(self.memory.remember(content, keywords, scope, self._role_of(caller)))
+        except EntryTooLarge as exc:
+            return Outcome.error(ERR_TOO_LARGE, str(exc))
 
     def recall(self, caller: Caller, query: str, keywords: list[str], scope: str, max_results: int) -> Outcome:
         return Outcome.ok(self.memory.recall(query, keywords, scope, max_results, self._role_of(caller)))

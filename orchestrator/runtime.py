@@ -46,6 +46,9 @@ class WrapperRuntime:
         return subprocess.call([str(self.wrapper), "setup"], env=None if env is None else dict(env), cwd=cwd)
 
     def build(self, request: BuildRequest, env: Mapping[str, str]) -> LaunchSpec:
+        too_large = request.oversize(env)
+        if too_large:
+            raise RuntimeFailure(f"{self.name}: {too_large}")
         try:
             proc = subprocess.run(
                 [str(self.wrapper), *request.argv()], capture_output=True, text=True,

@@ -177,15 +177,16 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
         if in_tmux:
             forget_own_socket()
     launch.close(done.state, done.exit_code)
-    code = exit_code_of(done.state, done.exit_code)
+    state = launch.session.state  # `failed` when the merge-back itself broke
+    code = exit_code_of(state, done.exit_code) or (1 if state == "failed" else 0)
     if launch.merged.message:
         err.print(launch.merged.message, highlight=False, soft_wrap=True)
     if as_json:
-        print_json({"run_id": run_id, "role": prepared.role, "state": done.state,
+        print_json({"run_id": run_id, "role": prepared.role, "state": state,
                     "exit_code": code, "result": done.output})
     elif done.output:
         click.echo(done.output)
-    err.print(f"run {run_id} {done.state} (exit code {code})", highlight=False)
+    err.print(f"run {run_id} {state} (exit code {code})", highlight=False)
     if done.state == "paused":
         err.print(f"continue it with `strawpot resume {run_id}`", highlight=False)
     if launch.merged.error is not None:

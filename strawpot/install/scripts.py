@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import stat
@@ -26,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from strawpot.model.child_env import EnvPolicy, child_env
+from strawpot.model.display import terminal_safe
 from strawpot.model.errors import StrawpotError
 
 TAIL_LINES = 15
 _TAIL_BYTES = 8192
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 INSTALL_DIR_PREFIX = ".tmp-install-"  # beside the staged folders: `recover` removes what a killed run left
 
 
@@ -182,5 +181,5 @@ def _tail(log: Path) -> str:
     except OSError:
         return ""
     text = data.decode("utf-8", errors="replace")
-    lines = [_CONTROL.sub("?", line) for line in text.splitlines()[-TAIL_LINES:]]  # no escape sequences reach the terminal
+    lines = [terminal_safe(line) for line in text.splitlines()[-TAIL_LINES:]]
     return "".join(f"\n  | {line[:400]}" for line in lines)

@@ -76,7 +76,13 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         "(NAME or PREFIX*)", item=_ENV_NAME, item_example='["SSH_AUTH_SOCK", "AWS_*"]'),
     Key("session.hide_env", "list", (), "variables they never get, even when a package declares them "
         "(NAME or PREFIX*)", item=_ENV_NAME, item_example='["OPENAI_API_KEY", "AWS_*"]'),
+    Key("session.max_file_size", "number", 50.0, "MB: a larger file a worktree session made stays on its branch",
+        minimum=0),
+    Key("session.git_timeout", "number", 120.0, "seconds one git call of a worktree session may take",
+        minimum=0.001),
     Key("memory.provider", "string", "builtin", "the memory provider: builtin, or an entry point of strawpot.memory"),
+    Key("memory.max_prompt_bytes", "integer", 16 * 1024, "bytes of memory prompt an agent is given at most",
+        minimum=1024),
 )}
 
 

@@ -14,6 +14,8 @@ so validate accepts exactly what start runs.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +23,7 @@ from typing import Any
 
 _SHOWN = 2000
 MAX_ENV_VALUE = 32 * 1024  # characters in one `env` value; exec refuses a NAME=value past 128 KiB on Linux
+MAX_ARG_BYTES = 32 * 4096 - 1  # Linux refuses one argument longer than this (MAX_ARG_STRLEN less the NUL): E2BIG
 
 
 class BuildOutputError(ValueError):
@@ -43,6 +46,7 @@ class BuildRequest:
     files_dirs: Sequence[Path] = ()  # the project's `.strawpot/files`, when it exists
     session_id: str = ""  # a resumable agent's new conversation id
     resume: str = ""  # the conversation id a resumed agent continues
+    role: str = ""  # the role being played, to name in errors (not an argument)
 
     def argv(self) -> list[str]:
         args = [
@@ -66,6 +70,31 @@ class BuildRequest:
         if self.resume:
             args += ["--resume", self.resume]
         return args
+
+
+    def oversize(self, env: Mapping[str, str]) -> str:
+        """Why the system would refuse to run `build` with these arguments (E2BIG), or "" when it will not."""
+        parts = {"--role-prompt": f"the prompt of role {self.role or '(unnamed)'} (its ROLE.md and what is staged "
+                                  "with it)", "--memory-prompt": "the memory prompt", "--task": "the task",
+                 "--config": "the agent's config"}
+        argv = self.argv()
+        if sys.platform.startswith("linux"):
+            for flag, value in zip(argv, argv[1:], strict=False):
+                size = len(value.encode("utf-8", "surrogateescape"))
+                if flag in parts and size > MAX_ARG_BYTES:
+                    return (f"{parts[flag]} is {size // 1024} KiB; one command-line argument may hold at most "
+                            f"{(MAX_ARG_BYTES + 1) // 1024} KiB, so the wrapper cannot be run with it")
+        total = sum(len(a.encode("utf-8", "surrogateescape")) + 1 + 8 for a in argv) + \
+            sum(len(k) + len(v.encode("utf-8", "surrogateescape")) + 2 + 8 for k, v in env.items())
+        try:
+            limit = os.sysconf("SC_ARG_MAX")
+        except (ValueError, OSError):
+            return ""
+        if total > limit - 4096:
+            return (f"the wrapper's arguments and environment come to {total // 1024} KiB, over the system's "
+                    f"{limit // 1024} KiB (the prompt of role {self.role or '(unnamed)'} is "
+                    f"{len(self.role_prompt.encode()) // 1024} KiB, the task {len(self.task.encode()) // 1024} KiB)")
+        return ""
 
 
 @dataclass(frozen=True)
