@@ -122,10 +122,37 @@ def plan(members: Sequence[Member], uploads: Sequence[Upload], client: HubClient
                             hint="published versions are immutable: raise the version (`strawpot version --bump patch`)")
     skipped = [p for p in planned if p.on_registry]
     todo = [p for p in planned if not p.on_registry]
+    _refuse_missing_dependencies(todo, {(p.upload.kind, p.upload.slug) for p in planned}, client)
     steps = [Step((p,), "skip") for p in skipped]
     for group in dependency_order(todo):
         steps.append(Step(tuple(group), "batch" if len(group) > 1 else "publish"))
     return steps
+
+
+def _refuse_missing_dependencies(todo: Sequence[Planned], ours: set[tuple[Kind, str]], client: HubClient) -> None:
+    """Every dependency outside the packages being published must be on the registry: checked for all of them
+    before anything is sent, so a package defect never leaves a repository half-published."""
+    import hub_client as hc
+
+    known: dict[tuple[Kind, str], bool] = {}
+    missing: list[str] = []
+    for p in todo:
+        for dep in p.upload.package.dependencies:
+            key = (dep.kind, dep.name)
+            if key in ours:
+                continue
+            if key not in known:
+                try:
+                    known[key] = bool(client.package_versions(dep.kind.value, dep.name).versions)
+                except hc.NotFound:
+                    known[key] = False
+            if not known[key]:
+                missing.append(f"{p.upload.kind.value} {p.upload.slug} ({p.member.rel}) needs "
+                               f"{dep.kind.value} {dep.name}, which is neither on the registry nor among these packages")
+    if missing:
+        lines = "\n".join(f"  {m}" for m in missing)
+        raise StrawpotError(f"{len(missing)} dependency(ies) missing; nothing was published:\n{lines}",
+                            hint="publish those packages first, or publish them together with these")
 
 
 def dependency_order(items: Sequence[Planned]) -> list[list[Planned]]:

@@ -94,13 +94,26 @@ def test_a_refusal_stops_and_says_what_was_and_was_not_published(
     ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lead = ws / "roles" / "ws-lead" / "ROLE.md"
-    lead.write_text(lead.read_text().replace("        - ws-checker\n", "        - ws-checker\n        - ghost\n"))
+    lead.write_text(lead.read_text().replace("        - ws-checker\n", "        - ws-checker>=2.0.0\n"))
     code, _, err = run(capsys, "publish", str(ws / "skills" / "ws-notes"), *map(str, sorted((ws / "roles").iterdir())))
     assert code == 1
-    assert "refused role ws-lead 1.0.0 (HTTP 400)" in err and "role 'ghost' does not exist" in err
+    assert "refused role ws-lead 1.0.0 (HTTP 400)" in err and "satisfies '>=2.0.0'" in err
     assert "published: skill ws-notes 1.0.0, role ws-checker 1.0.0, role ws-designer 1.0.0" in err
     assert "not published: role ws-lead 1.0.0" in err
     assert versions(to_registry.url, "roles", "ws-designer") == ["1.0.0"]
+
+
+def test_a_dependency_that_exists_nowhere_is_named_and_nothing_is_sent(
+    ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lead = ws / "roles" / "ws-lead" / "ROLE.md"
+    lead.write_text(lead.read_text().replace("        - ws-checker\n", "        - ws-checker\n        - ghost\n"))
+    monkeypatch.chdir(ws)
+    code, _, err = run(capsys, "publish", "--workspace")
+    assert code == 1
+    assert ("role ws-lead (roles/ws-lead) needs role ghost, which is neither on the registry nor among these "
+            "packages") in err
+    assert versions(to_registry.url, "skills", "ws-notes") == []
 
 
 def test_a_cycle_against_a_registry_without_batch_is_named_and_no_package_is_sent(
