@@ -129,6 +129,22 @@ def glob_matches(rel: str, glob: str, *, inside: bool = False) -> bool:
     return all(fnmatch.fnmatchcase(p, g) for p, g in zip(parts, pattern, strict=False))
 
 
+def expand_members(root: Path, members: list[str], exclude: list[str]) -> tuple[list[Path], list[str]]:
+    """(the member folders the globs name minus the excluded, sorted; the globs that name no folder)."""
+    found: dict[Path, None] = {}
+    empty: list[str] = []
+    for pattern in members:
+        try:
+            dirs = sorted(p for p in root.glob(pattern) if p.is_dir() and not p.name.startswith("."))
+        except (ValueError, OSError):
+            dirs = []
+        if not dirs:
+            empty.append(pattern)
+        found.update(dict.fromkeys(dirs))
+    kept = [d for d in found if not any(glob_matches(d.relative_to(root).as_posix(), x) for x in exclude)]
+    return sorted(kept), empty
+
+
 def remove_empty_tree(project: Project) -> None:
     """Remove the installed tree's folder if it holds nothing but the advisory lock file."""
     try:

@@ -8,7 +8,7 @@ from typing import Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
-from strawpot.model.layout import MANIFEST_NAME, glob_matches
+from strawpot.model.layout import MANIFEST_NAME, expand_members
 from strawpot.model.package import Package, PackageInvalid
 
 WORKSPACE_TABLE = "workspace"
@@ -79,15 +79,11 @@ def read_table(data: dict[str, Any], where: Path) -> WorkspaceTable | None:
 
 def member_dirs(root: Path, table: WorkspaceTable, where: Path) -> list[Path]:
     """The folders the member globs name, minus the excluded, in sorted order; a glob naming no folder is an error."""
-    found: dict[Path, None] = {}
-    for pattern in table.members:
-        dirs = sorted(p for p in root.glob(pattern) if p.is_dir() and not p.name.startswith("."))
-        if not dirs:
-            raise UsageError(f"{where}: workspace member glob {pattern!r} matches no folder under {root}",
-                             hint="fix the glob or remove it from [workspace] members")
-        found.update(dict.fromkeys(dirs))
-    kept = [d for d in found if not any(glob_matches(d.relative_to(root).as_posix(), x) for x in table.exclude)]
-    return sorted(kept)
+    dirs, empty = expand_members(root, list(table.members), list(table.exclude))
+    if empty:
+        raise UsageError(f"{where}: workspace member glob {empty[0]!r} matches no folder under {root}",
+                         hint="fix the glob or remove it from [workspace] members")
+    return dirs
 
 
 def load_workspace(root: Path, data: dict[str, Any] | None = None) -> Workspace:
