@@ -85,3 +85,32 @@ def test_a_folder_without_workspace_says_how_to_declare_one(tmp_path: Path, caps
     code, _, err = run(capsys, "workspace", "list", "--project", str(tmp_path))
     assert code == 2
     assert "declares no [workspace]" in err
+
+
+def test_init_workspace_declares_the_package_folders_and_excludes_the_rest(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (ws / "strawpot.toml").unlink()
+    (ws / "roles" / "_drafts").mkdir()
+    (ws / "roles" / "ws-lead" / "examples").mkdir()  # a package's own folder is not a package
+    code, _, err = run(capsys, "init", "--workspace", "--project", str(ws))
+    assert code == 0, err
+    text = (ws / "strawpot.toml").read_text()
+    assert 'members = ["roles/*", "skills/*"]\nexclude = ["roles/_drafts"]\n' in text
+    code, out, _ = run(capsys, "workspace", "list", "--json", "--project", str(ws))
+    assert code == 0 and len(json.loads(out)["members"]) == 4
+
+
+def test_init_workspace_refuses_two_packages_with_one_slug_and_writes_nothing(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (ws / "strawpot.toml").unlink()
+    shutil.copytree(ws / "roles" / "ws-lead", ws / "roles" / "ws-lead-2")
+    code, _, err = run(capsys, "init", "--workspace", "--project", str(ws))
+    assert code == 2 and "is also the slug of member roles/ws-lead" in err
+    assert not (ws / "strawpot.toml").exists()
+
+
+def test_the_workspace_table_is_not_an_unknown_setting(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "config", "show", "--project", str(ws))
+    assert code == 0 and "unknown setting" not in err
