@@ -4,6 +4,7 @@ check all see them, and the fast check answers what the full path answers."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -136,3 +137,11 @@ def test_inside_a_workspace_a_dependency_on_a_member_is_the_member(
     assert up_to_date(ws / "strawpot.toml", ws / "strawpot.lock", ws / ".strawpot") is None
     assert run(capsys, "install")[0] == 0
     assert installed(ws, "roles", "ws-checker", "ROLE.md").endswith("One more check.\n")
+
+
+def test_outdated_asks_the_registry_nothing_about_path_sources(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    proj = repo / "proj"
+    assert run(capsys, "install", "--project", proj)[0] == 0
+    code, out, err = run(capsys, "outdated", "--project", proj, "--json")  # the registry URL leads nowhere
+    assert code == 0, err
+    assert json.loads(out)["packages"] == []
