@@ -179,9 +179,11 @@ class _Run:
 
     def _registry(self, previous: Lockfile | None) -> Registry:
         """--registry > STRAWPOT_REGISTRY_URL > [registry].url > config file > where the lock came from > default."""
+        from strawpot.install.local import is_path_source
         from strawpot.settings import choose_registry
 
-        lock_source = previous.packages[0].source if previous is not None and previous.packages else None
+        sources = [p.source for p in previous.packages if not is_path_source(p)] if previous is not None else []
+        lock_source = sources[0] if sources else None
         return choose_registry(self.project, lock_source=lock_source or None, settings=self.settings)
 
     @property
@@ -228,8 +230,12 @@ class _Run:
         if self.options.lock in (LockMode.LOCKED, LockMode.CHECK):
             if self.options.lock is LockMode.CHECK:
                 return previous or Lockfile((), "")
+            from strawpot.install.local import changed_path_sources
+
+            changed = changed_path_sources(self.project.dir, previous) if previous else []
+            because = f" (path source(s) changed since: {', '.join(changed)})" if changed else ""
             raise LockOutdated(
-                f"{self.project.lock_path} is out of date with {self.project.manifest_path.name}"
+                f"{self.project.lock_path} is out of date with {self.project.manifest_path.name}{because}"
                 if previous else f"{self.project.lock_path} does not exist",
                 hint="run `strawpot lock` (or install without --locked) and commit the result",
             )
@@ -282,9 +288,12 @@ class _Run:
         }
         limit = self.client.request_deadline
         with self.reporter.waiting(f"waiting for {self.url}" + (f" (at most {limit:g} s a request)" if limit else "")):
+            from strawpot.install.local import local_packages
+
             resolution = resolve(
                 self.client, manifest.entries(), source=self.url, manifest_hash="", role_agents=role_agents,
                 preferences=prefs, where=str(manifest.path), speculate=self._speculator(),
+                local=local_packages(self.project.dir, manifest),
             )
         self.fetched = resolution.fetched
         for kind, name in sorted(self._placeholders):
@@ -323,9 +332,13 @@ class _Run:
             with self.reporter.progress("Downloading", len(wanted)) as advance:
                 from strawpot.install.prepare import prepare
 
-                prepared = prepare(self.client, wanted, fetched=self.fetched, progress=advance)
+                prepared = prepare(self.client, wanted, fetched=self.fetched, progress=advance,
+                                   project_dir=self.project.dir)
         counter = None
-        loose = [p for p in plan.install if not p.archive_sha256]  # an archive GET counts itself
+        from strawpot.install.local import is_path_source
+
+        # an archive GET counts itself; a path source is never downloaded
+        loose = [p for p in plan.install if not p.archive_sha256 and not is_path_source(p)]
         if loose and not self.options.offline:  # counted while the tree is written
             from strawpot.install.background import DownloadCounter
 

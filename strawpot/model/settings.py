@@ -23,8 +23,9 @@ from strawpot.model.kinds import Kind
 LAYERS = ("default", "global", "project", "env", "flag")
 # Tables of the project file that hold requirements, not settings (the manifest reads them).
 REQUIREMENT_TABLES = frozenset(kind.plural for kind in Kind)
+_PROJECT_ONLY_TABLES = frozenset({"workspace"})  # read by strawpot.model.workspace, not a setting
 _GLOBAL_ONLY_TABLES = frozenset({"tokens"})  # `strawpot login` tokens, keyed by registry URL
-_AGENT_RESERVED = frozenset({"version", "default_agent", "env"})  # a requirement's own keys, not params
+_AGENT_RESERVED = frozenset({"version", "default_agent", "env", "path"})  # a requirement's own keys, not params
 _ENV_KINDS = {"agents": Kind.AGENT, "skills": Kind.SKILL}  # tables that may carry `[<kinds>.<name>.env]`
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")  # an environment variable's name, or a prefix and `*`
 
@@ -197,7 +198,8 @@ def _fold_file(settings: Settings, source: Source) -> None:
     for table, content in source.data.items():
         if table in _ENV_KINDS:
             _fold_package_tables(settings, source, _ENV_KINDS[table], content)
-        elif table in REQUIREMENT_TABLES and source.layer == "project" or table in _GLOBAL_ONLY_TABLES and source.layer == "global":
+        elif (table in REQUIREMENT_TABLES | _PROJECT_ONLY_TABLES and source.layer == "project"
+              or table in _GLOBAL_ONLY_TABLES and source.layer == "global"):
             continue
         elif not isinstance(content, dict):
             if any(name.startswith(f"{table}.") for name in SCHEMA):
