@@ -4,21 +4,27 @@
 
 REAL_PACKAGES_DIR (default: `../shared/real-packages` beside the checkout, or one level further up from a
 worktree) holds their markdown: every folder with a SKILL.md, ROLE.md, AGENT.md or INTEGRATION.md is a package.
-The check validates each one, starts a fresh `strawpot registry serve` (SQLite in a temp folder, free port, a
-token from `strawpot registry token create`), publishes them all in dependency order (those without a version as
-1.0.0), then installs every published role into a temp project with `strawpot install --ignore-scripts
---skip-tools` (the roles' default agent fetches its wrapper with `curl … | sh`; the check needs no network).
+The check validates each one, copies them to a temp folder and gives those without a version 1.0.0 (in each
+repository, a generated `[workspace]` of them and `strawpot version --workspace --set 1.0.0`). It starts a fresh
+`strawpot registry serve` (SQLite in a temp folder, free port, a token from `strawpot registry token create`)
+and publishes them the way a user publishes many packages: one `strawpot publish DIR...` (dependencies first,
+members that depend on each other in one `POST /api/v1/batch`).
+Then it installs every published role into a temp project with `strawpot install --ignore-scripts --skip-tools`
+(the roles' default agent fetches its wrapper with `curl … | sh`; the check needs no network) and runs
+`strawpot verify`.
 
-A package that depends on one missing from the set, or sits in (or depends on) a dependency cycle, cannot be
-published one at a time; its refusal is expected and listed. Any other failure exits 1. With `--if-present`, a
-missing REAL_PACKAGES_DIR is not an error (a fresh clone has no `../shared`).
+A package that needs one missing from the set (or depends on such a package) is left out of that publish, as a
+user leaves it out, then published alone: its refusal is expected and listed. Any other failure exits 1. With
+`--if-present`, a missing REAL_PACKAGES_DIR is not an error (a fresh clone has no `../shared`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +32,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -46,14 +52,16 @@ class Report:
     invalid: list[str] = field(default_factory=list)
     published: list[Key] = field(default_factory=list)
     refused: dict[Key, str] = field(default_factory=dict)
-    blocked: dict[Key, str] = field(default_factory=dict)  # why a refusal is expected
+    excluded: dict[Key, str] = field(default_factory=dict)  # left out of the publish: why its refusal is expected
+    publish_failures: list[str] = field(default_factory=list)
+    batches: list[str] = field(default_factory=list)  # the members of each cycle, published in one batch
     roles_installed: int = 0
     install_failures: list[str] = field(default_factory=list)
 
     @property
     def unexpected(self) -> list[str]:
-        out = list(self.invalid) + list(self.install_failures)
-        out += [f"{k.value} {n}: refused: {why}" for (k, n), why in self.refused.items() if (k, n) not in self.blocked]
+        out = list(self.invalid) + list(self.publish_failures) + list(self.install_failures)
+        out += [f"{k.value} {n}: refused: {why}" for (k, n), why in self.refused.items() if (k, n) not in self.excluded]
         return out
 
 
@@ -68,6 +76,10 @@ def default_dir() -> Path | None:
 def strawpot(*args: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "strawpot.cli", *args], env=env, cwd=cwd, capture_output=True,
                           text=True, timeout=600)
+
+
+def last_line(done: subprocess.CompletedProcess[str]) -> str:
+    return (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or ["(no output)"])[-1]
 
 
 def load_all(root: Path, report: Report) -> dict[Key, tuple[Path, Package]]:
@@ -92,41 +104,50 @@ def edges(package: Package) -> list[Key]:
     return out
 
 
-def publish_order(packages: dict[Key, tuple[Path, Package]], report: Report) -> list[Key]:
-    """Every package after what it depends on; those that cannot come after (a dependency missing from the set,
-    a cycle) are marked blocked, with the reason, and placed last."""
-    order: list[Key] = []
-    state: dict[Key, str] = {}
-
-    def visit(key: Key, path: list[Key]) -> None:
-        if state.get(key) == "done":
-            return
-        if state.get(key) == "open":
-            cycle = path[path.index(key):]
-            for member in cycle:
-                report.blocked.setdefault(member, "in the dependency cycle " + " -> ".join(n for _, n in [*cycle, key]))
-            return
-        state[key] = "open"
-        for dep in edges(packages[key][1]):
-            if dep not in packages:
-                report.blocked.setdefault(key, f"depends on {dep[0].value} {dep[1]}, which is not among the packages")
-            else:
-                visit(dep, [*path, key])
-        state[key] = "done"
-        order.append(key)
-
-    for key in sorted(packages, key=lambda k: (k[0] is not Kind.AGENT, k[0].value, k[1])):
-        visit(key, [])
+def exclusions(packages: dict[Key, tuple[Path, Package]]) -> dict[Key, str]:
+    """What a user leaves out of the publish, with the reason: a package needing one missing from the set, and
+    whatever depends on such a package. Cycles are no reason: they go in one batch."""
+    out: dict[Key, str] = {}
+    for key, (_, package) in packages.items():
+        missing = next((d for d in edges(package) if d not in packages), None)
+        if missing is not None:
+            out[key] = f"depends on {missing[0].value} {missing[1]}, which is not among the packages"
     changed = True
-    while changed:  # what depends on a blocked package is blocked too
+    while changed:
         changed = False
-        for key in order:
-            if key not in report.blocked:
-                bad = next((d for d in edges(packages[key][1]) if d in report.blocked), None)
-                if bad is not None:
-                    report.blocked[key] = f"depends on {bad[0].value} {bad[1]}, which cannot be published first"
-                    changed = True
-    return [k for k in order if k not in report.blocked] + [k for k in order if k in report.blocked]
+        for key, (_, package) in packages.items():
+            bad = next((d for d in edges(package) if d in out), None) if key not in out else None
+            if bad is not None:
+                out[key] = f"depends on {bad[0].value} {bad[1]}, which is left out"
+                changed = True
+    return out
+
+
+def copy_and_version(root: Path, packages: dict[Key, tuple[Path, Package]], work: Path,
+                     env: dict[str, str]) -> dict[Key, Path]:
+    """The packages copied under `work` (the original stays untouched); the copied folder of each. In each
+    repository (a top folder), those without a version get 1.0.0 as a user gives it: a `[workspace]` of them in
+    the repository's strawpot.toml and one `strawpot version --workspace --set 1.0.0`."""
+    copy = work / "packages"
+    shutil.copytree(root, copy, symlinks=True)
+    dirs = {key: copy / folder.relative_to(root) for key, (folder, _) in packages.items()}
+    repos: dict[Path, list[str]] = {}
+    for folder, package in packages.values():
+        if package.version is None:
+            rel = folder.relative_to(root)
+            repos.setdefault(copy / rel.parts[0], []).append(PurePosixPath(*rel.parts[1:]).as_posix())
+    for repo, members in sorted(repos.items()):
+        manifest = repo / "strawpot.toml"
+        if manifest.exists() or "." in members:
+            raise SystemExit(f"error: {repo.relative_to(copy)}: cannot make it a workspace (it has a strawpot.toml "
+                             "or is a package itself); the check needs a new shape of repository")
+        manifest.write_text("[workspace]\nmembers = [" + ", ".join(f'"{m}"' for m in sorted(members)) + "]\n",
+                            encoding="utf-8")
+        done = strawpot("version", "--workspace", "--set", DEFAULT_VERSION, env=env, cwd=repo)
+        if done.returncode != 0:
+            raise SystemExit(f"error: {repo.relative_to(copy)}: `strawpot version --workspace --set "
+                             f"{DEFAULT_VERSION}` exited {done.returncode}: {done.stderr.strip()}")
+    return dirs
 
 
 @contextmanager
@@ -157,31 +178,42 @@ def registry(work: Path, env: dict[str, str]) -> Iterator[tuple[str, str]]:
             process.kill()
 
 
-def publish_all(url: str, token: str, packages: dict[Key, tuple[Path, Package]], order: list[Key],
+def publish_all(url: str, env: dict[str, str], work: Path, dirs: dict[Key, Path], versions: dict[Key, str],
                 report: Report) -> None:
-    from hub_client import HubClient, HubError
-    from strawpot.model.errors import StrawpotError
-    from strawpot.publishing.prepare import prepare_upload
+    """One `strawpot publish DIR...` of everything not excluded, then each excluded package alone (expected to
+    be refused); what counts as published is the version the registry then holds."""
+    from hub_client import HubClient, NotFound
 
-    with HubClient(url, token=token) as client:
-        for key in order:
-            folder, package = packages[key]
+    chosen = sorted(str(d.relative_to(work / "packages")) for k, d in dirs.items() if k not in report.excluded)
+    done = strawpot("publish", "--json", *chosen, env=env, cwd=work / "packages")
+    if done.returncode != 0:
+        report.publish_failures.append(f"strawpot publish DIR... exited {done.returncode}: {done.stderr.strip()}")
+    else:
+        for step in json.loads(done.stdout)["steps"]:
+            if step["action"] == "batch":
+                report.batches.append(", ".join(f"{p['kind']} {p['name']} {p['version']}" for p in step["packages"]))
+    for key in sorted(report.excluded, key=lambda k: (k[0].value, k[1])):
+        alone = strawpot("publish", str(dirs[key]), env=env, cwd=work / "packages")
+        if alone.returncode != 0:
+            report.refused[key] = " ".join(alone.stderr.split())
+    with HubClient(url) as client:
+        for key, version in versions.items():
             try:
-                upload = prepare_upload(folder, version=None if package.version else DEFAULT_VERSION)
-                client.publish(upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files])
-            except (HubError, StrawpotError) as exc:
-                report.refused[key] = " ".join(str(exc).split())
-            else:
+                held = client.package_versions(key[0].value, key[1]).get(version) is not None
+            except NotFound:
+                held = False
+            if held:
                 report.published.append(key)
+            elif key not in report.refused and done.returncode == 0:  # else the publish's error names them
+                report.publish_failures.append(f"{key[0].value} {key[1]} {version}: not on the registry after publishing")
 
 
-def install_roles(url: str, env: dict[str, str], work: Path, roles: list[str], report: Report) -> None:
+def install_roles(env: dict[str, str], work: Path, roles: list[str], report: Report) -> None:
     """Every published role into one temp project (then, if that fails, each alone to name the culprits)."""
     def install(project: Path, names: list[str]) -> subprocess.CompletedProcess[str]:
         project.mkdir(parents=True)
         args = [a for name in names for a in ("role", name)]
-        return strawpot("install", *args, "--ignore-scripts", "--skip-tools", "--registry", url,
-                        env=env, cwd=project)
+        return strawpot("install", *args, "--ignore-scripts", "--skip-tools", env=env, cwd=project)
 
     project = work / "project"
     done = install(project, roles)
@@ -198,24 +230,26 @@ def install_roles(url: str, env: dict[str, str], work: Path, roles: list[str], r
         if alone.returncode == 0:
             report.roles_installed += 1
         else:
-            last = (alone.stderr.strip().splitlines() or ["(no output)"])[-1]
-            report.install_failures.append(f"role {name}: install exited {alone.returncode}: {last}")
+            report.install_failures.append(f"role {name}: install exited {alone.returncode}: {last_line(alone)}")
 
 
 def run(root: Path) -> Report:
     report = Report()
     packages = load_all(root, report)
-    order = publish_order(packages, report)
+    report.excluded = exclusions(packages)
     with tempfile.TemporaryDirectory(prefix="strawpot-real-") as tmp:
         work = Path(tmp)
         env = {**os.environ, "STRAWPOT_CACHE_DIR": str(work / "cache"), "STRAWPOT_CONFIG_DIR": str(work / "config"),
                "STRAWPOT_HOME": str(work / "home"), "NO_COLOR": "1", "COLUMNS": "200"}
-        for name in ("STRAWPOT_REGISTRY_URL", "STRAWPOT_TOKEN"):
+        for name in ("STRAWPOT_REGISTRY_URL", "STRAWPOT_TOKEN", "STRAWPOT_TOKEN_REGISTRY"):
             env.pop(name, None)
+        dirs = copy_and_version(root, packages, work, env)
         with registry(work, env) as (url, token):
-            publish_all(url, token, packages, order, report)
+            env["STRAWPOT_REGISTRY_URL"] = url
+            versions = {key: str(package.version or DEFAULT_VERSION) for key, (_, package) in packages.items()}
+            publish_all(url, {**env, "STRAWPOT_TOKEN": token}, work, dirs, versions, report)
             roles = sorted(n for k, n in report.published if k is Kind.ROLE)
-            install_roles(url, env, work, roles, report)
+            install_roles(env, work, roles, report)
     return report
 
 
@@ -238,11 +272,13 @@ def main(argv: list[str]) -> int:
     print(f"real packages in {root}: {report.validated}/{total} validated, {len(report.published)} published, "
           f"{len(report.refused)} refused, {report.roles_installed}/{roles} published roles installed "
           f"({time.monotonic() - started:.1f}s)")
+    for batch in report.batches:
+        print(f"  published together in one batch (a dependency cycle): {batch}")
     for (kind, name), why in sorted(report.refused.items(), key=lambda item: (item[0][0].value, item[0][1])):
-        expected = report.blocked.get((kind, name))
+        expected = report.excluded.get((kind, name))
         label = f"expected ({expected})" if expected else "UNEXPECTED"
         print(f"  refused {kind.value} {name}: {label}: {why}")
-    for (kind, name), why in sorted(report.blocked.items(), key=lambda item: (item[0][0].value, item[0][1])):
+    for (kind, name), why in sorted(report.excluded.items(), key=lambda item: (item[0][0].value, item[0][1])):
         if (kind, name) in report.published:
             print(f"  note: {kind.value} {name} was published although it {why}")
     for problem in report.unexpected:

@@ -1,9 +1,11 @@
 """scripts/check_real_packages.py on a small tree in the real packages' shapes (no ../shared needed): unversioned
-packages published as 1.0.0 in dependency order, a missing dependency and a role cycle listed as expected
-refusals, every published role installed without running the agent's remote install script."""
+packages given 1.0.0 (a versioned one keeps its own) and published with one `strawpot publish DIR...`, a role
+cycle and what depends on it published (one batch), a role needing a missing package left out and listed as an
+expected refusal, every published role installed without running the agent's remote install script."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +28,7 @@ TOOL_SKILL = """---
 name: tool-skill
 description: A skill that carries a program
 metadata:
+  version: "2.3.0"
   strawpot:
     bin: {macos: tool, linux: tool, windows: tool.exe}
     install:
@@ -67,22 +70,21 @@ def check(root: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(SCRIPT), str(root)], capture_output=True, text=True, timeout=300)
 
 
-def test_the_check_publishes_in_order_lists_expected_refusals_and_installs_every_role(tmp_path: Path) -> None:
+def test_the_check_publishes_the_cycle_lists_the_expected_refusal_and_installs_every_role(tmp_path: Path) -> None:
     done = check(tree(tmp_path / "real"))
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith(f"real packages in {tmp_path / 'real'}: 10/10 validated, 6 published, 4 refused, "
-                               "2/2 published roles installed (")
-    assert lines[1:] == [
-        "  refused role boss: expected (depends on role ping, which cannot be published first): 400: publish "
-        "refused, 1 problem(s): dependencies: role 'ping' does not exist in this registry",
-        "  refused role marketer: expected (depends on skill missing-api, which is not among the packages): 400: "
-        "publish refused, 1 problem(s): dependencies: skill 'missing-api' does not exist in this registry",
-        "  refused role ping: expected (in the dependency cycle ping -> pong -> ping): 400: publish refused, "
-        "1 problem(s): dependencies: role 'pong' does not exist in this registry",
-        "  refused role pong: expected (in the dependency cycle ping -> pong -> ping): 400: publish refused, "
-        "1 problem(s): dependencies: role 'ping' does not exist in this registry",
-    ]
+    # 9 published: ping <-> pong (a cycle) and boss (needs ping) too; tool-skill only as its own 2.3.0
+    assert lines[0].startswith(f"real packages in {tmp_path / 'real'}: 10/10 validated, 9 published, 1 refused, "
+                               "5/5 published roles installed ("), done.stdout
+    assert lines[1] == "  published together in one batch (a dependency cycle): role ping 1.0.0, role pong 1.0.0"
+    assert len(lines) == 3, done.stdout
+    assert re.fullmatch(
+        r"  refused role marketer: expected \(depends on skill missing-api, which is not among the packages\): "
+        r"error: the registry http://127\.0\.0\.1:\d+ refused role marketer 1\.0\.0 \(HTTP 400\): publish refused, "
+        r"1 problem\(s\): dependencies: skill 'missing-api' does not exist in this registry", lines[2]), lines[2]
+    assert "version: \"2.3.0\"" in (tmp_path / "real" / "skills" / "tool-skill" / "SKILL.md").read_text()
+    assert "version" not in (tmp_path / "real" / "skills" / "base" / "SKILL.md").read_text()  # the copy is versioned
 
 
 def test_an_invalid_package_fails_the_check(tmp_path: Path) -> None:
