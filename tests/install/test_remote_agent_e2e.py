@@ -33,8 +33,9 @@ def strawpot(project, *args: str, offline: bool = False) -> subprocess.Completed
     path = os.pathsep.join([str(FAKE_NET), str(TOOLS), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     env = {**os.environ, "PATH": path, "NO_COLOR": "1", "COLUMNS": "400", "FIXTURE_CODER_TOKEN": "t0ken"}
     env.pop("FAKE_NET", None)
-    if offline:
-        env["FAKE_NET"] = "offline"
+    env["STRAWPOT_TRUST_PROJECT"] = "1"  # the manifest's hand-written [scripts] trusted counts, as in CI
+    if offline:  # scripts inherit an allow-list only: the fake network's switch is passed on as a user would
+        env.update(FAKE_NET="offline", STRAWPOT_SESSION_PASS_ENV="FAKE_NET")
     return subprocess.run([*STRAWPOT, *args], cwd=project.dir, env=env, capture_output=True, text=True, timeout=120)
 
 

@@ -198,7 +198,8 @@ def test_no_spawned_process_sees_a_planted_token(cli, project, registry, tmp_pat
     for name, text in dumps.items():
         for secret in (TOKEN, API_KEY, CONFIG_TOKEN, "STRAWPOT_TOKEN"):
             assert secret not in text, f"{secret} reached the {name} process"
-        assert f"PATH={toolbin}" in text and "HOME=" in text
+        [path] = [line.removeprefix("PATH=") for line in text.splitlines() if line.startswith("PATH=")]
+        assert str(toolbin) in path.split(os.pathsep) and "HOME=" in text  # after staged programs' folders, if any
     assert "DECLARED_VAR=declared-value" in dumps["setup"]
     for name in ("build", "agent"):
         assert "DECLARED_VAR=declared-value" in dumps[name]
