@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from orchestrator.sandbox import UNCONFINED, Confined
 from strawpot.model.wrapper import BuildOutputError, BuildRequest, LaunchSpec, parse_build_output
 
 __all__ = ["AgentProcess", "BuildRequest", "LaunchSpec", "RuntimeFailure", "WrapperRuntime", "start_process"]
@@ -45,10 +46,10 @@ class WrapperRuntime:
         """Run the interactive one-time `<wrapper> setup` on the terminal (stdin/stdout inherited); its exit code."""
         return subprocess.call([str(self.wrapper), "setup"], env=None if env is None else dict(env), cwd=cwd)
 
-    def build(self, request: BuildRequest, env: Mapping[str, str]) -> LaunchSpec:
+    def build(self, request: BuildRequest, env: Mapping[str, str], confined: Confined = UNCONFINED) -> LaunchSpec:
         try:
             proc = subprocess.run(
-                [str(self.wrapper), *request.argv()], capture_output=True, text=True,
+                confined.command([str(self.wrapper), *request.argv()]), capture_output=True, text=True,
                 timeout=self.build_timeout, env=dict(env), stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired:
@@ -63,20 +64,23 @@ class WrapperRuntime:
         except BuildOutputError as exc:
             raise RuntimeFailure(f"{self.name}: wrapper build {exc}") from None
 
-    def spawn(self, request: BuildRequest, env: Mapping[str, str], *, attach: bool = False) -> AgentProcess:
-        """Build, then start the agent in its own process group; `attach` leaves it on the terminal."""
-        spec = self.build(request, env)
-        return start_process(spec, env, request.workspace, attach=attach)
+    def spawn(self, request: BuildRequest, env: Mapping[str, str], *, attach: bool = False,
+              confined: Confined = UNCONFINED) -> AgentProcess:
+        """Build, then start the agent in its own process group (both inside `confined`); `attach` leaves it
+        on the terminal."""
+        spec = self.build(request, env, confined)
+        return start_process(spec, env, request.workspace, attach=attach, confined=confined)
 
 
-def start_process(spec: LaunchSpec, env: Mapping[str, str], workspace: Path, *, attach: bool = False) -> AgentProcess:
+def start_process(spec: LaunchSpec, env: Mapping[str, str], workspace: Path, *, attach: bool = False,
+                  confined: Confined = UNCONFINED) -> AgentProcess:
     workspace.mkdir(parents=True, exist_ok=True)
     log_path = workspace / LOG_FILE
     with open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log_fh:
         out = None if attach else log_fh
         try:
             proc = subprocess.Popen(
-                spec.cmd, cwd=spec.cwd, env=dict(env), stdout=out, stderr=out,
+                confined.command(spec.cmd, spec.cwd), cwd=spec.cwd, env=dict(env), stdout=out, stderr=out,
                 stdin=None if attach else subprocess.DEVNULL, start_new_session=not attach,
             )
         except OSError as exc:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orchestrator.sandbox import SandboxSettings
 from strawpot.install.apply import Staged, discard
 from strawpot.install.scripts import ScriptRun, run_script
 from strawpot.model.fs import atomic_write
@@ -33,6 +34,7 @@ class ScriptSettings:
 
     trusted: frozenset[str]
     timeout: float
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # [scripts] sandbox and network
 
 
 @dataclass(frozen=True)
@@ -124,8 +126,10 @@ class Builder:
     """Decides, for each staged package with a script, whether it runs; runs it in the staged dir."""
 
     def __init__(self, tree_root: Path, trusted: frozenset[str], *, timeout: float, ignore: bool,
-                 confirm: Callable[[Script], bool], echo: Callable[[str], None]) -> None:
+                 confirm: Callable[[Script], bool], echo: Callable[[str], None],
+                 sandbox: SandboxSettings | None = None) -> None:
         self.tree_root, self.trusted, self.timeout, self.ignore = tree_root, set(trusted), timeout, ignore
+        self.sandbox = sandbox
         self.confirm, self.echo = confirm, echo
         self.builds = Builds()
 
@@ -147,7 +151,7 @@ class Builder:
         self.echo(f"Running the install script of {script.what}")
         log = log_path(self.tree_root, script.pkg.kind, script.pkg.name)
         run_script(ScriptRun(script.what, script.text, log, script.bin, current_os()), staged.tmp,
-                   timeout=self.timeout, shipped={f.path for f in script.pkg.files})
+                   timeout=self.timeout, shipped={f.path for f in script.pkg.files}, sandbox=self.sandbox)
         record = make_record(current_os(), script.text, shipped, snapshot(staged.tmp))
         atomic_write(staged.tmp / RECORD_FILE, record.dumps())  # replaces (never follows) whatever the script left
         self.builds.ran.append(script.id)

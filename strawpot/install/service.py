@@ -351,16 +351,18 @@ class _Run:
 
     def _script_settings(self, manifest: Manifest | None) -> ScriptSettings:
         """`scripts.trusted` and `scripts.timeout` (read under --frozen too: trust is a setting, not a requirement)."""
+        from orchestrator.sandbox import scripts_sandbox
         from strawpot.install.build import ScriptSettings
 
-        return ScriptSettings(frozenset(self.settings.get("scripts.trusted")), self.settings.get("scripts.timeout"))
+        return ScriptSettings(frozenset(self.settings.get("scripts.trusted")), self.settings.get("scripts.timeout"),
+                              scripts_sandbox(self.settings))
 
     def _builder(self, settings: ScriptSettings) -> Builder:
         from strawpot.install.build import Builder
 
         confirm = getattr(self.reporter, "confirm_script", None) or (lambda script: False)  # cannot ask: never trusts
         return Builder(self.tree.root, settings.trusted, timeout=settings.timeout, ignore=self.options.scripts == "ignore",
-                       confirm=confirm, echo=self.reporter.status)
+                       confirm=confirm, echo=self.reporter.status, sandbox=settings.sandbox)
 
     def _pending_builds(self, plan: Plan, lock: Lockfile, builder: Builder) -> list[LockedPackage]:
         from strawpot.install.build import forced_builds, pending_builds
