@@ -174,3 +174,18 @@ def test_network_off_with_denden_over_tcp_is_a_usage_error(repo, home):  # type:
     proc = run(repo.root, home, "start", "--headless", "--sandbox", "bwrap", "--task", "noop",
                STRAWPOT_SANDBOX_NETWORK="off", STRAWPOT_DENDEN_TRANSPORT="tcp")
     assert proc.returncode == 2 and 'transport = "unix"' in proc.stderr, proc.stderr
+
+
+def test_doctor_says_whether_the_sandbox_works_here(repo, home, tmp_path):  # type: ignore[no-untyped-def]
+    works = run(repo.root, home, "doctor", "--json", STRAWPOT_SESSION_SANDBOX="bwrap")
+    assert works.returncode == 0, works.stdout + works.stderr
+    report = {s["setting"]: s for s in json.loads(works.stdout)["sandbox"]}
+    assert report["[session] sandbox"] == {**report["[session] sandbox"], "kind": "bwrap", "ok": True, "bwrap_works": True}
+
+    no_bwrap = {"PATH": str(tmp_path / "nothing") + os.pathsep + str(Path(sys.executable).parent)}
+    broken = run(repo.root, home, "doctor", STRAWPOT_SESSION_SANDBOX="bwrap", **no_bwrap)
+    assert broken.returncode == 7, broken.stdout + broken.stderr
+    assert "BAD sandbox [session] sandbox = 'bwrap': bubblewrap does not work here" in broken.stdout
+    assert "apt-get install bubblewrap" in broken.stdout
+    unused = run(repo.root, home, "doctor", **no_bwrap)  # not asked for: reported, not a failure
+    assert unused.returncode == 0 and "ok  sandbox [session] sandbox = 'none'" in unused.stdout, unused.stdout
