@@ -159,7 +159,26 @@ def group_alive(pgid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return _live_member(pgid)
+
+
+def _live_member(pgid: int) -> bool:
+    """Whether a member of the group is more than a zombie. A sandbox's pid-namespace init outlives the bwrap
+    that started it as a zombie, reparented to whatever reaps orphans here (slowly, on some hosts)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
 
 
 def kill_group(pgid: int, *, grace: float, reap: subprocess.Popen[bytes] | None = None) -> None:
