@@ -152,7 +152,7 @@ class SandboxSettings:
     def walls(self, home: Path | None, *, writable: Sequence[Path] = (), readable: Sequence[Path] = (),
               protected: Sequence[Path] = ()) -> Walls:
         """The walls of one process: `writable` and the user's writable paths; the secrets of `home` hidden."""
-        hidden = [home / name for name in HIDDEN_IN_HOME] if home is not None else []
+        hidden = [*([home / name for name in HIDDEN_IN_HOME] if home is not None else []), *config_dirs()]
         return Walls(writable=(*writable, *self.writable), readable=(*readable, *([home] if home else [])),
                      hidden=(*hidden, *self.hidden), protected=tuple(protected), network=self.network)
 
@@ -165,6 +165,14 @@ class SandboxSettings:
         if walls is not None:
             data["walls"] = {"writable": sorted({str(p) for p, how in mounts(walls) if how == "rw"})}
         return data
+
+
+def config_dirs() -> list[Path]:
+    """Where this strawpot keeps its global config (registry tokens) when not under ~/.config."""
+    found = [Path(os.environ["STRAWPOT_CONFIG_DIR"])] if os.environ.get("STRAWPOT_CONFIG_DIR") else []
+    if os.environ.get("XDG_CONFIG_HOME"):
+        found.append(Path(os.environ["XDG_CONFIG_HOME"]) / "strawpot")
+    return found
 
 
 def sandbox_of(kind: str, setting: str) -> Sandbox:

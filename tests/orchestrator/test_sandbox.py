@@ -189,3 +189,13 @@ def test_doctor_says_whether_the_sandbox_works_here(repo, home, tmp_path):  # ty
     assert "apt-get install bubblewrap" in broken.stdout
     unused = run(repo.root, home, "doctor", **no_bwrap)  # not asked for: reported, not a failure
     assert unused.returncode == 0 and "ok  sandbox [session] sandbox = 'none'" in unused.stdout, unused.stdout
+
+
+def test_the_global_config_is_hidden_wherever_it_lives(repo, home, tmp_path):  # type: ignore[no-untyped-def]
+    config = home / "elsewhere"  # readable like the rest of HOME, unless hidden
+    config.mkdir()
+    (config / "config.toml").write_text('[tokens]\n"https://strawhub.dev" = "sh_moved"\n')
+    proc = run(repo.root, home, "start", "--headless", "--sandbox", "bwrap", "--task",
+               f"try:read:{config}/config.toml", STRAWPOT_CONFIG_DIR=str(config))
+    assert proc.returncode == 0, proc.stderr
+    assert "refused read" in proc.stdout and "sh_moved" not in proc.stdout, proc.stdout
