@@ -22,8 +22,8 @@ def test_deeper_mounts_come_later_so_they_win(tmp_path: Path) -> None:
     walls = SandboxSettings("bwrap").walls(p["home"], writable=(p["proj"], p["proj/.strawpot/ws"]),
                                            readable=(p["proj"],), protected=(p["proj/.strawpot"],))
     order = [(path.relative_to(tmp_path).as_posix(), how) for path, how in mounts(walls)]
-    assert order == [("home", "ro"), ("proj", "rw"), ("proj/.strawpot", "ro"), ("home/.netrc", "hide"),
-                     ("home/.ssh", "hide"), ("proj/.strawpot/ws", "rw")]  # missing ones (~/.aws ...) left out
+    assert order == [("home", "ro"), ("proj", "rw"), ("proj/.strawpot", "ro"), ("home/.ssh", "hide"),
+                     ("home/.netrc", "hide"), ("proj/.strawpot/ws", "rw")]  # missing ones (~/.aws ...) left out
 
 
 def test_the_bwrap_argv(tmp_path: Path) -> None:
