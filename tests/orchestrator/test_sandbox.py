@@ -199,3 +199,21 @@ def test_the_global_config_is_hidden_wherever_it_lives(repo, home, tmp_path):  #
                f"try:read:{config}/config.toml", STRAWPOT_CONFIG_DIR=str(config))
     assert proc.returncode == 0, proc.stderr
     assert "refused read" in proc.stdout and "sh_moved" not in proc.stdout, proc.stdout
+
+
+def _running(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_sandboxed_sub_agent_past_its_timeout_is_stopped_with_everything_it_started(repo, home):  # type: ignore[no-untyped-def]
+    proc = run(repo.root, home, "start", "--headless", "--sandbox", "bwrap", "--task",
+               "delegate:implementer:spawn:61.2345 then sleep:61.2345", STRAWPOT_POLICY_AGENT_TIMEOUT="1")
+    assert proc.returncode == 0 and "ERROR ERR_SUBAGENT_TIMEOUT" in proc.stdout, proc.stdout + proc.stderr
+    assert _running("61.2345") == []
