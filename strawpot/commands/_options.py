@@ -131,6 +131,14 @@ def ignore_scripts_option(func: F) -> F:
     )(func)
 
 
+def trust_project_option(func: F) -> F:
+    return click.option(
+        "--trust-project", is_flag=True, envvar="STRAWPOT_TRUST_PROJECT",
+        help="Honour strawpot.toml's [scripts] trusted and the lock's pinned scripts without confirming them on "
+             "this machine first (for CI; also STRAWPOT_TRUST_PROJECT=1).",
+    )(func)
+
+
 def parse_user_id(text: str) -> tuple[Kind, str]:
     """`agent:my-agent` as typed on a command line (a kind's plural works too); UsageError for anything else."""
     from strawpot.model.errors import UsageError

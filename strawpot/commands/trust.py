@@ -16,8 +16,9 @@ SECTION = "packages"
 @registry_project_options
 def command(packages: tuple[str, ...], is_global: bool, project: Path | None, registry: str | None,
             as_json: bool) -> None:
-    """Record KIND:SLUG (e.g. agent:my-agent) in [scripts] trusted of strawpot.toml, then build every
-    installed package whose trusted install script has not run yet (as a bare `strawpot install` does).
+    """Record KIND:SLUG (e.g. agent:my-agent) in [scripts] trusted of strawpot.toml, confirm its install script
+    and tool install commands on this machine (pinned by sha256 in strawpot.lock: a changed one is asked about
+    again), then build every installed package whose trusted install script has not run yet.
 
     Read a script first with `strawpot info KIND SLUG`: it runs as you, in the package folder.
     """
@@ -43,7 +44,8 @@ def command(packages: tuple[str, ...], is_global: bool, project: Path | None, re
     reporter = RichReporter(quiet=as_json)
     for pid in added:
         reporter.status(f"Trusted {pid} in {the_project.manifest_path.name}")
-    outcome = run(the_project, None, Options(registry=registry, tools="skip"), reporter=reporter)
+    outcome = run(the_project, None, Options(registry=registry, tools="skip", trust_now=frozenset(ids)),
+                  reporter=reporter)
     if as_json:
         from strawpot.commands._options import print_json
 

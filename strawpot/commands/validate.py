@@ -36,7 +36,7 @@ def command(path: Path, run_wrapper: bool, as_json: bool) -> None:
             from strawpot.publishing.wrapper_check import check_wrapper
 
             built = check_wrapper(package, path if path.is_dir() else path.parent)
-            wrapper = {"wrapper": str(built.wrapper), "cmd": list(built.cmd), "cwd": str(built.cwd)}
+            wrapper = {"wrapper": str(built.wrapper), "cmd": list(built.cmd), "cwd": str(built.cwd), "env": built.env}
         from strawpot.model.install_command import remote_note
 
         warnings = package.warnings()
@@ -56,4 +56,4 @@ def command(path: Path, run_wrapper: bool, as_json: bool) -> None:
 
         out = check_wrapper(package, path if path.is_dir() else path.parent)
         out_console.print(f"wrapper ok: {out.wrapper} build → cmd {out.cmd[0]!r} (+{len(out.cmd) - 1} args), "
-                          f"cwd {out.cwd}", markup=False)
+                          f"cwd {out.cwd}" + (f", env {', '.join(sorted(out.env))}" if out.env else ""), markup=False)

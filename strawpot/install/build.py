@@ -1,14 +1,14 @@
 """Build: run the install scripts of staged packages the user trusted, and record what they made.
 
 It runs after every package is verified and written to its temp dir, before anything is swapped in:
-a script that fails leaves every package at its previous version. Trust comes from `[scripts] trusted`
-or, on a terminal, from the user's yes (recorded in strawpot.toml); `-y` never implies it.
+a script that fails leaves every package at its previous version. Whether a script's exact text may run is
+`strawpot.install.trust`'s answer, or, on a terminal, the user's yes (recorded); `-y` never implies it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,8 @@ from strawpot.model.platform import current_os
 if TYPE_CHECKING:
     from hub_client import HubClient
     from strawpot.install.prepare import Prepared
+    from strawpot.install.trust import TrustPolicy
+    from strawpot.model.child_env import EnvPolicy
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class Script:
 
     pkg: LockedPackage
     text: str
+    reason: str = "untrusted"  # why it is asked about: untrusted, changed (then `previous` is the old text), unconfirmed
+    previous: str | None = None
     bin: str | None = None
 
     @property
@@ -99,7 +103,7 @@ def _build_spec(kind: Kind, files: Mapping[str, bytes]) -> tuple[str, str | None
 def script_of(pkg: LockedPackage, files: Mapping[str, bytes]) -> Script | None:
     """The Script of a package whose main file is in `files`, if it has one for this OS."""
     found = _build_spec(pkg.kind, files)
-    return Script(pkg, *found) if found else None
+    return Script(pkg, found[0], bin=found[1]) if found else None
 
 
 def installed_script(package_dir: Path, kind: Kind) -> str | None:
@@ -125,23 +129,25 @@ def log_path(tree_root: Path, kind: Kind, name: str) -> Path:
 class Builder:
     """Decides, for each staged package with a script, whether it runs; runs it in the staged dir."""
 
-    def __init__(self, tree_root: Path, trusted: frozenset[str], *, timeout: float, ignore: bool,
+    def __init__(self, tree_root: Path, trust: TrustPolicy, *, timeout: float, ignore: bool,
                  confirm: Callable[[Script], bool], echo: Callable[[str], None],
-                 sandbox: SandboxSettings | None = None) -> None:
-        self.tree_root, self.trusted, self.timeout, self.ignore = tree_root, set(trusted), timeout, ignore
-        self.sandbox = sandbox
-        self.confirm, self.echo = confirm, echo
+                 env_policy: EnvPolicy | None = None, sandbox: SandboxSettings | None = None) -> None:
+        self.tree_root, self.trust, self.timeout, self.ignore = tree_root, trust, timeout, ignore
+        self.confirm, self.echo, self.env_policy, self.sandbox = confirm, echo, env_policy, sandbox
         self.builds = Builds()
 
     def allowed(self, script: Script) -> bool:
-        """Trusted already, or the user says yes now (which is recorded)."""
-        if script.id in self.trusted:
+        """Trusted already for this exact text, or the user says yes now (which is recorded)."""
+        reason = self.trust.verdict(script.id, script.text)
+        if reason is None:
             return True
-        if self.confirm(script):
-            self.trusted.add(script.id)
+        previous = installed_script(self.tree_root / script.pkg.kind.plural / script.pkg.name, script.pkg.kind)
+        if self.confirm(replace(script, reason=reason, previous=previous if previous != script.text else None)):
+            self.trust.grant(script.id, [script.text])
             self.builds.trusted_now.append(script.id)
             return True
         self.builds.skipped.append(script.id)
+        self.trust.reasons[script.id] = reason
         return False
 
     def build(self, staged: Staged, script: Script) -> None:
@@ -150,8 +156,9 @@ class Builder:
         shipped = snapshot(staged.tmp)
         self.echo(f"Running the install script of {script.what}")
         log = log_path(self.tree_root, script.pkg.kind, script.pkg.name)
-        run_script(ScriptRun(script.what, script.text, log, script.bin, current_os()), staged.tmp,
-                   timeout=self.timeout, shipped={f.path for f in script.pkg.files}, sandbox=self.sandbox)
+        run_script(ScriptRun(script.what, script.text, log, bin=script.bin, os_name=current_os(),
+                             env_policy=self.env_policy),
+                   staged.tmp, timeout=self.timeout, shipped={f.path for f in script.pkg.files}, sandbox=self.sandbox)
         record = make_record(current_os(), script.text, shipped, snapshot(staged.tmp))
         atomic_write(staged.tmp / RECORD_FILE, record.dumps())  # replaces (never follows) whatever the script left
         self.builds.ran.append(script.id)
@@ -233,7 +240,7 @@ def build_staged(
 
 
 def dry_run_scripts(client: HubClient, tree: InstalledTree, install: list[LockedPackage],
-                    rebuild: list[LockedPackage], trusted: frozenset[str], builds: Builds) -> None:
+                    rebuild: list[LockedPackage], may_run: Callable[[str, str], bool], builds: Builds) -> None:
     """--dry-run: which install scripts would run and which would wait for trust; nothing is written."""
     from strawpot.install.prepare import check_main_file
 
@@ -246,7 +253,7 @@ def dry_run_scripts(client: HubClient, tree: InstalledTree, install: list[Locked
     for pkg, text in found:
         if text is not None:
             pid = package_id(pkg.kind, pkg.name)
-            (builds.would_run if pid in trusted else builds.would_skip).append((pid, text))
+            (builds.would_run if may_run(pid, text) else builds.would_skip).append((pid, text))
 
 
 def scripted_packages(tree: InstalledTree, lock: Lockfile) -> set[tuple[str, str]]:

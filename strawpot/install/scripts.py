@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import stat
@@ -26,11 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.sandbox import SandboxSettings
+from strawpot.model.child_env import EnvPolicy, child_env
+from strawpot.model.display import terminal_safe
 from strawpot.model.errors import StrawpotError
 
 TAIL_LINES = 15
 _TAIL_BYTES = 8192
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 INSTALL_DIR_PREFIX = ".tmp-install-"  # beside the staged folders: `recover` removes what a killed run left
 
 
@@ -48,6 +48,7 @@ class ScriptRun:
     log: Path
     bin: str | None = None  # relative to the package folder
     os_name: str = ""
+    env_policy: EnvPolicy | None = None  # [session] pass_env / hide_env: the script inherits an allow-list only
 
 
 def run_script(run: ScriptRun, package_dir: Path, *, timeout: float, shipped: Collection[str] = (),
@@ -89,7 +90,7 @@ def shell_command(script: str, bash: str | None) -> list[str] | str:
 def _run(run: ScriptRun, package_dir: Path, install_dir: Path, *, timeout: float, sandbox: SandboxSettings) -> int:
     """Run the command to its end (or its timeout: ScriptFailed); its exit code."""
     run.log.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "INSTALL_DIR": str(install_dir)}
+    env = child_env(os.environ, run.env_policy, protocol={"INSTALL_DIR": str(install_dir)})
     env.pop("BASH_ENV", None)  # bash -c would source it first
     command = shell_command(run.script, shutil.which("bash"))
     if sandbox.confined and isinstance(command, list):
@@ -186,5 +187,5 @@ def _tail(log: Path) -> str:
     except OSError:
         return ""
     text = data.decode("utf-8", errors="replace")
-    lines = [_CONTROL.sub("?", line) for line in text.splitlines()[-TAIL_LINES:]]  # no escape sequences reach the terminal
+    lines = [terminal_safe(line) for line in text.splitlines()[-TAIL_LINES:]]
     return "".join(f"\n  | {line[:400]}" for line in lines)

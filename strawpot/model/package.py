@@ -87,6 +87,7 @@ class Package:
     install: dict[str, str] = field(default_factory=dict)  # OS -> shell command (metadata.strawpot.install)
     default_agent: str | None = None
     roles_wildcard: bool = False
+    skills_wildcard: bool = False  # a role's `skills: ["*"]`: every installed skill, resolved at staging
     resume: bool = False  # metadata.strawpot.session.resume: the wrapper takes --session-id / --resume
     files: dict[str, bytes] = field(default_factory=dict, repr=False)
     executables: frozenset[str] = frozenset()
@@ -213,7 +214,7 @@ class _FieldReader:
             self.error("metadata.strawpot", "must be a mapping")
             strawpot = {}
         self.sp: dict[str, Any] = strawpot
-        self._all_roles = False  # set by dependencies()
+        self._all_roles = self._all_skills = False  # set by dependencies()
 
     def error(self, fld: str, message: str) -> None:
         self.issues.append(Issue(self.main, fld, message))
@@ -235,6 +236,7 @@ class _FieldReader:
             install=self.install(),
             default_agent=self.default_agent(),
             roles_wildcard=self.roles_wildcard(),
+            skills_wildcard=self._all_skills,
             resume=self.resume(),
             files=files,
             executables=executables,
@@ -297,7 +299,7 @@ class _FieldReader:
         for bad in found.bad:
             where = fld if self.kind is Kind.SKILL else f"{fld}.{bad.group}"
             self.error(where if bad.index < 0 else f"{where}[{bad.index}]", bad.message)
-        self._all_roles = found.all_roles
+        self._all_roles, self._all_skills = found.all_roles, found.all_skills
         return tuple(Dependency(edge.kind, edge.name, edge.spec) for edge in found.edges)
 
     def roles_wildcard(self) -> bool:

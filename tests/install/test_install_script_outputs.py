@@ -18,6 +18,12 @@ OSES = ("linux", "macos")
 THIS_OS = current_os()
 
 
+@pytest.fixture(autouse=True)
+def _project_trust_counts(monkeypatch):
+    """These tests write `[scripts] trusted` by hand: honour it as CI would (the trust model is tested apart)."""
+    monkeypatch.setenv("STRAWPOT_TRUST_PROJECT", "1")
+
+
 def publish(registry, script: str, *, slug: str | None = None, version: str = "1.0.0", bin: str | None = "tool",
             files: dict[str, bytes] | None = None) -> str:
     """A skill shaped like the denden skill: a program per OS (and one for Windows that nothing builds)."""
@@ -85,7 +91,7 @@ def test_exit_0_without_the_declared_bin_fails_and_keeps_the_previous_version(cl
     assert cli("install", "--project", project.dir).code == 0
     lock_before = project.lock_path.read_bytes()
     trusted(project, slug, "==1.1.0")
-    result = cli("install", "--project", project.dir)
+    result = cli("trust", f"skill:{slug}", "--project", project.dir)  # its script changed: trusted anew
     assert result.code == 1, result.text
     assert error_line(result.err) == (
         f"error: the install script of skill {slug} 1.1.0 exited 0 but did not build tool (metadata.strawpot.bin."
