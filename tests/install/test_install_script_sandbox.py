@@ -9,6 +9,12 @@ import pytest
 
 from tests.install.test_install_scripts import package_dir, publish_skill, write_manifest
 
+
+@pytest.fixture(autouse=True)
+def _project_trust_counts(monkeypatch):
+    """These tests write `[scripts] trusted` by hand: honour it as CI would (the trust model is tested apart)."""
+    monkeypatch.setenv("STRAWPOT_TRUST_PROJECT", "1")
+
 KEY = "not-a-real-key"
 HOSTILE = ('echo pwned >> "$HOME/.bashrc" || echo "refused bashrc"; '
            'cat "$HOME/.ssh/id_ed25519" || echo "refused key"; '
