@@ -15,7 +15,7 @@ from typing import Any
 
 from orchestrator.ask import Asker
 from orchestrator.binding import Binder, BindingError
-from orchestrator.endpoint import default_transport, listen_for
+from orchestrator.endpoint import UnixSocket, default_transport, listen_for
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.inputs import run_inputs
 from orchestrator.isolation import ACTIVE, KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
@@ -24,6 +24,7 @@ from orchestrator.memory import DEFAULT_PROMPT_BYTES
 from orchestrator.memory_providers import GuardedMemory, load_provider
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
+from orchestrator.sandbox import SandboxSettings, session_sandbox
 from orchestrator.server import DendenServer
 from orchestrator.session import PAUSED, Session
 from orchestrator.staging import Stager
@@ -57,6 +58,7 @@ class Prepared:
     memory_provider: str = "builtin"  # [memory] provider
     memory_prompt_bytes: int = DEFAULT_PROMPT_BYTES  # [memory] max_prompt_bytes
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from (orchestrator/inputs.py)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # what confines the agents ([session] sandbox)
 
     def missing_env(self) -> list[EnvNeed]:
         return self.env.missing(self.env_needs)
@@ -173,10 +175,21 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     needs = env_needs(stager, binder, reachable_roles(stager, role))
     isolator = isolator_for(settings)
     isolator.check(project.dir)
+    sandbox = checked_sandbox(settings, transport)
     return Prepared(project, manifest, lock, stager, binder, policy, role, EnvValues(environ, saved_env or {}), needs,
                     transport=transport, isolator=isolator, memory_provider=settings.get("memory.provider"),
                     memory_prompt_bytes=settings.get("memory.max_prompt_bytes"),
-                    inputs=run_inputs(project.lock_path, lock, policy, settings))
+                    inputs=run_inputs(project.lock_path, lock, policy, settings), sandbox=sandbox)
+
+
+def checked_sandbox(settings: Settings, transport: str) -> SandboxSettings:
+    """`[session] sandbox` as set, once it is known to work here (else exit 7: never run unconfined)."""
+    sandbox = session_sandbox(settings)
+    if sandbox.confined and not sandbox.network and transport != "unix":
+        raise UsageError('[sandbox] network = "off" leaves agents no way to reach Denden over TCP',
+                         hint='set [denden] transport = "unix", or [sandbox] network = "on"')
+    sandbox.sandbox.check()
+    return sandbox
 
 
 def missing_env_error(missing: list[EnvNeed]) -> MissingToolError:
@@ -243,6 +256,9 @@ class Launch:
             raise
         self.run.denden_addr = session.denden_addr = self.server.address
         self.run.denden_token = self.server.token
+        listen = self.server.listen
+        self.run.confine(prepared.sandbox, project.dir, project.tree_root,
+                         listen.path if isinstance(listen, UnixSocket) else None)
         session.save()
 
     @staticmethod

@@ -35,6 +35,7 @@ from orchestrator.outcome import (
 )
 from orchestrator.policy import Delegator, Denial, Policy, check_delegation
 from orchestrator.runtime import AgentProcess, BuildRequest, RuntimeFailure, WrapperRuntime
+from orchestrator.sandbox import Confined, SandboxSettings, Walls, denials
 from orchestrator.session import (
     CANCELLED,
     FAILED,
@@ -126,6 +127,17 @@ class Run:
         self._delegations = 0
         self._lock = threading.Lock()
         self._closing = False
+        self.sandbox = SandboxSettings()  # `confine` sets it: every agent of the run gets the same walls
+        self.walls = Walls()
+
+    def confine(self, sandbox: SandboxSettings, project_dir: Path, state_dir: Path, socket: Path | None) -> None:
+        """Spawn every agent (and wrapper call) inside `sandbox`: writable only the working tree, the agent's
+        workspace and the Denden socket (`project_dir/.strawpot` stays read-only), secrets under HOME hidden."""
+        home = self.base_env.get("HOME")
+        self.sandbox = sandbox
+        self.walls = sandbox.walls(Path(home) if home else None, writable=(self.project_dir, *([socket] if socket else [])),
+                                   readable=(project_dir,), protected=(state_dir,))
+        self.session.sandbox = sandbox.record(self.walls)
 
     @property
     def run_id(self) -> str:
@@ -173,7 +185,8 @@ class Run:
             role=role,
         )
         try:
-            live.process = runtime.spawn(request, env, attach=attach)
+            live.process = runtime.spawn(request, env, attach=attach,
+                                         confined=Confined(self.sandbox.sandbox, self.walls.plus(writable=[workspace])))
         except RuntimeFailure as exc:
             self._end(live, FAILED, None, error=str(exc))
             raise
@@ -201,6 +214,8 @@ class Run:
         else:
             state = SUCCEEDED if code == 0 else FAILED
         output = read_result(live.staged.workspace, live.process.log_tail(5))
+        if self.sandbox.confined and (denied := denials(live.process.log_tail(200), self.walls)):
+            self.session.event("sandbox_denied", agent_id=live.record.agent_id, exit_code=code, evidence=denied)
         self._end(live, state, code)
         if state == SUCCEEDED:
             self.memory.dump(self.run_id, live.record.agent_id, live.record.role, live.record.task, output)

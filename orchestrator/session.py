@@ -82,6 +82,7 @@ class Session:
     owner_pid: int = field(default_factory=os.getpid)  # the strawpot process that owns the run
     isolation: dict[str, Any] = field(default_factory=dict)  # IsolatedEnv.to_dict(): where the agents work
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from: lock hash, packages, settings
+    sandbox: dict[str, Any] = field(default_factory=dict)  # SandboxSettings.record(): what confined the agents
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     observer: Callable[[str, dict[str, Any]], None] | None = field(default=None, repr=False)
 
@@ -156,6 +157,7 @@ class Session:
             "owner_pid": self.owner_pid,
             "isolation": self.isolation,
             "inputs": self.inputs,
+            "sandbox": self.sandbox or {"kind": "none"},
             "agents": [asdict(a) for a in self.agents.values()],
         }
 

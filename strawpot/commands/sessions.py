@@ -26,6 +26,14 @@ def _worktree(run: dict[str, Any]) -> str:
     return f"{isolation.get('branch', '')} ({isolation.get('state', '')})"
 
 
+def _sandbox(run: dict[str, Any]) -> str:
+    sandbox = run.get("sandbox") or {}
+    if not isinstance(sandbox, dict) or sandbox.get("kind", "none") == "none":
+        return "none"
+    writable = ", ".join((sandbox.get("walls") or {}).get("writable", [])) or "-"
+    return f"{sandbox['kind']} (network {sandbox.get('network')}; writable: {writable})"
+
+
 @click.command()
 @click.argument("action", required=False, type=click.Choice(["show"]))
 @click.argument("run_id", required=False)
@@ -98,7 +106,7 @@ def _show(data: dict[str, Any], as_json: bool) -> None:
         return
     lines = [f"run {data.get('run_id')}: role {data.get('role')}, {data.get('state')} "
              f"(exit code {data.get('exit_code')}), started {_when(data.get('started_at'))}",
-             f"worktree: {_worktree(data)}"]
+             f"worktree: {_worktree(data)}", f"sandbox: {_sandbox(data)}"]
     for agent in data.get("agents", []):
         session = f", session {agent['session_id']}" if agent.get("session_id") else ""
         lines.append(f"agent {agent.get('agent_id')}: role {agent.get('role')}, {agent.get('agent')}, "

@@ -46,12 +46,15 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
                    "(default: [session].isolation).")
 @click.option("--merge", "merge", type=click.Choice(["patch", "branch", "pr"]), default=None,
               help="How a worktree session's work comes back (default: [session].merge, else patch).")
+@click.option("--sandbox", type=click.Choice(["none", "bwrap"]), default=None,
+              help="What confines the agents: nothing, or bubblewrap (read-only system, secrets hidden; "
+                   "default: [session].sandbox; docs/sessions.md).")
 @click.option("--run-id", "tmux_run", hidden=True, default=None)  # the run inside tmux, started by the outer start
 @project_option
 @json_option
 def command(role: str | None, runtime: str | None, task: str | None, headless: bool, params: tuple[str, ...],
-            attach_mode: str | None, progress: str, isolation: str | None, merge: str | None, tmux_run: str | None,
-            project: Path | None, as_json: bool) -> None:
+            attach_mode: str | None, progress: str, isolation: str | None, merge: str | None, sandbox: str | None,
+            tmux_run: str | None, project: Path | None, as_json: bool) -> None:
     """Start the orchestrator role from the verified, locked environment and wait for it.
 
     Refuses (exit 5) when the installed packages differ from strawpot.lock, (exit 2) on a bad --param,
@@ -80,7 +83,8 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
 
     the_project = Project.at(project)
     settings = load_settings(the_project, {"session.isolation": ("--isolation", isolation),
-                                           "session.merge": ("--merge", merge)})
+                                           "session.merge": ("--merge", merge),
+                                           "session.sandbox": ("--sandbox", sandbox)})
     prepared = prepare(the_project, settings, role=role, cli_agent=runtime, params=parse_assignments(params),
                        saved_env=settings.saved_env())
     if missing := prepared.missing_env():
@@ -89,7 +93,8 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
         if not in_tmux:  # in tmux the run's own start asks, on the session's terminal: no secret crosses over
             ask_for_env(prepared, missing)
     if in_tmux:
-        flags = ("--isolation", settings.get("session.isolation"), "--merge", settings.get("session.merge"))
+        flags = ("--isolation", settings.get("session.isolation"), "--merge", settings.get("session.merge"),
+                 "--sandbox", settings.get("session.sandbox"))
         raise SystemExit(_start_in_tmux(prepared, new_run_id(), role, runtime, task, (*params,), progress, flags))
     _run(prepared, tmux_run or new_run_id(), task, terminal=terminal, in_tmux=tmux_run is not None,
          progress=progress, as_json=as_json)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orchestrator.sandbox import SandboxSettings
 from strawpot.install.apply import Staged, discard
 from strawpot.install.scripts import ScriptRun, run_script
 from strawpot.model.fs import atomic_write
@@ -35,6 +36,7 @@ class ScriptSettings:
 
     trusted: frozenset[str]
     timeout: float
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # [scripts] sandbox and network
 
 
 @dataclass(frozen=True)
@@ -129,9 +131,9 @@ class Builder:
 
     def __init__(self, tree_root: Path, trust: TrustPolicy, *, timeout: float, ignore: bool,
                  confirm: Callable[[Script], bool], echo: Callable[[str], None],
-                 env_policy: EnvPolicy | None = None) -> None:
+                 env_policy: EnvPolicy | None = None, sandbox: SandboxSettings | None = None) -> None:
         self.tree_root, self.trust, self.timeout, self.ignore = tree_root, trust, timeout, ignore
-        self.confirm, self.echo, self.env_policy = confirm, echo, env_policy
+        self.confirm, self.echo, self.env_policy, self.sandbox = confirm, echo, env_policy, sandbox
         self.builds = Builds()
 
     def allowed(self, script: Script) -> bool:
@@ -156,7 +158,7 @@ class Builder:
         log = log_path(self.tree_root, script.pkg.kind, script.pkg.name)
         run_script(ScriptRun(script.what, script.text, log, bin=script.bin, os_name=current_os(),
                              env_policy=self.env_policy),
-                   staged.tmp, timeout=self.timeout, shipped={f.path for f in script.pkg.files})
+                   staged.tmp, timeout=self.timeout, shipped={f.path for f in script.pkg.files}, sandbox=self.sandbox)
         record = make_record(current_os(), script.text, shipped, snapshot(staged.tmp))
         atomic_write(staged.tmp / RECORD_FILE, record.dumps())  # replaces (never follows) whatever the script left
         self.builds.ran.append(script.id)

@@ -24,6 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.sandbox import SandboxSettings
 from strawpot.model.child_env import EnvPolicy, child_env
 from strawpot.model.display import terminal_safe
 from strawpot.model.errors import StrawpotError
@@ -50,13 +51,15 @@ class ScriptRun:
     env_policy: EnvPolicy | None = None  # [session] pass_env / hide_env: the script inherits an allow-list only
 
 
-def run_script(run: ScriptRun, package_dir: Path, *, timeout: float, shipped: Collection[str] = ()) -> None:
+def run_script(run: ScriptRun, package_dir: Path, *, timeout: float, shipped: Collection[str] = (),
+               sandbox: SandboxSettings | None = None) -> None:
     """Run `run.script` in `package_dir` with a fresh INSTALL_DIR, move what it put there into `package_dir`
     and check `run.bin`; raise ScriptFailed (naming the log) if any step fails. `shipped` are the package's
-    own files, which INSTALL_DIR may not replace."""
+    own files, which INSTALL_DIR may not replace. In a `sandbox` ([scripts] sandbox) the script may write only
+    those two folders and a private /tmp (MissingToolError, exit 7, when the sandbox cannot work here)."""
     install_dir = Path(tempfile.mkdtemp(prefix=INSTALL_DIR_PREFIX, dir=package_dir.parent))
     try:
-        code = _run(run, package_dir, install_dir, timeout=timeout)
+        code = _run(run, package_dir, install_dir, timeout=timeout, sandbox=sandbox or SandboxSettings())
         if code != 0:
             unbuilt = run.bin is not None and not any(os.path.lexists(d / run.bin) for d in (package_dir, install_dir))
             raise ScriptFailed(
@@ -84,12 +87,15 @@ def shell_command(script: str, bash: str | None) -> list[str] | str:
     return ["/bin/sh", "-c", f"(set -o pipefail) 2>/dev/null && set -o pipefail\n{script}"]
 
 
-def _run(run: ScriptRun, package_dir: Path, install_dir: Path, *, timeout: float) -> int:
+def _run(run: ScriptRun, package_dir: Path, install_dir: Path, *, timeout: float, sandbox: SandboxSettings) -> int:
     """Run the command to its end (or its timeout: ScriptFailed); its exit code."""
     run.log.parent.mkdir(parents=True, exist_ok=True)
     env = child_env(os.environ, run.env_policy, protocol={"INSTALL_DIR": str(install_dir)})
     env.pop("BASH_ENV", None)  # bash -c would source it first
     command = shell_command(run.script, shutil.which("bash"))
+    if sandbox.confined and isinstance(command, list):
+        home = Path(env["HOME"]) if env.get("HOME") else None
+        command = sandbox.sandbox.command(command, sandbox.walls(home, writable=(package_dir, install_dir)), package_dir)
     with open(run.log, "wb") as log:
         log.write(f"$ {run.script}\n".encode())
         log.flush()

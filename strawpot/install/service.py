@@ -375,9 +375,11 @@ class _Run:
 
     def _script_settings(self, manifest: Manifest | None) -> ScriptSettings:
         """`scripts.trusted` and `scripts.timeout` (read under --frozen too: trust is a setting, not a requirement)."""
+        from orchestrator.sandbox import scripts_sandbox
         from strawpot.install.build import ScriptSettings
 
-        return ScriptSettings(frozenset(self.settings.get("scripts.trusted")), self.settings.get("scripts.timeout"))
+        return ScriptSettings(frozenset(self.settings.get("scripts.trusted")), self.settings.get("scripts.timeout"),
+                              scripts_sandbox(self.settings))
 
     def _builder(self, settings: ScriptSettings, lock: Lockfile) -> Builder:
         from strawpot.install.build import Builder
@@ -387,7 +389,8 @@ class _Run:
                              trust_now=self.options.trust_now)
         confirm = getattr(self.reporter, "confirm_script", None) or (lambda script: False)  # cannot ask: never trusts
         return Builder(self.tree.root, trust, timeout=settings.timeout, ignore=self.options.scripts == "ignore",
-                       confirm=confirm, echo=self.reporter.status, env_policy=self.env_policy)
+                       confirm=confirm, echo=self.reporter.status, env_policy=self.env_policy,
+                       sandbox=settings.sandbox)
 
     def _pin_trust(self, lock: Lockfile, trust: TrustPolicy) -> Lockfile:
         """`lock` with the texts trusted in this run pinned (not under --frozen: that lock is not written), and

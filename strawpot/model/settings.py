@@ -68,11 +68,17 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         item=re.compile(rf"(?:{'|'.join(k.value for k in Kind)}):[a-z0-9][a-z0-9-]*"),
         item_example='["agent:my-agent", "skill:denden"]'),
     Key("scripts.timeout", "number", 300.0, "seconds an install script may run", minimum=1),
+    Key("scripts.sandbox", "choice", "none", "what confines install scripts", choices=("none", "bwrap")),
+    Key("scripts.network", "choice", "on", "whether a sandboxed install script has a network", choices=("on", "off")),
     Key("denden.transport", "choice", "unix", "how agents reach Denden", choices=("unix", "tcp")),
     Key("session.isolation", "choice", "none", "where a run's agents work", choices=("none", "worktree")),
     Key("session.merge", "choice", "patch", "how a worktree session's work comes back",
         choices=("patch", "branch", "pr")),
     Key("session.remote", "string", "origin", "the git remote `--merge pr` pushes to"),
+    Key("session.sandbox", "choice", "none", "what confines a run's agents", choices=("none", "bwrap")),
+    Key("sandbox.network", "choice", "on", "whether sandboxed agents have a network", choices=("on", "off")),
+    Key("sandbox.writable", "list", (), "more paths sandboxed agents may write (absolute or ~/...)"),
+    Key("sandbox.hidden", "list", (), "more paths no sandboxed process sees (absolute or ~/...)"),
     Key("session.pass_env", "list", (), "more variables agents, wrappers, install scripts and tool hints inherit "
         "(NAME or PREFIX*)", item=_ENV_NAME, item_example='["SSH_AUTH_SOCK", "AWS_*"]'),
     Key("session.hide_env", "list", (), "variables they never get, even when a package declares them "
