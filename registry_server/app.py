@@ -17,6 +17,7 @@ from registry_server.errors import ApiError, error_response
 from registry_server.fresh import FreshReads
 from registry_server.hot import HotPaths
 from registry_server.limits import BodyPolicy, RequestLimits
+from registry_server.nosniff import NoSniff
 from registry_server.openapi import openapi_document
 from registry_server.ratelimit import DEFAULT_RATE, RateLimit
 from registry_server.slots import LARGE_BUDGET, WAIT
@@ -81,7 +82,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _crash(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
-    return error_response(500, "internal server error")
+    return error_response(500, "internal server error", {"X-Content-Type-Options": "nosniff"})  # outside NoSniff
 
 
 def create_app(
@@ -95,6 +96,7 @@ def create_app(
     fast_path: bool = True,
     closure: bool = True,
     closure_limit: int = MAX_CLOSURE,
+    public_url: str | None = None,
 ) -> Starlette:
     """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off).
 
@@ -103,9 +105,11 @@ def create_app(
     `fast_path=False` leaves out `HotPaths`, so every request goes through the router (the tests that
     prove the fast path answers what the handlers answer compare the two). `closure=False` leaves out
     `POST /closure` and `POST /archives` (a registry without the extension, for the client's fallback tests); `closure_limit`
-    is the most packages one closure answer visits.
+    is the most packages one closure answer visits. `public_url` is the address the pages name in their install
+    hints (never taken from a request's Host header); None leaves the hint out.
     """
     middleware = [  # outermost first: every early answer, a 429 included, passes the request limits' close
+        Middleware(NoSniff),
         Middleware(RequestLimits, policy=body_policy),
         Middleware(RateLimit, rate=rate_limit, burst=burst),
         Middleware(FreshReads),  # before any cache is read: drop them if another process changed the registry
@@ -121,4 +125,5 @@ def create_app(
     app.state.registry = Registry(storage, slot_wait=slot_wait, upload_budget=upload_budget)
     app.state.site = web.Site(app.state.registry)
     app.state.closure_limit = closure_limit
+    app.state.public_url = public_url.rstrip("/") if public_url else None
     return app

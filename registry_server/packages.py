@@ -17,6 +17,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.package import slug_error
 
 _SORTS = ("updated", "downloads", "stars")
+MAX_QUERY = 256  # characters of a search; ranking costs grow with the query's length
 _IMMUTABLE = "public, max-age=31536000, immutable"
 
 
@@ -130,6 +131,8 @@ async def search(request: Request) -> JSONResponse:
     query = (request.query_params.get("q") or "").strip()
     if not query:
         raise ApiError(400, "query parameter 'q' is required")
+    if len(query) > MAX_QUERY:
+        raise ApiError(400, f"query parameter 'q' has {len(query)} characters; the limit is {MAX_QUERY}")
     raw_kind = request.query_params.get("kind") or "all"
     kind = None if raw_kind == "all" else body_kind(raw_kind)
     limit = int_param(request, "limit", 20, 1, 100)

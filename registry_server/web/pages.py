@@ -11,13 +11,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from registry_server import packages
+from registry_server.packages import MAX_QUERY
 from registry_server.state import KINDS
 from registry_server.web.negotiation import not_html, wants_html
 from registry_server.web.templating import render
 from registry_server.web.views import NotFound, Site
 from strawpot.model.kinds import KIND_ORDER, Kind
-
-MAX_QUERY = 200
 
 
 def site(request: Request) -> Site:
@@ -44,7 +43,10 @@ async def search(request: Request) -> Response:
     """Browsers get the results page; API clients get exactly what /api/v1/search answers."""
     if not wants_html(request):
         return await packages.search(request)
-    query = (request.query_params.get("q") or "")[:MAX_QUERY]
+    query = request.query_params.get("q") or ""
+    if len(query) > MAX_QUERY:
+        message = f"A search of {len(query)} characters is longer than the limit of {MAX_QUERY}."
+        return render("missing.html", 400, message=message, heading="Search too long", kinds=KIND_ORDER)
     kind = _kind_param(request.query_params.get("kind"))
     try:
         page = int(request.query_params.get("page") or 1)
@@ -68,9 +70,9 @@ async def package(request: Request) -> Response:
     if not wants_html(request):
         return await packages.detail(request)
     slug, version = request.path_params["slug"], request.query_params.get("version")
-    base = str(request.base_url).rstrip("/")
     return await run_in_threadpool(
-        _page, "package.html", lambda: site(request).package(kind, slug, version), registry_url=base
+        _page, "package.html", lambda: site(request).package(kind, slug, version),
+        registry_url=request.app.state.public_url,  # configured, never the Host header a client sent
     )
 
 
