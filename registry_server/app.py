@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from registry_server import account, bundle, closure, packages, publish, resolve, web
+from registry_server.budget import ARCHIVES_BUDGET
 from registry_server.closure import MAX_CLOSURE
 from registry_server.errors import ApiError, error_response
 from registry_server.fresh import FreshReads
@@ -93,6 +94,7 @@ def create_app(
     body_policy: BodyPolicy | None = None,
     slot_wait: float = WAIT,
     upload_budget: int = LARGE_BUDGET,
+    archives_budget: int = ARCHIVES_BUDGET,
     fast_path: bool = True,
     closure: bool = True,
     closure_limit: int = MAX_CLOSURE,
@@ -101,7 +103,8 @@ def create_app(
     """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off).
 
     `body_policy` bounds every request body (size, deadline, minimum rate); `upload_budget` is the memory
-    (bytes) that large uploads share, and `slot_wait` how long a publish waits for its share before a 503.
+    (bytes) that large uploads share, `archives_budget` the archive bytes all `POST /archives` answers in
+    flight may still have to send (`registry_server.budget`), and `slot_wait` how long a publish waits for its share before a 503.
     `fast_path=False` leaves out `HotPaths`, so every request goes through the router (the tests that
     prove the fast path answers what the handlers answer compare the two). `closure=False` leaves out
     `POST /closure` and `POST /archives` (a registry without the extension, for the client's fallback tests); `closure_limit`
@@ -122,7 +125,8 @@ def create_app(
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _crash},
     )
     app.router.redirect_slashes = False
-    app.state.registry = Registry(storage, slot_wait=slot_wait, upload_budget=upload_budget)
+    app.state.registry = Registry(storage, slot_wait=slot_wait, upload_budget=upload_budget,
+                                  archives_budget=archives_budget)
     app.state.site = web.Site(app.state.registry)
     app.state.closure_limit = closure_limit
     app.state.public_url = public_url.rstrip("/") if public_url else None
