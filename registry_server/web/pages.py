@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -18,6 +21,9 @@ from registry_server.web.templating import render
 from registry_server.web.views import NotFound, Site
 from strawpot.model.kinds import KIND_ORDER, Kind
 
+PACKAGE_PAGE_THREADS = 1
+_package_pages = ThreadPoolExecutor(PACKAGE_PAGE_THREADS, thread_name_prefix="package-page")
+
 
 def site(request: Request) -> Site:
     found: Site = request.app.state.site
@@ -31,6 +37,17 @@ def _page(template: str, build: Callable[[], Any], **context: Any) -> Response:
     except NotFound as exc:
         return render("missing.html", 404, message=str(exc), kinds=KIND_ORDER)
     return render(template, page=data, kinds=KIND_ORDER, **context)
+
+
+async def _package_page(build: Callable[[], Any], **context: Any) -> Response:
+    """`_page` for a package page, on the `PACKAGE_PAGE_THREADS` thread(s) of its own.
+
+    A README can render to megabytes of HTML (and tens of MB of Markdown tokens while it does): memory is
+    bounded by how many are built at once, and by building them always on the same few threads, whose
+    allocator arenas are reused instead of one arena per worker thread of the shared pool keeping its own.
+    """
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_package_pages, functools.partial(_page, "package.html", build, **context))
 
 
 async def home(request: Request) -> Response:
@@ -70,8 +87,8 @@ async def package(request: Request) -> Response:
     if not wants_html(request):
         return await packages.detail(request)
     slug, version = request.path_params["slug"], request.query_params.get("version")
-    return await run_in_threadpool(
-        _page, "package.html", lambda: site(request).package(kind, slug, version),
+    return await _package_page(
+        lambda: site(request).package(kind, slug, version),
         registry_url=request.app.state.public_url,  # configured, never the Host header a client sent
     )
 
