@@ -15,7 +15,7 @@ so this is what keeps a crowd of them from tying the server up).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +84,7 @@ def _archive_chunks(reg: Registry, sha256: str) -> Iterator[bytes]:
     yield from chunks
 
 
-async def _stream(reg: Registry, chosen: list[Planned], head: bytes, reserved: int) -> AsyncIterator[bytes]:
+async def _stream(reg: Registry, chosen: list[Planned], head: bytes, reserved: int) -> AsyncGenerator[bytes, None]:
     try:
         yield head
         for item in chosen:
@@ -97,6 +97,19 @@ async def _stream(reg: Registry, chosen: list[Planned], head: bytes, reserved: i
         reg.archive_budget.give(reserved)
 
 
+class _Closing(StreamingResponse):
+    """A streamed answer whose generator is closed as soon as the answer ends, sent or cut (a client that went
+    away), so what it reserved from the budget comes back at once, not whenever it is garbage collected."""
+
+    body_iterator: AsyncGenerator[bytes, None]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.body_iterator.aclose()
+
+
 async def archives(request: Request) -> StreamingResponse:
     items = _items((await json_body(request)).get("items"))
     reg = registry(request)
@@ -104,7 +117,7 @@ async def archives(request: Request) -> StreamingResponse:
     total = sum(item.record.archive_size for item in chosen)
     reg.archive_budget.take(total)
     head = json.dumps([item.index() for item in chosen], separators=(",", ":")).encode() + b"\n"
-    return StreamingResponse(
+    return _Closing(
         _stream(reg, chosen, head, total), media_type="application/octet-stream",
         headers={"Cache-Control": "no-store", "Content-Length": str(len(head) + total)},
     )

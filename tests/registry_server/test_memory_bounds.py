@@ -3,8 +3,10 @@ rendered-page and version-list caches hold at most their bytes."""
 
 from __future__ import annotations
 
+import json
 import random
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import httpx
 from registry_server import MemoryStorage, create_app, create_token
 from registry_server.cache import VersionsCache
 from registry_server.web.mainfile import MainFiles
-from tests._live_registry import LiveRegistry
+from tests._live_registry import LiveRegistry, start_registry
 from tests.registry_server._helpers import Api, skill
 from tests.registry_server.conftest import TestClient, make_api
 from tests.registry_server.web.test_pages import page
@@ -39,16 +41,20 @@ class _PeakRss(threading.Thread):
             self.peak = max(self.peak, _rss_kb(self.pid))
 
 
-def test_concurrent_archives_of_a_30_mb_version_stream_instead_of_filling_memory(live_registry: LiveRegistry) -> None:
-    """12 clients at once for a 28 MB archive used to hold 12 copies (and their join) in memory."""
-    reg = live_registry
+def _publish_heavy(reg: LiveRegistry) -> None:
+    """skill heavy 1.0.0: three 9.5 MB files gzip cannot shrink, a 29 MB archive."""
     rng = random.Random(25)
     files = [("files", ("SKILL.md", skill("heavy")["SKILL.md"], "text/markdown"))]
     files += [("files", (f"part{i}.bin", rng.randbytes(9 * MB + MB // 2), "application/octet-stream")) for i in range(3)]
     done = httpx.post(f"{reg.url}/api/v1/skills", data={"slug": "heavy", "version": "1.0.0"}, files=files,
                       headers={"Authorization": f"Bearer {reg.token}"}, timeout=60)
     assert done.status_code == 201, done.text
-    del files
+
+
+def test_concurrent_archives_of_a_30_mb_version_stream_instead_of_filling_memory(live_registry: LiveRegistry) -> None:
+    """12 clients at once for a 28 MB archive used to hold 12 copies (and their join) in memory."""
+    reg = live_registry
+    _publish_heavy(reg)
     size = httpx.get(f"{reg.url}/api/v1/skills/heavy/versions", timeout=30).json()["versions"][0]["size"]
     assert size > 28 * MB
     sampler = _PeakRss(reg.process.pid)
@@ -69,6 +75,33 @@ def test_concurrent_archives_of_a_30_mb_version_stream_instead_of_filling_memory
     assert all(total > size for status, total in answers if status == 200)  # the index line and the whole archive
     grew_mb = (sampler.peak - before) / 1024
     assert grew_mb < 100, f"the server grew by {grew_mb:.0f} MB serving 12 × {size / MB:.0f} MB"
+
+
+def test_a_client_that_leaves_mid_answer_gives_its_share_of_the_budget_back(tmp_path: Path) -> None:
+    """Ten clients that read 1 MB of a 29 MB answer and hang up would hold 290 MB of a 256 MB budget forever."""
+    import socket
+
+    with start_registry(tmp_path) as reg:
+        _publish_heavy(reg)
+        body = json.dumps({"items": [ITEM]}).encode()
+        request = (f"POST /api/v1/archives HTTP/1.1\r\nHost: registry\r\nContent-Type: application/json\r\n"
+                   f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+        host, port = reg.url.removeprefix("http://").split(":")
+        for _ in range(10):
+            with socket.create_connection((host, int(port)), timeout=30) as sock:
+                sock.sendall(request)
+                taken = 0
+                while taken < MB:
+                    taken += len(sock.recv(65536))
+                assert taken >= MB
+        time.sleep(0.5)  # the server notices the closed sockets
+        statuses = []
+        for _ in range(3):
+            with httpx.Client(timeout=60) as http, http.stream("POST", f"{reg.url}/api/v1/archives",
+                                                               json={"items": [ITEM]}) as answer:
+                statuses.append(answer.status_code)
+                answer.read()
+    assert statuses == [200, 200, 200]
 
 
 def test_past_the_in_flight_budget_archives_is_a_503_with_retry_after() -> None:
