@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import pytest
 
 from registry_server import MemoryStorage, create_app, create_token
 from registry_server.cache import VersionsCache
@@ -142,3 +143,17 @@ def test_the_version_list_cache_is_bounded_by_bytes() -> None:
             assert api.client.get(f"/api/v1/skills/pkg{i}/versions").status_code == 200
     assert 0 < reg.versions.size <= 64 * 1024
     assert reg.versions.size == sum(e.weight() for e in reg.versions._entries.values())
+
+
+def test_the_search_token_cache_is_bounded_by_bytes(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    from registry_server import search
+
+    monkeypatch.setattr(search, "MAX_FIELDS_BYTES", 200_000)
+    monkeypatch.setattr(search, "_cached", {})
+    monkeypatch.setattr(search, "_cached_bytes", [0])
+    for i in range(12):
+        api.ok("skill", skill(f"wordy{i}", description=" ".join(f"w{i}x{j}" for j in range(4000))))
+    hits = api.client.get("/api/v1/search", params={"q": "wordy"}).json()["results"]
+    assert len(hits) == 12
+    assert 0 < search._cached_bytes[0] <= 200_000
+    assert len(search._cached) < 12  # it started over rather than grow past its bytes
