@@ -76,14 +76,15 @@ class S3Blobs:
         log.warning("S3 %s on %s failed: %s", operation, self.url, cause)
         return StorageUnavailable(f"the S3 store {self.url} is unavailable: {operation}: {cause}")
 
-    def _call(self, method: Any, **kwargs: Any) -> Any:
+    def _call(self, method: Any, operation: str = "", **kwargs: Any) -> Any:
         """`method(**kwargs)`; every failure (a missing object included) as `StorageUnavailable`."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
             return method(**kwargs)
         except (ClientError, BotoCoreError) as exc:  # refused, throttled, no connection, timeouts, a closed socket
-            raise self._unavailable(method.__name__, exc) from None
+            name = operation or self.client.meta.method_to_api_mapping.get(method.__name__, method.__name__)
+            raise self._unavailable(name, exc) from None
 
     def key(self, sha256: str) -> str:
         if not SHA_RE.match(sha256):
@@ -145,7 +146,7 @@ class S3Blobs:
     def list(self) -> Iterator[tuple[str, float]]:
         pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix)
         found = iter(pages)
-        while (page := self._call(_next_page, pages=found)) is not None:
+        while (page := self._call(lambda: next(found, None), "ListObjectsV2")) is not None:
             for obj in page.get("Contents", []):
                 name = obj["Key"].rsplit("/", 1)[-1]
                 if SHA_RE.match(name):
@@ -154,7 +155,3 @@ class S3Blobs:
     def delete(self, sha256: str) -> None:
         self._call(self.client.delete_object, Bucket=self.bucket, Key=self.key(sha256))
 
-
-def _next_page(pages: Iterator[dict[str, Any]]) -> dict[str, Any] | None:
-    """ListObjectsV2, one page at a time (a named function, so a failure names the operation)."""
-    return next(pages, None)

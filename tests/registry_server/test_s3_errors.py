@@ -47,7 +47,7 @@ def test_a_missing_key_is_none_and_a_denied_one_is_unavailable(s3: S3Server, buc
     assert blobs.get(kept) == b"kept" and b"".join(blobs.open(kept) or []) == b"kept"
     _deny(s3.endpoint, bucket, "s3:GetObject", "s3:PutObject")
     for attempt in (lambda: blobs.get(kept), lambda: blobs.open(kept), lambda: blobs.put(b"new")):
-        with pytest.raises(StorageUnavailable, match=r"unavailable: (GetObject|put_object): (AccessDenied|403)"):
+        with pytest.raises(StorageUnavailable, match=r"unavailable: (GetObject|PutObject): (AccessDenied|403)"):
             attempt()
 
 
@@ -108,3 +108,4 @@ def test_remote_blobs_are_read_off_the_event_loop_and_large_ones_streamed(s3: S3
     assert raw.content == big and len(whole.content) > len(big)
     assert [on_loop for _, on_loop in blobs.whole_reads] == [False] * len(blobs.whole_reads)
     assert all(size <= 1024 * 1024 for size, _ in blobs.whole_reads)  # the archive and data.bin came in chunks
+
