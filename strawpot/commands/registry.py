@@ -128,7 +128,8 @@ def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str
        grace: str) -> None:
     """Remove blobs that no version of a live package references (deleted packages' files included)."""
     from registry_server.gc import collect, parse_duration
-    from strawpot.model.errors import UsageError
+    from registry_server.storage.base import StorageUnavailable
+    from strawpot.model.errors import StrawpotError, UsageError
 
     try:
         seconds = parse_duration(grace)
@@ -137,6 +138,8 @@ def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str
     storage = _open_storage(_spec(data_dir, database, blobs, s3_endpoint))
     try:
         report = collect(storage, grace=seconds, dry_run=dry_run)
+    except StorageUnavailable as exc:  # refused or unreachable mid-way: one line, nothing more is removed
+        raise StrawpotError(str(exc)) from None
     finally:
         storage.close()
     verb = "would remove" if dry_run else "removed"
