@@ -109,3 +109,18 @@ def test_remote_blobs_are_read_off_the_event_loop_and_large_ones_streamed(s3: S3
     assert [on_loop for _, on_loop in blobs.whole_reads] == [False] * len(blobs.whole_reads)
     assert all(size <= 1024 * 1024 for size, _ in blobs.whole_reads)  # the archive and data.bin came in chunks
 
+
+
+def test_gc_against_a_bucket_that_denies_deletes_is_one_line_and_exit_1(s3: S3Server, bucket: str,
+                                                                         tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    S3Blobs(f"s3://{bucket}/p", endpoint=s3.endpoint).put(b"an orphan")
+    _deny(s3.endpoint, bucket, "s3:DeleteObject")
+    done = subprocess.run([sys.executable, "-m", "strawpot.cli", "registry", "gc", "--grace", "0s", "--data",
+                           str(tmp_path / "data"), "--blobs", f"s3://{bucket}/p", "--s3-endpoint", s3.endpoint],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "DeleteObject: AccessDenied" in done.stderr or "DeleteObject: 403" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 2, done.stderr
