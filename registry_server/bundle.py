@@ -90,11 +90,11 @@ async def _stream(reg: Registry, chosen: list[Planned], head: bytes, reserved: i
         for item in chosen:
             async for chunk in iterate_in_threadpool(_archive_chunks(reg, item.record.archive_sha256)):
                 yield chunk
-            reg.archive_budget.give(item.record.archive_size)
+            reg.archives_in_flight.give(item.record.archive_size)
             reserved -= item.record.archive_size
             reg.downloads.add(item.kind, item.slug)
     finally:  # also when the client went away mid-answer
-        reg.archive_budget.give(reserved)
+        reg.archives_in_flight.give(reserved)
 
 
 class _Closing(StreamingResponse):
@@ -115,7 +115,7 @@ async def archives(request: Request) -> StreamingResponse:
     reg = registry(request)
     chosen = await run_in_threadpool(plan, reg, items)
     total = sum(item.record.archive_size for item in chosen)
-    reg.archive_budget.take(total)
+    reg.archives_in_flight.take(total)
     head = json.dumps([item.index() for item in chosen], separators=(",", ":")).encode() + b"\n"
     return _Closing(
         _stream(reg, chosen, head, total), media_type="application/octet-stream",

@@ -25,7 +25,7 @@ class Registry:
     versions: VersionsCache = field(init=False)
     blobs: BlobCache = field(init=False)
     downloads: DownloadTally = field(init=False)
-    archive_budget: ByteBudget = field(init=False)
+    archives_in_flight: ByteBudget = field(init=False)
     slot_wait: float = WAIT
     upload_budget: int = LARGE_BUDGET
     archives_budget: int = ARCHIVES_BUDGET
@@ -37,7 +37,7 @@ class Registry:
         self.versions = VersionsCache(self.storage)
         self.blobs = BlobCache(self.storage)
         self.downloads = DownloadTally(self.storage)
-        self.archive_budget = ByteBudget(self.archives_budget)
+        self.archives_in_flight = ByteBudget(self.archives_budget)
 
     def upload_slots(self) -> UploadSlots:
         """The upload slots (created on first use, inside the event loop)."""

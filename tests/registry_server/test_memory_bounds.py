@@ -114,7 +114,7 @@ def test_past_the_in_flight_budget_archives_is_a_503_with_retry_after() -> None:
         api.ok("skill", skill("light"))
         refused = api.client.post("/api/v1/archives", json={"items": [ITEM]})
         light = api.client.post("/api/v1/archives", json={"items": [{**ITEM, "slug": "light"}]})
-        budget = client.app.state.registry.archive_budget  # type: ignore[attr-defined]
+        budget = client.app.state.registry.archives_in_flight  # type: ignore[attr-defined]
     assert refused.status_code == 503 and refused.headers["retry-after"] == "2", refused.text
     assert "at most 2000 at once" in refused.json()["error"]
     assert light.status_code == 200 and int(light.headers["content-length"]) == len(light.content)
