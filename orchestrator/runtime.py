@@ -46,6 +46,9 @@ class WrapperRuntime:
         return subprocess.call([str(self.wrapper), "setup"], env=None if env is None else dict(env), cwd=cwd)
 
     def build(self, request: BuildRequest, env: Mapping[str, str]) -> LaunchSpec:
+        too_large = request.oversize(env)
+        if too_large:
+            raise RuntimeFailure(f"{self.name}: {too_large}")
         try:
             proc = subprocess.run(
                 [str(self.wrapper), *request.argv()], capture_output=True, text=True,
@@ -70,13 +73,14 @@ class WrapperRuntime:
 
 
 def start_process(spec: LaunchSpec, env: Mapping[str, str], workspace: Path, *, attach: bool = False) -> AgentProcess:
+    """Start `spec.cmd` with `env` and, over it, the variables the wrapper's `build` asked for."""
     workspace.mkdir(parents=True, exist_ok=True)
     log_path = workspace / LOG_FILE
     with open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log_fh:
         out = None if attach else log_fh
         try:
             proc = subprocess.Popen(
-                spec.cmd, cwd=spec.cwd, env=dict(env), stdout=out, stderr=out,
+                spec.cmd, cwd=spec.cwd, env={**env, **spec.env}, stdout=out, stderr=out,
                 stdin=None if attach else subprocess.DEVNULL, start_new_session=not attach,
             )
         except OSError as exc:

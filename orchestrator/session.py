@@ -57,6 +57,7 @@ class AgentRecord:
     error: str = ""
     session_id: str = ""  # a resumable agent's conversation id, recorded before it is spawned
     packages: list[str] = field(default_factory=list)  # what was staged for it: "kind:name@version"
+    via_wildcard: list[str] = field(default_factory=list)  # those of `packages` only a `*` of its role brought in
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentRecord:

@@ -55,7 +55,10 @@ def command(action: str | None, run_id: str | None, prune: bool, project: Path |
         raise UsageError(f"unexpected argument {run_id!r}", hint="did you mean `strawpot sessions show RUN_ID`?")
     if prune:
         from orchestrator.leftovers import prune as prune_leftovers
+        from orchestrator.leftovers import recover
 
+        for line in recover(the_project.dir):
+            click.echo(line, err=True)
         pruned = prune_leftovers(the_project.sessions_dir, the_project.dir)
         if as_json:
             print_json({"pruned": [str(r.get("run_id")) for r in pruned]})
@@ -100,6 +103,8 @@ def _show(data: dict[str, Any], as_json: bool) -> None:
         session = f", session {agent['session_id']}" if agent.get("session_id") else ""
         lines.append(f"agent {agent.get('agent_id')}: role {agent.get('role')}, {agent.get('agent')}, "
                      f"{agent.get('state')}{session}")
+        if agent.get("via_wildcard"):
+            lines.append(f"  staged through `*`: {', '.join(map(str, agent['via_wildcard']))}")
     inputs = data.get("inputs")
     if isinstance(inputs, dict):
         lines.append("inputs:")

@@ -148,12 +148,14 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     from orchestrator.tmux import forget_own_socket, session_name
     from strawpot.commands._interactive import exit_code_of
     from strawpot.model.errors import StrawpotError
+    from strawpot.settings import env_policy, load_settings
 
     err = Console(stderr=True, quiet=progress == "json")
     asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr))
     observer = JsonProgress(sys.stderr, run_id) if progress == "json" else None
     launch = Launch(prepared, task=task or "", asker=asker, run_id=run_id,
-                    tmux=session_name(run_id) if in_tmux else "", observer=observer, reopen=resume_agent is not None)
+                    tmux=session_name(run_id) if in_tmux else "", observer=observer, reopen=resume_agent is not None,
+                    env_policy=env_policy(load_settings(prepared.project)))
     err.print(f"run {run_id}: role {prepared.role}, Denden on {launch.server.address}", highlight=False)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
@@ -175,15 +177,16 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
         if in_tmux:
             forget_own_socket()
     launch.close(done.state, done.exit_code)
-    code = exit_code_of(done.state, done.exit_code)
+    state = launch.session.state  # `failed` when the merge-back itself broke
+    code = exit_code_of(state, done.exit_code) or (1 if state == "failed" else 0)
     if launch.merged.message:
         err.print(launch.merged.message, highlight=False, soft_wrap=True)
     if as_json:
-        print_json({"run_id": run_id, "role": prepared.role, "state": done.state,
+        print_json({"run_id": run_id, "role": prepared.role, "state": state,
                     "exit_code": code, "result": done.output})
     elif done.output:
         click.echo(done.output)
-    err.print(f"run {run_id} {done.state} (exit code {code})", highlight=False)
+    err.print(f"run {run_id} {state} (exit code {code})", highlight=False)
     if done.state == "paused":
         err.print(f"continue it with `strawpot resume {run_id}`", highlight=False)
     if launch.merged.error is not None:
