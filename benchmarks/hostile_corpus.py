@@ -37,6 +37,7 @@ from tests.registry_server.hostile_http import (  # noqa: E402
 )
 
 MB = 1 << 20
+_BULK = ("POST /archives", "120 views", "publish heavy")  # bulk transfers: their seconds are bandwidth, not stalls
 
 
 class Sampler(threading.Thread):
@@ -108,6 +109,95 @@ def corpus(run: Run) -> None:
     run.publish("re-publish after an admin DELETE", "gone", main_md("gone", "1.2.0"), token=owner, version="1.2.0")
 
 
+def bad_input(run: Run) -> None:
+    """Issue 25's input the database cannot store, a renamed file, a long search, a forged Host: each a 4xx."""
+    url = run.reg.url
+    for case, line in (("a lone surrogate in the description", 'description: "half \\ud83d"'),
+                       ("a NUL in the description", 'description: "nul \\0"')):
+        main = f"---\nname: odd\nversion: 1.0.0\n{line}\n---\n\nBody.\n".encode()
+        run.publish(f"publish: {case}", "odd", main)
+    run.publish("publish: a NUL in displayName", "odd", main_md("odd"), extra_fields={"displayName": "a\x00b"})
+    run.publish("publish: a file named ..\\evil.md", "odd", main_md("odd"), extra={"..\\evil.md": b"x"})
+    long = "q" * (15 * 1024)
+    for i in range(16):
+        run.record(f"15 KB search ({i + 1} of 16)", send(url, head("GET", f"/api/v1/search?q={long}", {})))
+    forged = send(url, b"GET /skills/calm HTTP/1.1\r\nHost: evil.example\r\nAccept: text/html\r\n\r\n")
+    run.record("package page with a forged Host", forged,
+               "the forged host is on the page" if b"evil.example" in forged.body else "Host not used")
+
+
+def _gallery(i: int) -> bytes:
+    """A 250 KB README of reference images that renders to about 5 MB of HTML."""
+    ref = f"[img]: https://images.example.org/reference/{'r' * 120}/{i}.png\n\n"
+    return main_md(f"gallery{i}", body=ref + "![i][img]" * (250_000 // 9) + "\n")
+
+
+def memory_cases(run: Run, sampler: Sampler, phases: dict[str, int]) -> dict[str, float]:
+    """40 concurrent `/archives` of two ~30 MB versions, then 120 versions' 5 MB pages viewed once each."""
+    import random
+
+    import httpx
+
+    url, token = run.reg.url, run.reg.token
+    rng = random.Random(25)
+    for slug in ("heavy-a", "heavy-b"):
+        extra = {f"part{i}.bin": rng.randbytes(10 * MB - 64 * 1024) for i in range(3)}
+        run.publish(f"publish {slug} (30 MB, incompressible)", slug, main_md(slug), extra=extra)
+    phases["two 30 MB publishes"] = sampler.peak_kb
+    items = [{"kind": "skill", "slug": s, "version": "1.0.0"} for s in ("heavy-a", "heavy-b")]
+    figures: dict[str, float] = {}
+
+    def bundle(i: int) -> None:
+        started = time.monotonic()
+        try:
+            with httpx.Client(timeout=120) as http, http.stream("POST", f"{url}/api/v1/archives",
+                                                               json={"items": items}) as answer:
+                size = sum(len(chunk) for chunk in answer.iter_bytes(256 * 1024))
+                status = answer.status_code
+        except httpx.HTTPError as exc:
+            status, size = 0, 0
+            print(f"  /archives {i}: {exc!r}", file=sys.stderr)
+        note = f"{size / MB:.1f} MB streamed" if status == 200 else f"{size} B"
+        run.record(f"POST /archives, 2 × 30 MB ({i + 1:2} of 40 at once)",
+                   Answer(status, b"", time.monotonic() - started), note)
+
+    threads = [threading.Thread(target=bundle, args=(i,)) for i in range(40)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    figures["archives_seconds"] = time.monotonic() - started
+    phases["40 /archives at once"] = sampler.peak_kb
+    for i in range(120):
+        body, ctype = publish_body(f"gallery{i}", _gallery(i))
+        answer = post(url, "/api/v1/skills", body, content_type=ctype, token=token, timeout=60)
+        if answer.status != 201:
+            run.record(f"publish gallery{i}", answer)
+    pages: list[Answer] = []
+    lock = threading.Lock()
+
+    def view(ids: range) -> None:
+        for i in ids:
+            got = send(url, head("GET", f"/skills/gallery{i}", {"Accept": "text/html"}), timeout=120)
+            with lock:
+                pages.append(got)
+
+    threads = [threading.Thread(target=view, args=(range(k, 120, 8),)) for k in range(8)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    figures["pages_seconds"] = time.monotonic() - started
+    phases["120 page views"] = sampler.peak_kb
+    sizes = sorted(len(p.body) for p in pages if p.status == 200)
+    statuses = sorted({p.status for p in pages})
+    run.record("120 views of 5 MB pages (8 at a time)", Answer(max(statuses), b"", figures["pages_seconds"]),
+               f"statuses {statuses}, pages of {sizes[0] / MB:.1f}-{sizes[-1] / MB:.1f} MB" if sizes else "no page")
+    return figures
+
+
 def _zeros(total: int) -> Iterator[bytes]:
     chunk = bytes(MB)
     for _ in range(total // MB):
@@ -176,6 +266,9 @@ def main() -> int:
         users = [reg.create_token(f"user{i}") for i in range(10)]
         corpus(run)
         slow = slow_uploads(run, users)
+        bad_input(run)
+        phases = {"before the memory cases": sampler.peak_kb}
+        figures = memory_cases(run, sampler, phases)
         alive = send(reg.url, head("GET", "/api/v1/skills", {}))
         sampler.stop.set()
         hwm_kb = sampler.field("VmHWM")
@@ -189,12 +282,15 @@ def main() -> int:
     print("and slow request heads (closed 10 s after the connection opened):")
     for case, answer, note in sorted(slow):
         print(f"{case:<{width}}  {answer.status:>6}  {answer.seconds:7.3f}  {note}")
-    server_errors = sum(1 for c, a, _ in rows + slow if a.status >= 500 or (a.status == 0 and "request head" not in c))
-    slow_answers = [r for r in rows if r[1].seconds > 2]
-    print(f"\nserver process: {'CRASHED' if crashed else 'alive'}; 5xx or no answer: {server_errors}; "
+    # A 503 (with Retry-After) is a refusal by design: a budget or the storage said "not now".
+    server_errors = sum(1 for c, a, _ in rows + slow
+                        if (a.status >= 500 and a.status != 503) or (a.status == 0 and "request head" not in c))
+    slow_answers = [r for r in rows if r[1].seconds > 2 and not r[0].startswith(_BULK)]
+    print(f"\nserver process: {'CRASHED' if crashed else 'alive'}; 5xx but 503, or no answer: {server_errors}; "
           f"answers over 2 s (slow uploads apart): {len(slow_answers)}")
     print(f"server RSS: {idle_kb / 1024:.0f} MB at rest, peak sampled {sampler.peak_kb / 1024:.0f} MB, "
           f"VmHWM {hwm_kb / 1024:.0f} MB")
+    print("peak RSS up to the end of: " + ", ".join(f"{k} {v / 1024:.0f} MB" for k, v in phases.items()))
     print(f"slow uploads and heads: {len(slow)} ended, statuses {sorted({a.status for _, a, _ in slow})} (0: closed), "
           f"longest {max(a.seconds for _, a, _ in slow):.1f} s")
     if args.json:
@@ -203,9 +299,9 @@ def main() -> int:
             "slow_uploads": [{"case": c, "status": a.status, "seconds": round(a.seconds, 2)} for c, a, _ in slow],
             "crashed": crashed, "server_errors": server_errors, "over_2s": len(slow_answers),
             "rss_idle_mb": round(idle_kb / 1024), "rss_peak_mb": round(sampler.peak_kb / 1024),
-            "vm_hwm_mb": round(hwm_kb / 1024),
+            "vm_hwm_mb": round(hwm_kb / 1024), **{k: round(v, 2) for k, v in figures.items()},
         }, indent=2) + "\n")
-    return 1 if crashed or server_errors or slow_answers or hwm_kb > 200 * 1024 else 0
+    return 1 if crashed or server_errors or slow_answers or hwm_kb > 400 * 1024 else 0
 
 
 if __name__ == "__main__":

@@ -12,11 +12,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from registry_server import account, batch, bundle, closure, packages, publish, resolve, web
+from registry_server.budget import ARCHIVES_BUDGET
 from registry_server.closure import MAX_CLOSURE
 from registry_server.errors import ApiError, error_response
 from registry_server.fresh import FreshReads
 from registry_server.hot import HotPaths
 from registry_server.limits import BodyPolicy, RequestLimits
+from registry_server.nosniff import NoSniff
 from registry_server.openapi import openapi_document
 from registry_server.ratelimit import DEFAULT_RATE, RateLimit
 from registry_server.slots import LARGE_BUDGET, WAIT
@@ -82,7 +84,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _crash(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
-    return error_response(500, "internal server error")
+    return error_response(500, "internal server error", {"X-Content-Type-Options": "nosniff"})  # outside NoSniff
 
 
 def create_app(
@@ -93,20 +95,25 @@ def create_app(
     body_policy: BodyPolicy | None = None,
     slot_wait: float = WAIT,
     upload_budget: int = LARGE_BUDGET,
+    archives_budget: int = ARCHIVES_BUDGET,
     fast_path: bool = True,
     closure: bool = True,
     closure_limit: int = MAX_CLOSURE,
+    public_url: str | None = None,
 ) -> Starlette:
     """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off).
 
     `body_policy` bounds every request body (size, deadline, minimum rate); `upload_budget` is the memory
-    (bytes) that large uploads share, and `slot_wait` how long a publish waits for its share before a 503.
+    (bytes) that large uploads share, `archives_budget` the archive bytes all `POST /archives` answers in
+    flight may still have to send (`registry_server.budget`), and `slot_wait` how long a publish waits for its share before a 503.
     `fast_path=False` leaves out `HotPaths`, so every request goes through the router (the tests that
     prove the fast path answers what the handlers answer compare the two). `closure=False` leaves out
     `POST /closure` and `POST /archives` (a registry without the extension, for the client's fallback tests); `closure_limit`
-    is the most packages one closure answer visits.
+    is the most packages one closure answer visits. `public_url` is the address the pages name in their install
+    hints (never taken from a request's Host header); None leaves the hint out.
     """
     middleware = [  # outermost first: every early answer, a 429 included, passes the request limits' close
+        Middleware(NoSniff),
         Middleware(RequestLimits, policy=body_policy),
         Middleware(RateLimit, rate=rate_limit, burst=burst),
         Middleware(FreshReads),  # before any cache is read: drop them if another process changed the registry
@@ -119,7 +126,9 @@ def create_app(
         exception_handlers={ApiError: _api_error, HTTPException: _http_error, Exception: _crash},
     )
     app.router.redirect_slashes = False
-    app.state.registry = Registry(storage, slot_wait=slot_wait, upload_budget=upload_budget)
+    app.state.registry = Registry(storage, slot_wait=slot_wait, upload_budget=upload_budget,
+                                  archives_budget=archives_budget)
     app.state.site = web.Site(app.state.registry)
     app.state.closure_limit = closure_limit
+    app.state.public_url = public_url.rstrip("/") if public_url else None
     return app

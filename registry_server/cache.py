@@ -14,6 +14,7 @@ from registry_server.storage.base import Storage, VersionRecord
 from strawpot.model.kinds import Kind
 
 MAX_PACKAGES = 10_000
+MAX_VERSIONS_BYTES = 64 * 1024 * 1024  # the rendered bodies (and, about as large, the records behind them)
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,10 @@ class PackageVersions:
     latest: VersionRecord | None
     body: bytes
     etag: str
+
+    def weight(self) -> int:
+        """Roughly the bytes it holds: the body, and the records it was rendered from (about as many)."""
+        return 2 * len(self.body) + 512
 
 
 def latest_of(records: tuple[VersionRecord, ...]) -> VersionRecord | None:
@@ -48,15 +53,17 @@ def build_entry(kind: Kind, slug: str, records: list[VersionRecord]) -> PackageV
 
 
 class VersionsCache:
-    """(kind, slug) → PackageVersions; a publish, yank or delete invalidates its package.
+    """(kind, slug) → PackageVersions, oldest out first past `max_bytes` (or `MAX_PACKAGES` packages); a publish,
+    yank or delete invalidates its package.
 
     A generation counter per key (and an epoch for `clear`) keeps a slow load that raced an invalidation
     from storing stale data. The cache is per process; `Registry.sync` clears it when another process
     changed the registry.
     """
 
-    def __init__(self, storage: Storage) -> None:
-        self.storage = storage
+    def __init__(self, storage: Storage, max_bytes: int = MAX_VERSIONS_BYTES) -> None:
+        self.storage, self.max_bytes = storage, max_bytes
+        self.size = 0
         self._entries: dict[tuple[Kind, str], PackageVersions] = {}
         self._generation: dict[tuple[Kind, str], int] = {}
         self._epoch = 0
@@ -77,22 +84,26 @@ class VersionsCache:
             return None
         entry = build_entry(kind, slug, records)
         with self._lock:
-            if self._generation.get(key, 0) == generation and self._epoch == epoch:
-                if len(self._entries) >= MAX_PACKAGES:
-                    self._entries.pop(next(iter(self._entries)))
+            if self._generation.get(key, 0) == generation and self._epoch == epoch and key not in self._entries \
+                    and entry.weight() <= self.max_bytes:
                 self._entries[key] = entry
+                self.size += entry.weight()
+                while self.size > self.max_bytes or len(self._entries) > MAX_PACKAGES:  # the oldest out first
+                    self.size -= self._entries.pop(next(iter(self._entries))).weight()
         return entry
 
     def invalidate(self, kind: Kind, slug: str) -> None:
         key = (kind, slug)
         with self._lock:
             self._generation[key] = self._generation.get(key, 0) + 1
-            self._entries.pop(key, None)
+            gone = self._entries.pop(key, None)
+            self.size -= gone.weight() if gone is not None else 0
 
     def clear(self) -> None:
         with self._lock:
             self._epoch += 1
             self._entries.clear()
+            self.size = 0
 
 
 class BlobCache:
@@ -139,6 +150,7 @@ class BlobCache:
                 known = "application/octet-stream"
             else:
                 known = "text/plain; charset=utf-8"
-            if len(self._types) < 100_000:
-                self._types[sha256] = known
+            if len(self._types) >= 10_000:  # ~2 MB at most; re-deciding a type costs one decode of a small blob
+                self._types.clear()
+            self._types[sha256] = known
         return known

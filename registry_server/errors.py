@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from starlette.responses import JSONResponse
+
+
+class _AsciiJSON(JSONResponse):
+    """JSON with every non-ASCII character escaped: an error may quote input holding a lone surrogate, which
+    UTF-8 cannot encode (`\\ud83d` is valid JSON text; the raw character would make the answer a 500)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
 class ApiError(Exception):
@@ -19,8 +28,8 @@ class ApiError(Exception):
         self.extra = extra
 
     def response(self) -> JSONResponse:
-        return JSONResponse({"error": self.message, **self.extra}, status_code=self.status, headers=self.headers)
+        return _AsciiJSON({"error": self.message, **self.extra}, status_code=self.status, headers=self.headers)
 
 
 def error_response(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
+    return _AsciiJSON({"error": message}, status_code=status, headers=headers)

@@ -2,8 +2,9 @@
 
 Everything else (and every miss) goes through Starlette unchanged; the answers are byte-for-byte
 the ones the handlers in `packages.py` give. A version list not cached yet is loaded here (in a
-worker thread) rather than after routing; a small blob not cached yet is read here directly (a
-few KB from the blob directory costs less than the thread hop it would take to read it elsewhere).
+worker thread) rather than after routing; a small blob not cached yet is read here directly when it is
+local (a few KB from the blob directory costs less than the thread hop it would take to read it
+elsewhere), and left to the handler's worker thread when it is remote (S3).
 """
 
 from __future__ import annotations
@@ -108,9 +109,10 @@ class HotPaths:
 
 
 def _small_blob(reg: Registry, sha256: str, size: int) -> bytes | None:
-    """A cached blob, or a small one read now; None for a large one not in the cache."""
+    """A cached blob, or a small local one read now; None for a large one or a remote one not in the cache
+    (the handler reads those in a worker thread: a GET from S3 must never stall the event loop)."""
     data = reg.blobs.peek(sha256)
-    if data is None and size <= _INLINE_READ:
+    if data is None and size <= _INLINE_READ and not reg.storage.remote_blobs:
         data = reg.blobs.load(sha256)
     return data
 

@@ -21,6 +21,9 @@ MAX_FIELD_SIZE = 1024 * 1024
 MAX_PARTS = MAX_FILES + 50  # every file, the form fields, and room for validation to name the extra files
 MAX_PART_HEADERS = 8 * 1024  # all header bytes of one part (python-multipart bounds each line, not the sum)
 MAX_BOUNDARY = 70  # RFC 2046 §5.1.1
+# Only `\"` and `\\` are unescaped in a quoted name: browsers and curl send a Windows path's backslash as it
+# is, so `"..\evil.md"` must arrive as `..\evil.md` (and be refused), not as an innocent `..evil.md`.
+_QUOTED_PAIR = re.compile(r'\\(["\\])')
 _BATCH_FILES = re.compile(r"[0-9]{1,4}\.files")
 _PARAM_RE = re.compile(r';\s*([A-Za-z0-9*_.-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)')
 
@@ -49,7 +52,7 @@ class Upload:
 
 
 def disposition_params(header: str) -> dict[str, str]:
-    """Parameters of a Content-Disposition value: quoted strings unescaped, nothing else rewritten.
+    """Parameters of a Content-Disposition value: `\\"` and `\\\\` unescaped in quoted strings, nothing else rewritten.
 
     (python-multipart's own parser strips Windows-style directories from file names, which would turn
     a name we must refuse into an innocent one.) `filename*` (RFC 5987) wins over `filename`.
@@ -59,7 +62,7 @@ def disposition_params(header: str) -> dict[str, str]:
     for key, raw in _PARAM_RE.findall(header):
         key, value = key.lower(), raw.strip()
         if len(value) >= 2 and value[0] == value[-1] == '"':
-            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+            value = _QUOTED_PAIR.sub(r"\1", value[1:-1])
         if key.endswith("*"):
             charset, _, rest = value.partition("'")
             _, _, encoded = rest.partition("'")

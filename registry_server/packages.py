@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from starlette.concurrency import run_in_threadpool
+from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 
 from registry_server.cache import PackageVersions
 from registry_server.errors import ApiError
@@ -17,6 +17,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.package import slug_error
 
 _SORTS = ("updated", "downloads", "stars")
+MAX_QUERY = 256  # characters of a search; ranking costs grow with the query's length
 _IMMUTABLE = "public, max-age=31536000, immutable"
 
 
@@ -89,12 +90,22 @@ async def file(request: Request) -> Response:
     headers = {"ETag": f'"{entry.sha256}"', "Cache-Control": _IMMUTABLE if version else "no-cache"}
     if etag_matches(request, headers["ETag"]):
         return Response(status_code=304, headers=headers)
-    if entry.size > reg.blobs.max_item and (blob := reg.storage.blob_path(entry.sha256)) is not None:
-        return FileResponse(blob, media_type="application/octet-stream", headers=headers)  # streamed, not buffered
+    if entry.size > reg.blobs.max_item:  # streamed, never whole in memory
+        return await streamed_blob(reg, entry.sha256, "application/octet-stream", headers, f"the stored bytes of {path!r}")
     data = reg.blobs.peek(entry.sha256) or await run_in_threadpool(reg.blobs.load, entry.sha256)
     if data is None:
         raise ApiError(500, f"the stored bytes of {path!r} are missing")
     return Response(data, media_type=reg.blobs.content_type(entry.sha256, data), headers=headers)
+
+
+async def streamed_blob(reg: Registry, sha256: str, media_type: str, headers: dict[str, str], what: str) -> Response:
+    """A large blob sent as it is read: a local file as it is, a remote one a chunk at a time off the event loop."""
+    if (path := reg.storage.blob_path(sha256)) is not None:
+        return FileResponse(path, media_type=media_type, headers=headers)
+    chunks = await run_in_threadpool(reg.storage.open_blob, sha256)
+    if chunks is None:
+        raise ApiError(500, f"{what} is missing")
+    return StreamingResponse(iterate_in_threadpool(chunks), media_type=media_type, headers=headers)
 
 
 async def versions(request: Request) -> Response:
@@ -115,8 +126,8 @@ async def archive(request: Request) -> Response:
     if etag_matches(request, headers["ETag"]):
         return Response(status_code=304, headers=headers)
     response: Response
-    if record.archive_size > reg.blobs.max_item and (path := reg.storage.blob_path(record.archive_sha256)) is not None:
-        response = FileResponse(path, media_type="application/gzip", headers=headers)  # streamed, not buffered
+    if record.archive_size > reg.blobs.max_item:  # streamed, never whole in memory
+        response = await streamed_blob(reg, record.archive_sha256, "application/gzip", headers, "the stored archive")
     else:
         data = reg.blobs.peek(record.archive_sha256) or await run_in_threadpool(reg.blobs.load, record.archive_sha256)
         if data is None:
@@ -130,6 +141,8 @@ async def search(request: Request) -> JSONResponse:
     query = (request.query_params.get("q") or "").strip()
     if not query:
         raise ApiError(400, "query parameter 'q' is required")
+    if len(query) > MAX_QUERY:
+        raise ApiError(400, f"query parameter 'q' has {len(query)} characters; the limit is {MAX_QUERY}")
     raw_kind = request.query_params.get("kind") or "all"
     kind = None if raw_kind == "all" else body_kind(raw_kind)
     limit = int_param(request, "limit", 20, 1, 100)

@@ -30,6 +30,7 @@ from registry_server.storage.base import (
 from strawpot.model.dependencies import GROUPS, Edge, read_edges, v1_groups, wire_groups
 from strawpot.model.kinds import Kind
 from strawpot.model.package import Package, PackageInvalid, parse_package, slug_error
+from strawpot.model.storable import text_problem
 
 # Part types a client could use to smuggle in a link instead of a regular file.
 _LINK_TYPES = frozenset({"inode/symlink", "application/x-symlink", "text/x-symlink", "application/x-link"})
@@ -90,6 +91,12 @@ class _Check:
                 self.issues.append(f"version: {exc}")
                 version = ""
         return slug, version
+
+    def storable_fields(self, fields: dict[str, str]) -> None:
+        """The form fields the database keeps (changelog, displayName, customTags...) under the one text rule."""
+        for name, value in sorted(fields.items()):
+            if (problem := text_problem(value)) is not None:
+                self.issues.append(f"{name}: {problem}")
 
     def ownership_and_order(self, slug: str, version: str) -> None:
         pkg = self.storage.get_package(self.kind, slug)
@@ -177,6 +184,7 @@ def prepare(storage: Storage, kind: Kind, user: User, upload: Upload) -> NewVers
     """Validate an upload (every problem in one 400) and store its blobs; nothing is visible yet."""
     check = _Check(storage, kind, user, list(upload.issues))
     slug, version = check.form(upload.fields)
+    check.storable_fields(upload.fields)
     if slug and not slug_error(slug):
         check.ownership_and_order(slug, version)
     files = check.files(upload)

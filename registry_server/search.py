@@ -4,9 +4,9 @@ name and in the description; normalised to 0..1."""
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_left
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,10 +45,29 @@ def _score(q: str, wanted: frozenset[str], slug: str, name: str, description: st
     return round(total / _MAX, 4)
 
 
-@lru_cache(maxsize=100_000)
+MAX_FIELDS_BYTES = 32 * 1024 * 1024  # the text behind the cached tokens; past it the cache starts over
+_cached: dict[tuple[str, str, str], tuple[frozenset[str], tuple[str, ...]]] = {}
+_cached_bytes = [0]
+_cached_lock = threading.Lock()
+
+
 def _fields(slug: str, name: str, description: str) -> tuple[frozenset[str], tuple[str, ...]]:
-    """A package's name tokens and its sorted distinct description tokens (each search re-reads thousands)."""
-    return frozenset(tokens(slug)) | frozenset(tokens(name)), tuple(sorted(set(tokens(description))))
+    """A package's name tokens and its sorted distinct description tokens (each search re-reads thousands),
+    cached up to `MAX_FIELDS_BYTES` of the text they come from (about as many bytes of tokens again)."""
+    key = (slug, name, description)
+    found = _cached.get(key)
+    if found is not None:
+        return found
+    found = frozenset(tokens(slug)) | frozenset(tokens(name)), tuple(sorted(set(tokens(description))))
+    size = 2 * (len(slug) + len(name) + len(description)) + 200
+    with _cached_lock:
+        if _cached_bytes[0] + size > MAX_FIELDS_BYTES:
+            _cached.clear()
+            _cached_bytes[0] = 0
+        if key not in _cached:
+            _cached[key] = found
+            _cached_bytes[0] += size
+    return found
 
 
 def _has_prefix(sorted_tokens: tuple[str, ...], prefix: str) -> bool:

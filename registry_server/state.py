@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from starlette.requests import Request
 
+from registry_server.budget import ARCHIVES_BUDGET, ByteBudget
 from registry_server.cache import BlobCache, VersionsCache
 from registry_server.downloads import DownloadTally
 from registry_server.errors import ApiError
@@ -24,8 +25,10 @@ class Registry:
     versions: VersionsCache = field(init=False)
     blobs: BlobCache = field(init=False)
     downloads: DownloadTally = field(init=False)
+    archives_in_flight: ByteBudget = field(init=False)
     slot_wait: float = WAIT
     upload_budget: int = LARGE_BUDGET
+    archives_budget: int = ARCHIVES_BUDGET
     generation: int = field(init=False, default=0)  # bumped by every change; derived caches compare it
     _slots: UploadSlots | None = field(init=False, default=None)
     _seen: int | None = field(init=False, default=None)  # the storage's change counter the caches reflect
@@ -34,6 +37,7 @@ class Registry:
         self.versions = VersionsCache(self.storage)
         self.blobs = BlobCache(self.storage)
         self.downloads = DownloadTally(self.storage)
+        self.archives_in_flight = ByteBudget(self.archives_budget)
 
     def upload_slots(self) -> UploadSlots:
         """The upload slots (created on first use, inside the event loop)."""

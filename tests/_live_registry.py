@@ -52,14 +52,14 @@ def create_token(data_dir: Path, user: str, *, admin: bool = False, storage_args
 
 
 def spawn_server(data_dir: Path, log_path: Path, *, rate_limit: float = 0, storage_args: Sequence[str] = (),
-                 workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+                 workers: int = 1, serve_args: Sequence[str] = ()) -> tuple[subprocess.Popen[bytes], str]:
     """Start `strawpot registry serve --port 0` and wait until it says where it listens.
 
     `storage_args` are `--database/--blobs/--s3-endpoint` (see tests/registry_server/conftest.py `Backend`)."""
     log = log_path.open("wb")
     process = subprocess.Popen(
         strawpot_command("registry", "serve", "--host", "127.0.0.1", "--port", "0", "--data", str(data_dir),
-                         "--rate-limit", str(rate_limit), "--workers", str(workers), *storage_args),
+                         "--rate-limit", str(rate_limit), "--workers", str(workers), *storage_args, *serve_args),
         stdout=log, stderr=log, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     log.close()
@@ -87,7 +87,7 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
 
 @contextmanager
 def start_registry(tmp_path: Path, *, rate_limit: float = 0, admin: str = "admin", storage_args: Sequence[str] = (),
-                   workers: int = 1) -> Iterator[LiveRegistry]:
+                   workers: int = 1, serve_args: Sequence[str] = ()) -> Iterator[LiveRegistry]:
     """A live registry with its data under `tmp_path/registry-data` (or in `storage_args`' database and bucket)
     and an admin token; stopped on exit.
 
@@ -96,7 +96,7 @@ def start_registry(tmp_path: Path, *, rate_limit: float = 0, admin: str = "admin
     data_dir = tmp_path / "registry-data"
     token = create_token(data_dir, admin, admin=True, storage_args=storage_args)
     process, url = spawn_server(data_dir, tmp_path / "registry.log", rate_limit=rate_limit, storage_args=storage_args,
-                                workers=workers)
+                                workers=workers, serve_args=serve_args)
     try:
         yield LiveRegistry(url, token, data_dir, process, tmp_path / "registry.log", tuple(storage_args))
     finally:

@@ -12,9 +12,10 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+CHUNK = 256 * 1024  # what one read of a streamed blob holds in memory
 
 
 def sha256_hex(data: bytes) -> str:
@@ -25,8 +26,14 @@ class Blobs(Protocol):
     """Immutable bytes named by their sha256. `put` of bytes already stored refreshes their age, so a
     publish reusing an unreferenced blob is not collected under it (see `registry_server.gc`)."""
 
+    remote: bool  # reads cross the network: never on the event loop
+
     def put(self, data: bytes) -> str: ...
     def get(self, sha256: str) -> bytes | None: ...
+    def open(self, sha256: str) -> Iterator[bytes] | None:
+        """The blob in chunks of at most `CHUNK` bytes (blocking reads), or None when it is missing."""
+        ...
+
     def existing_path(self, sha256: str) -> Path | None: ...
     def list(self) -> Iterator[tuple[str, float]]: ...
     def delete(self, sha256: str) -> None: ...
@@ -34,6 +41,8 @@ class Blobs(Protocol):
 
 class DirectoryBlobs:
     """Blobs as files `<root>/<ab>/<sha256>`, written to a temp file, fsynced and renamed into place."""
+
+    remote = False
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -69,6 +78,13 @@ class DirectoryBlobs:
         except (FileNotFoundError, ValueError):
             return None
 
+    def open(self, sha256: str) -> Iterator[bytes] | None:
+        try:
+            fh = self.path(sha256).open("rb")
+        except (FileNotFoundError, ValueError):
+            return None
+        return _chunks_of(fh)
+
     def existing_path(self, sha256: str) -> Path | None:
         try:
             path = self.path(sha256)
@@ -91,6 +107,8 @@ class DirectoryBlobs:
 
 class MemoryBlobs:
     """Blobs in a dict, for tests."""
+
+    remote = False
 
     def __init__(self) -> None:
         self._blobs: dict[str, bytes] = {}
@@ -119,5 +137,17 @@ class MemoryBlobs:
     def get(self, sha256: str) -> bytes | None:
         return self._blobs.get(sha256)
 
+    def open(self, sha256: str) -> Iterator[bytes] | None:
+        data = self._blobs.get(sha256)
+        if data is None:
+            return None
+        return (data[i:i + CHUNK] for i in range(0, len(data), CHUNK))
+
     def __contains__(self, sha256: object) -> bool:
         return sha256 in self._blobs
+
+
+def _chunks_of(fh: BinaryIO) -> Iterator[bytes]:
+    with fh:
+        while chunk := fh.read(CHUNK):
+            yield chunk

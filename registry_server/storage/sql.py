@@ -279,6 +279,13 @@ class SQLStorage:
     def get_blob(self, sha256: str) -> bytes | None:
         return self.blobs.get(sha256)
 
+    def open_blob(self, sha256: str) -> Iterator[bytes] | None:
+        return self.blobs.open(sha256)
+
+    @property
+    def remote_blobs(self) -> bool:
+        return self.blobs.remote
+
     def blob_path(self, sha256: str) -> Path | None:
         return self.blobs.existing_path(sha256)
 

@@ -13,7 +13,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.package import EnvSpec, ToolSpec
 from strawpot.model.params import ParamSpec
 
-MAX_CACHED = 2048
+MAX_CACHED_BYTES = 32 * 1024 * 1024  # rendered text kept; a 250 KB README can render to 5 MB of HTML
 MAX_RENDERED = 256 * 1024  # characters of a body rendered; a 10 MB main file must not cost seconds per view
 
 
@@ -24,6 +24,10 @@ class MainFile:
     params: dict[str, ParamSpec] = field(default_factory=dict)
     env: tuple[EnvSpec, ...] = ()
     problem: str | None = None  # why the main file could not be read, if it could not
+
+    def weight(self) -> int:
+        """Roughly the bytes it holds: its text, and a little for each of its small parts."""
+        return len(self.body_html) + len(self.problem or "") + 256 * (1 + len(self.tools) + len(self.params) + len(self.env))
 
 
 def read_main(kind: Kind, record: VersionRecord, data: bytes | None) -> MainFile:
@@ -55,11 +59,13 @@ def _rendered(details: MainFile, body: str) -> MainFile:
 
 
 class MainFiles:
-    """archive sha256 → MainFile; versions are immutable, so an entry never goes stale."""
+    """archive sha256 → MainFile, least recently used first out past `max_bytes` of rendered text (versions are
+    immutable, so an entry never goes stale)."""
 
-    def __init__(self, reg: Registry) -> None:
-        self.reg = reg
+    def __init__(self, reg: Registry, max_bytes: int = MAX_CACHED_BYTES) -> None:
+        self.reg, self.max_bytes = reg, max_bytes
         self._items: OrderedDict[str, MainFile] = OrderedDict()
+        self.size = 0
         self._lock = threading.Lock()
 
     def get(self, kind: Kind, record: VersionRecord) -> MainFile:
@@ -73,7 +79,9 @@ class MainFiles:
         entry = next((f for f in record.files if f.path == kind.main_file), None)
         main = read_main(kind, record, self.reg.blobs.load(entry.sha256) if entry else None)
         with self._lock:
-            self._items[key] = main
-            while len(self._items) > MAX_CACHED:
-                self._items.popitem(last=False)
+            if key not in self._items and main.weight() <= self.max_bytes:
+                self._items[key] = main
+                self.size += main.weight()
+            while self.size > self.max_bytes:
+                self.size -= self._items.popitem(last=False)[1].weight()
         return main

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -11,13 +14,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from registry_server import packages
+from registry_server.packages import MAX_QUERY
 from registry_server.state import KINDS
 from registry_server.web.negotiation import not_html, wants_html
 from registry_server.web.templating import render
 from registry_server.web.views import NotFound, Site
 from strawpot.model.kinds import KIND_ORDER, Kind
 
-MAX_QUERY = 200
+PACKAGE_PAGE_THREADS = 1
+_package_pages = ThreadPoolExecutor(PACKAGE_PAGE_THREADS, thread_name_prefix="package-page")
 
 
 def site(request: Request) -> Site:
@@ -34,6 +39,17 @@ def _page(template: str, build: Callable[[], Any], **context: Any) -> Response:
     return render(template, page=data, kinds=KIND_ORDER, **context)
 
 
+async def _package_page(build: Callable[[], Any], **context: Any) -> Response:
+    """`_page` for a package page, on the `PACKAGE_PAGE_THREADS` thread(s) of its own.
+
+    A README can render to megabytes of HTML (and tens of MB of Markdown tokens while it does): memory is
+    bounded by how many are built at once, and by building them always on the same few threads, whose
+    allocator arenas are reused instead of one arena per worker thread of the shared pool keeping its own.
+    """
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_package_pages, functools.partial(_page, "package.html", build, **context))
+
+
 async def home(request: Request) -> Response:
     if not wants_html(request):
         return not_html(request)
@@ -44,7 +60,10 @@ async def search(request: Request) -> Response:
     """Browsers get the results page; API clients get exactly what /api/v1/search answers."""
     if not wants_html(request):
         return await packages.search(request)
-    query = (request.query_params.get("q") or "")[:MAX_QUERY]
+    query = request.query_params.get("q") or ""
+    if len(query) > MAX_QUERY:
+        message = f"A search of {len(query)} characters is longer than the limit of {MAX_QUERY}."
+        return render("missing.html", 400, message=message, heading="Search too long", kinds=KIND_ORDER)
     kind = _kind_param(request.query_params.get("kind"))
     try:
         page = int(request.query_params.get("page") or 1)
@@ -68,9 +87,9 @@ async def package(request: Request) -> Response:
     if not wants_html(request):
         return await packages.detail(request)
     slug, version = request.path_params["slug"], request.query_params.get("version")
-    base = str(request.base_url).rstrip("/")
-    return await run_in_threadpool(
-        _page, "package.html", lambda: site(request).package(kind, slug, version), registry_url=base
+    return await _package_page(
+        lambda: site(request).package(kind, slug, version),
+        registry_url=request.app.state.public_url,  # configured, never the Host header a client sent
     )
 
 

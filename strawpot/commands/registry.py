@@ -63,8 +63,11 @@ def command() -> None:
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Server processes sharing the port (uvicorn's process manager).")
 @click.option("--quiet", "-q", is_flag=True, help="No access log (one line per request on stderr).")
+@click.option("--public-url", metavar="URL", default=None,
+              help="The address clients reach this registry at, shown in the pages' install hints "
+                   "(default: [registry] public_url; without one the hint is left out, never taken from Host).")
 def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None,
-          rate_limit: float, workers: int, quiet: bool) -> None:
+          rate_limit: float, workers: int, quiet: bool, public_url: str | None) -> None:
     """Serve the registry until interrupted (Ctrl-C stops it cleanly, exit 0); prints its URL on stderr once
     listening, then one line per request unless --quiet.
 
@@ -73,16 +76,35 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
     from strawpot.model.errors import StrawpotError
 
     spec = _spec(data_dir, database, blobs, s3_endpoint)
+    public = _public_url(public_url)
     _check_listen(host, port)  # before the data folder is created: a busy port leaves nothing behind
     _open_storage(spec).close()
     try:
-        run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=not quiet)
+        run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=not quiet, public_url=public)
     except KeyboardInterrupt:  # uvicorn shut down gracefully, then re-raised the signal it caught
         click.echo("registry stopped", err=True)
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start; 3 means "resolution conflict" here
         if exc.code in (0, None):
             raise
         raise StrawpotError(f"the registry could not start on {host}:{port} (see the message above)") from None
+
+
+def _public_url(flag: str | None) -> str | None:
+    """`--public-url`, else the `registry.public_url` setting; a usage error unless it is an http(s) address."""
+    from urllib.parse import urlsplit
+
+    from strawpot.model.errors import UsageError
+    from strawpot.settings import load_settings
+
+    settings = load_settings(None, {"registry.public_url": ("--public-url", flag)})
+    value = settings.get("registry.public_url")
+    if not value:
+        return None
+    parts = urlsplit(str(value))
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise UsageError(f"{settings.origin('registry.public_url')}: {value!r} is not an http(s)://HOST[:PORT][/PATH] "
+                         "address")
+    return str(value).rstrip("/")
 
 
 @command.command()
@@ -106,7 +128,8 @@ def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str
        grace: str) -> None:
     """Remove blobs that no version of a live package references (deleted packages' files included)."""
     from registry_server.gc import collect, parse_duration
-    from strawpot.model.errors import UsageError
+    from registry_server.storage.base import StorageUnavailable
+    from strawpot.model.errors import StrawpotError, UsageError
 
     try:
         seconds = parse_duration(grace)
@@ -115,6 +138,8 @@ def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str
     storage = _open_storage(_spec(data_dir, database, blobs, s3_endpoint))
     try:
         report = collect(storage, grace=seconds, dry_run=dry_run)
+    except StorageUnavailable as exc:  # refused or unreachable mid-way: one line, nothing more is removed
+        raise StrawpotError(str(exc)) from None
     finally:
         storage.close()
     verb = "would remove" if dry_run else "removed"

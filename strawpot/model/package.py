@@ -177,6 +177,9 @@ def parse_package(
     except FrontmatterError as exc:
         issues.append(Issue(main, "frontmatter", str(exc)))
         raise PackageInvalid(issues, where=where) from None
+    from strawpot.model.storable import value_problems
+
+    issues.extend(Issue(main, place, problem) for place, problem in value_problems(meta))
     reader = _FieldReader(kind, main, meta, set(clean), issues)
     package = reader.build(body, clean, frozenset(executables) & set(clean))
     if expected_name is not None and package.name and package.name != expected_name:

@@ -58,6 +58,8 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         minimum=0.001, env_name="STRAWPOT_HTTP_TIMEOUT"),
     Key("registry.deadline", "number", 600.0, "seconds all registry requests of one command may take",
         minimum=0.001),
+    Key("registry.public_url", "string", None,
+        "the address `strawpot registry serve` names in its pages (never taken from a request's Host header)"),
     Key("orchestrator.role", "string", None, "the role `strawpot start` runs"),
     Key("orchestrator.runtime", "string", None, "the agent that plays a role no other layer binds"),
     Key("policy.max_depth", "integer", 3, "how deep delegations may nest", minimum=0),

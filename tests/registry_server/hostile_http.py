@@ -99,8 +99,9 @@ def post(url: str, path: str, body: bytes, *, content_type: str, token: str | No
 
 
 def publish_body(slug: str, main: bytes, *, boundary: str = "hostile-boundary", dependencies: str | None = None,
-                 version: str = "1.0.0", extra: dict[str, bytes] | None = None) -> tuple[bytes, str]:
-    fields = {"slug": slug, "version": version, "changelog": ""}
+                 version: str = "1.0.0", extra: dict[str, bytes] | None = None,
+                 extra_fields: dict[str, str] | None = None) -> tuple[bytes, str]:
+    fields = {"slug": slug, "version": version, "changelog": "", **(extra_fields or {})}
     if dependencies is not None:
         fields["dependencies"] = dependencies
     files = {"SKILL.md": main, **{path: data for path, data in (extra or {}).items() if data}}

@@ -62,7 +62,7 @@ def test_package_page_shows_versions_dependencies_used_by_and_files(api: Api) ->
     assert re.search(r'<a href="/skills/diff-reading">diff-reading</a>\s*<code>\^1.0</code>', html)
     assert '<a href="/roles/reviewer">reviewer</a>' in html.split("Used by")[1]
     assert 'href="/api/v1/skills/code-review/file?path=SKILL.md&amp;version=1.0.0"' in html
-    assert '<a href="/users/alice">alice</a>' in html
+    assert '<a href="/users/alice">@alice</a>' in html
     dep = page(api, "/skills/diff-reading")
     assert re.search(r'1\.1\.0</a>\s*<time>\d{4}-\d\d-\d\d</time> <span class="yanked">yanked</span>', dep)
     assert '<h1>diff-reading <span class="version">1.0.0</span></h1>' in dep  # the latest skips the yanked
