@@ -146,11 +146,15 @@ def check_why(step: Step, tour: Tour) -> None:
 
 
 def check_verify(step: Step, tour: Tour) -> None:
-    assert step.err.startswith("ok: 14 packages, 21 files match the lock"), step.err
+    # one line, not cut at 80 columns though it goes to a file
+    assert step.err.splitlines()[0] == ("ok: 14 packages, 21 files match the lock; 1 built files of 1 packages "
+                                        "match their install records"), step.err
 
 
 def check_start_echo(step: Step, tour: Tour) -> None:
     assert step.out.strip() == "hello" and "succeeded (exit code 0)" in step.err, (step.out, step.err)
+    # the socket path whole on its line, to copy
+    assert re.search(r"^run run_\S+: role lead, Denden on unix:/\S+/denden\.sock$", step.err, re.M), step.err
 
 
 def check_sessions(step: Step, tour: Tour) -> None:

@@ -137,8 +137,6 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     """
     import signal
 
-    from rich.console import Console
-
     from orchestrator.ask import Asker
     from orchestrator.binding import BindingError
     from orchestrator.launch import Launch
@@ -147,9 +145,10 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     from orchestrator.staging import StagingError
     from orchestrator.tmux import forget_own_socket, session_name
     from strawpot.commands._interactive import exit_code_of
+    from strawpot.console import new_console
     from strawpot.model.errors import StrawpotError
 
-    err = Console(stderr=True, quiet=progress == "json")
+    err = new_console(stderr=True, quiet=progress == "json")
     asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr))
     observer = JsonProgress(sys.stderr, run_id) if progress == "json" else None
     launch = Launch(prepared, task=task or "", asker=asker, run_id=run_id,
