@@ -124,6 +124,7 @@ def check_install(step: Step, tour: Tour) -> None:
     assert 'git-workflow = "^1.0.0"' in (project / "strawpot.toml").read_text()
     assert "git-workflow" in (project / "strawpot.lock").read_text()
     assert "+ skill git-workflow 1.0.0" in step.err
+    assert (project / ".gitignore").read_text() == ".strawpot/\n"  # in a git repository: the clone
 
 
 def check_config_show(step: Step, tour: Tour) -> None:
@@ -203,8 +204,16 @@ def check_cancel(step: Step, tour: Tour) -> None:
     assert run["state"] == "cancelled", run["state"]
 
 
+def git_status(project: Path) -> list[str]:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, check=True,
+                          capture_output=True, text=True).stdout.splitlines()
+
+
 def check_git_init(step: Step, tour: Tour) -> None:
     assert "(root-commit)" in step.out and (tour.project / ".git").is_dir(), step.out
+    committed = subprocess.run(["git", "ls-files"], cwd=tour.project, check=True, capture_output=True,
+                               text=True).stdout.splitlines()
+    assert ".gitignore" in committed and not [name for name in committed if ".strawpot" in name], committed
 
 
 def check_start_worktree(step: Step, tour: Tour) -> None:
@@ -231,6 +240,8 @@ def check_sessions_show(step: Step, tour: Tour) -> None:
     assert step.out.startswith(f"run {run_id}: role lead, succeeded"), step.out
     assert '"lock_sha256"' in step.out, step.out
     assert f"worktree: strawpot/{run_id} (merged)" in step.out, step.out
+    # the runs, the memory database: none of it is for git (the session's hello.txt and .mcp.json are)
+    assert sorted(git_status(tour.project)) == ["?? .mcp.json", "?? hello.txt"], git_status(tour.project)
 
 
 Check = Callable[[Step, Tour], None]
@@ -289,6 +300,7 @@ def test_the_tour_runs_as_written_from_a_fresh_copy() -> None:
         clone, state = scratch / "project", scratch / "state"
         state.mkdir()
         copy_tracked_files(clone)
+        subprocess.run(["git", "init", "-q"], cwd=clone, check=True, capture_output=True)  # a reader has a clone
         (clone / ".venv").symlink_to(VENV)
         env = clean_env(scratch, clone)
         imported = subprocess.run([str(clone / ".venv" / "bin" / "python"), "-c",

@@ -117,11 +117,10 @@ class RichReporter:
             yield
 
 
-def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed") -> None:
-    """Human summary of a run on stderr: one line per change, then missing tools."""
-    from strawpot.console import err_console
+def _render_files(outcome: Outcome) -> None:
+    """What the run wrote to the project's files: the lock, each strawpot.toml entry, a .gitignore line."""
+    from strawpot.console import err_console as out
 
-    out = err_console
     if outcome.lock_written:
         out.line(f"Wrote {outcome.project.lock_path.name} ({len(outcome.lock.packages) if outcome.lock else 0} packages)")
     for kind, name, spec in outcome.saved:
@@ -131,6 +130,18 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
         elif outcome.manifest_written and previous != spec:
             out.line(f"Changed {kind.value} {name} from \"{previous}\" to \"{spec}\" in "
                      f"{outcome.project.manifest_path.name}")
+    if outcome.gitignored is not None:
+        from strawpot.model.gitignore import added_note
+
+        out.line(added_note(outcome.gitignored))
+
+
+def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed") -> None:
+    """Human summary of a run on stderr: one line per change, then missing tools."""
+    from strawpot.console import err_console
+
+    out = err_console
+    _render_files(outcome)
     lines = []  # names and versions were validated (no markup in them): one print renders them all at once
     for change in outcome.changes:
         what = f"{change.kind.value} {change.name}"

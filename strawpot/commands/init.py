@@ -37,6 +37,7 @@ def command(project: Path | None, from_lock: Path | None, from_tree: Path | None
     """Create a commented strawpot.toml here (refused if one exists)."""
     from strawpot.commands._strawhub_import import requirements_from_lock, requirements_from_root
     from strawpot.model.fs import atomic_write
+    from strawpot.model.gitignore import added_note, ignore_tree
     from strawpot.model.layout import MANIFEST_NAME, TREE_DIR, global_root
 
     folder = (project or Path.cwd()).resolve()
@@ -61,3 +62,5 @@ def command(project: Path | None, from_lock: Path | None, from_tree: Path | None
     source = from_lock or from_tree
     came = f" with {count} requirement(s) from {source}" if source is not None else ""
     click.echo(f"Created {target}{came}", err=True)
+    if (ignored := ignore_tree(folder)) is not None:
+        click.echo(added_note(ignored), err=True)

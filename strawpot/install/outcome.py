@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from strawpot.install.build import Builds
@@ -71,6 +72,7 @@ class Outcome:
     previous_specs: dict[tuple[Kind, str], str] = field(default_factory=dict)  # of saved entries that existed
     builds: Builds = field(default_factory=lambda: Builds())
     warnings: list[str] = field(default_factory=list)
+    gitignored: Path | None = None  # the .gitignore this first install added `.strawpot/` to
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -20,6 +20,7 @@ from strawpot.install.plan import Plan, make_plan
 from strawpot.install.tools import missing_tools, run_hints
 from strawpot.model.errors import LockOutdated, StrawpotError, UsageError
 from strawpot.model.fs import file_lock
+from strawpot.model.gitignore import ignore_tree
 from strawpot.model.ids import package_id
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
@@ -54,13 +55,16 @@ def run(
     try:
         with file_lock(project.lock_file_path) if operation.options.writes else contextlib.nullcontext():
             try:
-                return operation.execute()
+                outcome = operation.execute()
             finally:
                 operation.close()
     except BaseException:
         if fresh_tree:
             remove_empty_tree(project)  # a failed first install leaves no `.strawpot/` behind
         raise
+    if fresh_tree and not project.is_global and project.tree_root.is_dir():
+        outcome.gitignored = ignore_tree(project.dir)  # run state never shows in `git status`
+    return outcome
 
 
 def _preflight(project: Project, options: Options) -> Inputs:

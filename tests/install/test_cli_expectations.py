@@ -456,3 +456,32 @@ def test_registry_token_list_and_revoke(tmp_path: Path) -> None:
         again = run("registry", "token", "revoke", rows[1][0], "--data", str(live.data_dir), cwd=tmp_path / "p",
                     url=live.url)
         assert again.returncode == 2 and "no token matches" in again.stderr
+
+
+# -- issue 30, item 4: run state stays out of git -----------------------------------------------------------------
+
+def test_the_first_install_in_a_git_repository_ignores_the_tree(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    first = run("install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url)
+    assert first.returncode == 0, first.stderr
+    assert (project / ".gitignore").read_text() == ".strawpot/\n"
+    assert "Added .strawpot/ to .gitignore" in first.stderr
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, check=True,
+                            capture_output=True, text=True).stdout
+    assert sorted(status.splitlines()) == ["?? .gitignore", "?? strawpot.lock", "?? strawpot.toml"], status
+    (project / ".gitignore").write_text("")  # the user took it out: later installs respect that
+    again = run("install", "skill", "git-workflow", "--skip-tools", cwd=project, url=registry.url)
+    assert again.returncode == 0 and (project / ".gitignore").read_text() == "", again.stderr
+
+
+def test_init_in_a_git_repository_ignores_the_tree_and_nowhere_else(tmp_path: Path, registry: Any) -> None:
+    plain, tracked = new_project(tmp_path), tmp_path / "tracked"
+    tracked.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=tracked, check=True)
+    assert run("init", cwd=plain, url=registry.url).returncode == 0
+    assert sorted(p.name for p in plain.iterdir()) == ["strawpot.toml"]
+    result = run("init", cwd=tracked, url=registry.url)
+    assert result.returncode == 0, result.stderr
+    assert (tracked / ".gitignore").read_text() == ".strawpot/\n"
+    assert "Added .strawpot/ to .gitignore" in result.stderr
