@@ -96,6 +96,8 @@ def check_token(step: Step, tour: Tour) -> None:
 
 def check_serve(step: Step, tour: Tour) -> None:
     assert f"registry listening on {tour.url}" in step.out + step.err
+    # what it printed in the background of the whole tour: no access log (`--access-log` asks for one)
+    assert "HTTP/1.1" not in step.out + step.err, step.err[-2000:]
     # still serving (the test stops it afterwards): the page the README sends a browser to
     page = httpx.get(f"{tour.url}/skills/git-workflow", headers={"accept": "text/html"}, timeout=30)
     assert page.status_code == 200 and "git-workflow" in page.text, page.status_code
@@ -313,6 +315,7 @@ def test_the_tour_runs_as_written_from_a_fresh_copy() -> None:
         said = demo.stdout[-2000:] + demo.stderr[-2000:]
         assert demo.returncode == 0 and "demo finished" in demo.stdout, said
         assert "setting up .venv" not in demo.stderr  # bootstrap.sh found the borrowed .venv up to date
+        assert "HTTP/1.1" not in demo.stdout + demo.stderr  # its registry's access log is off
 
         tour = Tour(clone, free_port())
         with run_tour(lines, clone, tour.port, env, state) as steps:

@@ -62,11 +62,12 @@ def command() -> None:
               help="Requests per second per client address (bursts of twice that); 0 turns limiting off.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Server processes sharing the port (uvicorn's process manager).")
-@click.option("--quiet", "-q", is_flag=True, help="No access log (one line per request on stderr).")
+@click.option("--access-log", is_flag=True, help="One line per request on stderr (client, method, path, status).")
+@click.option("--quiet", "-q", is_flag=True, hidden=True)  # the default since the access log became opt-in
 def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None,
-          rate_limit: float, workers: int, quiet: bool) -> None:
+          rate_limit: float, workers: int, access_log: bool, quiet: bool) -> None:
     """Serve the registry until interrupted (Ctrl-C stops it cleanly, exit 0); prints its URL on stderr once
-    listening, then one line per request unless --quiet.
+    listening, then only problems (--access-log: a line per request too).
 
     Refuses (exit 2) a database whose schema is older or newer than this version's: run `registry migrate`."""
     from registry_server.server import serve as run
@@ -76,7 +77,7 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
     _check_listen(host, port)  # before the data folder is created: a busy port leaves nothing behind
     _open_storage(spec).close()
     try:
-        run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=not quiet)
+        run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=access_log and not quiet)
     except KeyboardInterrupt:  # uvicorn shut down gracefully, then re-raised the signal it caught
         click.echo("registry stopped", err=True)
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start; 3 means "resolution conflict" here
