@@ -32,6 +32,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.layout import LOCK_NAME, Project, global_root
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
+from strawpot.model.plural import count
 from strawpot.model.settings import Settings
 
 MAX_LISTED = 20
@@ -147,7 +148,7 @@ def missing_env_error(missing: list[EnvNeed]) -> MissingToolError:
     """Exit 7 naming every missing variable with its description."""
     listed = "\n".join(f"  {n.describe()}" for n in missing)
     return MissingToolError(
-        f"{len(missing)} required environment variable(s) not set:\n{listed}",
+        f"{count(len(missing), 'required environment variable')} not set:\n{listed}",
         hint="export them, put them under [agents.<name>.env] / [skills.<name>.env] in the global config "
              "(`strawpot config` shows where it is), or run `strawpot start` on a terminal to be asked",
     )

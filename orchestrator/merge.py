@@ -15,6 +15,7 @@ from pathlib import Path
 from orchestrator.git import GitFailed, commit_all, git, git_bytes
 from orchestrator.isolation import KEPT, MERGED, IsolatedEnv, Merged
 from strawpot.model.errors import ConflictError, StrawpotError
+from strawpot.model.plural import count
 
 GH_TIMEOUT = 120.0
 
@@ -59,7 +60,7 @@ def _patch(env: IsolatedEnv, top: Path, path: Path, branch: str) -> Merged:
                                                      hint=f"the changes are on branch {branch}; {by_hand}"))
     files = git(path, "diff", "--name-only", base, "HEAD").split()
     env.state = MERGED
-    return Merged(f"applied the session's changes to your working tree ({len(files)} file(s)): "
+    return Merged(f"applied the session's changes to your working tree ({count(len(files), 'file')}): "
                   + ", ".join(files[:10]) + (" …" if len(files) > 10 else ""))
 
 

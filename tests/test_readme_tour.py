@@ -150,8 +150,8 @@ def check_why(step: Step, tour: Tour) -> None:
 
 def check_verify(step: Step, tour: Tour) -> None:
     # one line, not cut at 80 columns though it goes to a file
-    assert step.err.splitlines()[0] == ("ok: 14 packages, 21 files match the lock; 1 built files of 1 packages "
-                                        "match their install records"), step.err
+    assert step.err.splitlines()[0] == ("ok: 14 packages, 21 files match the lock; 1 built file of 1 package "
+                                        "matches its install record"), step.err
 
 
 def check_start_echo(step: Step, tour: Tour) -> None:
@@ -220,7 +220,7 @@ def check_git_init(step: Step, tour: Tour) -> None:
 
 def check_start_worktree(step: Step, tour: Tour) -> None:
     assert (tour.project / "hello.txt").read_text() == "hi"
-    assert "applied the session's changes to your working tree (1 file(s)): hello.txt" in step.err, step.err
+    assert "applied the session's changes to your working tree (1 file): hello.txt" in step.err, step.err
     assert newest_run(tour.project)["isolation"]["kind"] == "worktree"
 
 

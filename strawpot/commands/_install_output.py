@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
+from strawpot.model.plural import count
 
 if TYPE_CHECKING:
     from strawpot.install.build import Script
@@ -32,7 +33,7 @@ def parse_packages(args: Sequence[str], command: str = "install") -> list[Reques
 
     if len(args) % 2:
         raise UsageError(
-            f"expected KIND SLUG pairs, got {len(args)} argument(s): {' '.join(args)}",
+            f"expected KIND SLUG pairs, got {count(len(args), 'argument')}: {' '.join(args)}",
             hint=(f"e.g. `strawpot {command} role reviewer skill git-workflow@^1.2`" if command in ("install", "add")
                   else f"e.g. `strawpot {command} skill {args[-1] if args else 'git-workflow'}`"),
         )
@@ -122,7 +123,8 @@ def _render_files(outcome: Outcome) -> None:
     from strawpot.console import err_console as out
 
     if outcome.lock_written:
-        out.line(f"Wrote {outcome.project.lock_path.name} ({len(outcome.lock.packages) if outcome.lock else 0} packages)")
+        out.line(f"Wrote {outcome.project.lock_path.name} "
+                 f"({count(len(outcome.lock.packages) if outcome.lock else 0, 'package')})")
     for kind, name, spec in outcome.saved:
         previous = outcome.previous_specs.get((kind, name))
         if outcome.manifest_written and previous is None:
@@ -166,7 +168,7 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
     elif outcome.builds.ran:
         out.line(f"{verb}: built {len(outcome.builds.ran)}, {outcome.unchanged} unchanged in {elapsed:.2f}s")
     else:
-        out.line(f"Already up to date ({outcome.unchanged} packages) in {elapsed:.2f}s")
+        out.line(f"Already up to date ({count(outcome.unchanged, 'package')}) in {elapsed:.2f}s")
     render_missing_tools(outcome)
     render_scripts(outcome)
 

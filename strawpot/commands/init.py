@@ -7,6 +7,7 @@ from pathlib import Path
 
 import rich_click as click
 
+from strawpot.model import plural
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import KIND_ORDER, Kind
 
@@ -60,7 +61,7 @@ def command(project: Path | None, from_lock: Path | None, from_tree: Path | None
     atomic_write(target, text)
     count = sum(len(v) for v in requirements.values())
     source = from_lock or from_tree
-    came = f" with {count} requirement(s) from {source}" if source is not None else ""
+    came = f" with {plural.count(count, 'requirement')} from {source}" if source is not None else ""
     click.echo(f"Created {target}{came}", err=True)
     if (ignored := ignore_tree(folder)) is not None:
         click.echo(added_note(ignored), err=True)

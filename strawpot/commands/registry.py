@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import rich_click as click
 
+from strawpot.model.plural import count
+
 if TYPE_CHECKING:
     from registry_server.storage.backends import StorageSpec
     from registry_server.storage.sql import SQLStorage
@@ -121,7 +123,7 @@ def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str
     verb = "would remove" if dry_run else "removed"
     for sha in report.removed:
         click.echo(f"{verb} {sha}")
-    click.echo(f"{verb} {len(report.removed)} blob(s); kept {report.kept} ({report.young} younger than {grace})")
+    click.echo(f"{verb} {count(len(report.removed), 'blob')}; kept {report.kept} ({report.young} younger than {grace})")
 
 
 def _check_listen(host: str, port: int) -> None:

@@ -147,6 +147,7 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     from strawpot.commands._interactive import exit_code_of
     from strawpot.console import new_console
     from strawpot.model.errors import StrawpotError
+    from strawpot.model.plural import count
 
     err = new_console(stderr=True, quiet=progress == "json")
     asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr))
@@ -162,7 +163,7 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
         done = launch.wait_root(root)
     except KeyboardInterrupt:
         stopped = launch.close("interrupted", 130)
-        err.print(f"interrupted: stopped {len(stopped)} agent(s)", highlight=False)
+        err.print(f"interrupted: stopped {count(len(stopped), 'agent')}", highlight=False)
         if launch.merged.message:
             err.print(launch.merged.message, highlight=False, soft_wrap=True)
         raise SystemExit(130) from None

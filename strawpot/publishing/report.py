@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from strawpot.model.plural import count
 from strawpot.publishing.prepare import Upload
 
 
@@ -50,7 +51,7 @@ def upload_lines(upload: Upload, url: str) -> list[str]:
     for f in upload.files:
         mode = "rwxr-xr-x" if f.registry_executable else "rw-r--r--"
         lines.append(f"  {str(f.size).rjust(size_width)}  {mode}  {f.path}")
-    lines.append(f"total: {upload.total_size} bytes in {len(upload.files)} file(s)")
+    lines.append(f"total: {count(upload.total_size, 'byte')} in {count(len(upload.files), 'file')}")
     for os_name, script in sorted(upload.package.install.items()):
         lines.append(f"install script ({os_name}): {script}")
     return lines

@@ -365,7 +365,7 @@ def test_lock_dry_run_writes_nothing(tmp_path: Path, registry: Any) -> None:
     (project / "strawpot.toml").write_text('[skills]\ncode-style = "^1"\n')
     result = run("lock", "--dry-run", cwd=project, url=registry.url)
     assert result.returncode == 0, result.stderr
-    assert "Would write strawpot.lock (1 packages)" in result.stderr
+    assert "Would write strawpot.lock (1 package)" in result.stderr
     assert sorted(p.name for p in project.iterdir()) == ["strawpot.toml"]
 
 

@@ -51,7 +51,7 @@ def test_trusted_script_runs_in_the_package_and_its_record_is_verified(cli, proj
 
     ok = cli("verify", "--project", project.dir)
     assert ok.code == 0, ok.text
-    assert "2 built files of 1 packages match their install records" in ok.err
+    assert "2 built files of 1 package match their install records" in ok.err
 
     # a built file changed: verify reports it apart from the lock, and install rebuilds it
     (folder / "bin" / "tool").write_text("#!/bin/sh\necho evil\n")
@@ -70,7 +70,7 @@ def test_trusted_script_runs_in_the_package_and_its_record_is_verified(cli, proj
     for args in (("install",), ("sync",), ("install", "--frozen")):
         kept = cli(*args, "--project", project.dir)
         assert kept.code == 0 and "Ran the install script" not in kept.err, kept.text
-        assert "Already up to date (1 packages)" in kept.err  # the no-op check knows the install record
+        assert "Already up to date (1 package)" in kept.err  # the no-op check knows the install record
     assert (folder / "built.txt").stat().st_mtime_ns == before
     (folder / "built.txt").unlink()  # --frozen rebuilds too
     frozen = cli("install", "--frozen", "--project", project.dir)

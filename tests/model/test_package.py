@@ -85,7 +85,7 @@ def test_bad_skill_messages_say_what_is_wrong() -> None:
     assert "'>>1'" in text["metadata.strawpot.dependencies[0]"]
     assert "not 42" in text["metadata.strawpot.dependencies[1]"]
     assert "only agents carry wrapper binaries" in text["metadata.strawpot.bin"]
-    assert "6 problem(s)" in str(info.value)
+    assert "6 problems" in str(info.value)
 
 
 def test_bad_agent_reports_missing_wrapper_and_escaping_bin() -> None:

@@ -102,7 +102,7 @@ def test_headless_lists_every_missing_variable_with_its_description(project, tmp
     project.build(typed_agent(tmp_path))
     proc = start(project, "echo:x", env={**env, "STUB_TOKEN": ""})  # empty counts as missing
     assert proc.returncode == 7, proc.stderr
-    assert "2 required environment variable(s) not set" in proc.stderr
+    assert "2 required environment variables not set" in proc.stderr
     assert "STUB_TOKEN (required by agent stub-agent): Token the stub agent pretends to need" in proc.stderr
     assert "GH_TOKEN (required by skill planning): GitHub token for the planning board" in proc.stderr
     assert not project.sessions_dir.exists()
