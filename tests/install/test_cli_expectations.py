@@ -49,7 +49,7 @@ def test_a_subfolder_of_a_project_works_on_that_project(tmp_path: Path, registry
     assert added.returncode == 0, added.stderr
     assert sorted(p.name for p in deeper.iterdir()) == []
     assert "git-workflow" in (project / "strawpot.toml").read_text()
-    assert "creating a new project" not in added.stderr
+    assert "new project" not in added.stderr
 
 
 def test_project_overrides_discovery(tmp_path: Path, registry: Any) -> None:
@@ -68,8 +68,26 @@ def test_a_new_project_is_announced(tmp_path: Path, registry: Any) -> None:
     project = new_project(tmp_path)
     result = run("install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url)
     assert result.returncode == 0, result.stderr
-    assert f"no strawpot.toml in {project.resolve()} or any folder above it" in result.stderr
-    assert "creating a new project here" in result.stderr
+    assert f"no strawpot.toml in {project.resolve()} or any folder above it, so this is a new project" \
+        in result.stderr
+
+
+def test_a_typo_makes_no_project_and_says_none(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    result = run("install", "skill", "git-worflow", "--skip-tools", cwd=project, url=registry.url)
+    assert result.returncode != 0 and "git-workflow" in result.stderr, result.stderr  # the suggestion
+    assert "new project" not in result.stderr, result.stderr
+    assert sorted(p.name for p in project.iterdir()) == []
+
+
+def test_a_bare_install_outside_a_project_writes_nothing(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    for extra in ([], ["--project", str(project)]):
+        result = run("install", *extra, cwd=project, url=registry.url)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.startswith(f"error: no strawpot.toml or strawpot.lock in {project.resolve()}")
+        assert "strawpot init" in result.stderr
+        assert sorted(p.name for p in project.iterdir()) == []
 
 
 # -- finding 3: strawpot.toml and strawpot.lock keep the mode the user gave them --------------------------------
