@@ -122,16 +122,27 @@ def _render_files(outcome: Outcome) -> None:
     """What the run wrote to the project's files: the lock, each strawpot.toml entry, a .gitignore line."""
     from strawpot.console import err_console as out
 
-    if outcome.lock_written:
-        out.line(f"Wrote {outcome.project.lock_path.name} "
+    manifest, dry = outcome.project.manifest_path.name, outcome.dry_run
+    if outcome.lock_written or (dry and outcome.lock_changed):
+        out.line(f"{'Would write' if dry else 'Wrote'} {outcome.project.lock_path.name} "
                  f"({count(len(outcome.lock.packages) if outcome.lock else 0, 'package')})")
+    if not (outcome.manifest_written or dry):
+        return _render_gitignore(outcome)
     for kind, name, spec in outcome.saved:
         previous = outcome.previous_specs.get((kind, name))
-        if outcome.manifest_written and previous is None:
-            out.line(f"Added {kind.value} {name} = \"{spec}\" to {outcome.project.manifest_path.name}")
-        elif outcome.manifest_written and previous != spec:
-            out.line(f"Changed {kind.value} {name} from \"{previous}\" to \"{spec}\" in "
-                     f"{outcome.project.manifest_path.name}")
+        if previous is None:
+            out.line(f"{'Would add' if dry else 'Added'} {kind.value} {name} = \"{spec}\" to {manifest}")
+        elif previous != spec:
+            out.line(f"{'Would change' if dry else 'Changed'} {kind.value} {name} from \"{previous}\" to \"{spec}\" "
+                     f"in {manifest}")
+    for kind, name, spec in outcome.dropped:
+        out.line(f"{'Would remove' if dry else 'Removed'} {kind.value} {name} = \"{spec}\" from {manifest}")
+    _render_gitignore(outcome)
+
+
+def _render_gitignore(outcome: Outcome) -> None:
+    from strawpot.console import err_console as out
+
     if outcome.gitignored is not None:
         from strawpot.model.gitignore import added_note
 

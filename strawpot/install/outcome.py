@@ -70,6 +70,7 @@ class Outcome:
     tool_hints_ran: bool = False  # --yes ran the install commands (the tools still missing are missing after)
     saved: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries written
     previous_specs: dict[tuple[Kind, str], str] = field(default_factory=dict)  # of saved entries that existed
+    dropped: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries removed, with their spec
     builds: Builds = field(default_factory=lambda: Builds())
     warnings: list[str] = field(default_factory=list)
     gitignored: Path | None = None  # the .gitignore this first install added `.strawpot/` to

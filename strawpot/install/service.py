@@ -241,9 +241,10 @@ class _Run:
 
     def _edit_manifest(self, manifest: Manifest, previous: Lockfile | None) -> None:
         for kind, name in self.edit.remove:
-            if manifest.get(kind, name) is None:
+            if (entry := manifest.get(kind, name)) is None:
                 raise UsageError(self._not_direct(kind, name, previous))
             manifest.remove(kind, name)
+            self.outcome.dropped.append((kind, name, entry.spec))
         for req in self.edit.add:
             if req.spec is not None:
                 if (before := manifest.get(req.kind, req.name)) is not None:

@@ -503,3 +503,22 @@ def test_init_in_a_git_repository_ignores_the_tree_and_nowhere_else(tmp_path: Pa
     assert result.returncode == 0, result.stderr
     assert (tracked / ".gitignore").read_text() == ".strawpot/\n"
     assert "Added .strawpot/ to .gitignore" in result.stderr
+
+
+# -- issue 30, item 7: remove says what it removed, and --dry-run what it would ----------------------------------
+
+def test_remove_says_what_it_removed_and_dry_run_what_it_would(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    added = run("install", "skill", "code-style", "skill", "git-workflow", "--skip-tools", cwd=project,
+                url=registry.url)
+    assert added.returncode == 0, added.stderr
+    dry = run("remove", "--dry-run", "skill", "code-style", cwd=project, url=registry.url)
+    assert dry.returncode == 0, dry.stderr
+    assert "Would write strawpot.lock (1 package)" in dry.stderr
+    assert 'Would remove skill code-style = "^1.0.0" from strawpot.toml' in dry.stderr
+    assert "code-style" in (project / "strawpot.toml").read_text()
+    done = run("remove", "skill", "code-style", cwd=project, url=registry.url)
+    assert done.returncode == 0, done.stderr
+    assert 'Removed skill code-style = "^1.0.0" from strawpot.toml' in done.stderr
+    assert " - skill code-style 1.0.0" in done.stderr
+    assert "code-style" not in (project / "strawpot.toml").read_text()
