@@ -82,6 +82,27 @@ def test_every_command_has_help(name: str, capsys: pytest.CaptureFixture[str]) -
     assert f"Usage: strawpot {name.replace('_', '-')}" in out
 
 
+def _commands() -> list[tuple[str, click.Command]]:
+    """Every command and subcommand, by the words that run it."""
+    found = []
+    for name in modules():
+        command = importlib.import_module(f"strawpot.commands.{name}").command
+        found.append((name, command))
+        if isinstance(command, click.Group):
+            found += [(f"{name} {sub}", each) for sub, each in command.commands.items()]
+    return found
+
+
+def test_project_help_says_the_project_is_found_upward() -> None:
+    """Every --project that finds the project from the current folder says so (init makes one where it is)."""
+    helps = {name: param.help or "" for name, command in _commands()
+             for param in command.params if "--project" in getattr(param, "opts", [])}
+    assert len(helps) > 20
+    wrong = [name for name, text in helps.items()
+             if name != "init" and ("default: the current folder)" in text or "upward" not in text)]
+    assert not wrong, wrong
+
+
 def test_version(tmp_path: Path) -> None:
     result = strawpot_cli("--version", cwd=tmp_path)
     assert result.returncode == 0

@@ -16,7 +16,8 @@ JSON_FORMAT_VERSION = 2  # docs/json.md: snake_case keys, times in seconds, sche
 def project_option(func: F) -> F:
     return click.option(
         "--project", "-p", "project", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-        help="Project folder (default: the current folder); it must exist.",
+        help="Project folder; it must exist (default: the nearest folder from the current one upward that holds "
+             "strawpot.toml or strawpot.lock, else the current folder).",
     )(func)
 
 
