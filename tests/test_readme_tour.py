@@ -203,7 +203,7 @@ def check_detached(step: Step, tour: Tour) -> None:
 def check_cancel(step: Step, tour: Tour) -> None:
     run = interactive_run(tour.project)
     assert f"run {run['run_id']} cancelled" in step.err, step.err
-    assert run["state"] == "cancelled", run["state"]
+    assert (run["state"], run["exit_code"]) == ("cancelled", 130), run
 
 
 def git_status(project: Path) -> list[str]:

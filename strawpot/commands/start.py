@@ -142,6 +142,7 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     from orchestrator.launch import Launch
     from orchestrator.progress import JsonProgress
     from orchestrator.runtime import RuntimeFailure
+    from orchestrator.session import INTERRUPTED, STOPPED_EXIT_CODE
     from orchestrator.staging import StagingError
     from orchestrator.tmux import forget_own_socket, session_name
     from strawpot.commands._interactive import exit_code_of
@@ -162,11 +163,11 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
                 else launch.start_root(task or "", attach=attach))
         done = launch.wait_root(root)
     except KeyboardInterrupt:
-        stopped = launch.close("interrupted", 130)
+        stopped = launch.close(INTERRUPTED, STOPPED_EXIT_CODE)
         err.print(f"interrupted: stopped {count(len(stopped), 'agent')}", highlight=False)
         if launch.merged.message:
             err.print(launch.merged.message, highlight=False, soft_wrap=True)
-        raise SystemExit(130) from None
+        raise SystemExit(STOPPED_EXIT_CODE) from None
     except (StagingError, RuntimeFailure, BindingError) as exc:
         launch.close("failed", None)
         raise StrawpotError(f"could not start role {prepared.role}: {exc}") from None
