@@ -119,12 +119,11 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     if not role:
         raise UsageError("no role to start", hint="pass --role, or set [orchestrator].role in strawpot.toml")
     if lock.get(Kind.ROLE, role) is None:
-        import difflib
+        from strawpot.model.suggest import did_you_mean
 
         installed = [p.name for p in lock.packages if p.kind is Kind.ROLE]
-        close = difflib.get_close_matches(role, installed, n=1, cutoff=0.6)
-        hint = (f"did you mean `--role {close[0]}` (installed)?" if close
-                else f"run `strawpot install role {role}`")
+        hint = (did_you_mean(role, installed, show="`--role {}` (installed)")
+                or f"run `strawpot install role {role}`")
         raise UsageError(f"role {role!r} is not installed", hint=hint)
     stager = Stager(tree, lock)
     environ = dict(os.environ if environ is None else environ)

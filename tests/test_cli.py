@@ -213,3 +213,31 @@ def test_expected_failures_print_an_error_not_a_traceback(
     else:
         assert result.returncode == code, result.stderr
     assert re.search(r"^(error: |Error: |Usage: |\s*Usage: )", result.stderr, re.MULTILINE), result.stderr
+
+
+# -- "did you mean": one helper for commands, kinds and slugs (issue 30, item 11) --------------------------------
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["instal"], ["error: unknown command 'instal'", "hint: did you mean `strawpot install`?"]),
+    (["install", "skil", "x"], ["error: unknown package kind 'skil'; did you mean skill? "
+                                "(the kinds: skill, role, agent, memory, integration)"]),
+    (["add"], ["error: `strawpot add` needs the packages to work on, as KIND SLUG pairs",
+               "hint: e.g. `strawpot add skill git-workflow`; `strawpot add --help` shows how to use it"]),
+    (["install", "--zzz"], ["error: unknown option '--zzz'",
+                                     "hint: `strawpot install --help` shows how to use it"]),
+    (["install", "--dryrun"], ["error: unknown option '--dryrun'", "hint: did you mean `--dry-run`?"]),
+    (["registry", "tokn"], ["error: unknown command 'tokn'", "hint: did you mean `strawpot registry token`?"]),
+])
+def test_usage_errors_are_one_line_with_the_nearest_name(tmp_path: Path, argv: list[str], said: list[str]) -> None:
+    result = strawpot_cli(*argv, cwd=tmp_path)
+    assert (result.returncode, result.stderr.splitlines()) == (2, said), result.stderr
+
+
+def test_did_you_mean_is_one_rule() -> None:
+    from strawpot.model.suggest import closest, did_you_mean
+
+    assert closest("git-worflow", ["git-workflow", "github-pr", "code-style"]) == "git-workflow"
+    assert closest("install", ["install", "uninstall"]) == "uninstall"  # never the word itself
+    assert closest("zzz", ["install", "publish"]) is None
+    assert did_you_mean("instal", ["install"], show="`strawpot {}`") == "did you mean `strawpot install`?"
+    assert did_you_mean("zzz", ["install"]) is None

@@ -62,14 +62,15 @@ class Manifest:
 
     def _refuse_mistyped_tables(self) -> None:
         """`[skill]` for `[skills]` would otherwise be read as no requirements at all."""
-        import difflib
+        from strawpot.model.suggest import closest
 
         plurals = [kind.plural for kind in KIND_ORDER]
         for key in self.doc:
             if key in plurals:
                 continue
             singular = [kind.plural for kind in KIND_ORDER if key == kind.value]
-            close = singular or difflib.get_close_matches(str(key), plurals, n=1, cutoff=0.8)
+            near = closest(str(key), plurals, cutoff=0.8)
+            close = singular or ([near] if near else [])
             if close:
                 raise UsageError(f"{self.path}: unknown table [{key}]; did you mean [{close[0]}]?",
                                  hint=f"rename [{key}] to [{close[0]}]; strawpot reads requirements from "
