@@ -172,7 +172,7 @@ def _usage_text(exc: plain_click.UsageError) -> tuple[str, str]:
     if isinstance(exc, plain_click.NoSuchOption) and command is not None:
         known = [name for param in command.params for name in (*param.opts, *param.secondary_opts)]
         return f"unknown option {exc.option_name!r}", did_you_mean(exc.option_name, known, show="`{}`") or hint
-    return exc.message.rstrip("."), hint
+    return exc.format_message().rstrip("."), hint
 
 
 # The `error.code` of a failure's JSON document, by exit code (docs/json.md).

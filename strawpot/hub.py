@@ -70,7 +70,7 @@ def hub_errors(url: str) -> Iterator[None]:
         ) from None
     except hc.RegistryUnreachable as exc:
         raise RegistryUnreachable(
-            f"registry unreachable at {url}: {exc}",
+            str(exc),  # "could not reach the registry at URL/path: reason": the registry named once
             hint="check the URL (--registry, STRAWPOT_REGISTRY_URL or [registry].url) and your network",
         ) from None
     except hc.OfflineMiss as exc:

@@ -241,3 +241,11 @@ def test_did_you_mean_is_one_rule() -> None:
     assert closest("zzz", ["install", "publish"]) is None
     assert did_you_mean("instal", ["install"], show="`strawpot {}`") == "did you mean `strawpot install`?"
     assert did_you_mean("zzz", ["install"]) is None
+
+
+def test_an_unreachable_registry_is_named_once(tmp_path: Path) -> None:
+    result = strawpot_cli("install", "skill", "git-workflow", "--registry", CLOSED, cwd=tmp_path)
+    assert result.returncode == 6, result.stderr
+    [error] = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert error.startswith(f"error: could not reach the registry at {CLOSED}/api/v1/"), error
+    assert error.count(CLOSED) == 1, error

@@ -18,7 +18,8 @@ _HEADER = """\
 # installs it (strawpot.lock records the exact versions: commit both files).
 #
 # A requirement is `slug = "specifier"` (`^1.2`, `~1.2.3`, `>=1,<2`, `*`) under its kind's table.
-# Settings live in tables of their own ([registry], [orchestrator], [scripts] ...): see docs/config.md.
+# Settings live in tables of their own ([registry], [orchestrator], [scripts] ...): `strawpot config show
+# --origin` lists every one with its value and where it came from.
 """
 
 

@@ -499,6 +499,8 @@ def test_init_in_a_git_repository_ignores_the_tree_and_nowhere_else(tmp_path: Pa
     subprocess.run(["git", "init", "-q"], cwd=tracked, check=True)
     assert run("init", cwd=plain, url=registry.url).returncode == 0
     assert sorted(p.name for p in plain.iterdir()) == ["strawpot.toml"]
+    header = (plain / "strawpot.toml").read_text()  # no path of our repository in the user's file
+    assert "docs/" not in header and "`strawpot config show\n# --origin`" in header
     result = run("init", cwd=tracked, url=registry.url)
     assert result.returncode == 0, result.stderr
     assert (tracked / ".gitignore").read_text() == ".strawpot/\n"

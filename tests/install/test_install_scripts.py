@@ -102,6 +102,8 @@ def test_untrusted_script_is_skipped_under_yes_then_trust_runs_it(cli, project, 
     manifest = tomllib.loads(project.manifest_path.read_text())
     assert manifest["scripts"] == {"trusted": [f"skill:{slug}"]}
     assert cli("verify", "--project", project.dir).code == 0
+    again = cli("trust", f"skill:{slug}", "--project", project.dir)
+    assert again.code == 0 and f"skill:{slug} is already trusted in strawpot.toml" in again.err, again.text
 
 
 def test_ignore_scripts_and_dry_run(cli, project, registry):
