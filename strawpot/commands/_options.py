@@ -58,7 +58,7 @@ def print_json(payload: dict[str, Any]) -> None:
 
 
 def json_document(payload: dict[str, Any], command: str | None = None) -> dict[str, Any]:
-    """`schema_version`, `command` (the running command's path, e.g. "sessions show"), then the payload with
+    """`schema_version`, `command` (the running command's path, e.g. "registry token create"), then the payload with
     snake_case keys and times in seconds."""
     if command is None:
         ctx = click.get_current_context(silent=True)
