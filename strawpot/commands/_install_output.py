@@ -104,6 +104,12 @@ class RichReporter:
             self.console.print(f"    {line}", markup=False, highlight=False, soft_wrap=True)
         return click.confirm(f"Trust {script.id} and run it (recorded in [scripts] trusted)?", default=False, err=True)
 
+    def running(self, message: str) -> contextlib.AbstractContextManager[None]:
+        """A spinner with the elapsed time on a terminal; elsewhere a "still running" line every 10 s."""
+        from strawpot.commands._long_task import long_task
+
+        return contextlib.nullcontext() if self.quiet else long_task(self.console, message)
+
     @contextlib.contextmanager
     def waiting(self, message: str) -> Iterator[None]:
         """On a terminal, a spinner with the time spent so far while the registry is asked (gone after)."""

@@ -7,7 +7,9 @@ or, on a terminal, from the user's yes (recorded in strawpot.toml); `-y` never i
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,9 +103,10 @@ class Builder:
     """Decides, for each staged package with a script, whether it runs; runs it in the staged dir."""
 
     def __init__(self, tree_root: Path, trusted: frozenset[str], *, timeout: float, ignore: bool,
-                 confirm: Callable[[Script], bool], echo: Callable[[str], None]) -> None:
+                 confirm: Callable[[Script], bool], echo: Callable[[str], None],
+                 running: Callable[[str], AbstractContextManager[None]] = lambda message: nullcontext()) -> None:
         self.tree_root, self.trusted, self.timeout, self.ignore = tree_root, set(trusted), timeout, ignore
-        self.confirm, self.echo = confirm, echo
+        self.confirm, self.echo, self.running = confirm, echo, running
         self.builds = Builds()
 
     def allowed(self, script: Script) -> bool:
@@ -120,9 +123,15 @@ class Builder:
     def build(self, staged: Staged, script: Script) -> None:
         """Run the script in the staged folder (INSTALL_DIR = that folder) and write its install record."""
         shipped = snapshot(staged.tmp)
-        self.echo(f"Running the install script of {script.what}")
-        run_script(ScriptRun(script.what, script.text, log_path(self.tree_root, script.pkg.kind, script.pkg.name)),
-                   staged.tmp, timeout=self.timeout)
+        log = log_path(self.tree_root, script.pkg.kind, script.pkg.name)
+        self.echo(f"Running the install script of {script.what} (log: {log})")
+        try:
+            with self.running(f"install script of {script.what} (log: {log})"):
+                run_script(ScriptRun(script.what, script.text, log), staged.tmp, timeout=self.timeout)
+        except KeyboardInterrupt:  # run_script stopped it; the log says so, not just where the output ends
+            with contextlib.suppress(OSError), open(log, "a", encoding="utf-8") as fh:
+                fh.write("\n[strawpot] aborted (Ctrl-C): the script was stopped; the package was not installed\n")
+            raise
         record = make_record(current_os(), script.text, shipped, snapshot(staged.tmp))
         atomic_write(staged.tmp / RECORD_FILE, record.dumps())  # replaces (never follows) whatever the script left
         self.builds.ran.append(script.id)

@@ -33,6 +33,10 @@ class Reporter(Protocol):
 
     def waiting(self, message: str) -> contextlib.AbstractContextManager[None]: ...
 
+    def running(self, message: str) -> contextlib.AbstractContextManager[None]:
+        """While a long task (an install script) runs: show that it still does."""
+        ...
+
 
 class Callback(Protocol):
     def __call__(self, pkg: LockedPackage) -> None: ...
@@ -51,6 +55,10 @@ class QuietReporter:
 
     @contextlib.contextmanager
     def waiting(self, message: str) -> Iterator[None]:
+        yield
+
+    @contextlib.contextmanager
+    def running(self, message: str) -> Iterator[None]:
         yield
 
 

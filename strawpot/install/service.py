@@ -365,7 +365,8 @@ class _Run:
 
         confirm = getattr(self.reporter, "confirm_script", None) or (lambda script: False)  # cannot ask: never trusts
         return Builder(self.tree.root, settings.trusted, timeout=settings.timeout, ignore=self.options.scripts == "ignore",
-                       confirm=confirm, echo=self.reporter.status)
+                       confirm=confirm, echo=self.reporter.status,
+                       running=getattr(self.reporter, "running", None) or (lambda message: contextlib.nullcontext()))
 
     def _pending_builds(self, plan: Plan, lock: Lockfile, builder: Builder) -> list[LockedPackage]:
         from strawpot.install.build import pending_builds

@@ -280,6 +280,10 @@ def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, 
     assert not _alive(child), "the script's child outlived Ctrl-C"
     assert not (project.dir / ".strawpot" / "skills" / slug).exists() and not project.lock_path.exists()
     assert not [p for p in (project.dir / ".strawpot" / "skills").iterdir() if p.name.startswith(".tmp-")]
+    log = project.dir / ".strawpot" / "logs" / f"install-skill-{slug}.log"
+    assert f"Running the install script of skill {slug} 1.0.0 (log: {log})" in err  # where to look, at once
+    assert log.read_text().endswith("[strawpot] aborted (Ctrl-C): the script was stopped; the package was not "
+                                    "installed\n"), log.read_text()
 
 
 def _talk(master: int, proc: subprocess.Popen[bytes], answers: dict[bytes, bytes], timeout: float = 60) -> str:
