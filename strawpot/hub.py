@@ -70,7 +70,8 @@ def hub_errors(url: str) -> Iterator[None]:
         ) from None
     except hc.RegistryUnreachable as exc:
         raise RegistryUnreachable(
-            str(exc),  # "could not reach the registry at URL/path: reason": the registry named once
+            # the client's "could not reach the registry at URL/path: reason", the registry named once
+            f"registry unreachable at {str(exc).removeprefix('could not reach the registry at ')}",
             hint="check the URL (--registry, STRAWPOT_REGISTRY_URL or [registry].url) and your network",
         ) from None
     except hc.OfflineMiss as exc:

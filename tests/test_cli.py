@@ -247,5 +247,5 @@ def test_an_unreachable_registry_is_named_once(tmp_path: Path) -> None:
     result = strawpot_cli("install", "skill", "git-workflow", "--registry", CLOSED, cwd=tmp_path)
     assert result.returncode == 6, result.stderr
     [error] = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert error.startswith(f"error: could not reach the registry at {CLOSED}/api/v1/"), error
+    assert error.startswith(f"error: registry unreachable at {CLOSED}/api/v1/"), error
     assert error.count(CLOSED) == 1, error
