@@ -431,6 +431,28 @@ class HubClient(Session):
         ]
         return self._call("POST", f"{API}/{plural}", json_object, data=dict(fields), files=parts)
 
+    def publish_batch(
+        self, members: Sequence[tuple[str, Mapping[str, str], Sequence[tuple[str, bytes]]]]
+    ) -> dict[str, Any]:
+        """Publish several versions all or none (the `/batch` extension): member n's `fields` and files are
+        the publish form of `publish`, each part named `n.<name>`, plus `n.kind`."""
+        data: dict[str, str] = {}
+        parts: list[tuple[str, tuple[str, bytes, str]]] = []
+        for n, (kind, fields, files) in enumerate(members):
+            singular, _ = kind_and_plural(kind)
+            data[f"{n}.kind"] = singular
+            data.update({f"{n}.{key}": value for key, value in fields.items()})
+            parts += [(f"{n}.files", (_check_relative_path(path), content, "application/octet-stream"))
+                      for path, content in files]
+        return self._call("POST", f"{API}/batch", json_object, data=data, files=parts)
+
+    def has_batch(self) -> bool:
+        """Whether the registry has the `/batch` extension: an empty form is sent, which publishes nothing
+        (an extension-less server answers 404 or 405)."""
+        status = self._call("POST", f"{API}/batch", lambda r: (read_capped(r), r.status_code)[1], data={},
+                            passthrough=frozenset(range(400, 600)), retries=0)
+        return status not in (404, 405, 501)
+
     def yank(self, kind: str, slug: str, version: str, yanked: bool = True) -> dict[str, Any]:
         """Yank (or with `yanked=False` restore) a version; owner or admin only."""
         _, plural = kind_and_plural(kind)

@@ -158,14 +158,24 @@ class Binder:
         return out
 
     def wrapper_problem(self, agent: str, wrapper: Path) -> Problem | None:
-        """Why the agent's wrapper cannot run here (not built by its install script, missing), with the fix."""
+        """Why the agent's wrapper cannot run here (not built by its install script, missing, not what the
+        script built), with the command that fixes it: `sync --rebuild` runs the script again."""
         script = self.stager.package(Kind.AGENT, agent).install_script(self.os_name)
-        if script is not None and self.stager.tree.record(Kind.AGENT, agent) is None:
+        record = self.stager.tree.record(Kind.AGENT, agent)
+        rebuild = f"run `strawpot sync --rebuild agent:{agent}` to build it again"
+        if script is not None and record is None:
             if f"agent:{agent}" in self.settings.get("scripts.trusted"):
-                return Problem(agent, "its install script has not run here", "run `strawpot install`")
+                return Problem(agent, "its install script has not run here", f"run `strawpot sync --rebuild agent:{agent}`")
             return Problem(agent, "its install script is not trusted, so its wrapper is not built",
                            f"review it (`strawpot info agent {agent}`), then run `strawpot trust agent:{agent}`")
-        if os.access(wrapper, os.X_OK):
-            return None
-        return Problem(agent, f"wrapper {wrapper} is missing or not executable",
-                       "run `strawpot sync` to reinstall it from the lock")
+        if not os.access(wrapper, os.X_OK):
+            return Problem(agent, f"wrapper {wrapper} is missing or not executable",
+                           rebuild if script is not None else "run `strawpot sync` to reinstall it from the lock")
+        if record is not None:
+            from strawpot.model.install_record import check_output
+
+            base = self.stager.tree.package_dir(Kind.AGENT, agent)
+            built = next((f for f in record.outputs if base / f.path == wrapper), None)
+            if built is not None and (stale := check_output(wrapper, built, deep=False)):
+                return Problem(agent, f"wrapper {wrapper}: {stale}", rebuild)
+        return None

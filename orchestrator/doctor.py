@@ -49,3 +49,18 @@ def check_agents(binder: Binder, env: EnvValues, config_file: str) -> list[Agent
                 "or run `strawpot start` on a terminal to be asked"))
         report.hints.append(f"if {locked.name} needs a one-time login, run `strawpot setup {locked.name}`")
     return reports
+
+
+def check_sandbox(setting: str, kind: str) -> dict[str, Any]:
+    """Whether `kind` (the sandbox `setting` asks for) can confine processes here; bubblewrap is tried even
+    when the setting says none, so the user knows whether turning it on would work."""
+    from orchestrator.sandbox import BwrapSandbox
+    from strawpot.model.errors import MissingToolError
+
+    report: dict[str, Any] = {"setting": setting, "kind": kind, "ok": True, "problem": "", "fix": ""}
+    try:
+        BwrapSandbox(setting).check()
+    except MissingToolError as exc:
+        report.update(problem=exc.message, fix=exc.hint or "", ok=kind != "bwrap")
+    report["bwrap_works"] = not report["problem"]
+    return report

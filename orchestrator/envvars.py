@@ -2,9 +2,10 @@
 
 A value comes from the process environment, else from `[agents.<name>.env]` / `[skills.<name>.env]` in the
 global config file (never the project's strawpot.toml, which is committed), else from a value typed at the
-`start` prompt, else from the declared default. An empty value counts as unset. Values that did not come
-from the process environment are exported into the environment of the agents that need them: an agent
-gets its own package's variables and those of the skills staged for its role.
+`start` prompt, else from the declared default. An empty value counts as unset. Every declared variable with
+a value is exported into the environment of the agents that need them (they inherit nothing else but an
+allow-list, `strawpot.model.child_env`): an agent gets its own package's variables and those of the skills
+staged for its role.
 """
 
 from __future__ import annotations
@@ -60,13 +61,8 @@ class EnvValues:
         self.typed[(need.kind, need.package, need.spec.name)] = value
 
     def exported(self, needs: Iterable[EnvNeed]) -> dict[str, str]:
-        """The variables to add to an agent's environment (those the process environment does not set)."""
-        out: dict[str, str] = {}
-        for need in needs:
-            value = self.value(need)
-            if value is not None and not self.environ.get(need.spec.name):
-                out[need.spec.name] = value
-        return out
+        """The declared variables to put in an agent's environment, with their values."""
+        return {need.spec.name: value for need in needs if (value := self.value(need)) is not None}
 
 
 def package_needs(kind: Kind, name: str, specs: Mapping[str, EnvSpec]) -> list[EnvNeed]:

@@ -43,6 +43,7 @@ class Merged:
     message: str = ""
     keep: bool = False
     error: StrawpotError | None = None
+    failed: bool = False  # the merge itself broke (a git call failed or hung): the run ends `failed`
 
 
 class Isolator(Protocol):
@@ -55,6 +56,9 @@ class Isolator(Protocol):
 
     def merge(self, env: IsolatedEnv, base_dir: Path) -> Merged:
         """Bring a succeeded session's work back to `base_dir`; never touches it when that cannot be done cleanly."""
+
+    def keep(self, env: IsolatedEnv) -> list[str]:
+        """A run that did not succeed keeps its environment; warnings about what it changed that was undone."""
 
     def cleanup(self, env: IsolatedEnv, base_dir: Path) -> None: ...
 
@@ -72,6 +76,9 @@ class NoIsolation:
 
     def merge(self, env: IsolatedEnv, base_dir: Path) -> Merged:
         return Merged()
+
+    def keep(self, env: IsolatedEnv) -> list[str]:
+        return []
 
     def cleanup(self, env: IsolatedEnv, base_dir: Path) -> None:
         return None

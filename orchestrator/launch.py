@@ -15,21 +15,24 @@ from typing import Any
 
 from orchestrator.ask import Asker
 from orchestrator.binding import Binder, BindingError
-from orchestrator.endpoint import default_transport, listen_for
+from orchestrator.endpoint import UnixSocket, default_transport, listen_for
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.inputs import run_inputs
 from orchestrator.isolation import ACTIVE, KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
 from orchestrator.isolators import isolator_for, isolator_of
+from orchestrator.memory import DEFAULT_PROMPT_BYTES
 from orchestrator.memory_providers import GuardedMemory, load_provider
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
+from orchestrator.sandbox import SandboxSettings, session_sandbox
 from orchestrator.server import DendenServer
 from orchestrator.session import PAUSED, Session
 from orchestrator.staging import Stager
+from strawpot.model.child_env import EnvPolicy
 from strawpot.model.errors import IntegrityFailure, MissingToolError, UsageError
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
-from strawpot.model.layout import LOCK_NAME, Project, global_root
+from strawpot.model.layout import LOCK_NAME, Project, global_root, leads_out
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.model.plural import count
@@ -54,21 +57,38 @@ class Prepared:
     transport: str = field(default_factory=default_transport)  # how Denden listens ([denden] transport)
     isolator: Isolator = field(default_factory=NoIsolation)  # where the agents work ([session] isolation)
     memory_provider: str = "builtin"  # [memory] provider
+    memory_prompt_bytes: int = DEFAULT_PROMPT_BYTES  # [memory] max_prompt_bytes
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from (orchestrator/inputs.py)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # what confines the agents ([session] sandbox)
 
     def missing_env(self) -> list[EnvNeed]:
         return self.env.missing(self.env_needs)
 
     def env_for(self, agent: str, role: str) -> dict[str, str]:
         """What to add to the environment of `agent` playing `role`: its variables and its skills'."""
-        needs = [n for n in self.env_needs if (n.kind, n.package) == (Kind.AGENT, agent)]
-        skills = set(self.stager.skill_closure(role))
-        needs += [n for n in self.env_needs if n.kind is Kind.SKILL and n.package in skills]
-        return self.env.exported(needs)
+        return self.env.exported(agent_needs(self.stager, agent, role))
+
+    def missing_for(self, role: str) -> str:
+        """Why the agent bound to `role` cannot start for lack of required variables; "" when it can.
+
+        `start` checked the roles its own role reaches by name; a role reached only through `*` is checked
+        here, when it is first delegated to.
+        """
+        try:
+            agent = self.binder.binding(role).agent
+        except BindingError:
+            return ""  # the spawn reports it
+        missing = self.env.missing(agent_needs(self.stager, agent, role))
+        if not missing:
+            return ""
+        tables = ", ".join(dict.fromkeys(f"[{n.kind.plural}.{n.package}.env]" for n in missing))
+        return (f"role {role!r} cannot start: required environment variable(s) not set: "
+                + "; ".join(n.describe() for n in missing)
+                + f". The user can export them, or set them under {tables} in the global strawpot config")
 
 
 def reachable_roles(stager: Stager, role: str) -> list[str]:
-    """`role` and every role an agent of the run may be delegated to from it."""
+    """`role` and every role an agent of the run may be delegated to from it by name (not through `*`)."""
     seen: dict[str, None] = {}
     queue = [role]
     while queue:
@@ -76,19 +96,36 @@ def reachable_roles(stager: Stager, role: str) -> list[str]:
         if current in seen or stager.lock.get(Kind.ROLE, current) is None:
             continue
         seen[current] = None
-        queue += sorted(stager.delegatable_roles(current)[0])
+        queue += sorted(d.name for d in stager.locked(Kind.ROLE, current).dependencies if d.kind is Kind.ROLE)
     return list(seen)
+
+
+def agent_needs(stager: Stager, agent: str, role: str) -> list[EnvNeed]:
+    """The variables `agent` and the skills staged for `role` declare."""
+    packages = [(Kind.AGENT, agent)] + [(Kind.SKILL, s) for s in stager.skill_closure(role)]
+    return [need for kind, name in packages for need in package_needs(kind, name, stager.package(kind, name).env)]
 
 
 def env_needs(stager: Stager, binder: Binder, roles: list[str]) -> list[EnvNeed]:
     """Every variable the agents bound to `roles` and the skills staged for them declare (each once)."""
     found: dict[tuple[Kind, str, str], EnvNeed] = {}
     for role in roles:
-        packages = [(Kind.AGENT, binder.binding(role).agent)] + [(Kind.SKILL, s) for s in stager.skill_closure(role)]
-        for kind, name in packages:
-            for need in package_needs(kind, name, stager.package(kind, name).env):
-                found.setdefault((kind, name, need.spec.name), need)
+        for need in agent_needs(stager, binder.binding(role).agent, role):
+            found.setdefault((need.kind, need.package, need.spec.name), need)
     return list(found.values())
+
+
+def attached_files(project: Project) -> tuple[list[Path], str]:
+    """The `--files-dir` folders of a run (the project's `.strawpot/files` when it exists) and a warning,
+    if that folder is a link out of the project (then it is not passed)."""
+    folder = project.files_dir
+    if not folder.is_dir():
+        return [], ""
+    base = project.tree_root if project.is_global else project.dir
+    if leads_out(folder, base.resolve()):
+        return [], (f"{folder} is a link out of the project (to {os.path.realpath(folder)}); "
+                    "it is not given to the agents as --files-dir")
+    return [folder], ""
 
 
 def prepare(project: Project, settings: Settings, *, role: str | None = None, cli_agent: str | None = None,
@@ -138,9 +175,21 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     needs = env_needs(stager, binder, reachable_roles(stager, role))
     isolator = isolator_for(settings)
     isolator.check(project.dir)
+    sandbox = checked_sandbox(settings, transport)
     return Prepared(project, manifest, lock, stager, binder, policy, role, EnvValues(environ, saved_env or {}), needs,
                     transport=transport, isolator=isolator, memory_provider=settings.get("memory.provider"),
-                    inputs=run_inputs(project.lock_path, lock, policy, settings))
+                    memory_prompt_bytes=settings.get("memory.max_prompt_bytes"),
+                    inputs=run_inputs(project.lock_path, lock, policy, settings), sandbox=sandbox)
+
+
+def checked_sandbox(settings: Settings, transport: str) -> SandboxSettings:
+    """`[session] sandbox` as set, once it is known to work here (else exit 7: never run unconfined)."""
+    sandbox = session_sandbox(settings)
+    if sandbox.confined and not sandbox.network and transport != "unix":
+        raise UsageError('[sandbox] network = "off" leaves agents no way to reach Denden over TCP',
+                         hint='set [denden] transport = "unix", or [sandbox] network = "on"')
+    sandbox.sandbox.check()
+    return sandbox
 
 
 def missing_env_error(missing: list[EnvNeed]) -> MissingToolError:
@@ -171,7 +220,8 @@ class Launch:
     def __init__(self, prepared: Prepared, *, task: str, asker: Asker, base_env: Mapping[str, str] | None = None,
                  run_id: str | None = None, tmux: str = "",
                  observer: Callable[[str, dict[str, Any]], None] | None = None,
-                 warn: Callable[[str], None] | None = None, reopen: bool = False) -> None:
+                 warn: Callable[[str], None] | None = None, reopen: bool = False,
+                 env_policy: EnvPolicy | None = None) -> None:
         """A new run; or, with `reopen`, the ended run `run_id` again, in its own worktree (`strawpot resume`)."""
         self.prepared = prepared
         project = prepared.project
@@ -190,10 +240,14 @@ class Launch:
                 raise
         session.isolation = self.env.to_dict()
         self.merged = Merged()
+        files_dirs, files_warning = attached_files(project)
+        if files_warning:
+            self._warn(session, files_warning, warn, event="files_dir_skipped")
         self.run = Run(
             session=session, stager=prepared.stager, policy=prepared.policy, bind=prepared.binder,
             project_dir=self.env.working_dir, asker=asker, memory=self._memory(session, warn), base_env=base_env,
-            env_for=prepared.env_for,
+            env_for=prepared.env_for, env_missing=prepared.missing_for, files_dirs=files_dirs,
+            env_policy=env_policy,
         )
         try:
             self.server = DendenServer(self.run, listen_for(prepared.transport, session.directory))
@@ -202,20 +256,28 @@ class Launch:
             raise
         self.run.denden_addr = session.denden_addr = self.server.address
         self.run.denden_token = self.server.token
+        listen = self.server.listen
+        self.run.confine(prepared.sandbox, project.dir, project.tree_root,
+                         listen.path if isinstance(listen, UnixSocket) else None)
         session.save()
+
+    @staticmethod
+    def _warn(session: Session, message: str, warn: Callable[[str], None] | None, *, event: str) -> None:
+        session.event(event, message=message)
+        if warn is not None:
+            warn(message)
+        else:
+            print(f"warning: {message}", file=sys.stderr)
 
     def _memory(self, session: Session, warn: Callable[[str], None] | None) -> GuardedMemory:
         project, name = self.prepared.project, self.prepared.memory_provider
 
         def report(message: str) -> None:
-            session.event("memory_failed", message=message)
-            if warn is not None:
-                warn(message)
-            else:
-                print(f"warning: {message}", file=sys.stderr)
+            self._warn(session, message, warn, event="memory_failed")
 
         global_dir = None if project.is_global else global_root() / "memory"
-        return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report)
+        return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report,
+                             self.prepared.memory_prompt_bytes)
 
     @property
     def session(self) -> Session:
@@ -237,7 +299,7 @@ class Launch:
         stopped = self.run.shutdown()
         self.server.stop()
         self.end_isolation(state)
-        self.session.finish(state, exit_code)
+        self.session.finish("failed" if self.merged.failed else state, exit_code)
         return stopped
 
     def end_isolation(self, state: str) -> None:
@@ -250,6 +312,7 @@ class Launch:
             self.env.state = KEPT
             then = (f"`strawpot resume {self.session.run_id}` continues in it" if state == PAUSED
                     else "`strawpot sessions --prune` removes it")
-            self.merged = Merged(f"the session's worktree is kept at {self.env.info.get('path')} "
+            undone = "".join(f"{line}\n" for line in isolator.keep(self.env))
+            self.merged = Merged(f"{undone}the session's worktree is kept at {self.env.info.get('path')} "
                                  f"(branch {self.env.info.get('branch')}); {then}", keep=True)
         self.session.isolation = self.env.to_dict()

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
+from orchestrator.git import common_dir, repo_top
 from orchestrator.isolation import ACTIVE, KEPT, IsolatedEnv
 from orchestrator.isolators import isolator_of
+from orchestrator.merge import guard_repo, recover_merges
 from orchestrator.orphans import owner_alive
 from orchestrator.session import PRIVATE_FILE, RUNNING, SESSION_FILE, list_sessions
 from strawpot.model.fs import atomic_write
@@ -23,6 +27,14 @@ def leftover(data: dict[str, Any]) -> bool:
     return not (data.get("state") == RUNNING and owner_alive(data))
 
 
+def recover(project_dir: Path) -> list[str]:
+    """Undo every merge-back a killed strawpot left half-done in the project's repository; a line for each."""
+    if shutil.which("git") is None:
+        return []
+    top = repo_top(project_dir)
+    return [] if top is None else recover_merges(common_dir(top))
+
+
 def prune(sessions_root: Path, project_dir: Path) -> list[dict[str, Any]]:
     """Remove every leftover worktree and its branch; the runs whose environment was removed."""
     pruned = []
@@ -30,6 +42,9 @@ def prune(sessions_root: Path, project_dir: Path) -> list[dict[str, Any]]:
         if not leftover(data):
             continue
         env = IsolatedEnv.from_dict(data["isolation"])
+        if env.state == ACTIVE:  # the run never reached its end (killed): undo what it planted in .git
+            for line in guard_repo(env):
+                print(line, file=sys.stderr)
         env.state = KEPT  # not merged: the branch goes too
         isolator_of(env).cleanup(env, project_dir)
         data["isolation"] = env.to_dict()

@@ -16,6 +16,8 @@ BUILTIN = "builtin"
 SCOPES = ("global", "project", "role")
 DEFAULT_SCOPE = "project"
 DEFAULT_MAX_RESULTS = 10
+MAX_ENTRY_BYTES = 8 * 1024  # one remembered entry, whoever remembers it
+DEFAULT_PROMPT_BYTES = 16 * 1024  # `[memory] max_prompt_bytes`: the memory prompt given to a wrapper
 
 
 @dataclass(frozen=True)
@@ -71,3 +73,35 @@ class NoMemory:
 
 class MemoryFailure(Exception):
     """The memory provider cannot be loaded or used; the message names it and says why."""
+
+
+class EntryTooLarge(MemoryFailure):
+    """An entry over MAX_ENTRY_BYTES, refused before anything is stored."""
+
+
+def check_entry(content: str) -> None:
+    """Refuse (EntryTooLarge) an entry no memory prompt could carry."""
+    size = len(content.encode("utf-8", "replace"))
+    if size > MAX_ENTRY_BYTES:
+        raise EntryTooLarge(f"a memory entry holds at most {MAX_ENTRY_BYTES // 1024} KiB and this one is "
+                            f"{size / 1024:.0f} KiB; remember a summary (or where the full text is kept)")
+
+
+def bound_prompt(text: str, limit: int) -> str:
+    """The memory prompt cut to `limit` bytes at whole lines (entries come most relevant first), with a note
+    saying how many entries were left out; one line over the limit by itself is left out too."""
+    if len(text.encode("utf-8", "replace")) <= limit:
+        return text
+    kept: list[str] = []
+    used, left_out = 0, 0
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        size = len(line.encode("utf-8", "replace")) + 1
+        if used + size <= limit - 200 and not left_out:
+            kept.append(line)
+            used += size
+        elif number > 0 and (line.startswith("- ") or not kept):
+            left_out += 1
+    note = (f"({left_out} more remembered entr{'y' if left_out == 1 else 'ies'} left out: the memory prompt is "
+            f"bounded by [memory] max_prompt_bytes = {limit}; recall them through Denden)")
+    return "\n".join([*kept, note]) if kept else note

@@ -8,7 +8,16 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from orchestrator.memory import BUILTIN, ENTRY_POINT_GROUP, MemoryEntry, MemoryFailure, MemoryProvider
+from orchestrator.memory import (
+    BUILTIN,
+    DEFAULT_PROMPT_BYTES,
+    ENTRY_POINT_GROUP,
+    MemoryEntry,
+    MemoryFailure,
+    MemoryProvider,
+    bound_prompt,
+    check_entry,
+)
 from orchestrator.memory_sqlite import SqliteMemory
 
 
@@ -31,8 +40,10 @@ def load_provider(name: str, directory: Path, global_directory: Path | None = No
 class GuardedMemory:
     """A provider whose first failure is reported once; from then on the run goes on without memory."""
 
-    def __init__(self, loader: Callable[[], MemoryProvider], report: Callable[[str], None]) -> None:
+    def __init__(self, loader: Callable[[], MemoryProvider], report: Callable[[str], None],
+                 max_prompt_bytes: int = DEFAULT_PROMPT_BYTES) -> None:
         self._lock = threading.Lock()
+        self.max_prompt_bytes = max_prompt_bytes
         self._report = report
         self._provider: MemoryProvider | None = None
         self._failed = False
@@ -59,12 +70,15 @@ class GuardedMemory:
             return fallback
 
     def get(self, session_id: str, agent_id: str, role: str, task: str) -> str:
-        return str(self._call("get", "", session_id, agent_id, role, task))
+        """The provider's memory prompt, bounded by `[memory] max_prompt_bytes` whatever the provider returns."""
+        return bound_prompt(str(self._call("get", "", session_id, agent_id, role, task)), self.max_prompt_bytes)
 
     def dump(self, session_id: str, agent_id: str, role: str, task: str, result: str) -> None:
         self._call("dump", None, session_id, agent_id, role, task, result)
 
     def remember(self, content: str, keywords: list[str], scope: str, role: str = "") -> str:
+        """Raises EntryTooLarge (the caller's mistake, not the provider's) for an entry over MAX_ENTRY_BYTES."""
+        check_entry(content)
         return str(self._call("remember", "", content, keywords, scope, role))
 
     def recall(self, query: str, keywords: list[str], scope: str, max_results: int,

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from orchestrator.memory import DEFAULT_MAX_RESULTS, DEFAULT_SCOPE, MemoryEntry, MemoryFailure
+from orchestrator.memory import DEFAULT_MAX_RESULTS, DEFAULT_SCOPE, MemoryEntry, MemoryFailure, check_entry
 from orchestrator.session import PRIVATE_FILE, private_folder
 from strawpot.model.fs import file_lock
 
@@ -57,9 +57,13 @@ class SqliteMemory:
 
     @contextlib.contextmanager
     def _db(self, path: Path) -> Iterator[sqlite3.Connection]:
+        for each in (path.parent, path, *(path.with_name(path.name + end) for end in ("-wal", "-shm", "-journal"))):
+            if each.is_symlink():  # its target would be chmod-ed and written as a database: not ours to touch
+                raise MemoryFailure(f"{each} is a symlink; the memory store is only kept in a real folder and file "
+                                    "(nothing was changed): replace the link with the folder or file it points to")
         private_folder(path.parent)
         if not path.exists():
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE))
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, PRIVATE_FILE))
         os.chmod(path, PRIVATE_FILE)
         try:
             conn = sqlite3.connect(path, timeout=self.busy_timeout, isolation_level=None)
@@ -149,6 +153,7 @@ class SqliteMemory:
     # -- the provider -----------------------------------------------------------------------------------
 
     def remember(self, content: str, keywords: list[str], scope: str, role: str = "") -> str:
+        check_entry(content)
         scope = scope or DEFAULT_SCOPE
         entry_id = uuid.uuid4().hex
         path = self.global_path if scope == "global" and self.global_path is not None else self.path

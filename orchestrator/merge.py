@@ -1,72 +1,189 @@
 """How a worktree session's work comes back: `patch` (default), `branch` or `pr` (`[session] merge`).
 
-`patch` applies the change between the worktree as it was created (HEAD plus the user's carried-in changes)
-and as the agents left it to the user's working tree, as one patch, only when `git apply --check` passes;
-otherwise nothing is touched and the branch is kept. `branch` keeps the branch. `pr` pushes it to
+First the shared repository's config and hooks are put back as they were (`repo_guard`), then the worktree's
+content is committed to its branch with git's plumbing (no hook, filter or fsmonitor runs). `patch` then
+brings the change between the worktree as created (HEAD plus the user's carried-in changes) and as the
+agents left it into the user's working tree, all or nothing (`tree_apply`); what the user must look at
+first (a symlink out of the repository, a file over `[session] max_file_size`, a `.git*` path, a submodule)
+is refused, one line each, and stays on the branch. `branch` keeps the branch. `pr` pushes it to
 `[session] remote` and opens a pull request with `gh` when it is on PATH.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
-from orchestrator.git import GitFailed, commit_all, git, git_bytes
+from orchestrator import repo_guard, tree_apply
+from orchestrator.git import GitFailed, common_dir, snapshot
 from orchestrator.isolation import KEPT, MERGED, IsolatedEnv, Merged
+from orchestrator.repo_guard import SafeGit
+from orchestrator.tree_apply import ABSENT, GITLINK, LINK, Change
+from strawpot.model.display import terminal_safe
 from strawpot.model.errors import ConflictError, StrawpotError
 from strawpot.model.plural import count
 
 GH_TIMEOUT = 120.0
+MB = 1_000_000
 
 
-def merge_back(env: IsolatedEnv, strategy: str, remote: str, exclude: str) -> Merged:
+def state_dir(env: IsolatedEnv) -> Path:
+    """The run's own folder in the repository's git folder: the guard copies, the index, the merge journal."""
+    return Path(str(env.info.get("state_dir") or f"{env.info['path']}.state"))  # a run recorded by 0.2 has none
+
+
+def safe_git(env: IsolatedEnv, work_tree: Path | None = None) -> SafeGit:
+    common = Path(str(env.info.get("common") or common_dir(Path(env.info["repo"]))))
+    state_dir(env).mkdir(parents=True, exist_ok=True)
+    return SafeGit(common, work_tree or Path(env.info["path"]), state_dir(env) / "index")
+
+
+def merge_back(env: IsolatedEnv, strategy: str, remote: str, exclude: str, max_file_size: float) -> Merged:
     """Commit the worktree's work to its branch, then bring it back by `strategy`; `exclude` is never committed."""
     top, path, branch = Path(env.info["repo"]), Path(env.info["path"]), str(env.info["branch"])
+    notes = guard_repo(env)
+    g = safe_git(env)
     try:
-        commit_all(path, exclude, f"strawpot: session {path.name}")
+        new_tree = _commit(g, path, branch, exclude)
     except GitFailed as exc:
         env.state = KEPT
-        return Merged(keep=True, error=StrawpotError(f"cannot commit the session's work on {branch}: {exc.detail}",
-                                                     hint=f"the worktree is kept at {path}"))
+        return Merged(_lines(notes), keep=True, error=StrawpotError(
+            f"cannot commit the session's work on {branch}: {exc.detail}", hint=f"the worktree is kept at {path}"))
     if strategy == "branch":
         env.state = MERGED
-        return Merged(f"the session's work is on branch {branch}; merge it with `git merge {branch}`")
+        return Merged(_lines([*notes, f"the session's work is on branch {branch}; merge it with `git merge {branch}`"]))
     if strategy == "pr":
-        return _pull_request(env, top, branch, remote)
-    return _patch(env, top, path, branch)
+        merged = _pull_request(env, SafeGit(g.common, top), top, branch, remote)
+        return Merged(_lines([*notes, merged.message]), merged.keep, merged.error)
+    merged = _patch(env, g, top, path, branch, new_tree, max_file_size)
+    return Merged(_lines([*notes, merged.message]), merged.keep, merged.error)
 
 
-def _patch(env: IsolatedEnv, top: Path, path: Path, branch: str) -> Merged:
+def guard_repo(env: IsolatedEnv) -> list[str]:
+    """Undo what the session changed in the shared `.git/config` and hooks; a warning line for each.
+
+    Called when the run ends (merged or kept) and by `sessions --prune` for a run that never reached its end;
+    the copies stay for a resumed run, which is guarded the same way.
+    """
+    if "common" not in env.info:
+        return []
+    lines = repo_guard.restore(Path(str(env.info["common"])), state_dir(env) / "guard")
+    return [f"warning: {line}" for line in lines]
+
+
+def recover_merges(common: Path) -> list[str]:
+    """Undo every merge-back a killed strawpot left half-done in this repository; a line for each."""
+    found = []
+    for work in sorted((common / "strawpot-worktrees").glob("*.state/merge")):
+        said = tree_apply.recover(work)
+        if said:
+            found.append(said)
+    return found
+
+
+def _commit(g: SafeGit, path: Path, branch: str, exclude: str) -> str:
+    """Commit the worktree as it is on top of the branch (the agents' own commits stay); the tree it holds."""
+    tip = g.text("rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}").strip()
+    g.out("read-tree", tip)  # what the agents committed (a file they force-added too), then the tree over it
+    tree = snapshot(path, exclude, env=g.env, prefix=g.prefix)
+    if tree == g.text("rev-parse", f"{tip}^{{tree}}").strip():
+        return tree
+    identity = () if g.text("config", "user.email", check=False).strip() else \
+        ("-c", "user.name=strawpot", "-c", "user.email=strawpot@localhost")
+    commit = g.text(*identity, "-c", "commit.gpgsign=false", "commit-tree", tree, "-p", tip,
+                    "-m", f"strawpot: session {path.name}").strip()
+    g.out("update-ref", f"refs/heads/{branch}", commit, tip)
+    return tree
+
+
+def _patch(env: IsolatedEnv, g: SafeGit, top: Path, path: Path, branch: str, new_tree: str,
+           max_file_size: float) -> Merged:
     base = str(env.info["base_tree"])
-    patch = git_bytes(path, "diff", "--binary", base, "HEAD")
     by_hand = f"`git diff {base} {branch} | git apply --3way`, then `strawpot sessions --prune`"
-    if not patch.strip():
+    recovered = recover_merges(g.common)
+    found = tree_apply.changes(g, base, new_tree)
+    if not found:
         env.state = MERGED
-        return Merged("the session changed no file")
-    try:
-        git_bytes(top, "apply", "--check", "--binary", "--whitespace=nowarn", input_bytes=patch)
-    except GitFailed as exc:
+        return Merged(_lines([*recovered, "the session changed no file"]))
+    accepted, refused = _screen(g, top, found, max_file_size)
+    fmt = g.text("rev-parse", "--show-object-format", check=False).strip() or "sha1"
+    todo = tree_apply.plan(top, accepted, fmt)
+    if todo.conflicts:
         env.state = KEPT
-        return Merged(keep=True, error=ConflictError(
-            f"the session's changes do not apply cleanly to your working tree ({exc.detail}); "
+        more = f" (and {len(todo.conflicts) - 1} more)" if len(todo.conflicts) > 1 else ""
+        return Merged(_lines(recovered), keep=True, error=ConflictError(
+            f"the session's changes do not apply cleanly to your working tree: {todo.conflicts[0]}{more}; "
             "nothing in it was changed",
             hint=f"the changes are on branch {branch} (worktree {path}); apply them by hand with {by_hand}"))
     try:
-        git_bytes(top, "apply", "--binary", "--whitespace=nowarn", input_bytes=patch)
-    except GitFailed as exc:  # passed --check, so only a race with the user's own edits gets here
+        tree_apply.apply(g, top, state_dir(env) / "merge", todo, fmt)
+    except (OSError, GitFailed) as exc:
         env.state = KEPT
-        return Merged(keep=True, error=ConflictError(f"applying the session's changes failed: {exc.detail}",
-                                                     hint=f"the changes are on branch {branch}; {by_hand}"))
-    files = git(path, "diff", "--name-only", base, "HEAD").split()
+        return Merged(_lines(recovered), keep=True, error=StrawpotError(
+            f"applying the session's changes failed ({exc}); every file it had touched was restored as it was",
+            hint=f"the changes are on branch {branch}; {by_hand}"))
+    done = [c.path for c in accepted]
+    lines = [*recovered, f"applied the session's changes to your working tree ({count(len(done), 'file')}): "
+             + ", ".join(done[:10]) + (" …" if len(done) > 10 else "")]
     env.state = MERGED
-    return Merged(f"applied the session's changes to your working tree ({count(len(files), 'file')}): "
-                  + ", ".join(files[:10]) + (" …" if len(files) > 10 else ""))
+    if not refused:
+        return Merged(_lines(lines))
+    env.info["keep_branch"] = True
+    return Merged(_lines([*lines, *(f"refused: {line}" for line in refused)]), error=ConflictError(
+        f"{count(len(refused), 'change')} of the session were not brought back (listed above); "
+        f"they are on branch {branch}",
+        hint=f"look at them with `git diff {base} {branch} -- PATH`; take one with "
+             f"`git checkout {branch} -- PATH`; delete the branch with `git branch -D {branch}`"))
 
 
-def _pull_request(env: IsolatedEnv, top: Path, branch: str, remote: str) -> Merged:
+def _screen(g: SafeGit, top: Path, found: list[Change], max_file_size: float) -> tuple[list[Change], list[str]]:
+    """The changes to bring back, and one line for each one the user must accept by hand."""
+    sizes = _sizes(g, [c.new_sha for c in found if c.new_mode not in (ABSENT, GITLINK)])
+    accepted, refused = [], []
+    for c in found:
+        why = ""
+        if any(part.lower().startswith(".git") for part in c.path.split("/")):
+            why = "a change under a .git* path"
+        elif any(part in ("", ".", "..") for part in c.path.split("/")):
+            why = "a path git itself would refuse"
+        elif GITLINK in (c.old_mode, c.new_mode):
+            why = "a submodule change"
+        elif c.new_mode == LINK:
+            target = os.fsdecode(g.out("cat-file", "blob", c.new_sha)) if sizes.get(c.new_sha, 0) < 4096 else ""
+            if not target or _escapes(top, c.path, target):
+                why = f"a symlink to {target[:200]!r}, outside the repository"
+        elif c.new_mode != ABSENT and sizes.get(c.new_sha, 0) > max_file_size * MB:
+            why = f"{sizes[c.new_sha] / MB:.3g} MB, over [session] max_file_size ({max_file_size:g} MB)"
+        if why:
+            refused.append(f"{c.path}: {why}")
+        else:
+            accepted.append(c)
+    return accepted, refused
+
+
+def _sizes(g: SafeGit, shas: list[str]) -> dict[str, int]:
+    if not shas:
+        return {}
+    out = g.out("cat-file", "--batch-check=%(objectname) %(objectsize)",
+                input_bytes="".join(f"{sha}\n" for sha in shas).encode()).decode()
+    return {sha: int(size) for sha, _, size in (line.partition(" ") for line in out.splitlines()) if size.isdigit()}
+
+
+def _escapes(top: Path, path: str, target: str) -> bool:
+    where = os.path.normpath(os.path.join(top, os.path.dirname(path), target))
+    return not (where == str(top) or where.startswith(str(top) + os.sep)) or "/.git" in f"/{os.path.relpath(where, top)}"
+
+
+def _lines(lines: list[str]) -> str:
+    """The lines to print; the file names in them are the agents' to choose, so no escape sequence is kept."""
+    return terminal_safe("\n".join(line for line in lines if line))
+
+
+def _pull_request(env: IsolatedEnv, g: SafeGit, top: Path, branch: str, remote: str) -> Merged:
     try:
-        git(top, "push", "-q", remote, f"{branch}:{branch}")
+        g.out("push", "-q", remote, f"{branch}:{branch}")
     except GitFailed as exc:
         env.state = KEPT
         return Merged(keep=True, error=StrawpotError(f"cannot push {branch} to {remote!r}: {exc.detail}",
@@ -75,7 +192,7 @@ def _pull_request(env: IsolatedEnv, top: Path, branch: str, remote: str) -> Merg
     gh = shutil.which("gh")
     if gh is None:
         return Merged(f"pushed branch {branch} to {remote}; gh is not on PATH, so open the pull request by hand")
-    target = git(top, "symbolic-ref", "-q", "--short", "HEAD", check=False).strip()
+    target = g.text("symbolic-ref", "-q", "--short", "HEAD", check=False).strip()
     title = f"strawpot session {Path(str(env.info['path'])).name}"
     argv = [gh, "pr", "create", "--head", branch, "--title", title, "--body", "Opened by `strawpot start`."]
     if target:

@@ -9,6 +9,7 @@ from typing import Any
 DENY_ROLE_NOT_ALLOWED = "DENY_ROLE_NOT_ALLOWED"
 DENY_DEPTH_LIMIT = "DENY_DEPTH_LIMIT"
 DENY_BUDGET_EXCEEDED = "DENY_BUDGET_EXCEEDED"
+DENY_MISSING_ENV = "DENY_MISSING_ENV"  # the target role's agent or skills need variables this run lacks
 
 # Error codes (status ERROR): the request could not be carried out.
 INVALID_REQUEST = "INVALID_REQUEST"
@@ -20,6 +21,7 @@ ERR_SPAWN_FAILED = "ERR_SPAWN_FAILED"
 ERR_UNKNOWN_AGENT = "ERR_UNKNOWN_AGENT"
 ERR_NO_USER = "ERR_NO_USER"
 ERR_INTERNAL = "ERR_INTERNAL"
+ERR_TOO_LARGE = "ERR_TOO_LARGE"  # a request over a size limit (a memory entry)
 
 
 @dataclass(frozen=True)

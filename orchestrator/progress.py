@@ -4,6 +4,8 @@ Every line carries `"v": 1`, `"ts"` (Unix time), `"run_id"` and `"event"`:
 - `spawn`: `agent_id`, `role`, `agent` (the agent package), `parent` (null for the orchestrator), `pid`;
 - `delegate`: `from` (the calling agent id), `role`, `task`;
 - `deny`: `from`, `role`, `code` (a `DENY_*` code), `message`;
+- `sandbox_denied`: `agent_id`, `exit_code`, `evidence` (log lines where a sandboxed agent was refused
+  something: a read-only file system, a permission, the network; best effort);
 - `end` of an agent: `scope: "agent"`, `agent_id`, `state`, `exit_code`;
 - `end` of the run: `scope: "run"`, `state`, `exit_code`.
 The lines are built from the run's trace events (trace.jsonl), so the two never disagree.
@@ -51,6 +53,9 @@ class JsonProgress:
                 return {"event": "deny", "from": data.get("caller"), "role": data.get("role"),
                         "code": data["denied"], "message": data.get("reason")}
             return {"event": "delegate", "from": data.get("caller"), "role": data.get("role"), "task": data.get("task")}
+        if kind == "sandbox_denied":
+            return {"event": "sandbox_denied", "agent_id": data["agent_id"], "exit_code": data.get("exit_code"),
+                    "evidence": data.get("evidence", [])}
         if kind == "agent_finished":
             return {"event": "end", "scope": "agent", "agent_id": data["agent_id"], "state": data.get("state"),
                     "exit_code": data.get("exit_code")}

@@ -14,25 +14,28 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from orchestrator.ask import Asker
-from orchestrator.memory import MemoryProvider
+from orchestrator.memory import EntryTooLarge, MemoryProvider
 from orchestrator.outcome import (
+    DENY_MISSING_ENV,
     ERR_INVALID_RESULT,
     ERR_SPAWN_FAILED,
     ERR_SUBAGENT_CANCELLED,
     ERR_SUBAGENT_FAILURE,
     ERR_SUBAGENT_TIMEOUT,
+    ERR_TOO_LARGE,
     ERR_UNKNOWN_AGENT,
     Caller,
     Outcome,
 )
-from orchestrator.policy import Delegator, Policy, check_delegation
+from orchestrator.policy import Delegator, Denial, Policy, check_delegation
 from orchestrator.runtime import AgentProcess, BuildRequest, RuntimeFailure, WrapperRuntime
+from orchestrator.sandbox import Confined, SandboxSettings, Walls, denials
 from orchestrator.session import (
     CANCELLED,
     FAILED,
@@ -47,6 +50,7 @@ from orchestrator.session import (
     new_agent_id,
 )
 from orchestrator.staging import StagedAgent, Stager, StagingError
+from strawpot.model.child_env import EnvPolicy, child_env
 
 RESULT_FILE = "result"
 STATUS_FILE = "status"  # an agent that writes `paused` (or `status: paused`) here ends as paused
@@ -102,6 +106,9 @@ class Run:
         memory: MemoryProvider,
         base_env: Mapping[str, str] | None = None,
         env_for: Callable[[str, str], Mapping[str, str]] | None = None,
+        env_missing: Callable[[str], str] | None = None,
+        files_dirs: Sequence[Path] = (),
+        env_policy: EnvPolicy | None = None,
     ) -> None:
         self.session = session
         self.stager = stager
@@ -112,12 +119,26 @@ class Run:
         self.memory = memory
         self.base_env = dict(os.environ if base_env is None else base_env)
         self.env_for = env_for  # (agent, role) → the declared variables to export to it
+        self.env_missing = env_missing  # role → why its agent cannot get its required variables ("" when it can)
+        self.files_dirs = list(files_dirs)  # the project's attached files (`--files-dir`)
+        self.env_policy = env_policy  # [session] pass_env / hide_env, and the secret values kept home
         self.denden_addr = ""
         self.denden_token: str | None = None  # the TCP server's secret; None on a Unix socket
         self._agents: dict[str, LiveAgent] = {}
         self._delegations = 0
         self._lock = threading.Lock()
         self._closing = False
+        self.sandbox = SandboxSettings()  # `confine` sets it: every agent of the run gets the same walls
+        self.walls = Walls()
+
+    def confine(self, sandbox: SandboxSettings, project_dir: Path, state_dir: Path, socket: Path | None) -> None:
+        """Spawn every agent (and wrapper call) inside `sandbox`: writable only the working tree, the agent's
+        workspace and the Denden socket (`project_dir/.strawpot` stays read-only), secrets under HOME hidden."""
+        home = self.base_env.get("HOME")
+        self.sandbox = sandbox
+        self.walls = sandbox.walls(Path(home) if home else None, writable=(self.project_dir, *([socket] if socket else [])),
+                                   readable=(project_dir,), protected=(state_dir,))
+        self.session.sandbox = sandbox.record(self.walls)
 
     @property
     def run_id(self) -> str:
@@ -139,6 +160,7 @@ class Run:
             agent_id=agent_id, role=role, agent=runtime.name, parent=parent.agent_id if parent else None,
             depth=parent.depth + 1 if parent else 0, task=task, workspace=str(workspace),
             session_id=str(uuid.uuid4()) if runtime.resume else "", packages=self.stager.staged_packages(role, runtime.name),
+            via_wildcard=self.stager.by_wildcard(role),
         )
         if again:
             (workspace / STATUS_FILE).unlink(missing_ok=True)
@@ -149,30 +171,23 @@ class Run:
                 raise RuntimeFailure("the run is shutting down")
             self._agents[agent_id] = live
         self.session.add_agent(record)  # saved (with the session id) before anything is spawned
-        env = {
-            **self.base_env,
-            **(self.env_for(runtime.name, role) if self.env_for else {}),
-            "DENDEN_ADDR": self.denden_addr,
-            "DENDEN_AGENT_ID": agent_id,
-            "DENDEN_RUN_ID": self.run_id,
-            "STRAWPOT_ROLE": role,
-        }
-        if parent:
-            env["DENDEN_PARENT_AGENT_ID"] = parent.agent_id
-        else:
-            env.pop("DENDEN_PARENT_AGENT_ID", None)
-        if self.denden_token:
-            env["DENDEN_TOKEN"] = self.denden_token
-        else:
-            env.pop("DENDEN_TOKEN", None)  # another run's secret is not ours to hand on
+        protocol = {"DENDEN_ADDR": self.denden_addr, "DENDEN_AGENT_ID": agent_id, "DENDEN_RUN_ID": self.run_id,
+                    "STRAWPOT_ROLE": role, **({"DENDEN_PARENT_AGENT_ID": parent.agent_id} if parent else {}),
+                    **({"DENDEN_TOKEN": self.denden_token} if self.denden_token else {})}
+        env = child_env(self.base_env, self.env_policy, protocol=protocol,  # never a token nor another run's secret
+                        declared=self.env_for(runtime.name, role) if self.env_for else None)
+        env["PATH"] = os.pathsep.join([*map(str, self.stager.bin_dirs(role, runtime.name)), *(
+            [env["PATH"]] if env.get("PATH") else [])])
         request = BuildRequest(
             agent_id=agent_id, working_dir=self.project_dir, workspace=workspace, role_prompt=staged.role_prompt,
             memory_prompt=self.memory.get(self.run_id, agent_id, role, task), task=task, config=runtime.config,
-            skills_dirs=[staged.skills_dir], roles_dirs=[staged.roles_dir],
+            skills_dirs=[staged.skills_dir], roles_dirs=[staged.roles_dir], files_dirs=self.files_dirs,
             session_id="" if again else record.session_id, resume=record.session_id if again else "",
+            role=role,
         )
         try:
-            live.process = runtime.spawn(request, env, attach=attach)
+            live.process = runtime.spawn(request, env, attach=attach,
+                                         confined=Confined(self.sandbox.sandbox, self.walls.plus(writable=[workspace])))
         except RuntimeFailure as exc:
             self._end(live, FAILED, None, error=str(exc))
             raise
@@ -200,6 +215,8 @@ class Run:
         else:
             state = SUCCEEDED if code == 0 else FAILED
         output = read_result(live.staged.workspace, live.process.log_tail(5))
+        if self.sandbox.confined and (denied := denials(live.process.log_tail(200), self.walls)):
+            self.session.event("sandbox_denied", agent_id=live.record.agent_id, exit_code=code, evidence=denied)
         self._end(live, state, code)
         if state == SUCCEEDED:
             self.memory.dump(self.run_id, live.record.agent_id, live.record.role, live.record.task, output)
@@ -272,6 +289,8 @@ class Run:
         with self._lock:
             denial = check_delegation(self.policy, who, role, installed_roles=self.stager.installed_roles,
                                       delegations_so_far=self._delegations)
+            if denial is None and self.env_missing is not None and (missing := self.env_missing(role)):
+                denial = Denial(DENY_MISSING_ENV, missing)
             if denial is None:
                 self._delegations += 1
         self.session.event("delegate", caller=caller.agent_id, role=role, task=task,
@@ -326,7 +345,10 @@ class Run:
         return live.record.role if live is not None else ""
 
     def remember(self, caller: Caller, content: str, keywords: list[str], scope: str) -> Outcome:
-        return Outcome.ok(self.memory.remember(content, keywords, scope, self._role_of(caller)))
+        try:
+            return Outcome.ok(self.memory.remember(content, keywords, scope, self._role_of(caller)))
+        except EntryTooLarge as exc:
+            return Outcome.error(ERR_TOO_LARGE, str(exc))
 
     def recall(self, caller: Caller, query: str, keywords: list[str], scope: str, max_results: int) -> Outcome:
         return Outcome.ok(self.memory.recall(query, keywords, scope, max_results, self._role_of(caller)))

@@ -70,6 +70,7 @@ class AgentRecord:
     error: str = ""
     session_id: str = ""  # a resumable agent's conversation id, recorded before it is spawned
     packages: list[str] = field(default_factory=list)  # what was staged for it: "kind:name@version"
+    via_wildcard: list[str] = field(default_factory=list)  # those of `packages` only a `*` of its role brought in
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentRecord:
@@ -94,6 +95,7 @@ class Session:
     owner_pid: int = field(default_factory=os.getpid)  # the strawpot process that owns the run
     isolation: dict[str, Any] = field(default_factory=dict)  # IsolatedEnv.to_dict(): where the agents work
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from: lock hash, packages, settings
+    sandbox: dict[str, Any] = field(default_factory=dict)  # SandboxSettings.record(): what confined the agents
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     observer: Callable[[str, dict[str, Any]], None] | None = field(default=None, repr=False)
 
@@ -169,6 +171,7 @@ class Session:
             "owner_pid": self.owner_pid,
             "isolation": self.isolation,
             "inputs": self.inputs,
+            "sandbox": self.sandbox or {"kind": "none"},
             "agents": [asdict(a) for a in self.agents.values()],
         }
 

@@ -2,7 +2,8 @@
 
 Everything comes from the lock: which packages (the role's transitive skills, its declared roles) and
 which files of them (the locked file list, from the installed tree that `start` verified). Nothing is
-picked by "whatever is highest on disk".
+picked by "whatever is highest on disk". `*` in a role's `skills` or `roles` means every locked package of
+that kind, resolved here, next to the ones the role names.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
 from strawpot.model.package import Package, PackageInvalid, parse_package
+from strawpot.model.platform import current_os
 
 ROLE_PROMPT_FILE = "role_prompt.md"
 
@@ -49,6 +51,10 @@ class Stager:
     def installed_roles(self) -> frozenset[str]:
         return frozenset(p.name for p in self.lock.packages if p.kind is Kind.ROLE)
 
+    @property
+    def installed_skills(self) -> frozenset[str]:
+        return frozenset(p.name for p in self.lock.packages if p.kind is Kind.SKILL)
+
     def locked(self, kind: Kind, name: str) -> LockedPackage:
         pkg = self.lock.get(kind, name)
         if pkg is None:
@@ -79,9 +85,19 @@ class Stager:
         return package
 
     def skill_closure(self, role: str) -> list[str]:
-        """The role's skills and the skills they need, transitively, from the lock's dependency edges."""
+        """The role's skills (every locked skill for `skills: ["*"]`) and the skills they need, transitively."""
+        named = self._named_skills(role)
+        if self.package(Kind.ROLE, role).skills_wildcard:
+            named += sorted(self.installed_skills)
+        return self._closure(named)
+
+    def _named_skills(self, role: str) -> list[str]:
+        return [d.name for d in self.locked(Kind.ROLE, role).dependencies if d.kind is Kind.SKILL]
+
+    def _closure(self, names: list[str]) -> list[str]:
+        """`names` and the skills they need, transitively, from the lock's dependency edges."""
         seen: dict[str, None] = {}
-        queue = [d.name for d in self.locked(Kind.ROLE, role).dependencies if d.kind is Kind.SKILL]
+        queue = list(names)
         while queue:
             name = queue.pop(0)
             if name in seen:
@@ -89,6 +105,15 @@ class Stager:
             seen[name] = None
             queue += [d.name for d in self.locked(Kind.SKILL, name).dependencies if d.kind is Kind.SKILL]
         return sorted(seen)
+
+    def by_wildcard(self, role: str) -> list[str]:
+        """What only a `*` of `role` brought in, as `kind:name@version`: staged, though the role names none of it."""
+        skills = set(self.skill_closure(role)) - set(self._closure(self._named_skills(role)))
+        roles, wildcard = self.delegatable_roles(role)
+        named = {d.name for d in self.locked(Kind.ROLE, role).dependencies if d.kind is Kind.ROLE}
+        found = [self.locked(Kind.SKILL, s) for s in sorted(skills)]
+        found += [self.locked(Kind.ROLE, r) for r in sorted(roles - named)] if wildcard else []
+        return [f"{p.kind.value}:{p.name}@{p.version}" for p in found]
 
     def delegatable_roles(self, role: str) -> tuple[frozenset[str], bool]:
         """The roles `role` declared (from the lock), or every locked role for `roles: ["*"]`."""
@@ -114,6 +139,25 @@ class Stager:
         if (pkg := self.lock.get(Kind.AGENT, agent)) is not None:
             found.append(pkg)
         return [f"{p.kind.value}:{p.name}@{p.version}" for p in found]
+
+    def bin_dirs(self, role: str, agent: str, os_name: str | None = None) -> list[Path]:
+        """The folders of the installed packages staged for `role` played by `agent` that hold a program (`bin`)
+        for `os_name`: skills first (in staging order), then the role, its delegatable roles, the agent.
+
+        The installed folder, not the staged copy: an install script builds a program there, beside the
+        locked files that staging copies.
+        """
+        os_name = os_name or current_os()
+        keys = [(Kind.SKILL, s) for s in self.skill_closure(role)] + [(Kind.ROLE, role)]
+        keys += [(Kind.ROLE, r) for r in sorted(self.delegatable_roles(role)[0]) if r != role]
+        if self.lock.get(Kind.AGENT, agent) is not None:
+            keys.append((Kind.AGENT, agent))
+        dirs: dict[Path, None] = {}
+        for kind, name in keys:
+            rel = self.package(kind, name).bin.get(os_name)
+            if rel is not None:
+                dirs[(self.tree.package_dir(kind, name) / rel).parent] = None
+        return list(dirs)
 
     def stage(self, role: str, workspace: Path) -> StagedAgent:
         """Populate `workspace` for an agent playing `role`."""

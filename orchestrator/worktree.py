@@ -3,8 +3,8 @@
 The worktree lives in the repository's git folder (`<git common dir>/strawpot-worktrees/<run id>`), outside
 the user's working tree. The user's uncommitted changes (tracked and untracked, not ignored) are carried into
 it with `--merge patch`; `branch` and `pr` build from commits only and refuse a dirty tree. The project's
-installed `.strawpot/` is linked in unchanged when the checkout does not carry it. Nothing here writes to
-the user's working tree except `git apply` of the final patch, after `git apply --check` passed.
+installed `.strawpot/` is linked in unchanged when the checkout does not carry it. Nothing writes to the
+user's working tree but the all-or-nothing merge-back of `orchestrator/merge.py` and `orchestrator/tree_apply.py`.
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 from pathlib import Path
 
-from orchestrator.git import GitFailed, git, git_bytes, git_path, repo_top, snapshot
+from orchestrator import repo_guard
+from orchestrator.git import GitFailed, common_dir, git, git_bytes, git_path, repo_top, set_timeout, snapshot
 from orchestrator.isolation import KEPT, MERGED, REMOVED, IsolatedEnv, Merged
-from orchestrator.merge import merge_back
+from orchestrator.merge import guard_repo, merge_back, recover_merges, safe_git
+from orchestrator.repo_guard import SafeGit
 from strawpot.model.errors import StrawpotError, UsageError
 from strawpot.model.layout import TREE_DIR
 
@@ -33,9 +36,13 @@ def branch_name(session_id: str) -> str:
 class WorktreeIsolator:
     name = "worktree"
 
-    def __init__(self, merge: str = "patch", remote: str = "origin") -> None:
+    def __init__(self, merge: str = "patch", remote: str = "origin", max_file_size: float = 50.0,
+                 git_timeout: float | None = None) -> None:
         self.merge_strategy = merge
         self.remote = remote
+        self.max_file_size = max_file_size
+        if git_timeout is not None:
+            set_timeout(git_timeout)
 
     # -- before the run -----------------------------------------------------------------------------
 
@@ -45,6 +52,8 @@ class WorktreeIsolator:
         if top is None:
             raise UsageError(f"{base_dir} is not in a git repository; session isolation 'worktree' needs one",
                              hint="run `git init` and commit your files, or use `--isolation none`")
+        for line in recover_merges(common_dir(top)):
+            print(f"warning: {line}", file=sys.stderr)
         if not git(top, "rev-parse", "--verify", "-q", "HEAD", check=False).strip():
             raise UsageError("the git repository has no commit yet; a worktree starts from HEAD",
                              hint="make a first commit, or use `--isolation none`")
@@ -71,22 +80,30 @@ class WorktreeIsolator:
         if _has_branch(top, branch):
             raise UsageError(f"git branch {branch} already exists",
                              hint=f"delete it (`git branch -D {branch}`) or run `strawpot sessions --prune`")
-        path = _git_path(top, WORKTREES_DIR, common=True) / session_id
+        common = common_dir(top)
+        path = common / WORKTREES_DIR / session_id
         path.parent.mkdir(parents=True, exist_ok=True)
+        state = path.parent / f"{session_id}.state"
         try:
+            repo_guard.save(common, state / "guard")  # before anything the agents could change
             git(top, "worktree", "add", "-q", "-b", branch, str(path), "HEAD")
-        except GitFailed as exc:
-            raise StrawpotError(f"cannot create the session's worktree: {exc.detail}") from None
+        except (GitFailed, OSError) as exc:
+            shutil.rmtree(state, ignore_errors=True)
+            raise StrawpotError(f"cannot create the session's worktree: {getattr(exc, 'detail', exc)}") from None
         env = IsolatedEnv(self.name, path / rel, {"path": str(path), "branch": branch, "repo": str(top),
                                                   "rel": rel, "merge": self.merge_strategy, "remote": self.remote,
-                                                  "head": git(top, "rev-parse", "HEAD").strip()})
+                                                  "head": git(top, "rev-parse", "HEAD").strip(),
+                                                  "common": str(common), "state_dir": str(state),
+                                                  "max_file_size": self.max_file_size})
         try:
             if self.merge_strategy == "patch":
                 _carry_changes(top, path, rel)
             link = path / rel / TREE_DIR
             if not link.exists() and not link.is_symlink():
                 link.symlink_to(base_dir / TREE_DIR, target_is_directory=True)
-            env.info["base_tree"] = snapshot(path, _join(rel, TREE_DIR))
+            g = safe_git(env)
+            g.out("read-tree", "HEAD")
+            env.info["base_tree"] = snapshot(path, _join(rel, TREE_DIR), env=g.env, prefix=g.prefix)
         except (GitFailed, OSError) as exc:
             self.cleanup(env, base_dir)
             raise StrawpotError(f"cannot carry your uncommitted changes into the worktree: {exc}",
@@ -97,39 +114,74 @@ class WorktreeIsolator:
 
     def merge(self, env: IsolatedEnv, base_dir: Path) -> Merged:
         try:
-            return merge_back(env, self.merge_strategy, self.remote, _join(str(env.info.get("rel", "")), TREE_DIR))
-        except (GitFailed, OSError, UsageError) as exc:  # git vanished or broke mid-merge: keep everything
+            return merge_back(env, self.merge_strategy, self.remote, _join(str(env.info.get("rel", "")), TREE_DIR),
+                              self.max_file_size)
+        except (GitFailed, OSError, UsageError) as exc:  # git vanished, broke or hung mid-merge: keep everything
             env.state = KEPT
-            return Merged(keep=True, error=StrawpotError(
+            return Merged(keep=True, failed=True, error=StrawpotError(
                 f"cannot merge the session's work back: {exc}",
-                hint=f"it is on branch {env.info.get('branch')} (worktree {env.info.get('path')})"))
+                hint=f"it is on branch {env.info.get('branch')} (worktree {env.info.get('path')}); "
+                     "`strawpot sessions --prune` removes it"))
+
+    def keep(self, env: IsolatedEnv) -> list[str]:
+        """A run that did not succeed keeps its worktree; what it changed in the shared repository is undone."""
+        return guard_repo(env)
 
     def cleanup(self, env: IsolatedEnv, base_dir: Path) -> None:
-        """Remove the worktree; the branch too unless a merge kept it on purpose (`branch`, `pr`)."""
+        """Remove the worktree; the branch too unless a merge kept it on purpose (`branch`, `pr`, refusals)."""
         top, path, branch = Path(env.info["repo"]), Path(env.info["path"]), str(env.info["branch"])
-        git(top, "worktree", "remove", "--force", str(path), check=False)
+        if "common" in env.info:
+            recover_merges(Path(str(env.info["common"])))
+        safe = SafeGit(Path(str(env.info["common"])), top) if "common" in env.info else None
+
+        def run(*args: str) -> None:
+            if safe is not None:
+                safe.out(*args, check=False)
+            else:
+                git(top, *args, check=False)
+
+        run("worktree", "remove", "--force", str(path))
         if path.exists():
             shutil.rmtree(path, ignore_errors=True)
-            git(top, "worktree", "prune", check=False)
-        if env.state != MERGED or env.info.get("merge") == "patch":
-            git(top, "branch", "-D", branch, check=False)
+            run("worktree", "prune")
+        if (env.state != MERGED or env.info.get("merge") == "patch") and not env.info.get("keep_branch"):
+            run("branch", "-D", branch)
+        if "state_dir" in env.info:
+            shutil.rmtree(str(env.info["state_dir"]), ignore_errors=True)
         env.state = MERGED if env.state == MERGED else REMOVED
 
 
 def _carry_changes(top: Path, path: Path, rel: str) -> None:
-    """The user's uncommitted work, tracked (as a binary diff against HEAD) and untracked (copied)."""
+    """The user's uncommitted work, copied file by file into the worktree (tracked changes against HEAD, then
+    untracked files that are not ignored): streamed by the file system, never read into memory."""
     exclude = f":(top,exclude){_join(rel, TREE_DIR)}"
-    patch = git_bytes(top, "diff", "--binary", "HEAD", "--", ".", exclude)
-    if patch.strip():
-        git_bytes(path, "apply", "--binary", "--whitespace=nowarn", input_bytes=patch)
+    raw = git_bytes(top, "diff", "--raw", "-z", "--no-renames", "HEAD", "--", ".", exclude).split(b"\0")
+    changed = [os.fsdecode(name) for meta, name in zip(raw[0::2], raw[1::2], strict=False)
+               if meta.startswith(b":") and b"160000" not in meta.split(b" ")[:2]]  # a submodule stays as it is
+    for name in sorted(changed, key=lambda n: n.count("/"), reverse=True):
+        if not (top / name).is_symlink() and not (top / name).is_file():  # deleted, or a folder now
+            _remove(path / name)
     listed = git(top, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", exclude)
-    for name in filter(None, listed.split("\0")):
+    for name in [*changed, *filter(None, listed.split("\0"))]:
         source, target = top / name, path / name
+        if not source.is_symlink() and not source.is_file():
+            continue
+        for parent in reversed(target.relative_to(path).parents[:-1]):
+            if (path / parent).is_symlink() or (path / parent).is_file():
+                (path / parent).unlink()  # a file of HEAD that is a folder in the user's tree
         target.parent.mkdir(parents=True, exist_ok=True)
+        _remove(target)
         if source.is_symlink():
             target.symlink_to(os.readlink(source))
-        elif source.is_file():
+        else:
             shutil.copy2(source, target)
+
+
+def _remove(target: Path) -> None:
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    elif target.is_symlink() or target.exists():
+        target.unlink()
 
 
 def _dirty(top: Path, rel: str) -> bool:
@@ -140,10 +192,7 @@ def _has_branch(top: Path, branch: str) -> bool:
     return bool(git(top, "branch", "--list", branch).strip())
 
 
-def _git_path(top: Path, name: str, *, common: bool = False) -> Path:
-    if common:
-        found = Path(git(top, "rev-parse", "--git-common-dir").strip())
-        return (found if found.is_absolute() else top / found).resolve() / name
+def _git_path(top: Path, name: str) -> Path:
     found = Path(git(top, "rev-parse", "--git-path", name).strip())
     return found if found.is_absolute() else top / found
 

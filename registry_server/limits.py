@@ -29,7 +29,7 @@ MAX_BODY = 64 * 1024
 MAX_REQUEST_HEAD = 16 * 1024
 # Room for multipart framing and the form fields on top of the 50 MB of file bytes.
 MAX_UPLOAD = MAX_TOTAL_SIZE + 2 * 1024 * 1024
-_PUBLISH_PATH = re.compile(r"^/api/v1/(" + "|".join(k.plural for k in Kind) + r")$")
+_PUBLISH_PATH = re.compile(r"^/api/v1/(" + "|".join(k.plural for k in Kind) + r"|batch)$")
 
 Scope = dict[str, Any]
 

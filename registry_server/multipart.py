@@ -21,6 +21,7 @@ MAX_FIELD_SIZE = 1024 * 1024
 MAX_PARTS = MAX_FILES + 50  # every file, the form fields, and room for validation to name the extra files
 MAX_PART_HEADERS = 8 * 1024  # all header bytes of one part (python-multipart bounds each line, not the sum)
 MAX_BOUNDARY = 70  # RFC 2046 §5.1.1
+_BATCH_FILES = re.compile(r"[0-9]{1,4}\.files")
 _PARAM_RE = re.compile(r';\s*([A-Za-z0-9*_.-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)')
 
 
@@ -30,6 +31,8 @@ class UploadedFile:
 
     name: str
     content_type: str
+    form_name: str = "files"
+    """The part's form name: `files`, or `<n>.files` in a batch (`registry_server.batch`)."""
     size: int = 0
     chunks: list[bytes] = field(default_factory=list)
 
@@ -73,8 +76,10 @@ def disposition_params(header: str) -> dict[str, str]:
 class _Reader:
     """Collects parts through python-multipart's callback parser, counting bytes as they come."""
 
-    def __init__(self, max_total: int) -> None:
+    def __init__(self, max_total: int, max_parts: int = MAX_PARTS, batch: bool = False) -> None:
         self.max_total = max_total
+        self.max_parts = max_parts
+        self.batch = batch
         self.upload = Upload()
         self.total = 0
         self._headers: dict[str, str] = {}
@@ -89,8 +94,8 @@ class _Reader:
         self._headers, self._header_bytes = {}, 0
         self._part, self._field_name, self._field_chunks = None, None, []
         self._parts += 1
-        if self._parts > MAX_PARTS:
-            raise ApiError(413, f"more than {MAX_PARTS} parts in the upload (a package has at most {MAX_FILES} files)")
+        if self._parts > self.max_parts:
+            raise ApiError(413, f"more than {self.max_parts} parts in the upload (a package has at most {MAX_FILES} files)")
 
     def on_header_field(self, data: bytes, start: int, end: int) -> None:
         self._count_header(end - start)
@@ -115,9 +120,9 @@ class _Reader:
         name = params.get("name", "")
         content_type = self._headers.get("content-type", "application/octet-stream")
         if "filename" in params:
-            if name != "files":
+            if name != "files" and not (self.batch and _BATCH_FILES.fullmatch(name)):
                 self.upload.issues.append(f"unexpected file part {name!r} (files are sent as repeated 'files' parts)")
-            self._part = UploadedFile(params["filename"], content_type)
+            self._part = UploadedFile(params["filename"], content_type, name)
             self.upload.files.append(self._part)
         else:
             self._field_name = name
@@ -147,11 +152,13 @@ class _Reader:
 
 async def read_upload(
     content_type: str, stream: AsyncIterator[bytes], *, max_total: int,
-    on_large: tuple[int, Callable[[], Awaitable[None]]] | None = None,
+    on_large: tuple[int, Callable[[], Awaitable[None]]] | None = None, max_parts: int = MAX_PARTS,
+    batch: bool = False,
 ) -> Upload:
     """Read a multipart body; raise ApiError 413 as soon as the total passes `max_total`.
 
     `on_large` = (size, wait): awaited once, before more than `size` bytes of the body are taken in.
+    `batch`: file parts may also be named `<n>.files` (several packages in one body, `POST /batch`).
     """
     mime, options = parse_options_header(content_type)
     boundary = options.get(b"boundary")
@@ -161,7 +168,7 @@ async def read_upload(
         raise ApiError(400, "publish expects multipart/form-data with a boundary")
     if len(boundary) > MAX_BOUNDARY:
         raise ApiError(400, f"multipart boundary of {len(boundary)} characters; RFC 2046 allows at most {MAX_BOUNDARY}")
-    reader = _Reader(max_total)
+    reader = _Reader(max_total, max_parts, batch)
     callbacks = {
         name: getattr(reader, name)
         for name in (

@@ -58,8 +58,17 @@ _PUBLISH_BODY = {"required": True, "content": {"multipart/form-data": {"schema":
         "displayName": {"type": "string"}, "customTags": {"type": "string", "description": "comma-separated"},
         "dependencies": {"type": "string", "description": "JSON: {\"skills\": [...], \"roles\": [...]}"},
         "files": {"type": "array", "items": {"type": "string", "format": "binary"},
-                  "description": "one part per file, filename = relative POSIX path; an agent's files named "
+                  "description": "one part per file, filename = relative POSIX path; the files a package names "
                                  "in metadata.strawpot.bin are stored executable"},
+    }}}}}
+
+_BATCH_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
+    "type": "object", "description": "member n (0, 1, ... without gaps; at most 50) is the publish form above with "
+                                     "every field and file part named `n.<name>`, plus `n.kind`",
+    "patternProperties": {
+        r"^[0-9]+\.kind$": {"type": "string", "enum": [k.value for k in KIND_ORDER]},
+        r"^[0-9]+\.(slug|version|changelog|displayName|customTags|dependencies)$": {"type": "string"},
+        r"^[0-9]+\.files$": {"type": "array", "items": {"type": "string", "format": "binary"}},
     }}}}}
 
 _PATHS: dict[str, Any] = {
@@ -104,6 +113,14 @@ _PATHS: dict[str, Any] = {
         "post": _op("yank a version, or with {\"yanked\": false} restore it (owner or admin)", _json("yank state"),
                     400, 401, 403, 404, params=[_KINDS, _SLUG, _VERSION], auth=True,
                     body=_json_body({"yanked": "boolean"}, [])),
+    },
+    "/api/v1/batch": {
+        "post": _op("publish several packages all or none, in one transaction: each member checked as a single "
+                    "publish is (a dependency may be another member: members that need each other go together), "
+                    "every problem of every member in one 400 (`issues` prefixed `kind slug: `), nothing stored "
+                    "on any refusal; at most 50 members and 52 MB in all",
+                    _json("created: {published: [{kind, slug, version, packageId, versionId}]}"),
+                    400, 401, 403, 408, 409, 413, 503, auth=True, body=_BATCH_BODY, status="201"),
     },
     "/api/v1/closure": {
         "post": _op("the versions documents of every package reachable from the roots (through any version, and a "

@@ -12,11 +12,13 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; th
 fi
 # System tools the tests drive for real, from Debian's packages (CI is a fresh Debian machine where we are
 # root): git (worktree sessions), tmux (interactive sessions), chromium and its chromedriver (the registry pages;
-# never a downloaded build), postgresql (the registry's PostgreSQL backend: the tests make a throwaway cluster).
+# never a downloaded build), postgresql (the registry's PostgreSQL backend: the tests make a throwaway cluster),
+# bubblewrap (sandboxed agents and install scripts: the tests confine hostile ones for real).
 missing=()
 if [ "$test_tools" = 1 ]; then
   command -v git >/dev/null 2>&1 || missing+=(git)
   command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+  command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
   [ -x /usr/bin/chromium ] || missing+=(chromium)
   [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null && compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null \

@@ -81,8 +81,17 @@ class LazyConsole:
     def is_terminal(self) -> bool:
         return self._may_be_terminal() and self.real.is_terminal
 
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """rich's print, every text argument made terminal-safe first (package and memory text is untrusted)."""
+        from strawpot.model.display import terminal_safe
+
+        self.real.print(*(terminal_safe(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
     def line(self, text: str, *, style: str | None = None) -> None:
-        """Print `text` as it is (no markup, no emoji codes), in `style` on a terminal."""
+        """Print `text` as it is (no markup, no emoji codes, no escape sequence), in `style` on a terminal."""
+        from strawpot.model.display import terminal_safe
+
+        text = terminal_safe(text)
         if self.quiet:
             return
         if not self._may_be_terminal():

@@ -14,6 +14,7 @@ from strawpot.model.layout import Project as Project  # re-exported: commands fi
 from strawpot.model.layout import global_root as global_root
 
 if TYPE_CHECKING:
+    from strawpot.model.child_env import EnvPolicy
     from strawpot.model.settings import Settings, Source
 
 DEFAULT_REGISTRY_URL = "https://strawhub.dev"
@@ -219,3 +220,13 @@ class Timeouts:
 def timeouts(settings: Settings) -> Timeouts:
     """`registry.timeout` and `registry.deadline` of the settings layer."""
     return Timeouts(settings.get("registry.timeout"), settings.get("registry.deadline"))
+
+
+def env_policy(settings: Settings | None = None) -> EnvPolicy:
+    """What package-provided code inherits: `[session] pass_env` and `hide_env`, and the tokens it never sees."""
+    from strawpot.model.child_env import EnvPolicy, secret_values
+
+    settings = settings or load_settings()
+    tokens = load_config().get("tokens", {})
+    return EnvPolicy(tuple(settings.get("session.pass_env")), tuple(settings.get("session.hide_env")),
+                     secret_values(os.environ, tokens.values() if isinstance(tokens, dict) else ()))

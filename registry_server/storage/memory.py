@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from registry_server.storage.base import (
@@ -144,21 +144,35 @@ class MemoryStorage:
             return None if pkg is None else list(pkg.versions)
 
     def publish(self, new: NewVersion, owner: User) -> Published:
+        return self.publish_batch([new], owner)[0]
+
+    def publish_batch(self, news: Sequence[NewVersion], owner: User) -> list[Published]:
         with self._lock:
-            pkg = self._packages.get((new.kind, new.slug))
-            stored = None if pkg is None else StoredPackage(pkg.owner_id, pkg.deleted, [v.version for v in pkg.versions])
-            check_publish(new.kind, new.slug, stored, owner, new.record.version)
-            stamp = now_ms()
-            if pkg is None:
-                pkg = _Package(self._new_id(), new.kind, new.slug, owner.id, new.display_name, new.summary,
-                               new.tags, stamp, stamp)
-                self._packages[(new.kind, new.slug)] = pkg
-            record = dataclasses.replace(new.record, id=self._new_id(), created_at=stamp)
-            pkg.versions.append(record)
-            pkg.display_name, pkg.summary, pkg.tags = new.display_name, new.summary, new.tags
-            pkg.updated_at = stamp
-            self._seq += 1
-            return Published(pkg.id, record.id)
+            planned: dict[tuple[Kind, str], list[str]] = {}
+            for new in news:  # every check before any change: all or nothing
+                pkg = self._packages.get((new.kind, new.slug))
+                key = (new.kind, new.slug)
+                existing = planned.setdefault(key, [] if pkg is None else [v.version for v in pkg.versions])
+                stored = None if pkg is None and len(existing) == 0 else StoredPackage(
+                    owner.id if pkg is None else pkg.owner_id, pkg is not None and pkg.deleted, list(existing)
+                )
+                check_publish(new.kind, new.slug, stored, owner, new.record.version)
+                existing.append(new.record.version)
+            return [self._add(new, owner) for new in news]
+
+    def _add(self, new: NewVersion, owner: User) -> Published:
+        pkg = self._packages.get((new.kind, new.slug))
+        stamp = now_ms()
+        if pkg is None:
+            pkg = _Package(self._new_id(), new.kind, new.slug, owner.id, new.display_name, new.summary,
+                           new.tags, stamp, stamp)
+            self._packages[(new.kind, new.slug)] = pkg
+        record = dataclasses.replace(new.record, id=self._new_id(), created_at=stamp)
+        pkg.versions.append(record)
+        pkg.display_name, pkg.summary, pkg.tags = new.display_name, new.summary, new.tags
+        pkg.updated_at = stamp
+        self._seq += 1
+        return Published(pkg.id, record.id)
 
     def set_yanked(self, kind: Kind, slug: str, version: str, yanked: bool) -> bool:
         with self._lock:

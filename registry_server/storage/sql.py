@@ -8,7 +8,7 @@ transaction, so any process can tell cheaply whether its caches are still curren
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -171,37 +171,47 @@ class SQLStorage:
         return [_version(r) for r in rows if r[0] is not None]
 
     def publish(self, new: NewVersion, owner: User) -> Published:
-        rec = new.record
+        return self.publish_batch([new], owner)[0]
+
+    def publish_batch(self, news: Sequence[NewVersion], owner: User) -> list[Published]:
         stamp = now_ms()
-        tags = ",".join(new.tags)
+        done: dict[int, Published] = {}
         with self._write() as db:
-            self._lock_package(db, new.kind, new.slug)
-            row = db.one("SELECT id, owner_id, deleted FROM packages WHERE kind = ? AND slug = ?", new.kind.value, new.slug)
-            stored = None if row is None else StoredPackage(
-                int(row[1]), bool(row[2]), [v for (v,) in db.all("SELECT version FROM versions WHERE package_id = ?", row[0])]
-            )
-            check_publish(new.kind, new.slug, stored, owner, rec.version)
-            if row is None:
-                created = db.one(
-                    "INSERT INTO packages (kind, slug, owner_id, display_name, summary, tags, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                    new.kind.value, new.slug, owner.id, new.display_name, new.summary, tags, stamp, stamp,
-                )
-                assert created is not None
-                package_id = int(created[0])
-            else:
-                package_id = int(row[0])
-                db.run("UPDATE packages SET display_name = ?, summary = ?, tags = ?, updated_at = ? WHERE id = ?",
-                       new.display_name, new.summary, tags, stamp, package_id)
-            inserted = db.one(
-                "INSERT INTO versions (package_id, version, changelog, meta, archive_sha256, archive_size, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                package_id, rec.version, rec.changelog, json.dumps(rec.meta_json(), sort_keys=True), rec.archive_sha256,
-                rec.archive_size, stamp,
-            )
-            assert inserted is not None
+            # each package locked just before its rows are written, all in one order: no lock cycles
+            for i in sorted(range(len(news)), key=lambda i: (news[i].kind.value, news[i].slug)):
+                self._lock_package(db, news[i].kind, news[i].slug)
+                done[i] = self._insert(db, news[i], owner, stamp)
             db.run(_BUMP)
             self._before_commit()
+        return [done[i] for i in range(len(news))]
+
+    def _insert(self, db: Tx, new: NewVersion, owner: User, stamp: int) -> Published:
+        rec = new.record
+        tags = ",".join(new.tags)
+        row = db.one("SELECT id, owner_id, deleted FROM packages WHERE kind = ? AND slug = ?", new.kind.value, new.slug)
+        stored = None if row is None else StoredPackage(
+            int(row[1]), bool(row[2]), [v for (v,) in db.all("SELECT version FROM versions WHERE package_id = ?", row[0])]
+        )
+        check_publish(new.kind, new.slug, stored, owner, rec.version)
+        if row is None:
+            created = db.one(
+                "INSERT INTO packages (kind, slug, owner_id, display_name, summary, tags, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                new.kind.value, new.slug, owner.id, new.display_name, new.summary, tags, stamp, stamp,
+            )
+            assert created is not None
+            package_id = int(created[0])
+        else:
+            package_id = int(row[0])
+            db.run("UPDATE packages SET display_name = ?, summary = ?, tags = ?, updated_at = ? WHERE id = ?",
+                   new.display_name, new.summary, tags, stamp, package_id)
+        inserted = db.one(
+            "INSERT INTO versions (package_id, version, changelog, meta, archive_sha256, archive_size, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            package_id, rec.version, rec.changelog, json.dumps(rec.meta_json(), sort_keys=True), rec.archive_sha256,
+            rec.archive_size, stamp,
+        )
+        assert inserted is not None
         return Published(package_id, int(inserted[0]))
 
     def set_yanked(self, kind: Kind, slug: str, version: str, yanked: bool) -> bool:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from strawpot.install.build import Script
     from strawpot.install.options import Requested
     from strawpot.install.outcome import Callback, Outcome
+    from strawpot.install.tools import MissingTool
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import LockedPackage, Lockfile
 
@@ -92,16 +93,28 @@ class RichReporter:
             yield advance
 
     def confirm_script(self, script: Script) -> bool:
-        """On a terminal: the script in full, then "trust it?" (default no). Elsewhere: False, never asked."""
-        import sys
-
-        if self.quiet or not (sys.stdin.isatty() and self.console.is_terminal):
+        """On a terminal: the script in full (or, changed, its diff), then "trust it?" (default no). Elsewhere:
+        False, never asked."""
+        if not self.can_ask():
             return False
         import rich_click as click
 
-        self.console.print(f"{script.what} has an install script, run in its package folder:", markup=False)
-        for line in script.text.splitlines() or [""]:
+        if script.previous is not None:
+            import difflib
+
+            self.console.print(f"The install script of {script.what} changed since you trusted it:", markup=False)
+            lines = difflib.unified_diff(script.previous.splitlines(), script.text.splitlines(), "trusted", "new",
+                                         lineterm="")
+        else:
+            why = " (strawpot.toml trusts it; not yet confirmed on this machine)" if script.reason == "unconfirmed" else ""
+            self.console.print(f"{script.what} has an install script{why}, run in its package folder:", markup=False)
+            lines = iter(script.text.splitlines() or [""])
+        for line in lines:
             self.console.print(f"    {line}", markup=False, highlight=False, soft_wrap=True)
+        from strawpot.model.install_command import REMOTE_CODE_NOTE, downloads_code
+
+        if downloads_code(script.text):
+            self.console.print(f"note: this script {REMOTE_CODE_NOTE}", markup=False, highlight=False, soft_wrap=True)
         return click.confirm(f"Trust {script.id} and run it (recorded in [scripts] trusted)?", default=False, err=True)
 
     def running(self, message: str) -> contextlib.AbstractContextManager[None]:
@@ -109,6 +122,22 @@ class RichReporter:
         from strawpot.commands._long_task import long_task
 
         return contextlib.nullcontext() if self.quiet else long_task(self.console, message)
+
+    def confirm_tool(self, item: MissingTool) -> bool:
+        """On a terminal: the tool's install command, then "run it?" (default no; yes trusts that command)."""
+        if not self.can_ask():
+            return False
+        import rich_click as click
+
+        self.console.print(f"agent {item.agent} needs `{item.tool}`, which is not on PATH; its install command:",
+                           markup=False, highlight=False)
+        self.console.print(f"    {item.hint}", markup=False, highlight=False, soft_wrap=True)
+        return click.confirm(f"Trust agent:{item.agent}'s command and run it?", default=False, err=True)
+
+    def can_ask(self) -> bool:
+        import sys
+
+        return not self.quiet and sys.stdin.isatty() and self.console.is_terminal
 
     @contextlib.contextmanager
     def waiting(self, message: str) -> Iterator[None]:
@@ -230,5 +259,6 @@ def render_missing_tools(outcome: Outcome) -> None:
                           "by hand (or open a new shell if they went somewhere PATH does not reach yet)",
                           markup=False, style="dim")
     elif outcome.missing_tools:
-        err_console.print("hint: rerun with --yes to run the install commands", markup=False, style="dim")
+        err_console.print("hint: rerun with --install-tools to run the install commands of agents you trusted "
+                          "(`strawpot trust agent:SLUG`)", markup=False, style="dim")
 

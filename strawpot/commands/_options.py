@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import rich_click as click
+
+if TYPE_CHECKING:
+    from strawpot.model.kinds import Kind
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -127,3 +130,27 @@ def ignore_scripts_option(func: F) -> F:
         "--ignore-scripts", is_flag=True,
         help="Run no install scripts, not even trusted ones (packages are placed as published).",
     )(func)
+
+
+def trust_project_option(func: F) -> F:
+    return click.option(
+        "--trust-project", is_flag=True, envvar="STRAWPOT_TRUST_PROJECT",
+        help="Honour strawpot.toml's [scripts] trusted and the lock's pinned scripts without confirming them on "
+             "this machine first (for CI; also STRAWPOT_TRUST_PROJECT=1).",
+    )(func)
+
+
+def parse_user_id(text: str) -> tuple[Kind, str]:
+    """`agent:my-agent` as typed on a command line (a kind's plural works too); UsageError for anything else."""
+    from strawpot.model.errors import UsageError
+    from strawpot.model.kinds import Kind
+    from strawpot.model.package import slug_error
+
+    kind_text, sep, slug = text.partition(":")
+    try:
+        kind = Kind.parse(kind_text)
+    except ValueError:
+        kind = None
+    if not sep or kind is None or slug_error(slug):
+        raise UsageError(f"{text!r} is not KIND:SLUG", hint="e.g. `agent:my-agent` or `skill:denden`")
+    return kind, slug

@@ -15,14 +15,16 @@ SECTION = "sessions"
 @project_option
 @json_option
 def command(project: Path | None, as_json: bool) -> None:
-    """Check each agent of strawpot.lock: wrapper present and built, tools on PATH, required env vars set.
+    """Check each agent of strawpot.lock: wrapper present and built, tools on PATH, required env vars set; and
+    whether the sandbox ([session] sandbox, [scripts] sandbox) works here.
 
-    Exits 7 when any agent has a problem (each printed with its fix), 0 otherwise.
+    Exits 7 when any agent has a problem, or a sandbox that is asked for cannot work (each printed with its
+    fix), 0 otherwise.
     """
     import os
 
     from orchestrator.binding import Binder
-    from orchestrator.doctor import check_agents
+    from orchestrator.doctor import check_agents, check_sandbox
     from orchestrator.envvars import EnvValues
     from orchestrator.staging import Stager
     from strawpot.model.installed import InstalledTree
@@ -37,9 +39,11 @@ def command(project: Path | None, as_json: bool) -> None:
     binder = Binder(stager, Manifest.load(the_project.manifest_path), settings)
     env = EnvValues(os.environ, settings.saved_env())
     reports = check_agents(binder, env, str(config_path()))
-    problems = sum(len(r.problems) for r in reports)
+    sandboxes = [check_sandbox(f"[{key.split('.')[0]}] sandbox", settings.get(key))
+                 for key in ("session.sandbox", "scripts.sandbox")]
+    problems = sum(len(r.problems) for r in reports) + sum(not s["ok"] for s in sandboxes)
     if as_json:
-        print_json({"ok": problems == 0, "agents": [r.to_dict() for r in reports]})
+        print_json({"ok": problems == 0, "agents": [r.to_dict() for r in reports], "sandbox": sandboxes})
     else:
         if not reports:
             click.echo("no agents in strawpot.lock", err=True)
@@ -49,5 +53,10 @@ def command(project: Path | None, as_json: bool) -> None:
                 click.echo(f"    problem: {p.what}\n    fix:     {p.fix}" if p.fix else f"    problem: {p.what}")
             for hint in r.hints:
                 click.echo(f"    hint:    {hint}")
+        for sb in sandboxes:
+            state = "works here" if sb["bwrap_works"] else "does not work here"
+            click.echo(f"{'ok ' if sb['ok'] else 'BAD'} sandbox {sb['setting']} = {sb['kind']!r}: bubblewrap {state}")
+            if sb["problem"]:
+                click.echo(f"    problem: {sb['problem']}\n    fix:     {sb['fix']}")
     if problems:
         raise SystemExit(7)

@@ -67,17 +67,20 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
     rows = [{"version": v.version, "yanked": v.yanked, "size": v.size} for v in reversed(versions.versions)]
     if as_json:
         from strawpot.commands._options import print_json
+        from strawpot.model.install_command import remote_note
 
         print_json({"command": "info", "registry": url, "detail": detail, "versions": rows, "install": scripts,
-                    **extras})
+                    "install_note": remote_note(scripts), **extras})
         return
     _render(the_kind.value, detail, rows)
     from strawpot.console import out_console
 
     for key, table in extras.items():  # what the package needs: tools on PATH, params it takes, env it reads
         out_console.print(f"{key}: {', '.join(map(str, table))}", markup=False, highlight=False, soft_wrap=True)
-    for os_name, script in sorted(scripts.items()):
-        out_console.print(f"install script ({os_name}): {script}", markup=False, highlight=False, soft_wrap=True)
+    from strawpot.model.install_command import install_lines
+
+    for line in install_lines(scripts):
+        out_console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _main_meta(client: HubClient, kind: Kind, slug: str, detail: dict[str, Any]) -> dict[str, Any]:

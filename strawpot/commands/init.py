@@ -35,7 +35,11 @@ _HEADER = """\
 @click.option("--from-strawhub", is_flag=True,
               help="--from-tree on the project's .strawpot when strawhub installed there, else on $STRAWPOT_HOME "
                    "(strawhub's --global root).")
-def command(project: Path | None, from_lock: Path | None, from_tree: Path | None, from_strawhub: bool) -> None:
+@click.option("--workspace", is_flag=True,
+              help="Make this folder a workspace of the packages in it: `[workspace] members` globs for the folders "
+                   "that hold SKILL.md, ROLE.md... (for `publish --workspace`, path dependencies, `workspace list`).")
+def command(project: Path | None, from_lock: Path | None, from_tree: Path | None, from_strawhub: bool,
+            workspace: bool) -> None:
     """Create a commented strawpot.toml here (refused if one exists)."""
     from strawpot.commands._strawhub_import import requirements_from_lock, requirements_from_root
     from strawpot.model.fs import atomic_write
@@ -56,6 +60,8 @@ def command(project: Path | None, from_lock: Path | None, from_tree: Path | None
     elif from_tree is not None:
         requirements = requirements_from_root(from_tree)
     text = _HEADER
+    if workspace:
+        text += _workspace_table(folder)
     for kind in KIND_ORDER:
         entries = requirements.get(kind, {})
         text += f"\n[{kind.plural}]\n" + "".join(f"{slug} = {json.dumps(spec)}\n" for slug, spec in entries.items())
@@ -66,3 +72,37 @@ def command(project: Path | None, from_lock: Path | None, from_tree: Path | None
     click.echo(f"Created {target}{came}", err=True)
     if (ignored := ignore_tree(folder)) is not None:
         click.echo(added_note(ignored), err=True)
+
+
+def _workspace_table(folder: Path) -> str:
+    """`[workspace]` naming every folder below `folder` that holds a package, one glob per parent folder, with
+    the other folders those globs would catch excluded; checked as `workspace list` checks it."""
+    import os
+
+    from strawpot.model.workspace import load_workspace
+
+    mains = {kind.main_file for kind in KIND_ORDER}
+    packages: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
+        if here != folder and mains & set(filenames):
+            packages.append(here)
+            dirnames[:] = []  # a package's own folders are its files, not packages
+    if not packages:
+        raise UsageError(f"no package folders (holding SKILL.md, ROLE.md, AGENT.md...) below {folder}",
+                         hint="run `strawpot init --workspace` in the repository that holds the packages")
+    parents = sorted({p.parent for p in packages})
+    members = [(parent / "*").relative_to(folder).as_posix() for parent in parents]
+    exclude = sorted(
+        d.relative_to(folder).as_posix() for parent in parents for d in parent.iterdir()
+        if d.is_dir() and not d.name.startswith(".") and d not in packages
+    )
+    table = "\n[workspace]  # the packages of this repository: `strawpot workspace list`\n"
+    table += "members = [" + ", ".join(json.dumps(m) for m in members) + "]\n"
+    if exclude:
+        table += "exclude = [" + ", ".join(json.dumps(x) for x in exclude) + "]\n"
+    import tomllib
+
+    load_workspace(folder, tomllib.loads(table))  # duplicate slugs, invalid packages: refused before writing
+    return table

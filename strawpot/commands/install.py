@@ -6,7 +6,12 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import ignore_scripts_option, lock_mode_options, registry_project_options
+from strawpot.commands._options import (
+    ignore_scripts_option,
+    lock_mode_options,
+    registry_project_options,
+    trust_project_option,
+)
 from strawpot.install.options import LockMode
 
 SECTION = "packages"
@@ -17,13 +22,16 @@ SECTION = "packages"
 @registry_project_options
 @lock_mode_options
 @ignore_scripts_option
+@trust_project_option
 @click.option("--yes", "-y", is_flag=True,
-              help="Run the install commands of missing agent tools (it never trusts an install script).")
+              help="Answer yes to questions; never to trusting an install script or a tool's install command.")
+@click.option("--install-tools", is_flag=True,
+              help="Run the install commands of missing agent tools, for agents you trusted (`strawpot trust`).")
 @click.option("--no-save", is_flag=True, help="Install without writing strawpot.toml or strawpot.lock.")
 def command(
     packages: tuple[str, ...], is_global: bool, project: Path | None, registry: str | None, as_json: bool,
-    lock: LockMode, offline: bool, dry_run: bool, ignore_scripts: bool, yes: bool, skip_tools: bool,
-    no_save: bool,
+    lock: LockMode, offline: bool, dry_run: bool, ignore_scripts: bool, trust_project: bool, yes: bool,
+    install_tools: bool, skip_tools: bool, no_save: bool,
 ) -> None:
     """Install packages and their dependencies, and record them in strawpot.toml and strawpot.lock.
 
@@ -32,7 +40,7 @@ def command(
     (`reviewer`, `reviewer@^1.2`, `'reviewer>=1,<2'`); without one, `^X.Y.Z` of the installed
     version is saved.
     """
-    if not packages and not (dry_run or as_json or no_save or ignore_scripts):
+    if not packages and not (dry_run or as_json or no_save or ignore_scripts or install_tools or trust_project):
         from strawpot.console import err_console
         from strawpot.install.fastcheck import noop_install
 
@@ -52,7 +60,7 @@ def command(
         registry=registry, offline=offline, lock=lock, dry_run=dry_run,
         save=not no_save,
         scripts="ignore" if ignore_scripts else "run",
-        tools="skip" if skip_tools else ("run" if yes else "check"),
+        tools="skip" if skip_tools else ("run" if install_tools else "check"), trust_project=trust_project,
     )
     the_project = Project.at(project, is_global=is_global)
     new = not is_global and not the_project.exists

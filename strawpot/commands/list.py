@@ -49,8 +49,10 @@ def command(
     columns = ("kind", "name", "summary") if remote else ("kind", "name", "version", "status")
     for column in columns:
         table.add_column(column)
+    from strawpot.model.display import terminal_safe
+
     for row in rows:
-        table.add_row(*(str(row.get(c) or "") for c in columns))
+        table.add_row(*(terminal_safe(str(row.get(c) or "")) for c in columns))
     out_console.print(table)
 
 

@@ -48,12 +48,14 @@ def _show(entries: list[MemoryEntry], as_json: bool) -> None:
         print_json({"entries": [{"id": e.entry_id, "content": e.content, "keywords": list(e.keywords),
                                  "scope": e.scope, "role": e.role, "created_at": e.created_at} for e in entries]})
         return
+    from strawpot.model.display import terminal_safe
+
     if not entries:
         click.echo("nothing remembered matches", err=True)
-    for e in entries:
+    for e in entries:  # what was remembered is anyone's text (an agent's): no escape sequence reaches the terminal
         keys = f"  [{', '.join(e.keywords)}]" if e.keywords else ""
         role = f":{e.role}" if e.role else ""
-        click.echo(f"{e.entry_id}  {e.scope}{role}  {e.content}{keys}")
+        click.echo(terminal_safe(f"{e.entry_id}  {e.scope}{role}  {e.content}{keys}"))
 
 
 @click.group()
@@ -71,10 +73,15 @@ def command() -> None:
 @json_option
 def remember(text: str, keywords: tuple[str, ...], scope: str, role: str, project: Path | None, as_json: bool) -> None:
     """Remember TEXT; prints its id."""
+    from orchestrator.memory import EntryTooLarge, check_entry
     from strawpot.model.errors import UsageError
 
     if scope == "role" and not role:
         raise UsageError("--scope role needs --role ROLE")
+    try:
+        check_entry(text)
+    except EntryTooLarge as exc:
+        raise UsageError(str(exc)) from None
     entry_id = _call(lambda p: p.remember(text, list(keywords), scope, role), project)
     if as_json:
         print_json({"id": entry_id})

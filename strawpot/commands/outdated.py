@@ -29,6 +29,11 @@ def command(
     from strawpot.commands._install_output import note_stale_lock
 
     note_stale_lock(the_project, lock)
+    import dataclasses
+
+    from strawpot.install.local import is_path_source
+
+    lock = dataclasses.replace(lock, packages=tuple(p for p in lock.packages if not is_path_source(p)))  # from folders
     chosen = choose_registry(the_project, registry)
     url = chosen.url
     with hub_errors(url), open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:

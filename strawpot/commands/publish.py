@@ -17,20 +17,45 @@ SECTION = "publishing"
 
 
 @click.command()
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--workspace", is_flag=True, help="Publish every member of the workspace this folder is in.")
 @click.option("--version", "version", metavar="V", default=None, help="Version to publish (default: the frontmatter's).")
 @click.option("--changelog", metavar="TEXT", default=None, help="What changed (default: the frontmatter's `changelog`).")
 @registry_option
 @click.option("--dry-run", is_flag=True, help="Show exactly what would be sent, and send nothing.")
 @json_option
 def command(
-    path: Path, version: str | None, changelog: str | None, registry: str | None, dry_run: bool, as_json: bool
+    paths: tuple[Path, ...], workspace: bool, version: str | None, changelog: str | None, registry: str | None,
+    dry_run: bool, as_json: bool,
 ) -> None:
     """Publish the skill, role, agent, memory or integration in folder PATH.
 
     Every file but dot-files, VCS folders and `.strawpotignore` matches is uploaded; anything over
     the registry's limits is refused here, before a byte is sent.
+
+    With several folders (`publish skills/* roles/*`) or `--workspace`, the packages go in dependency order;
+    packages that depend on each other go together in one all-or-nothing batch; versions the registry already
+    holds with the same files are skipped, and a same version with other files is refused before anything is
+    sent. A dependency on another of the packages that names no version is published as `^VERSION`.
     """
+    from strawpot.model.errors import UsageError
+
+    if workspace and paths:
+        raise UsageError("give folders or --workspace, not both")
+    if not workspace and not paths:
+        raise UsageError("missing PATH", hint="`strawpot publish DIR`, `strawpot publish DIR...` or `--workspace`")
+    if workspace or len(paths) > 1:
+        if version is not None:
+            raise UsageError("--version publishes one package; with several, each main file's version is used",
+                             hint="set the versions with `strawpot version --bump patch --workspace`")
+        _publish_many(paths, workspace, changelog, registry, dry_run, as_json)
+        return
+    _publish_one(paths[0], version, changelog, registry, dry_run, as_json)
+
+
+def _publish_one(
+    path: Path, version: str | None, changelog: str | None, registry: str | None, dry_run: bool, as_json: bool
+) -> None:
     from strawpot.commands._options import print_json
     from strawpot.console import err_console, out_console
     from strawpot.publishing.auth import registry_for, require_token
@@ -59,6 +84,51 @@ def command(
         f" ({count(len(upload.files), 'file')}, {count(upload.total_size, 'byte')})",
         markup=False,
     )
+
+
+def _publish_many(
+    paths: tuple[Path, ...], workspace: bool, changelog: str | None, registry: str | None, dry_run: bool,
+    as_json: bool,
+) -> None:
+    from strawpot.commands._options import print_json
+    from strawpot.console import err_console, out_console
+    from strawpot.hub import hub_errors, open_client
+    from strawpot.model.layout import Project
+    from strawpot.model.workspace import load_workspace
+    from strawpot.publishing import many
+    from strawpot.publishing.auth import registry_for, require_token
+    from strawpot.publishing.report import warnings
+
+    members = list(load_workspace(Project.at(None).dir).members) if workspace else many.load_members(paths)
+    uploads = many.prepare_all(members, changelog)
+    for upload in uploads:
+        for note in warnings(upload):
+            err_console.print(f"warning: {upload.kind.value} {upload.slug}: {note}", markup=False, soft_wrap=True)
+    chosen = registry_for(registry)
+    url = chosen.url
+    token = None if dry_run else require_token(chosen)
+    with open_client(url, token=token) as client, hub_errors(url):
+        steps = many.plan(members, uploads, client)
+        if dry_run:
+            if as_json:
+                print_json(many.payload(steps, url, dry_run=True))
+                return
+            for number, step in enumerate(steps, 1):
+                out_console.print(f"{number}. {step.describe(url)}", markup=False, highlight=False)
+            err_console.print("dry run: nothing was sent", markup=False)
+            return
+        outcome = many.run(steps, client, url)
+    if as_json:
+        print_json(many.payload(steps, url, dry_run=False))
+        return
+    for item in outcome.published:
+        out_console.print(f"published {item.label}", markup=False, highlight=False)
+    if not outcome.published:
+        out_console.print(f"nothing to publish: the {len(outcome.skipped)} package(s) are on {url} with the same files",
+                          markup=False, highlight=False)
+    else:
+        err_console.print(f"{len(outcome.published)} published, {len(outcome.skipped)} already there, to {url}",
+                          markup=False)
 
 
 def _send(upload: Upload, url: str, token: str) -> dict[str, Any]:

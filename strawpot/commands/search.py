@@ -55,9 +55,11 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     table = Table(box=None, pad_edge=False)
     for column in ("kind", "slug", "version", "summary"):
         table.add_column(column)
+    from strawpot.model.display import terminal_safe
+
     for item in results:
-        table.add_row(str(item.get("kind", "")), str(item.get("slug", "")), str(item.get("version") or "-"),
-                      str(item.get("summary") or ""))
+        table.add_row(*(terminal_safe(str(value)) for value in (item.get("kind", ""), item.get("slug", ""),
+                                                               item.get("version") or "-", item.get("summary") or "")))
     out_console.print(table)
 
 

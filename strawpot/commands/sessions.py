@@ -25,6 +25,14 @@ def _worktree(run: dict[str, Any]) -> str:
     return f"{isolation.get('branch', '')} ({isolation.get('state', '')})"
 
 
+def _sandbox(run: dict[str, Any]) -> str:
+    sandbox = run.get("sandbox") or {}
+    if not isinstance(sandbox, dict) or sandbox.get("kind", "none") == "none":
+        return "none"
+    writable = ", ".join((sandbox.get("walls") or {}).get("writable", [])) or "-"
+    return f"{sandbox['kind']} (network {sandbox.get('network')}; writable: {writable})"
+
+
 @click.command()
 @click.argument("action", required=False, type=click.Choice(["show"]))
 @click.argument("run_id", required=False)
@@ -54,7 +62,10 @@ def command(action: str | None, run_id: str | None, prune: bool, project: Path |
         raise UsageError(f"unexpected argument {run_id!r}", hint="did you mean `strawpot sessions show RUN_ID`?")
     if prune:
         from orchestrator.leftovers import prune as prune_leftovers
+        from orchestrator.leftovers import recover
 
+        for line in recover(the_project.dir):
+            click.echo(line, err=True)
         pruned = prune_leftovers(the_project.sessions_dir, the_project.dir)
         if as_json:
             print_json({"pruned": [str(r.get("run_id")) for r in pruned]})
@@ -94,11 +105,13 @@ def _show(data: dict[str, Any], as_json: bool) -> None:
         return
     lines = [f"run {data.get('run_id')}: role {data.get('role')}, {data.get('state')} "
              f"(exit code {data.get('exit_code')}), started {_when(data.get('started_at'))}",
-             f"worktree: {_worktree(data)}"]
+             f"worktree: {_worktree(data)}", f"sandbox: {_sandbox(data)}"]
     for agent in data.get("agents", []):
         session = f", session {agent['session_id']}" if agent.get("session_id") else ""
         lines.append(f"agent {agent.get('agent_id')}: role {agent.get('role')}, {agent.get('agent')}, "
                      f"{agent.get('state')}{session}")
+        if agent.get("via_wildcard"):
+            lines.append(f"  staged through `*`: {', '.join(map(str, agent['via_wildcard']))}")
     inputs = data.get("inputs")
     if isinstance(inputs, dict):
         lines.append("inputs:")

@@ -24,13 +24,14 @@ def command(agent: str, project: Path | None) -> None:
     from orchestrator.binding import Binder, BindingError
     from orchestrator.envvars import EnvValues, package_needs
     from orchestrator.staging import Stager, StagingError
+    from strawpot.model.child_env import child_env
     from strawpot.model.errors import MissingToolError
     from strawpot.model.installed import InstalledTree
     from strawpot.model.kinds import Kind
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
     from strawpot.model.manifest import Manifest
-    from strawpot.settings import load_settings
+    from strawpot.settings import env_policy, load_settings
 
     the_project = Project.at(project)
     stager = Stager(InstalledTree(the_project.tree_root), Lockfile.load(the_project.lock_path))
@@ -46,7 +47,7 @@ def command(agent: str, project: Path | None) -> None:
     env = EnvValues(os.environ, settings.saved_env())
     extra = env.exported(package_needs(Kind.AGENT, agent, package.env))
     try:
-        code = runtime.setup({**os.environ, **extra}, the_project.dir)
+        code = runtime.setup(child_env(os.environ, env_policy(settings), declared=extra), the_project.dir)
     except OSError as exc:
         raise MissingToolError(f"agent {agent}: cannot run {runtime.wrapper}: {exc.strerror or exc}") from None
     raise SystemExit(code)

@@ -46,12 +46,15 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
                    "(default: [session].isolation).")
 @click.option("--merge", "merge", type=click.Choice(["patch", "branch", "pr"]), default=None,
               help="How a worktree session's work comes back (default: [session].merge, else patch).")
+@click.option("--sandbox", type=click.Choice(["none", "bwrap"]), default=None,
+              help="What confines the agents: nothing, or bubblewrap (read-only system, secrets hidden; "
+                   "default: [session].sandbox; docs/sessions.md).")
 @click.option("--run-id", "tmux_run", hidden=True, default=None)  # the run inside tmux, started by the outer start
 @project_option
 @json_option
 def command(role: str | None, runtime: str | None, task: str | None, headless: bool, params: tuple[str, ...],
-            attach_mode: str | None, progress: str, isolation: str | None, merge: str | None, tmux_run: str | None,
-            project: Path | None, as_json: bool) -> None:
+            attach_mode: str | None, progress: str, isolation: str | None, merge: str | None, sandbox: str | None,
+            tmux_run: str | None, project: Path | None, as_json: bool) -> None:
     """Start the orchestrator role from the verified, locked environment and wait for it.
 
     Refuses (exit 5) when the installed packages differ from strawpot.lock, (exit 2) on a bad --param,
@@ -80,7 +83,8 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
 
     the_project = Project.at(project)
     settings = load_settings(the_project, {"session.isolation": ("--isolation", isolation),
-                                           "session.merge": ("--merge", merge)})
+                                           "session.merge": ("--merge", merge),
+                                           "session.sandbox": ("--sandbox", sandbox)})
     prepared = prepare(the_project, settings, role=role, cli_agent=runtime, params=parse_assignments(params),
                        saved_env=settings.saved_env())
     if missing := prepared.missing_env():
@@ -89,7 +93,8 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
         if not in_tmux:  # in tmux the run's own start asks, on the session's terminal: no secret crosses over
             ask_for_env(prepared, missing)
     if in_tmux:
-        flags = ("--isolation", settings.get("session.isolation"), "--merge", settings.get("session.merge"))
+        flags = ("--isolation", settings.get("session.isolation"), "--merge", settings.get("session.merge"),
+                 "--sandbox", settings.get("session.sandbox"))
         raise SystemExit(_start_in_tmux(prepared, new_run_id(), role, runtime, task, (*params,), progress, flags))
     _run(prepared, tmux_run or new_run_id(), task, terminal=terminal, in_tmux=tmux_run is not None,
          progress=progress, as_json=as_json)
@@ -149,12 +154,14 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     from strawpot.console import new_console
     from strawpot.model.errors import StrawpotError
     from strawpot.model.plural import count
+    from strawpot.settings import env_policy, load_settings
 
     err = new_console(stderr=True, quiet=progress == "json")
     asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr))
     observer = JsonProgress(sys.stderr, run_id) if progress == "json" else None
     launch = Launch(prepared, task=task or "", asker=asker, run_id=run_id,
-                    tmux=session_name(run_id) if in_tmux else "", observer=observer, reopen=resume_agent is not None)
+                    tmux=session_name(run_id) if in_tmux else "", observer=observer, reopen=resume_agent is not None,
+                    env_policy=env_policy(load_settings(prepared.project)))
     err.print(f"run {run_id}: role {prepared.role}, Denden on {launch.server.address}", highlight=False)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
@@ -176,15 +183,16 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
         if in_tmux:
             forget_own_socket()
     launch.close(done.state, done.exit_code)
-    code = exit_code_of(done.state, done.exit_code)
+    state = launch.session.state  # `failed` when the merge-back itself broke
+    code = exit_code_of(state, done.exit_code) or (1 if state == "failed" else 0)
     if launch.merged.message:
         err.print(launch.merged.message, highlight=False, soft_wrap=True)
     if as_json:
-        print_json({"run_id": run_id, "role": prepared.role, "state": done.state,
+        print_json({"run_id": run_id, "role": prepared.role, "state": state,
                     "exit_code": code, "result": done.output})
     elif done.output:
         click.echo(done.output)
-    err.print(f"run {run_id} {done.state} (exit code {code})", highlight=False)
+    err.print(f"run {run_id} {state} (exit code {code})", highlight=False)
     if done.state == "paused":
         err.print(f"continue it with `strawpot resume {run_id}`", highlight=False)
     if launch.merged.error is not None:

@@ -14,14 +14,22 @@ SECTION = "packages"
 @click.command()
 @project_options
 def command(is_global: bool, project: Path | None, as_json: bool) -> None:
-    """Print the dependency tree recorded in strawpot.lock (a repeated subtree is marked (*))."""
-    from strawpot.install.queries import load_roots, locked_project, render_tree, roots_of, tree
+    """Print the dependency tree recorded in strawpot.lock (a repeated subtree is marked (*); what a role's
+    `skills: ["*"]` or `roles: ["*"]` brings in is marked (via *))."""
+    from strawpot.install.queries import (
+        load_roots,
+        locked_project,
+        render_tree,
+        roots_of,
+        tree,
+        wildcard_edges,
+    )
 
     the_project, lock = locked_project(project, is_global)
     from strawpot.commands._install_output import note_stale_lock
 
     note_stale_lock(the_project, lock)
-    nodes = tree(lock, roots_of(lock, load_roots(the_project.manifest_path)))
+    nodes = tree(lock, roots_of(lock, load_roots(the_project.manifest_path)), wildcard_edges(lock, the_project.tree_root))
     if as_json:
         from strawpot.commands._options import print_json
 

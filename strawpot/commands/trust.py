@@ -16,34 +16,24 @@ SECTION = "packages"
 @registry_project_options
 def command(packages: tuple[str, ...], is_global: bool, project: Path | None, registry: str | None,
             as_json: bool) -> None:
-    """Record KIND:SLUG (e.g. agent:my-agent) in [scripts] trusted of strawpot.toml, then build every
-    installed package whose trusted install script has not run yet (as a bare `strawpot install` does).
+    """Record KIND:SLUG (e.g. agent:my-agent) in [scripts] trusted of strawpot.toml, confirm its install script
+    and tool install commands on this machine (pinned by sha256 in strawpot.lock: a changed one is asked about
+    again), then build every installed package whose trusted install script has not run yet.
 
     Read a script first with `strawpot info KIND SLUG`: it runs as you, in the package folder.
     """
     import time
 
     from strawpot.commands._install_output import RichReporter, render_outcome
+    from strawpot.commands._options import parse_user_id
     from strawpot.install.options import Options
     from strawpot.install.service import run
-    from strawpot.model.errors import UsageError
     from strawpot.model.fs import file_lock
     from strawpot.model.ids import package_id
-    from strawpot.model.kinds import Kind
     from strawpot.model.manifest import Manifest
-    from strawpot.model.package import slug_error
     from strawpot.settings import Project
 
-    ids = []
-    for text in packages:
-        kind_text, sep, slug = text.partition(":")
-        try:
-            kind = Kind.parse(kind_text)
-        except ValueError:
-            kind = None
-        if not sep or kind is None or slug_error(slug):
-            raise UsageError(f"{text!r} is not KIND:SLUG", hint="e.g. `strawpot trust agent:my-agent skill:denden`")
-        ids.append(package_id(kind, slug))
+    ids = [package_id(*parse_user_id(text)) for text in packages]
     started = time.perf_counter()
     the_project = Project.at(project, is_global=is_global)
     with file_lock(the_project.lock_file_path):
@@ -55,7 +45,8 @@ def command(packages: tuple[str, ...], is_global: bool, project: Path | None, re
     for pid in dict.fromkeys(ids):
         reporter.status(f"Trusted {pid} in {the_project.manifest_path.name}" if pid in added
                         else f"{pid} is already trusted in {the_project.manifest_path.name}")
-    outcome = run(the_project, None, Options(registry=registry, tools="skip"), reporter=reporter)
+    outcome = run(the_project, None, Options(registry=registry, tools="skip", trust_now=frozenset(ids)),
+                  reporter=reporter)
     if as_json:
         from strawpot.commands._options import print_json
 

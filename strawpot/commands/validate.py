@@ -37,18 +37,24 @@ def command(path: Path, run_wrapper: bool, as_json: bool) -> None:
             from strawpot.publishing.wrapper_check import check_wrapper
 
             built = check_wrapper(package, path if path.is_dir() else path.parent)
-            wrapper = {"wrapper": str(built.wrapper), "cmd": list(built.cmd), "cwd": str(built.cwd)}
+            wrapper = {"wrapper": str(built.wrapper), "cmd": list(built.cmd), "cwd": str(built.cwd), "env": built.env}
+        from strawpot.model.install_command import remote_note
+
+        warnings = package.warnings()
         print_json({"ok": True, "summary": package.summary(), "install": dict(package.install),
-                    "warning": package.wrapper_warning(), "wrapper_check": wrapper})
+                    "warning": warnings[0] if warnings else None, "warnings": warnings,
+                    "install_note": remote_note(package.install), "wrapper_check": wrapper})
         return
+    from strawpot.model.install_command import install_lines
+
     out_console.print(f"ok: {package.summary()}", markup=False)
-    for os_name, script in sorted(package.install.items()):
-        out_console.print(f"install script ({os_name}): {script}", markup=False, highlight=False, soft_wrap=True)
-    if warning := package.wrapper_warning():
+    for line in install_lines(package.install):
+        out_console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for warning in package.warnings():
         err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     if run_wrapper:
         from strawpot.publishing.wrapper_check import check_wrapper
 
         out = check_wrapper(package, path if path.is_dir() else path.parent)
         out_console.print(f"wrapper ok: {out.wrapper} build → cmd {out.cmd[0]!r} (+{len(out.cmd) - 1} args), "
-                          f"cwd {out.cwd}", markup=False)
+                          f"cwd {out.cwd}" + (f", env {', '.join(sorted(out.env))}" if out.env else ""), markup=False)

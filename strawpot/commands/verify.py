@@ -15,7 +15,8 @@ SECTION = "packages"
 @click.command()
 @project_options
 def command(is_global: bool, project: Path | None, as_json: bool) -> None:
-    """Hash every installed file and compare it with strawpot.lock; exit 5 listing what differs."""
+    """Hash every installed file and compare it with strawpot.lock, and the lock's agent tools with each
+    agent's own AGENT.md; exit 5 listing what differs."""
     from strawpot.install.queries import locked_project
     from strawpot.model.errors import IntegrityFailure
     from strawpot.model.installed import InstalledTree
@@ -24,7 +25,10 @@ def command(is_global: bool, project: Path | None, as_json: bool) -> None:
     from strawpot.commands._install_output import note_stale_lock
 
     note_stale_lock(the_project, lock)
-    problems = InstalledTree(the_project.tree_root).verify(lock, deep=True)
+    from strawpot.install.tools import lock_tool_mismatches
+
+    tree = InstalledTree(the_project.tree_root)
+    problems = tree.verify(lock, deep=True) + lock_tool_mismatches(tree, lock)
     if as_json:
         from strawpot.commands._options import print_json
 

@@ -16,9 +16,10 @@ SECTION = "packages"
 @click.argument("slug")
 @project_options
 def command(kind: str, slug: str, is_global: bool, project: Path | None, as_json: bool) -> None:
-    """Show every path from a requirement in strawpot.toml to the package KIND SLUG."""
+    """Show every path from a requirement in strawpot.toml to the package KIND SLUG (a step a role's `*` makes
+    is marked (via *))."""
     from strawpot.commands._install_output import parse_kind
-    from strawpot.install.queries import load_roots, locked_project, roots_of, why
+    from strawpot.install.queries import load_roots, locked_project, roots_of, why, wildcard_edges
     from strawpot.model.errors import UsageError
 
     the_kind = parse_kind(kind)
@@ -28,7 +29,8 @@ def command(kind: str, slug: str, is_global: bool, project: Path | None, as_json
     note_stale_lock(the_project, lock)
     if lock.get(the_kind, slug) is None:
         raise UsageError(f"{the_kind.value} {slug} is not in {the_project.lock_path.name}")
-    paths = why(lock, roots_of(lock, load_roots(the_project.manifest_path)), (the_kind, slug))
+    paths = why(lock, roots_of(lock, load_roots(the_project.manifest_path)), (the_kind, slug),
+                wildcard_edges(lock, the_project.tree_root))
     if as_json:
         from strawpot.commands._options import print_json
 

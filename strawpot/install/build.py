@@ -1,19 +1,20 @@
 """Build: run the install scripts of staged packages the user trusted, and record what they made.
 
 It runs after every package is verified and written to its temp dir, before anything is swapped in:
-a script that fails leaves every package at its previous version. Trust comes from `[scripts] trusted`
-or, on a terminal, from the user's yes (recorded in strawpot.toml); `-y` never implies it.
+a script that fails leaves every package at its previous version. Whether a script's exact text may run is
+`strawpot.install.trust`'s answer, or, on a terminal, the user's yes (recorded); `-y` never implies it.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from orchestrator.sandbox import SandboxSettings
 from strawpot.install.apply import Staged, discard
 from strawpot.install.scripts import ScriptRun, run_script
 from strawpot.model.fs import atomic_write
@@ -27,6 +28,8 @@ from strawpot.model.platform import current_os
 if TYPE_CHECKING:
     from hub_client import HubClient
     from strawpot.install.prepare import Prepared
+    from strawpot.install.trust import TrustPolicy
+    from strawpot.model.child_env import EnvPolicy
 
 
 @dataclass(frozen=True)
@@ -35,14 +38,19 @@ class ScriptSettings:
 
     trusted: frozenset[str]
     timeout: float
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # [scripts] sandbox and network
 
 
 @dataclass(frozen=True)
 class Script:
-    """A package's install script for this OS, read from its verified main file."""
+    """A package's install script for this OS, read from its verified main file, and the program it must
+    build (`metadata.strawpot.bin` for this OS, if any)."""
 
     pkg: LockedPackage
     text: str
+    reason: str = "untrusted"  # why it is asked about: untrusted, changed (then `previous` is the old text), unconfirmed
+    previous: str | None = None
+    bin: str | None = None
 
     @property
     def id(self) -> str:
@@ -74,17 +82,30 @@ class Builds:
 def script_in(kind: Kind, files: Mapping[str, bytes]) -> str | None:
     """The install command for this OS in a package's main file, if any (a file that does not parse has none:
     nothing runs, and `verify`/`start` report the package)."""
+    found = _build_spec(kind, files)
+    return found[0] if found else None
+
+
+def _build_spec(kind: Kind, files: Mapping[str, bytes]) -> tuple[str, str | None] | None:
+    """(install command, bin) for this OS from a package's main file, when it has an install command."""
     data = files.get(kind.main_file)
     if data is None or b"install" not in data:  # most packages: no YAML to parse (nor the YAML library to import)
         return None
     from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
-    from strawpot.model.package import install_commands
+    from strawpot.model.package import declared_bins, install_commands
 
     try:
         meta, _body = split_frontmatter(data.decode("utf-8"))
     except (UnicodeDecodeError, FrontmatterError):
         return None
-    return install_commands(meta).get(current_os())
+    text = install_commands(meta).get(current_os())
+    return None if text is None else (text, declared_bins(meta).get(current_os()))
+
+
+def script_of(pkg: LockedPackage, files: Mapping[str, bytes]) -> Script | None:
+    """The Script of a package whose main file is in `files`, if it has one for this OS."""
+    found = _build_spec(pkg.kind, files)
+    return Script(pkg, found[0], bin=found[1]) if found else None
 
 
 def installed_script(package_dir: Path, kind: Kind) -> str | None:
@@ -95,6 +116,14 @@ def installed_script(package_dir: Path, kind: Kind) -> str | None:
     return script_in(kind, {kind.main_file: data})
 
 
+def _installed_spec(package_dir: Path, pkg: LockedPackage) -> Script | None:
+    try:
+        data = (package_dir / pkg.kind.main_file).read_bytes()
+    except OSError:
+        return None
+    return script_of(pkg, {pkg.kind.main_file: data})
+
+
 def log_path(tree_root: Path, kind: Kind, name: str) -> Path:
     return tree_root / "logs" / f"install-{kind.value}-{name}.log"
 
@@ -102,32 +131,41 @@ def log_path(tree_root: Path, kind: Kind, name: str) -> Path:
 class Builder:
     """Decides, for each staged package with a script, whether it runs; runs it in the staged dir."""
 
-    def __init__(self, tree_root: Path, trusted: frozenset[str], *, timeout: float, ignore: bool,
+    def __init__(self, tree_root: Path, trust: TrustPolicy, *, timeout: float, ignore: bool,
                  confirm: Callable[[Script], bool], echo: Callable[[str], None],
+                 env_policy: EnvPolicy | None = None, sandbox: SandboxSettings | None = None,
                  running: Callable[[str], AbstractContextManager[None]] = lambda message: nullcontext()) -> None:
-        self.tree_root, self.trusted, self.timeout, self.ignore = tree_root, set(trusted), timeout, ignore
-        self.confirm, self.echo, self.running = confirm, echo, running
+        self.tree_root, self.trust, self.timeout, self.ignore = tree_root, trust, timeout, ignore
+        self.confirm, self.echo, self.env_policy, self.sandbox = confirm, echo, env_policy, sandbox
+        self.running = running
         self.builds = Builds()
 
     def allowed(self, script: Script) -> bool:
-        """Trusted already, or the user says yes now (which is recorded)."""
-        if script.id in self.trusted:
+        """Trusted already for this exact text, or the user says yes now (which is recorded)."""
+        reason = self.trust.verdict(script.id, script.text)
+        if reason is None:
             return True
-        if self.confirm(script):
-            self.trusted.add(script.id)
+        previous = installed_script(self.tree_root / script.pkg.kind.plural / script.pkg.name, script.pkg.kind)
+        if self.confirm(replace(script, reason=reason, previous=previous if previous != script.text else None)):
+            self.trust.grant(script.id, [script.text])
             self.builds.trusted_now.append(script.id)
             return True
         self.builds.skipped.append(script.id)
+        self.trust.reasons[script.id] = reason
         return False
 
     def build(self, staged: Staged, script: Script) -> None:
-        """Run the script in the staged folder (INSTALL_DIR = that folder) and write its install record."""
+        """Run the script in the staged folder (INSTALL_DIR: a fresh folder whose files join it after) and
+        write its install record; ScriptFailed when it fails or does not build its `bin`."""
         shipped = snapshot(staged.tmp)
         log = log_path(self.tree_root, script.pkg.kind, script.pkg.name)
         self.echo(f"Running the install script of {script.what} (log: {log})")
         try:
             with self.running(f"install script of {script.what} (log: {log})"):
-                run_script(ScriptRun(script.what, script.text, log), staged.tmp, timeout=self.timeout)
+                run_script(ScriptRun(script.what, script.text, log, bin=script.bin, os_name=current_os(),
+                                     env_policy=self.env_policy),
+                           staged.tmp, timeout=self.timeout, shipped={f.path for f in script.pkg.files},
+                           sandbox=self.sandbox)
         except KeyboardInterrupt:  # run_script stopped it; the log says so, not just where the output ends
             with contextlib.suppress(OSError), open(log, "a", encoding="utf-8") as fh:
                 fh.write("\n[strawpot] aborted (Ctrl-C): the script was stopped; the package was not installed\n")
@@ -149,12 +187,36 @@ def pending_builds(
         if pkg.key in reinstalled or tree.record(pkg.kind, pkg.name) is not None:
             continue
         base = tree.package_dir(pkg.kind, pkg.name)
-        text = installed_script(base, pkg.kind)
-        if text is None:
+        script = _installed_spec(base, pkg)
+        if script is None:
             continue
-        if dry_run or not _main_file_locked(pkg, base) or builder.allowed(Script(pkg, text)):
+        if dry_run or not _main_file_locked(pkg, base) or builder.allowed(script):
             pending.append(pkg)  # a main file that differs from the lock is restaged; then it is asked about
     return pending
+
+
+def forced_builds(tree: InstalledTree, lock: Lockfile, wanted: Collection[tuple[Kind, str]], builder: Builder, *,
+                  dry_run: bool) -> list[LockedPackage]:
+    """`sync --rebuild`: the named packages, reinstalled from the lock and built again whatever their install
+    record says. Each must be locked, and its install script (if it has one here) trusted or accepted now."""
+    from strawpot.model.errors import StrawpotError, UsageError
+
+    found = []
+    for kind, name in sorted(wanted, key=lambda key: (key[0].value, key[1])):
+        pkg = lock.get(kind, name)
+        if pkg is None:
+            raise UsageError(f"{package_id(kind, name)} is not in strawpot.lock, so there is nothing to rebuild",
+                             hint=f"install it first: `strawpot install {kind.value} {name}`")
+        if builder.ignore:
+            raise UsageError("--rebuild runs install scripts; it cannot be used with --ignore-scripts")
+        script = _installed_spec(tree.package_dir(kind, name), pkg)
+        if script is not None and not dry_run and not builder.allowed(script):
+            raise StrawpotError(
+                f"the install script of {script.what} is not trusted, so it was not rebuilt",
+                hint=f"review it (`strawpot info {kind.value} {name}`), then run `strawpot trust {script.id}`",
+            )
+        found.append(pkg)
+    return found
 
 
 def _main_file_locked(pkg: LockedPackage, base: Path) -> bool:
@@ -176,11 +238,11 @@ def build_staged(
     keep = []
     for item, place in zip(prepared, staged, strict=True):
         main = item.package.kind.main_file
-        text = script_in(item.package.kind, {main: item.files[main][0]}) if main in item.files else None
-        if text is None or builder.ignore:
+        script = script_of(item.package, {main: item.files[main][0]}) if main in item.files else None
+        if script is None or builder.ignore:
             keep.append(place)
-        elif builder.allowed(Script(item.package, text)):
-            builder.build(place, Script(item.package, text))
+        elif builder.allowed(script):
+            builder.build(place, script)
             keep.append(place)
         elif item.package.key not in rebuild:
             keep.append(place)  # installed as published; its script waits for `strawpot trust`
@@ -189,7 +251,7 @@ def build_staged(
 
 
 def dry_run_scripts(client: HubClient, tree: InstalledTree, install: list[LockedPackage],
-                    rebuild: list[LockedPackage], trusted: frozenset[str], builds: Builds) -> None:
+                    rebuild: list[LockedPackage], may_run: Callable[[str, str], bool], builds: Builds) -> None:
     """--dry-run: which install scripts would run and which would wait for trust; nothing is written."""
     from strawpot.install.prepare import check_main_file
 
@@ -202,7 +264,7 @@ def dry_run_scripts(client: HubClient, tree: InstalledTree, install: list[Locked
     for pkg, text in found:
         if text is not None:
             pid = package_id(pkg.kind, pkg.name)
-            (builds.would_run if pid in trusted else builds.would_skip).append((pid, text))
+            (builds.would_run if may_run(pid, text) else builds.would_skip).append((pid, text))
 
 
 def scripted_packages(tree: InstalledTree, lock: Lockfile) -> set[tuple[str, str]]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strawpot.model.kinds import KIND_ORDER, Kind
+from strawpot.model.path_source import path_row, workspace_rows
 from strawpot.model.plural import count
 
 if TYPE_CHECKING:
@@ -41,6 +42,10 @@ def manifest_hash(path: Path) -> str | None:
         data = {}
     except (OSError, ValueError, RecursionError):
         return None
+    from strawpot.model.settings import mistyped_table
+
+    if mistyped_table(data) is not None:
+        return None  # the full path refuses it
     rows: list[list[Any]] = []
     for kind in KIND_ORDER:
         section = data.get(kind.plural)
@@ -49,15 +54,34 @@ def manifest_hash(path: Path) -> str | None:
         if not isinstance(section, dict):
             return None
         for name, value in section.items():
-            if isinstance(value, str):
-                spec, agent = value.strip() or "*", None
-            elif isinstance(value, dict) and isinstance(value.get("version", "*"), str):
-                spec, agent = value.get("version", "*").strip() or "*", value.get("default_agent")
-            else:
+            row = _row(kind, str(name), value, path.parent)
+            if row is None:
                 return None
-            rows.append([kind.value, str(name), spec, agent if kind is Kind.ROLE else None])
+            if row:
+                rows.append(row)
     rows.sort(key=lambda row: (row[0], row[1]))
+    members = workspace_rows(path.parent, data)
+    if members is None:
+        return None
+    rows += members
     return "sha256:" + hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
+
+
+def _row(kind: Kind, name: str, value: Any, folder: Path) -> list[Any] | None:
+    """One requirement's row of the hash; [] for `[agents.<name>]` settings; None when unsure."""
+    if isinstance(value, str):
+        return [kind.value, name, value.strip() or "*", None]
+    if not (isinstance(value, dict) and isinstance(value.get("version", "*"), str)):
+        return None
+    where = value.get("path")
+    if kind is Kind.AGENT and "version" not in value and where is None:
+        return []  # settings only: not a requirement
+    agent = value.get("default_agent") if kind is Kind.ROLE else None
+    row = [kind.value, name, value.get("version", "*").strip() or "*", agent]
+    if where is None:
+        return row
+    extra = path_row(folder, where) if isinstance(where, str) else None
+    return None if extra is None else row + extra
 
 
 # -- the index -----------------------------------------------------------------------------------------

@@ -99,6 +99,9 @@ class Options:
     save: bool = True  # write strawpot.toml and strawpot.lock (False: `install --no-save`)
     tools: Literal["skip", "check", "run"] = "check"
     scripts: Literal["run", "ignore"] = "run"  # run trusted install scripts (asking on a terminal), or none
+    trust_project: bool = False  # honour strawpot.toml's trust without this machine's confirmation (CI)
+    trust_now: frozenset[str] = frozenset()  # `strawpot trust IDS`: the user trusts these packages' commands now
+    rebuild: frozenset[tuple[Kind, str]] = frozenset()  # reinstall from the lock and run the script again (`sync --rebuild`)
     faults: Faults = field(default_factory=Faults)
 
     @property

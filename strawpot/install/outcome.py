@@ -75,7 +75,7 @@ class Outcome:
     unchanged: int = 0
     dry_run: bool = False
     missing_tools: list[MissingTool] = field(default_factory=list)
-    tool_hints_ran: bool = False  # --yes ran the install commands (the tools still missing are missing after)
+    tool_hints_ran: bool = False  # install commands ran (--install-tools, or yes at the prompt); still missing after
     saved: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries written
     previous_specs: dict[tuple[Kind, str], str] = field(default_factory=dict)  # of saved entries that existed
     dropped: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries removed, with their spec

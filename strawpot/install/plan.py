@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
+from strawpot.model.path_source import PATH_PREFIX
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,8 @@ def make_plan(
     install: list[LockedPackage] = []
     changes: list[Change] = []
     for pkg in lock.packages:
-        if tree.verify_package(pkg, deep=False):
+        # a path source's new content may keep every size: compare its bytes (a registry version never changes)
+        if tree.verify_package(pkg, deep=pkg.source.startswith(PATH_PREFIX)):
             install.append(pkg)
             changes.append(Change(pkg.kind, pkg.name, pkg.version, tree.installed_version(pkg.kind, pkg.name)))
     locked = {pkg.key for pkg in lock.packages}

@@ -9,8 +9,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from strawpot.install.local import is_path_source, read_path_source
 from strawpot.model.archive import ArchiveError, read_archive
 from strawpot.model.errors import IntegrityFailure
 from strawpot.model.install_record import RECORD_FILE
@@ -40,8 +42,10 @@ def prepare(
     *,
     fetched: Mapping[tuple[str, str], dict[str, bytes]] | None = None,
     progress: Callable[[LockedPackage], None] | None = None,
+    project_dir: Path | None = None,
 ) -> list[Prepared]:
-    """Every package's files, downloaded concurrently and checked against the lock."""
+    """Every package's files, downloaded concurrently and checked against the lock; a path source's files are
+    read from its folder under `project_dir` and checked the same way (a change since locking is refused)."""
     from hub_client import HubError
 
     wanted = list(packages)
@@ -70,15 +74,37 @@ def prepare(
         if isinstance(result, HubError):
             raise result
     for pkg in wanted:
-        key = (pkg.kind.value, pkg.name)
-        if pkg.archive_sha256:
-            done[key] = Prepared(pkg, _archive_files(client, pkg, cached.get(key)))
-        else:
-            contents = (fetched or {}).get((f"{pkg.kind.value}:{pkg.name}", pkg.version))
-            done[key] = Prepared(pkg, _loose_files(client, pkg, contents))
-            if progress is not None:
-                progress(pkg)
+        done[(pkg.kind.value, pkg.name)] = _verified(client, pkg, cached, fetched, project_dir)
+        if progress is not None and not pkg.archive_sha256:
+            progress(pkg)
     return [done[(p.kind.value, p.name)] for p in wanted]
+
+
+def _verified(
+    client: HubClient, pkg: LockedPackage, cached: Mapping[tuple[str, str], bytes],
+    fetched: Mapping[tuple[str, str], dict[str, bytes]] | None, project_dir: Path | None,
+) -> Prepared:
+    """One package's files, from its folder, its archive or the registry's files, checked against the lock."""
+    if is_path_source(pkg):
+        assert project_dir is not None, "a path source needs the project's folder"
+        return Prepared(pkg, _path_files(project_dir, pkg))
+    if pkg.archive_sha256:
+        return Prepared(pkg, _archive_files(client, pkg, cached.get((pkg.kind.value, pkg.name))))
+    contents = (fetched or {}).get((f"{pkg.kind.value}:{pkg.name}", pkg.version))
+    return Prepared(pkg, _loose_files(client, pkg, contents))
+
+
+def _path_files(project_dir: Path, pkg: LockedPackage) -> dict[str, tuple[bytes, bool]]:
+    """A path source's files as they are now, which must be what was locked."""
+    files = read_path_source(project_dir, pkg)
+    try:
+        _check_against_lock(pkg, files, check_exec=True)
+    except IntegrityFailure as exc:
+        raise IntegrityFailure(
+            f"{_what(pkg)} ({pkg.source}) changed since it was locked: {exc.message.split(': ', 1)[-1]}",
+            hint="nothing was written; run `strawpot install` again to lock and stage what is there now",
+        ) from None
+    return files
 
 
 def _item(pkg: LockedPackage) -> tuple[str, str, str, str, int | None]:

@@ -13,6 +13,7 @@ from strawpot.model.lockfile import LockedPackage, Lockfile, LockfileError
 
 Key = tuple[Kind, str]
 MAX_PATHS = 50
+VIA_WILDCARD = "via *"  # the spec of an edge a role's `*` makes (every installed skill or role)
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,37 @@ def roots_of(lock: Lockfile, manifest_roots: Iterable[Root] | None) -> list[Root
     return roots
 
 
-def tree(lock: Lockfile, roots: list[Root]) -> list[dict[str, Any]]:
-    """Nested nodes `{kind, name, version, spec, dependencies}`; a subtree shown before is `deduplicated`."""
+def wildcard_edges(lock: Lockfile, tree_root: Path) -> dict[Key, list[Key]]:
+    """The packages each locked role's `*` brings in (every locked skill or role it does not name), read from
+    the installed ROLE.md (the lock keeps edges to packages only). An unreadable role brings in nothing."""
+    from strawpot.model.installed import InstalledTree
+    from strawpot.model.package import PackageInvalid
+    from strawpot.model.package_folder import load_package
+
+    installed = InstalledTree(tree_root)
+    edges: dict[Key, list[Key]] = {}
+    for role in (p for p in lock.packages if p.kind is Kind.ROLE):
+        try:
+            package = load_package(installed.package_dir(Kind.ROLE, role.name), Kind.ROLE)
+        except (OSError, PackageInvalid):
+            continue
+        named = {(d.kind, d.name) for d in role.dependencies} | {role.key}
+        kinds = {Kind.SKILL} if package.skills_wildcard else set()
+        kinds |= {Kind.ROLE} if package.roles_wildcard else set()
+        if found := [p.key for p in lock.packages if p.kind in kinds and p.key not in named]:
+            edges[role.key] = sorted(found, key=lambda k: (k[0].value, k[1]))
+    return edges
+
+
+def _edges(pkg: LockedPackage, wildcards: dict[Key, list[Key]]) -> list[tuple[Kind, str, str]]:
+    """(kind, name, spec) of the packages `pkg` brings in: its locked edges, then what its `*` brings in."""
+    named = [(d.kind, d.name, d.spec) for d in sorted(pkg.dependencies, key=lambda d: (d.kind.value, d.name))]
+    return named + [(kind, name, VIA_WILDCARD) for kind, name in wildcards.get(pkg.key, [])]
+
+
+def tree(lock: Lockfile, roots: list[Root], wildcards: dict[Key, list[Key]] | None = None) -> list[dict[str, Any]]:
+    """Nested nodes `{kind, name, version, spec, dependencies}`; a subtree shown before is `deduplicated`;
+    a package a role's `*` brings in has the spec `via *`."""
     seen: set[Key] = set()
 
     def node(kind: Kind, name: str, spec: str, path: tuple[Key, ...]) -> dict[str, Any]:
@@ -53,10 +83,7 @@ def tree(lock: Lockfile, roots: list[Root]) -> list[dict[str, Any]]:
             out["deduplicated"] = True
             return out
         seen.add(key)
-        out["dependencies"] = [
-            node(d.kind, d.name, d.spec, (*path, key))
-            for d in sorted(pkg.dependencies, key=lambda d: (d.kind.value, d.name))
-        ]
+        out["dependencies"] = [node(k, n, spec, (*path, key)) for k, n, spec in _edges(pkg, wildcards or {})]
         return out
 
     return [node(r.kind, r.name, r.spec, ()) for r in roots]
@@ -79,8 +106,10 @@ def render_tree(nodes: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def why(lock: Lockfile, roots: list[Root], target: Key) -> list[list[tuple[LockedPackage, str]]]:
-    """Every path (up to MAX_PATHS) from a root to `target`: [(package, specifier that led to it)]."""
+def why(lock: Lockfile, roots: list[Root], target: Key,
+        wildcards: dict[Key, list[Key]] | None = None) -> list[list[tuple[LockedPackage, str]]]:
+    """Every path (up to MAX_PATHS) from a root to `target`: [(package, specifier that led to it)]; a step a
+    role's `*` made has the specifier `via *`."""
     paths: list[list[tuple[LockedPackage, str]]] = []
 
     def walk(kind: Kind, name: str, spec: str, path: list[tuple[LockedPackage, str]]) -> None:
@@ -91,8 +120,8 @@ def why(lock: Lockfile, roots: list[Root], target: Key) -> list[list[tuple[Locke
         if pkg.key == target:
             paths.append(path)
             return
-        for dep in pkg.dependencies:
-            walk(dep.kind, dep.name, dep.spec, path)
+        for kind, name, spec in _edges(pkg, wildcards or {}):
+            walk(kind, name, spec, path)
 
     for root in roots:
         walk(root.kind, root.name, root.spec, [])

@@ -11,6 +11,7 @@ from hub_client import NotFound, OfflineMiss, PackageVersions
 from resolver import NoSolution, ResolverError, Version, explain, solve
 from resolver.provider import Dependency
 from strawpot import __version__
+from strawpot.install.local import LocalPackage, LocalProvider, locked_local
 from strawpot.install.provider import HubProvider
 from strawpot.model.errors import ConflictError, RegistryUnreachable, UsageError
 from strawpot.model.ids import display, humanize, package_id, split_id
@@ -66,26 +67,40 @@ def resolve(
     preferences: Mapping[str, Version] | None = None,
     where: str = "strawpot.toml",
     speculate: Callable[[list[tuple[str, str, VersionInfo]]], None] | None = None,
+    local: Mapping[str, LocalPackage] | None = None,
 ) -> Resolution:
-    """Solve the requirements against the registry and build the lock (raises ConflictError, exit 3)."""
+    """Solve the requirements against the registry and build the lock (raises ConflictError, exit 3);
+    `local` packages (path sources) answer from their folders and are never fetched."""
     preferred = {pid: str(v) for pid, v in (preferences or {}).items()}
     provider = HubProvider(client, role_agents=role_agents, preferred=preferred, speculate=speculate)
+    both = LocalProvider(provider, local or {})
     roots = root_dependencies(entries, where=where)
-    provider.prefetch(roots)
-    _check_roots(provider, roots)
+    asked = both.registry_roots(roots)
+    if asked:
+        provider.prefetch(asked)
+    _check_roots(provider, {pid: dep for pid, dep in roots.items() if pid not in both.local})
     try:
         versions = solve(
-            provider, roots, locked=dict(preferences or {}), root_name="your project", display_name=display
+            both, roots, locked=dict(preferences or {}), root_name="your project", display_name=display
         )
     except NoSolution as exc:
         _raise_no_solution(provider, exc)
     resolution = Resolution(Lockfile((), manifest_hash))
     packages = [
-        _locked_package(client, provider, pid, str(version), source, resolution.fetched)
+        locked_local(pid, both.local[pid], _edges(both, pid, version)) if pid in both.local
+        else _locked_package(client, provider, pid, str(version), source, resolution.fetched)
         for pid, version in versions.items()
     ]
     resolution.lock = Lockfile(tuple(packages), manifest_hash, generated_by=f"strawpot {__version__}")
     return resolution
+
+
+def _edges(provider: LocalProvider, pid: str, version: Version) -> dict[str, str]:
+    edges = provider.hub.edges.get((pid, str(version)))
+    if edges is None:
+        provider.dependencies(pid, version)
+        edges = provider.hub.edges.get((pid, str(version)), {})
+    return edges
 
 
 def _check_roots(provider: HubProvider, roots: Mapping[str, Dependency]) -> None:

@@ -17,7 +17,7 @@ from strawpot.install.apply import commit, discard, recover, remove, stage
 from strawpot.install.options import Edit, LockMode, Options, TreeMode
 from strawpot.install.outcome import Outcome, QuietReporter, Reporter
 from strawpot.install.plan import Plan, make_plan
-from strawpot.install.tools import missing_tools, run_hints
+from strawpot.install.tools import install_missing, missing_tools
 from strawpot.model.errors import LockOutdated, StrawpotError, UsageError
 from strawpot.model.fs import file_lock
 from strawpot.model.gitignore import ignore_tree
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from strawpot.install.background import Speculator
     from strawpot.install.build import Builder, ScriptSettings
     from strawpot.install.prepare import Prepared
+    from strawpot.install.trust import TrustPolicy
+    from strawpot.model.child_env import EnvPolicy
     from strawpot.model.lockfile import LockedPackage
     from strawpot.model.settings import Settings
     from strawpot.settings import Registry
@@ -152,15 +154,15 @@ class _Run:
             self.outcome.changes = list(plan.changes)
             self.outcome.unchanged = plan.unchanged
             settings = self._script_settings(manifest)
-            builder = self._builder(settings)
+            builder = self._builder(settings, lock)
             rebuild = self._pending_builds(plan, lock, builder)
             if opts.dry_run:
-                self._dry_run_scripts(plan, rebuild, settings)
+                self._dry_run_scripts(plan, rebuild, builder.trust)
             else:
                 self._apply(plan, lock, manifest, builder, rebuild)
             self._warn_unknown_trust(settings, lock)
         if opts.tools != "skip":
-            self._tools(lock)
+            self._tools(lock, builder.trust)
         return self.outcome
 
     @property
@@ -172,11 +174,20 @@ class _Run:
             self._settings = load_settings(self.project, {"registry.url": ("--registry", self.options.registry)})
         return self._settings
 
+    @property
+    def env_policy(self) -> EnvPolicy:
+        """What install scripts and tool hints inherit (an allow-list; never a token)."""
+        from strawpot.settings import env_policy
+
+        return env_policy(self.settings)
+
     def _registry(self, previous: Lockfile | None) -> Registry:
         """--registry > STRAWPOT_REGISTRY_URL > [registry].url > config file > where the lock came from > default."""
+        from strawpot.install.local import is_path_source
         from strawpot.settings import choose_registry
 
-        lock_source = previous.packages[0].source if previous is not None and previous.packages else None
+        sources = [p.source for p in previous.packages if not is_path_source(p)] if previous is not None else []
+        lock_source = sources[0] if sources else None
         return choose_registry(self.project, lock_source=lock_source or None, settings=self.settings)
 
     @property
@@ -223,8 +234,12 @@ class _Run:
         if self.options.lock in (LockMode.LOCKED, LockMode.CHECK):
             if self.options.lock is LockMode.CHECK:
                 return previous or Lockfile((), "")
+            from strawpot.install.local import changed_path_sources
+
+            changed = changed_path_sources(self.project.dir, previous) if previous else []
+            because = f" (path source(s) changed since: {', '.join(changed)})" if changed else ""
             raise LockOutdated(
-                f"{self.project.lock_path} is out of date with {self.project.manifest_path.name}"
+                f"{self.project.lock_path} is out of date with {self.project.manifest_path.name}{because}"
                 if previous else f"{self.project.lock_path} does not exist",
                 hint="run `strawpot lock` (or install without --locked) and commit the result",
             )
@@ -278,9 +293,12 @@ class _Run:
         }
         limit = self.client.request_deadline
         with self.reporter.waiting(f"waiting for {self.url}" + (f" (at most {limit:g} s a request)" if limit else "")):
+            from strawpot.install.local import local_packages
+
             resolution = resolve(
                 self.client, manifest.entries(), source=self.url, manifest_hash="", role_agents=role_agents,
                 preferences=prefs, where=str(manifest.path), speculate=self._speculator(),
+                local=local_packages(self.project.dir, manifest),
             )
         self.fetched = resolution.fetched
         for kind, name in sorted(self._placeholders):
@@ -288,7 +306,8 @@ class _Run:
             if pkg is not None:
                 manifest.set_spec(kind, name, f"^{pkg.version}")
                 self.outcome.saved.append((kind, name, f"^{pkg.version}"))
-        return dataclasses.replace(resolution.lock, manifest_hash=manifest.dependency_hash())
+        return dataclasses.replace(resolution.lock, manifest_hash=manifest.dependency_hash(),
+                                   trust=previous.trust if previous is not None else ())
 
     def _speculator(self) -> Speculator | None:
         """Archive downloads that start while resolving (not for lock-only, dry or offline runs)."""
@@ -318,9 +337,13 @@ class _Run:
             with self.reporter.progress("Downloading", len(wanted)) as advance:
                 from strawpot.install.prepare import prepare
 
-                prepared = prepare(self.client, wanted, fetched=self.fetched, progress=advance)
+                prepared = prepare(self.client, wanted, fetched=self.fetched, progress=advance,
+                                   project_dir=self.project.dir)
         counter = None
-        loose = [p for p in plan.install if not p.archive_sha256]  # an archive GET counts itself
+        from strawpot.install.local import is_path_source
+
+        # an archive GET counts itself; a path source is never downloaded
+        loose = [p for p in plan.install if not p.archive_sha256 and not is_path_source(p)]
         if loose and not self.options.offline:  # counted while the tree is written
             from strawpot.install.background import DownloadCounter
 
@@ -328,6 +351,7 @@ class _Run:
         staged = stage(self.tree, prepared, self.options.faults)
         try:
             staged = self._build(prepared, staged, builder, {p.key for p in rebuild})
+            lock = self._pin_trust(lock, builder.trust)
             trusted_now = builder.builds.trusted_now
             if trusted_now and self.options.save:
                 manifest = self._record_trust(manifest, trusted_now)
@@ -356,22 +380,51 @@ class _Run:
 
     def _script_settings(self, manifest: Manifest | None) -> ScriptSettings:
         """`scripts.trusted` and `scripts.timeout` (read under --frozen too: trust is a setting, not a requirement)."""
+        from orchestrator.sandbox import scripts_sandbox
         from strawpot.install.build import ScriptSettings
 
-        return ScriptSettings(frozenset(self.settings.get("scripts.trusted")), self.settings.get("scripts.timeout"))
+        return ScriptSettings(frozenset(self.settings.get("scripts.trusted")), self.settings.get("scripts.timeout"),
+                              scripts_sandbox(self.settings))
 
-    def _builder(self, settings: ScriptSettings) -> Builder:
+    def _builder(self, settings: ScriptSettings, lock: Lockfile) -> Builder:
         from strawpot.install.build import Builder
+        from strawpot.install.trust import trust_policy
 
+        trust = trust_policy(self.project, self.tree, settings.trusted, lock, trust_project=self.options.trust_project,
+                             trust_now=self.options.trust_now)
         confirm = getattr(self.reporter, "confirm_script", None) or (lambda script: False)  # cannot ask: never trusts
-        return Builder(self.tree.root, settings.trusted, timeout=settings.timeout, ignore=self.options.scripts == "ignore",
-                       confirm=confirm, echo=self.reporter.status,
+        return Builder(self.tree.root, trust, timeout=settings.timeout, ignore=self.options.scripts == "ignore",
+                       confirm=confirm, echo=self.reporter.status, env_policy=self.env_policy,
+                       sandbox=settings.sandbox,
                        running=getattr(self.reporter, "running", None) or (lambda message: contextlib.nullcontext()))
 
-    def _pending_builds(self, plan: Plan, lock: Lockfile, builder: Builder) -> list[LockedPackage]:
-        from strawpot.install.build import pending_builds
+    def _pin_trust(self, lock: Lockfile, trust: TrustPolicy) -> Lockfile:
+        """`lock` with the texts trusted in this run pinned (not under --frozen: that lock is not written), and
+        the scripts skipped as changed or unconfirmed said in one warning each."""
+        from strawpot.install.trust import skipped_warnings
 
-        return pending_builds(self.tree, lock, {p.key for p in plan.install}, builder, dry_run=self.options.dry_run)
+        self.outcome.warnings += skipped_warnings(self.outcome.builds, trust)
+        pinned = trust.pinned_lock(lock)
+        if self.options.lock is LockMode.FROZEN or pinned == lock:
+            return lock
+        self.outcome.lock_changed = True
+        return pinned
+
+    def _write_pins(self, lock: Lockfile) -> None:
+        """Write `lock` (the installed one, with more trust pins) if the file on disk differs from it."""
+        try:
+            if self.project.lock_path.read_text(encoding="utf-8") != lock.dumps():
+                lock.write(self.project.lock_path)
+        except (OSError, UnicodeDecodeError):
+            return  # no lock file: nothing to pin in
+
+    def _pending_builds(self, plan: Plan, lock: Lockfile, builder: Builder) -> list[LockedPackage]:
+        from strawpot.install.build import forced_builds, pending_builds
+
+        reinstalled = {p.key for p in plan.install}
+        pending = pending_builds(self.tree, lock, reinstalled, builder, dry_run=self.options.dry_run)
+        forced = forced_builds(self.tree, lock, self.options.rebuild, builder, dry_run=self.options.dry_run)
+        return pending + [p for p in forced if p.key not in reinstalled and p not in pending]
 
     def _build(
         self, prepared: list[Prepared], staged: list[Staged], builder: Builder, rebuild: set[tuple[Kind, str]]
@@ -388,11 +441,12 @@ class _Run:
         target.trust(ids)
         return target
 
-    def _dry_run_scripts(self, plan: Plan, rebuild: list[LockedPackage], settings: ScriptSettings) -> None:
+    def _dry_run_scripts(self, plan: Plan, rebuild: list[LockedPackage], trust: TrustPolicy) -> None:
         from strawpot.install.build import dry_run_scripts
 
         if self.options.scripts == "run":
-            dry_run_scripts(self.client, self.tree, [*plan.install], rebuild, settings.trusted, self.outcome.builds)
+            dry_run_scripts(self.client, self.tree, [*plan.install], rebuild,
+                            lambda pid, text: trust.verdict(pid, text) is None, self.outcome.builds)
 
     def _warn_unknown_trust(self, settings: ScriptSettings, lock: Lockfile) -> None:
         locked = {package_id(p.kind, p.name) for p in lock.packages}
@@ -401,9 +455,15 @@ class _Run:
             for pid in sorted(settings.trusted - locked)
         ]
 
-    def _tools(self, lock: Lockfile) -> None:
+    def _tools(self, lock: Lockfile, trust: TrustPolicy) -> None:
+        """Missing tools; their install hints run only when trusted and asked for (or the user says yes)."""
         missing = missing_tools(lock)
-        if missing and self.options.tools == "run" and not self.options.dry_run:
-            missing = run_hints(missing, echo=self.reporter.status)
-            self.outcome.tool_hints_ran = True
+        if missing and not self.options.dry_run:
+            ask = getattr(self.reporter, "confirm_tool", None) or (lambda item: False)
+            done = install_missing(missing, self.tree.root, trust, run=self.options.tools == "run", ask=ask,
+                                   echo=self.reporter.status, env_policy=self.env_policy)
+            missing, self.outcome.tool_hints_ran = done.missing, done.ran
+            self.outcome.warnings += done.warnings
+            if done.ran and self.options.save and self.options.lock is not LockMode.FROZEN:
+                self._write_pins(trust.pinned_lock(lock))
         self.outcome.missing_tools = missing

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from strawpot.install.trust import TrustPolicy, tool_specs
+from strawpot.model.child_env import EnvPolicy, child_env
+from strawpot.model.ids import package_id
+from strawpot.model.installed import InstalledTree, Mismatch
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.platform import current_os
@@ -39,7 +45,8 @@ def missing_tools(lock: Lockfile) -> list[MissingTool]:
 
 
 def run_hints(
-    missing: list[MissingTool], *, echo: Callable[[str], None], timeout: float = HINT_TIMEOUT
+    missing: list[MissingTool], *, echo: Callable[[str], None], timeout: float = HINT_TIMEOUT,
+    env_policy: EnvPolicy | None = None,
 ) -> list[MissingTool]:
     """Run each install hint in turn (echoed first); return the tools still missing afterwards."""
     still = []
@@ -49,9 +56,88 @@ def run_hints(
             done.add(item.hint)
             echo(f"$ {item.hint}")
             try:
-                subprocess.run(item.hint, shell=True, check=False, timeout=timeout)  # noqa: S602 - the agent's documented command, run on --yes
+                subprocess.run(item.hint, shell=True, check=False, timeout=timeout,  # noqa: S602 - trusted, on request
+                               env=child_env(os.environ, env_policy))
             except subprocess.TimeoutExpired:
                 echo(f"timed out after {timeout:.0f} s: {item.hint}")
         if shutil.which(item.tool) is None:
             still.append(item)
     return still
+
+
+@dataclass
+class HintRun:
+    """What became of the missing tools' install hints: the tools still missing, whether any hint ran, warnings."""
+
+    missing: list[MissingTool]
+    ran: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+def install_missing(
+    missing: list[MissingTool], tree_root: Path, trust: TrustPolicy, *, run: bool,
+    ask: Callable[[MissingTool], bool], echo: Callable[[str], None], env_policy: EnvPolicy | None = None,
+) -> HintRun:
+    """Run the hints that may run: the agent's own (its installed AGENT.md gives that exact command), trusted
+    for that exact text, and asked for (`--install-tools`), or the user says yes at the prompt (which trusts it)."""
+    runnable: list[MissingTool] = []
+    result = HintRun([])
+    for item in missing:
+        pid = package_id(Kind.AGENT, item.agent)
+        if item.hint is None or item.hint not in own_hints(tree_root, item.agent, item.tool):
+            if item.hint is not None:
+                result.warnings.append(
+                    f"the install command of tool {item.tool} in strawpot.lock is not the one agent {item.agent} "
+                    "gives in its AGENT.md; not run (`strawpot verify` shows the difference)")
+            result.missing.append(item)
+        elif (run and trust.verdict(pid, item.hint) is None) or ask(item):
+            trust.grant(pid, [item.hint])
+            runnable.append(item)
+        else:
+            if run:
+                result.warnings.append(f"the install command of tool {item.tool} was not run: agent {item.agent} is "
+                                       f"not trusted for it; review it, then run `strawpot trust {pid}`")
+            result.missing.append(item)
+    if runnable:
+        result.missing += run_hints(runnable, echo=echo, env_policy=env_policy)
+        result.ran = True
+    return result
+
+
+def own_hints(tree_root: Path, agent: str, tool: str) -> set[str]:
+    """The install commands (every OS) the installed agent's own AGENT.md gives for `tool`."""
+    from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+
+    try:
+        text = (tree_root / Kind.AGENT.plural / agent / Kind.AGENT.main_file).read_text(encoding="utf-8")
+        meta, _body = split_frontmatter(text)
+    except (OSError, UnicodeDecodeError, FrontmatterError):
+        return set()
+    return set(tool_specs(meta).get(tool, {}).values())
+
+
+def lock_tool_mismatches(tree: InstalledTree, lock: Lockfile) -> list[Mismatch]:
+    """Where strawpot.lock's tools (names and install commands) differ from what each installed agent's own
+    AGENT.md declares: a lock edited by hand must not smuggle in a command the package never gave."""
+    from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+
+    problems = []
+    for pkg in lock.packages:
+        try:
+            text = (tree.package_dir(pkg.kind, pkg.name) / pkg.kind.main_file).read_text(encoding="utf-8")
+            meta, _body = split_frontmatter(text)
+        except (OSError, UnicodeDecodeError, FrontmatterError):
+            continue  # missing or damaged: the file check reports it
+        own = tool_specs(meta)
+        locked = {t.name: dict(t.install) for t in pkg.tools}
+        for name in sorted(set(own) | set(locked)):
+            if name not in own:
+                problem = f"strawpot.lock lists tool {name!r}, which {pkg.kind.main_file} does not declare"
+            elif name not in locked:
+                problem = f"{pkg.kind.main_file} declares tool {name!r}, which strawpot.lock does not list"
+            elif own[name] != locked[name]:
+                problem = f"the install command of tool {name!r} in strawpot.lock differs from {pkg.kind.main_file}"
+            else:
+                continue
+            problems.append(Mismatch(pkg.kind, pkg.name, pkg.kind.main_file, problem))
+    return problems

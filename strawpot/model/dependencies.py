@@ -3,7 +3,8 @@
 A skill's `metadata.strawpot.dependencies` is a list of skill entries; a role's is `{skills: [...],
 roles: [...]}`; the v1 wire shape is always the mapping (`{"skills": [...]}` for a skill). An entry is a
 slug optionally followed by a specifier. `*` is never a package: in a role's `roles` it means "every
-installed role" (a runtime directive); elsewhere it is skipped. A package named twice gets one edge whose
+installed role", in a role's `skills` "every installed skill" (runtime directives resolved at staging); in a
+skill's list it is skipped. A package named twice gets one edge whose
 specifier is both texts joined with `,` (both must hold). An entry that cannot be parsed is reported, and
 no edge is made of it; every reader decides what that costs (validate: an issue; the solver: the version
 is unavailable).
@@ -54,6 +55,7 @@ class Edges:
     edges: tuple[Edge, ...]
     bad: tuple[BadEntry, ...] = ()
     all_roles: bool = False  # a role's `roles` holds `*`
+    all_skills: bool = False  # a role's `skills` holds `*`
 
 
 def v1_groups(kind: Kind, declared: Any) -> dict[str, Any]:
@@ -77,7 +79,7 @@ def read_edges(kind: Kind, groups: Mapping[str, Any]) -> Edges:
     """The edges of a `kind` version whose v1 dependency lists are `groups` (unknown groups are ignored)."""
     merged: dict[tuple[Kind, str], Edge] = {}
     bad: list[BadEntry] = []
-    all_roles = False
+    wildcards: set[Kind] = set()
     for group, dep_kind in GROUPS.get(kind, {}).items():
         entries = groups.get(group)
         if entries is None:
@@ -90,7 +92,8 @@ def read_edges(kind: Kind, groups: Mapping[str, Any]) -> Edges:
                 bad.append(BadEntry(group, index, f"must be a string like 'slug' or 'slug>=1.0', not {short_repr(entry)}"))
                 continue
             if entry.strip() == ALL_ROLES:
-                all_roles = all_roles or dep_kind is Kind.ROLE
+                if kind is Kind.ROLE:
+                    wildcards.add(dep_kind)
                 continue
             try:
                 req = parse_requirement(entry)
@@ -100,4 +103,4 @@ def read_edges(kind: Kind, groups: Mapping[str, Any]) -> Edges:
             key = (dep_kind, req.name)
             spec = req.text if key not in merged else f"{merged[key].spec},{req.text}"
             merged[key] = Edge(dep_kind, req.name, spec)
-    return Edges(tuple(merged.values()), tuple(bad), all_roles)
+    return Edges(tuple(merged.values()), tuple(bad), Kind.ROLE in wildcards, Kind.SKILL in wildcards)

@@ -21,7 +21,7 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None) -> N
     if mode is None:
         mode = _existing_mode(path)
         if mode is None:
-            mode = 0o644 & ~_umask()
+            mode = 0o644 & ~current_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -44,7 +44,7 @@ def _existing_mode(path: Path) -> int | None:
     return st.st_mode & 0o7777
 
 
-def _umask() -> int:
+def current_umask() -> int:
     """The process umask, read without changing it where Linux allows (os.umask is process-wide)."""
     try:
         with open("/proc/self/status", encoding="ascii") as fh:

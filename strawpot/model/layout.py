@@ -71,20 +71,83 @@ class Project:
     def memory_dir(self) -> Path:
         return self.tree_root / "memory"
 
+    @property
+    def files_dir(self) -> Path:
+        """Files the user attached to the project; agents get it as `--files-dir` when it exists."""
+        return self.tree_root / "files"
+
 
 def find_project_dir(start: Path) -> Path | None:
-    """The nearest folder from `start` upward holding strawpot.toml or strawpot.lock (as cargo and uv search).
+    """The nearest folder from `start` upward holding strawpot.toml or strawpot.lock (as cargo and uv search),
+    or the root of the workspace that folder belongs to: the nearest folder above whose strawpot.toml declares a
+    `[workspace]` naming it (or `start`) as a member, as cargo finds a workspace root from inside a member.
 
     $STRAWPOT_HOME is never taken for a project: strawhub 0.1.54 keeps its own JSON strawpot.lock there.
     """
     here = start.resolve()
     home = global_root().resolve()
+    nearest: Path | None = None
     for folder in (here, *here.parents):
         if folder == home:
             continue
-        if (folder / MANIFEST_NAME).is_file() or (folder / LOCK_NAME).is_file():
-            return folder
-    return None
+        has_manifest = (folder / MANIFEST_NAME).is_file()
+        if nearest is None and (has_manifest or (folder / LOCK_NAME).is_file()):
+            nearest = folder
+            if _workspace_members(folder) is not None:
+                return folder
+            continue
+        if has_manifest and (globs := _workspace_members(folder)) is not None:
+            rel = (nearest or here).relative_to(folder).as_posix()
+            if any(glob_matches(rel, glob, inside=True) for glob in globs):
+                return folder
+    return nearest
+
+
+def _workspace_members(folder: Path) -> list[str] | None:
+    """The member globs of `folder/strawpot.toml` when it declares a `[workspace]`, else None (cheap when not)."""
+    import tomllib
+
+    try:
+        text = (folder / MANIFEST_NAME).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if "workspace" not in text:
+        return None
+    try:
+        table = tomllib.loads(text).get("workspace")
+    except tomllib.TOMLDecodeError:
+        return None  # the command that reads the manifest reports it, with its place
+    if not isinstance(table, dict):
+        return None
+    members = table.get("members", [])
+    return [m for m in members if isinstance(m, str)] if isinstance(members, list) else []
+
+
+def glob_matches(rel: str, glob: str, *, inside: bool = False) -> bool:
+    """Whether the relative folder `rel` is named by the folder glob `glob` (a `*` never crosses a `/`);
+    `inside`: or lies inside such a folder."""
+    import fnmatch
+
+    parts, pattern = rel.split("/"), glob.strip("/").split("/")
+    if len(parts) < len(pattern) or (len(parts) > len(pattern) and not inside):
+        return False
+    return all(fnmatch.fnmatchcase(p, g) for p, g in zip(parts, pattern, strict=False))
+
+
+def expand_members(root: Path, members: list[str], exclude: list[str]) -> tuple[list[Path], list[str]]:
+    """(the member folders the globs name minus the excluded, sorted; the globs that name no folder)."""
+    found: dict[Path, None] = {}
+    empty: list[str] = []
+    for pattern in members:
+        try:
+            dirs = sorted(p for p in root.glob(pattern) if p.is_dir() and not p.name.startswith("."))
+        except (ValueError, OSError):
+            dirs = []
+        if not dirs:
+            empty.append(pattern)
+        found.update(dict.fromkeys(dirs))
+    kept = [d for d in found if not any(glob_matches(d.relative_to(root).as_posix(), x) for x in exclude)]
+    return sorted(kept), empty
 
 
 def remove_empty_tree(project: Project) -> None:

@@ -70,16 +70,26 @@ class LockedPackage:
 
 
 @dataclass(frozen=True)
+class LockedTrust:
+    """Install scripts and tool hints of one package (`agent:x`) the user trusted: the sha256 of each exact text."""
+
+    id: str
+    sha256: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Lockfile:
     packages: tuple[LockedPackage, ...]
     manifest_hash: str
     generated_by: str = ""
     version: int = LOCK_VERSION
+    trust: tuple[LockedTrust, ...] = ()
 
     def __post_init__(self) -> None:
         order = {k: i for i, k in enumerate(KIND_ORDER)}
         ordered = tuple(sorted(self.packages, key=lambda p: (order[p.kind], p.name)))
         object.__setattr__(self, "packages", ordered)
+        object.__setattr__(self, "trust", tuple(sorted(self.trust, key=lambda t: t.id)))
         object.__setattr__(self, "_index", {p.key: p for p in ordered})
 
     def get(self, kind: Kind, name: str) -> LockedPackage | None:
@@ -146,7 +156,13 @@ class Lockfile:
                 f"executable = {'true' if f.executable else 'false'} }}"
                 for f in sorted(pkg.files, key=lambda f: f.path)
             ))
+        for pin in self.trust:
+            out += ["", "[[trust]]", f"id = {_s(pin.id)}", "sha256 = " + _array(_s(h) for h in sorted(pin.sha256))]
         return "\n".join(out) + "\n"
+
+    def pins(self, pid: str) -> frozenset[str]:
+        """The sha256 of every script and hint text of `pid` the user trusted (empty: none recorded)."""
+        return frozenset(h for pin in self.trust if pin.id == pid for h in pin.sha256)
 
     def write(self, path: Path) -> None:
         atomic_write(path, self.dumps())
@@ -182,11 +198,19 @@ def _read_v1(data: dict[str, Any]) -> Lockfile:
             raise ValueError(f"{label}: {pkg.kind.value} {pkg.name} is listed twice")
         seen.add(pkg.key)
         packages.append(pkg)
+    trust = []
+    for j, t in enumerate(_tables(data, "trust")):
+        pid = _str(t, "id", where=f"trust[{j}].")
+        hashes = t.get("sha256", [])
+        if not isinstance(hashes, list) or not all(isinstance(h, str) and _SHA256_RE.fullmatch(h) for h in hashes):
+            raise ValueError(f"trust[{j}].sha256 must be an array of sha256 strings (64 lowercase hex digits)")
+        trust.append(LockedTrust(pid, tuple(hashes)))
     return Lockfile(
         packages=tuple(packages),
         manifest_hash=_str(data, "manifest-hash", default=""),
         generated_by=_str(data, "generated-by", default=""),
         version=1,
+        trust=tuple(trust),
     )
 
 

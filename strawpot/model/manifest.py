@@ -29,6 +29,12 @@ class ManifestEntry:
     spec: str
     settings: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def path(self) -> str | None:
+        """The folder of a path source (`{ path = "../skills/x" }`), relative to the manifest's folder."""
+        value = self.settings.get("path")
+        return value if isinstance(value, str) else None
+
 
 class Manifest:
     """A parsed `strawpot.toml`; edits change only the entries they touch."""
@@ -62,19 +68,13 @@ class Manifest:
 
     def _refuse_mistyped_tables(self) -> None:
         """`[skill]` for `[skills]` would otherwise be read as no requirements at all."""
-        from strawpot.model.suggest import closest
+        from strawpot.model.settings import mistyped_table
 
-        plurals = [kind.plural for kind in KIND_ORDER]
-        for key in self.doc:
-            if key in plurals:
-                continue
-            singular = [kind.plural for kind in KIND_ORDER if key == kind.value]
-            near = closest(str(key), plurals, cutoff=0.8)
-            close = singular or ([near] if near else [])
-            if close:
-                raise UsageError(f"{self.path}: unknown table [{key}]; did you mean [{close[0]}]?",
-                                 hint=f"rename [{key}] to [{close[0]}]; strawpot reads requirements from "
-                                      + ", ".join(f"[{p}]" for p in plurals))
+        found = mistyped_table(self.doc)
+        if found is not None:
+            plurals = ", ".join(f"[{kind.plural}]" for kind in KIND_ORDER)
+            raise UsageError(f"{self.path}: {found.message()}",
+                             hint=f"rename [{found.table}] to [{found.wanted}]; strawpot reads requirements from {plurals}")
 
     def entries(self) -> list[ManifestEntry]:
         """Every requirement, in kind order then file order."""
@@ -102,6 +102,8 @@ class Manifest:
             if not isinstance(spec, str):
                 raise UsageError(f"{where}.version must be a string such as \"^1.2\"")
             settings = {str(k): _plain(v) for k, v in value.items() if k != "version"}
+            if "path" in settings and not (isinstance(settings["path"], str) and settings["path"].strip()):
+                raise UsageError(f"{where}.path must be a folder such as \"../skills/{name}\"")
             return ManifestEntry(kind, name, spec.strip() or "*", settings)
         raise UsageError(f"{where} must be a version specifier string or a table with 'version'")
 
@@ -140,12 +142,25 @@ class Manifest:
         return added
 
     def dependency_hash(self) -> str:
-        """A hash of everything resolution reads from the manifest, to detect a stale lock."""
-        inputs = [
-            [e.kind.value, e.name, e.spec, e.settings.get("default_agent") if e.kind is Kind.ROLE else None]
-            for e in self.entries()
-        ]
+        """A hash of everything resolution reads from the manifest, to detect a stale lock: the requirements,
+        and the files of every path source and workspace member (`strawpot.model.path_source`)."""
+        from strawpot.model.path_source import path_row, workspace_rows
+
+        inputs: list[list[Any]] = []
+        for e in self.entries():
+            row = [e.kind.value, e.name, e.spec, e.settings.get("default_agent") if e.kind is Kind.ROLE else None]
+            if e.path is not None:
+                extra = path_row(self.path.parent, e.path)
+                if extra is None:
+                    raise UsageError(
+                        f"{self.path}: {e.kind.plural}.{e.name}: path {e.path!r} is not a folder "
+                        f"({(self.path.parent / e.path).resolve()} does not exist)",
+                        hint="fix the path, or check out the repository that holds it beside this project",
+                    )
+                row += extra
+            inputs.append(row)
         inputs.sort(key=lambda row: (row[0], row[1]))
+        inputs += workspace_rows(self.path.parent, _plain(self.doc)) or []
         return "sha256:" + hashlib.sha256(json.dumps(inputs, separators=(",", ":")).encode()).hexdigest()
 
     # -- edits -------------------------------------------------------------------------------------
@@ -182,7 +197,7 @@ class Manifest:
 
 def _settings_only(kind: Kind, value: Any) -> bool:
     """`[agents.<name>]` without `version` holds settings (params) only: never a requirement, never in the lock."""
-    return kind is Kind.AGENT and isinstance(value, dict) and "version" not in value
+    return kind is Kind.AGENT and isinstance(value, dict) and "version" not in value and "path" not in value
 
 
 def _plain(value: Any) -> Any:

@@ -88,6 +88,7 @@ class Package:
     install: dict[str, str] = field(default_factory=dict)  # OS -> shell command (metadata.strawpot.install)
     default_agent: str | None = None
     roles_wildcard: bool = False
+    skills_wildcard: bool = False  # a role's `skills: ["*"]`: every installed skill, resolved at staging
     resume: bool = False  # metadata.strawpot.session.resume: the wrapper takes --session-id / --resume
     files: dict[str, bytes] = field(default_factory=dict, repr=False)
     executables: frozenset[str] = frozenset()
@@ -99,6 +100,22 @@ class Package:
     def install_script(self, os_name: str | None = None) -> str | None:
         """The install command for `os_name` (default: this machine), if the package has one."""
         return self.install.get(os_name or current_os())
+
+    def bin_path(self, os_name: str | None = None) -> str | None:
+        """The program this package declares for `os_name` (default: this machine), relative to its folder."""
+        return self.bin.get(os_name or current_os())
+
+    def warnings(self, os_name: str | None = None) -> list[str]:
+        """What will not work as declared: a `bin` that nothing provides on its OS (neither shipped nor built
+        by that OS's install command), and an agent with no wrapper for `os_name` (default: this machine)."""
+        notes = [
+            f"metadata.strawpot.bin.{os} names {rel!r}, which is neither in the package nor built by "
+            f"metadata.strawpot.install.{os}: the {self.kind.value} has no program on {os}"
+            for os, rel in sorted(self.bin.items()) if rel not in self.files and os not in self.install
+        ]
+        if (os_name or current_os()) not in self.bin and (wrapper := self.wrapper_warning(os_name)):
+            notes.append(wrapper)
+        return notes
 
     def wrapper_warning(self, os_name: str | None = None) -> str | None:
         """Why this agent cannot run on `os_name` (default: this machine): neither a shipped wrapper nor
@@ -198,7 +215,7 @@ class _FieldReader:
             self.error("metadata.strawpot", "must be a mapping")
             strawpot = {}
         self.sp: dict[str, Any] = strawpot
-        self._all_roles = False  # set by dependencies()
+        self._all_roles = self._all_skills = False  # set by dependencies()
 
     def error(self, fld: str, message: str) -> None:
         self.issues.append(Issue(self.main, fld, message))
@@ -220,6 +237,7 @@ class _FieldReader:
             install=self.install(),
             default_agent=self.default_agent(),
             roles_wildcard=self.roles_wildcard(),
+            skills_wildcard=self._all_skills,
             resume=self.resume(),
             files=files,
             executables=executables,
@@ -282,7 +300,7 @@ class _FieldReader:
         for bad in found.bad:
             where = fld if self.kind is Kind.SKILL else f"{fld}.{bad.group}"
             self.error(where if bad.index < 0 else f"{where}[{bad.index}]", bad.message)
-        self._all_roles = found.all_roles
+        self._all_roles, self._all_skills = found.all_roles, found.all_skills
         return tuple(Dependency(edge.kind, edge.name, edge.spec) for edge in found.edges)
 
     def roles_wildcard(self) -> bool:
@@ -347,13 +365,10 @@ class _FieldReader:
         return specs
 
     def bin(self) -> dict[str, str]:
-        """Wrapper paths by OS; optional, and a path may name a file the install script of that OS builds."""
+        """Program paths by OS, for any kind (an agent's wrapper, a skill's command-line tool); optional. A path
+        names a shipped file or one the install command of that OS builds; neither is a warning (Package.warnings),
+        as a package may declare a program for an OS it does not support yet."""
         raw = self.mapping("bin")
-        if self.kind is not Kind.AGENT:
-            if raw:
-                self.error("metadata.strawpot.bin", f"only agents carry wrapper binaries, not a {self.kind.value}")
-            return {}
-        scripts = install_commands(self.meta)
         bins: dict[str, str] = {}
         for os_name, path in raw.items():
             fld = f"metadata.strawpot.bin.{os_name}"
@@ -368,9 +383,6 @@ class _FieldReader:
             except UnsafePath as exc:
                 self.error(fld, f"is outside the package: {exc}")
                 continue
-            if rel not in self.paths and os_name not in scripts:
-                self.error(fld, f"names {rel!r}, which is not in the package "
-                                f"(ship it, or build it with metadata.strawpot.install.{os_name})")
             bins[os_name] = rel
         return bins
 
@@ -420,15 +432,32 @@ class _FieldReader:
 
 def install_commands(meta: Mapping[str, Any]) -> dict[str, str]:
     """The well-formed entries of `metadata.strawpot.install` ({os: command}); validation reports the rest."""
+    return {
+        os_name: command for os_name, command in _strawpot_mapping(meta, "install").items()
+        if isinstance(command, str) and command.strip()
+    }
+
+
+def declared_bins(meta: Mapping[str, Any]) -> dict[str, str]:
+    """The well-formed entries of `metadata.strawpot.bin` ({os: path in the package}); validation reports the rest."""
+    bins = {}
+    for os_name, path in _strawpot_mapping(meta, "bin").items():
+        if isinstance(path, str):
+            try:
+                bins[os_name] = safe_relative_path(path.removeprefix("./"))
+            except UnsafePath:
+                continue
+    return bins
+
+
+def _strawpot_mapping(meta: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """`metadata.strawpot.<key>` restricted to the known OS names ({} when it is not a mapping)."""
     metadata = meta.get("metadata")
     strawpot = metadata.get("strawpot") if isinstance(metadata, dict) else None
-    raw = strawpot.get("install") if isinstance(strawpot, dict) else None
+    raw = strawpot.get(key) if isinstance(strawpot, dict) else None
     if not isinstance(raw, dict):
         return {}
-    return {
-        str(os_name): command for os_name, command in raw.items()
-        if os_name in OPERATING_SYSTEMS and isinstance(command, str) and command.strip()
-    }
+    return {str(os_name): value for os_name, value in raw.items() if os_name in OPERATING_SYSTEMS}
 
 
 def slug_error(slug: str) -> str | None:

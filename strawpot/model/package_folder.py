@@ -2,54 +2,32 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import stat
 from pathlib import Path
 
 from strawpot.model.kinds import Kind
 from strawpot.model.package import MAX_FILE_SIZE, Issue, Package, PackageInvalid, parse_package
-
-IGNORE_FILE = ".strawpotignore"
-_VCS_DIRS = {".git", ".hg", ".svn", ".bzr", "__pycache__", "node_modules"}
+from strawpot.model.path_source import walk_package
 
 
 def collect_files(root: Path) -> tuple[dict[str, bytes], frozenset[str], list[Issue]]:
     """Read a package folder: every file but dot-files, VCS folders and ignore-file matches."""
-    patterns = _ignore_patterns(root)
     files: dict[str, bytes] = {}
     executables: set[str] = set()
     issues: list[Issue] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        base = Path(dirpath).relative_to(root)
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if not d.startswith(".") and d not in _VCS_DIRS and not _ignored((base / d).as_posix(), d, patterns)
-        )
-        for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            # os.walk lists a link to a folder here and never enters it: say so, as for a link to a file
-            issues.append(Issue((base / d).as_posix(), "", "links and special files are not allowed in a package"))
-            dirnames.remove(d)
-        for name in sorted(filenames):
-            if name.startswith("."):
-                continue
-            full = Path(dirpath) / name
-            rel = full.relative_to(root).as_posix()
-            if _ignored(rel, name, patterns):
-                continue
-            data, st, problem = _read_regular_file(full)
-            if problem:
-                issues.append(Issue(rel, "", problem))
-                continue
-            files[rel] = data
-            if st is not None and st.st_mode & stat.S_IXUSR:
-                executables.add(rel)
+    for rel, full in walk_package(root):
+        if full is None:  # os.walk lists a link to a folder and never enters it: say so, as for a link to a file
+            issues.append(Issue(rel, "", "links and special files are not allowed in a package"))
+            continue
+        data, st, problem = _read_regular_file(full)
+        if problem:
+            issues.append(Issue(rel, "", problem))
+            continue
+        files[rel] = data
+        if st is not None and st.st_mode & stat.S_IXUSR:
+            executables.add(rel)
     return files, frozenset(executables), issues
-
-
-def _ignored(rel: str, name: str, patterns: list[str]) -> bool:
-    """A file or folder matches an ignore pattern by its relative path or by its own name."""
-    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)
 
 
 def _read_regular_file(path: Path) -> tuple[bytes, os.stat_result | None, str | None]:
@@ -70,14 +48,6 @@ def _read_regular_file(path: Path) -> tuple[bytes, os.stat_result | None, str | 
     if len(data) > MAX_FILE_SIZE:
         return b"", st, f"more than the limit of {MAX_FILE_SIZE} bytes a file"
     return data, st, None
-
-
-def _ignore_patterns(root: Path) -> list[str]:
-    ignore = root / IGNORE_FILE
-    if not ignore.is_file():
-        return []
-    lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
-    return [line.strip().rstrip("/") for line in lines if line.strip() and not line.startswith("#")]
 
 
 def load_package(path: Path, kind: Kind | None = None) -> Package:

@@ -18,14 +18,16 @@ from typing import Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
-from strawpot.model.suggest import did_you_mean
+from strawpot.model.suggest import closest, did_you_mean
 
 LAYERS = ("default", "global", "project", "env", "flag")
 # Tables of the project file that hold requirements, not settings (the manifest reads them).
 REQUIREMENT_TABLES = frozenset(kind.plural for kind in Kind)
+_PROJECT_ONLY_TABLES = frozenset({"workspace"})  # read by strawpot.model.workspace, not a setting
 _GLOBAL_ONLY_TABLES = frozenset({"tokens"})  # `strawpot login` tokens, keyed by registry URL
-_AGENT_RESERVED = frozenset({"version", "default_agent", "env"})  # a requirement's own keys, not params
+_AGENT_RESERVED = frozenset({"version", "default_agent", "env", "path"})  # a requirement's own keys, not params
 _ENV_KINDS = {"agents": Kind.AGENT, "skills": Kind.SKILL}  # tables that may carry `[<kinds>.<name>.env]`
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")  # an environment variable's name, or a prefix and `*`
 
 
 @dataclass(frozen=True)
@@ -66,13 +68,69 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         item=re.compile(rf"(?:{'|'.join(k.value for k in Kind)}):[a-z0-9][a-z0-9-]*"),
         item_example='["agent:my-agent", "skill:denden"]'),
     Key("scripts.timeout", "number", 300.0, "seconds an install script may run", minimum=1),
+    Key("scripts.sandbox", "choice", "none", "what confines install scripts", choices=("none", "bwrap")),
+    Key("scripts.network", "choice", "on", "whether a sandboxed install script has a network", choices=("on", "off")),
     Key("denden.transport", "choice", "unix", "how agents reach Denden", choices=("unix", "tcp")),
     Key("session.isolation", "choice", "none", "where a run's agents work", choices=("none", "worktree")),
     Key("session.merge", "choice", "patch", "how a worktree session's work comes back",
         choices=("patch", "branch", "pr")),
     Key("session.remote", "string", "origin", "the git remote `--merge pr` pushes to"),
+    Key("session.sandbox", "choice", "none", "what confines a run's agents", choices=("none", "bwrap")),
+    Key("sandbox.network", "choice", "on", "whether sandboxed agents have a network", choices=("on", "off")),
+    Key("sandbox.writable", "list", (), "more paths sandboxed agents may write (absolute or ~/...)"),
+    Key("sandbox.hidden", "list", (), "more paths no sandboxed process sees (absolute or ~/...)"),
+    Key("session.pass_env", "list", (), "more variables agents, wrappers, install scripts and tool hints inherit "
+        "(NAME or PREFIX*)", item=_ENV_NAME, item_example='["SSH_AUTH_SOCK", "AWS_*"]'),
+    Key("session.hide_env", "list", (), "variables they never get, even when a package declares them "
+        "(NAME or PREFIX*)", item=_ENV_NAME, item_example='["OPENAI_API_KEY", "AWS_*"]'),
+    Key("session.max_file_size", "number", 50.0, "MB: a larger file a worktree session made stays on its branch",
+        minimum=0),
+    Key("session.git_timeout", "number", 120.0, "seconds one git call of a worktree session may take",
+        minimum=0.001),
     Key("memory.provider", "string", "builtin", "the memory provider: builtin, or an entry point of strawpot.memory"),
+    Key("memory.max_prompt_bytes", "integer", 16 * 1024, "bytes of memory prompt an agent is given at most",
+        minimum=1024),
 )}
+
+
+SETTINGS_TABLES = frozenset(name.partition(".")[0] for name in SCHEMA)  # [registry], [policy], [memory], ...
+
+
+@dataclass(frozen=True)
+class Mistyped:
+    """A table of strawpot.toml that looks like a misspelt requirement table: `[skill]` for `[skills]`."""
+
+    table: str
+    wanted: str  # the requirement table it is close to
+    entry: str = ""  # in a settings table: the first key that is not one of its settings
+
+    def message(self) -> str:
+        if self.entry:
+            return f"[{self.table}] has no setting '{self.entry}'; did you mean [{self.wanted}]?"
+        return f"unknown table [{self.table}]; did you mean [{self.wanted}]?"
+
+
+def mistyped_table(data: Mapping[str, Any]) -> Mistyped | None:
+    """The first table of a project file that reads like a misspelt requirement table, if any.
+
+    A settings table (`[memory]` beside `[memories]`) is one only when it holds a key that is not one of its
+    settings; the manifest refuses it and the no-op install path leaves it to the full path.
+    """
+    plurals = [kind.plural for kind in sorted(Kind, key=lambda k: k.plural)]
+    for key, content in data.items():
+        if key in REQUIREMENT_TABLES:
+            continue
+        singular = [kind.plural for kind in Kind if key == kind.value]
+        near = closest(str(key), plurals, cutoff=0.8)
+        close = singular or ([near] if near else [])
+        if not close:
+            continue
+        if key not in SETTINGS_TABLES:
+            return Mistyped(str(key), close[0])
+        strangers = [str(k) for k in content if f"{key}.{k}" not in SCHEMA] if isinstance(content, Mapping) else []
+        if strangers:
+            return Mistyped(str(key), close[0], strangers[0])
+    return None
 
 
 @dataclass(frozen=True)
@@ -147,7 +205,8 @@ def _fold_file(settings: Settings, source: Source) -> None:
     for table, content in source.data.items():
         if table in _ENV_KINDS:
             _fold_package_tables(settings, source, _ENV_KINDS[table], content)
-        elif table in REQUIREMENT_TABLES and source.layer == "project" or table in _GLOBAL_ONLY_TABLES and source.layer == "global":
+        elif (table in REQUIREMENT_TABLES | _PROJECT_ONLY_TABLES and source.layer == "project"
+              or table in _GLOBAL_ONLY_TABLES and source.layer == "global"):
             continue
         elif not isinstance(content, dict):
             if any(name.startswith(f"{table}.") for name in SCHEMA):

@@ -1,24 +1,29 @@
 """The WrapperRuntime contract: the `build` arguments a wrapper is given and the JSON it must print.
 
 `<wrapper> build --agent-id ID --working-dir DIR --agent-workspace-dir DIR --role-prompt TEXT
---memory-prompt TEXT --task TEXT --config JSON [--skills-dir DIR]... [--roles-dir DIR]... [--session-id ID | --resume ID]`
-prints one JSON
-object, `{"cmd": [...], "cwd": "..."}`: `cmd` a list of strings with the program first, `cwd` a directory
-(the working directory when left out). Only agents that declare `metadata.strawpot.session: {resume: true}`
-are given `--session-id` (a new conversation with that id) or `--resume` (continue that conversation); the
-others never see either flag. `validate --run-wrapper` and `strawpot start` both go through here,
+--memory-prompt TEXT --task TEXT --config JSON [--skills-dir DIR]... [--roles-dir DIR]... [--files-dir DIR]...
+[--session-id ID | --resume ID]` prints one JSON object, `{"cmd": [...], "cwd": "...", "env": {...}}`: `cmd` a
+list of strings with the program first, `cwd` a directory (the working directory when left out), `env` an
+object of string values merged over the agent's environment (optional). `--files-dir` names a folder of files
+the user attached to the project (`.strawpot/files`), given only when it exists. Only agents that declare
+`metadata.strawpot.session: {resume: true}` are given `--session-id` (a new conversation with that id) or
+`--resume` (continue that conversation); the others never see either flag. `validate --run-wrapper` and `strawpot start` both go through here,
 so validate accepts exactly what start runs.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 _SHOWN = 2000
+MAX_ENV_VALUE = 32 * 1024  # characters in one `env` value; exec refuses a NAME=value past 128 KiB on Linux
+MAX_ARG_BYTES = 32 * 4096 - 1  # Linux refuses one argument longer than this (MAX_ARG_STRLEN less the NUL): E2BIG
 
 
 class BuildOutputError(ValueError):
@@ -38,8 +43,10 @@ class BuildRequest:
     config: Mapping[str, Any] = field(default_factory=dict)
     skills_dirs: Sequence[Path] = ()
     roles_dirs: Sequence[Path] = ()
+    files_dirs: Sequence[Path] = ()  # the project's `.strawpot/files`, when it exists
     session_id: str = ""  # a resumable agent's new conversation id
     resume: str = ""  # the conversation id a resumed agent continues
+    role: str = ""  # the role being played, to name in errors (not an argument)
 
     def argv(self) -> list[str]:
         args = [
@@ -56,6 +63,8 @@ class BuildRequest:
             args += ["--skills-dir", str(d)]
         for d in self.roles_dirs:
             args += ["--roles-dir", str(d)]
+        for d in self.files_dirs:
+            args += ["--files-dir", str(d)]
         if self.session_id:
             args += ["--session-id", self.session_id]
         if self.resume:
@@ -63,19 +72,45 @@ class BuildRequest:
         return args
 
 
+    def oversize(self, env: Mapping[str, str]) -> str:
+        """Why the system would refuse to run `build` with these arguments (E2BIG), or "" when it will not."""
+        parts = {"--role-prompt": f"the prompt of role {self.role or '(unnamed)'} (its ROLE.md and what is staged "
+                                  "with it)", "--memory-prompt": "the memory prompt", "--task": "the task",
+                 "--config": "the agent's config"}
+        argv = self.argv()
+        if sys.platform.startswith("linux"):
+            for flag, value in zip(argv, argv[1:], strict=False):
+                size = len(value.encode("utf-8", "surrogateescape"))
+                if flag in parts and size > MAX_ARG_BYTES:
+                    return (f"{parts[flag]} is {size // 1024} KiB; one command-line argument may hold at most "
+                            f"{(MAX_ARG_BYTES + 1) // 1024} KiB, so the wrapper cannot be run with it")
+        total = sum(len(a.encode("utf-8", "surrogateescape")) + 1 + 8 for a in argv) + \
+            sum(len(k) + len(v.encode("utf-8", "surrogateescape")) + 2 + 8 for k, v in env.items())
+        try:
+            limit = os.sysconf("SC_ARG_MAX")
+        except (ValueError, OSError):
+            return ""
+        if total > limit - 4096:
+            return (f"the wrapper's arguments and environment come to {total // 1024} KiB, over the system's "
+                    f"{limit // 1024} KiB (the prompt of role {self.role or '(unnamed)'} is "
+                    f"{len(self.role_prompt.encode()) // 1024} KiB, the task {len(self.task.encode()) // 1024} KiB)")
+        return ""
+
+
 @dataclass(frozen=True)
 class LaunchSpec:
-    """The command `build` asked for and the directory to run it in."""
+    """The command `build` asked for, the directory to run it in and the variables to set for it."""
 
     cmd: list[str]
     cwd: str
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def parse_build_output(stdout: str, working_dir: Path) -> LaunchSpec:
     """Check `build`'s output against the contract (the named `cwd` must exist) or raise BuildOutputError."""
     text = stdout.strip()
     if not text:
-        raise BuildOutputError('printed nothing; it must print {"cmd": [...], "cwd": "..."}')
+        raise BuildOutputError('printed nothing; it must print {"cmd": [...], "cwd": "...", "env": {...}}')
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -92,10 +127,29 @@ def parse_build_output(stdout: str, working_dir: Path) -> LaunchSpec:
         problems.append(f"'cwd' must be a path string, got {json_type(cwd)} {_shown(cwd)}")
     elif not Path(cwd).is_dir():
         problems.append(f"'cwd' {cwd!r} is not a directory")
+    env = data.get("env", {})
+    problems += env_problems(env)
     if problems:
         raise BuildOutputError("output: " + "; ".join(problems) + indented(text))
-    assert isinstance(cmd, list) and isinstance(cwd, str)
-    return LaunchSpec(cmd, cwd)
+    assert isinstance(cmd, list) and isinstance(cwd, str) and isinstance(env, dict)
+    return LaunchSpec(cmd, cwd, env)
+
+
+def env_problems(env: object) -> list[str]:
+    """What is wrong with `build`'s `env`: it must be an object of short string values under valid names."""
+    if not isinstance(env, dict):
+        return [f"'env' must be an object of string values, got {json_type(env)} {_shown(env)}"]
+    problems = []
+    for name, value in env.items():
+        if not name or "=" in name or "\0" in name:
+            problems.append(f"'env' name {_shown(name)} is not a valid variable name")
+        elif not isinstance(value, str):
+            problems.append(f"'env' value of {name} must be a string, got {json_type(value)} {_shown(value)}")
+        elif len(value) > MAX_ENV_VALUE:
+            problems.append(f"'env' value of {name} is {len(value)} characters, more than the limit of {MAX_ENV_VALUE}")
+        elif "\0" in value:
+            problems.append(f"'env' value of {name} holds a NUL character")
+    return problems
 
 
 def json_type(value: object) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,8 +68,15 @@ def invalid_package(exc: PackageInvalid, path: Path | str) -> UsageError:
     return UsageError(f"{exc.where or path}: {count(len(exc.issues), 'problem')} found:\n{lines}")
 
 
-def prepare_upload(path: Path, *, version: str | None = None, changelog: str | None = None) -> Upload:
-    """Validate the package at `path` like the registry does and build its upload; nothing is sent."""
+def prepare_upload(
+    path: Path, *, version: str | None = None, changelog: str | None = None,
+    pins: Mapping[tuple[Kind, str], str] | None = None,
+) -> Upload:
+    """Validate the package at `path` like the registry does and build its upload; nothing is sent.
+
+    `pins`: (kind, slug) -> version of workspace members; a dependency on one of them that names no version
+    is uploaded as `slug^VERSION` (cargo's rewrite of a path dependency), so the registry never sees `*`.
+    """
     from resolver import InvalidVersion, Version
 
     root = path.parent if path.is_file() else path
@@ -90,9 +98,14 @@ def prepare_upload(path: Path, *, version: str | None = None, changelog: str | N
     source_version = package.version
     files = dict(package.files)
     rewritten = chosen != package.version
-    if rewritten:
-        main = package.kind.main_file
-        files[main] = set_frontmatter_version(files[main].decode("utf-8"), chosen).encode("utf-8")
+    main = package.kind.main_file
+    pinned = {(d.kind, d.name): pins[(d.kind, d.name)] for d in package.dependencies
+              if pins and d.spec.strip() in ("", "*") and (d.kind, d.name) in pins}
+    if pinned:
+        files[main] = pin_dependencies(files[main].decode("utf-8"), package.kind, pinned).encode("utf-8")
+    if rewritten or pinned:
+        if rewritten:
+            files[main] = set_frontmatter_version(files[main].decode("utf-8"), chosen).encode("utf-8")
         try:
             package = parse_package(files, kind=package.kind, executables=package.executables, where=str(root))
         except PackageInvalid as exc:  # pragma: no cover - a version line cannot break a valid package
@@ -108,6 +121,30 @@ def prepare_upload(path: Path, *, version: str | None = None, changelog: str | N
         source_version=source_version,
         version_rewritten=rewritten,
     )
+
+
+_LIST_ITEM = re.compile(r"^(?P<lead>[ \t]*-[ \t]+)(?P<q>[\"']?)(?P<slug>[a-z0-9][a-z0-9-]*)(?P=q)(?P<tail>[ \t]*(#.*)?\r?)$")
+_GROUP = re.compile(r"^[ \t]*(skills|roles)[ \t]*:[ \t]*\r?$")
+
+
+def pin_dependencies(text: str, kind: Kind, pins: Mapping[tuple[Kind, str], str]) -> str:
+    """The main file with each block-list dependency `- slug` named in `pins` written `- slug^VERSION`; every
+    other byte kept. A skill's list holds skills; a role's `skills:` and `roles:` lists say their kind."""
+    lines = text.splitlines(keepends=True)
+    fences = [i for i, line in enumerate(lines) if re.match(r"^-{3,}[ \t]*\r?\n?$", line)][:2]
+    if len(fences) < 2:
+        return text
+    group = Kind.SKILL
+    for i in range(fences[0] + 1, fences[1]):
+        if heading := _GROUP.match(lines[i].rstrip("\n")):
+            group = Kind.SKILL if heading.group(1) == "skills" or kind is Kind.SKILL else Kind.ROLE
+            continue
+        item = _LIST_ITEM.match(lines[i].rstrip("\n"))
+        if item and (version := pins.get((group, item.group("slug")))):
+            end = "\n" if lines[i].endswith("\n") else ""
+            q, slug = item.group("q"), item.group("slug")
+            lines[i] = f"{item.group('lead')}{q}{slug}^{version}{q}{item.group('tail')}{end}"
+    return "".join(lines)
 
 
 def set_frontmatter_version(text: str, version: str) -> str:
@@ -152,6 +189,8 @@ def dependencies_field(package: Package) -> dict[str, list[str]] | None:
     if package.kind not in (Kind.SKILL, Kind.ROLE):
         return None
     shape: dict[str, list[str]] = {"skills": [str(d) for d in package.dependencies if d.kind is Kind.SKILL]}
+    if package.skills_wildcard:
+        shape["skills"].append("*")
     if package.kind is Kind.ROLE:
         roles = [str(d) for d in package.dependencies if d.kind is Kind.ROLE]
         shape["roles"] = roles + (["*"] if package.roles_wildcard else [])
@@ -171,7 +210,7 @@ def form_fields(package: Package, version: str, changelog: str) -> dict[str, str
 
 
 def _upload_files(package: Package) -> tuple[UploadFile, ...]:
-    wrappers = set(package.bin.values()) if package.kind is Kind.AGENT else set()
+    wrappers = set(package.bin.values())  # any kind's declared programs keep their executable bit
     return tuple(
         UploadFile(path, package.files[path], path in package.executables, path in wrappers)
         for path in sorted(package.files)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from strawpot.model.install_command import install_lines
 from strawpot.model.plural import count
 from strawpot.publishing.prepare import Upload
 
@@ -52,8 +53,7 @@ def upload_lines(upload: Upload, url: str) -> list[str]:
         mode = "rwxr-xr-x" if f.registry_executable else "rw-r--r--"
         lines.append(f"  {str(f.size).rjust(size_width)}  {mode}  {f.path}")
     lines.append(f"total: {count(upload.total_size, 'byte')} in {count(len(upload.files), 'file')}")
-    for os_name, script in sorted(upload.package.install.items()):
-        lines.append(f"install script ({os_name}): {script}")
+    lines += install_lines(upload.package.install)
     return lines
 
 
@@ -65,12 +65,11 @@ def warnings(upload: Upload) -> list[str]:
             f"{upload.kind.main_file} says version {upload.source_version}; "
             f"uploading it with `version: {upload.version}` (--version wins)"
         )
-    if wrapper := upload.package.wrapper_warning():
-        notes.append(wrapper)
+    notes += upload.package.warnings()
     lost = upload.lost_exec_bits
     if lost:
         notes.append(
-            "the registry keeps executable bits only for an agent's wrappers (metadata.strawpot.bin); "
+            "the registry keeps executable bits only for the programs a package declares (metadata.strawpot.bin); "
             f"these will install without it: {', '.join(lost)}"
         )
     return notes

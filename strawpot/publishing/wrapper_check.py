@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from strawpot.model.child_env import EnvPolicy, child_env, secret_values
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 from strawpot.model.package import Package
@@ -26,14 +27,16 @@ class WrapperOutput:
     wrapper: str
     cmd: list[str]
     cwd: str
+    env: dict[str, str]
 
 
 def sample_request(workdir: Path, params: dict[str, Any]) -> BuildRequest:
-    """The `build` request a runtime would make, with sample values."""
-    working, workspace = workdir / "work", workdir / "workspace"
-    working.mkdir(exist_ok=True)
-    workspace.mkdir(exist_ok=True)
-    return BuildRequest("validate-agent", working, workspace, "You are the role under test.", "", "Say hello.", params)
+    """The `build` request a runtime would make, with sample values (an empty `--files-dir` among them)."""
+    working, workspace, files = workdir / "work", workdir / "workspace", workdir / "files"
+    for folder in (working, workspace, files):
+        folder.mkdir(exist_ok=True)
+    return BuildRequest("validate-agent", working, workspace, "You are the role under test.", "", "Say hello.", params,
+                        files_dirs=[files])
 
 
 def check_wrapper(
@@ -78,7 +81,8 @@ def _run(argv: list[str], *, cwd: Path, rel: str, timeout: float) -> subprocess.
     try:
         return subprocess.run(
             argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False,
-            env={**os.environ, "STRAWPOT_WRAPPER_CHECK": "1"},
+            env=child_env(os.environ, EnvPolicy(secrets=secret_values(os.environ)),
+                          protocol={"STRAWPOT_WRAPPER_CHECK": "1"}),
         )
     except subprocess.TimeoutExpired as exc:
         raise UsageError(
@@ -100,7 +104,7 @@ def _output(rel: str, proc: subprocess.CompletedProcess[bytes], working_dir: Pat
         spec = parse_build_output(proc.stdout.decode("utf-8", errors="replace"), working_dir)
     except BuildOutputError as exc:
         raise UsageError(f"wrapper {rel}: `build` {exc}{stderr}") from None
-    return WrapperOutput(rel, spec.cmd, spec.cwd)
+    return WrapperOutput(rel, spec.cmd, spec.cwd, spec.env)
 
 
 def _tail(label: str, raw: bytes | str | None) -> str:

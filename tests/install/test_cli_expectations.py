@@ -169,11 +169,13 @@ def test_update_with_a_specifier_moves_the_requirement(tmp_path: Path, registry:
 
 def test_a_mistyped_table_is_refused(tmp_path: Path, registry: Any) -> None:
     project = new_project(tmp_path)
-    for table, wanted in (("skill", "skills"), ("rolse", "roles"), ("memory", "memories")):
+    for table, said in (("skill", "unknown table [skill]; did you mean [skills]?"),
+                        ("rolse", "unknown table [rolse]; did you mean [roles]?"),
+                        ("memory", "[memory] has no setting 'code-style'; did you mean [memories]?")):
         (project / "strawpot.toml").write_text(f'[{table}]\ncode-style = "*"\n')
         result = run("install", "--skip-tools", cwd=project, url=registry.url)
         assert result.returncode == 2, result.stdout + result.stderr
-        assert f"unknown table [{table}]; did you mean [{wanted}]?" in result.stderr
+        assert said in result.stderr
     assert not (project / "strawpot.lock").exists()
 
 
@@ -287,7 +289,7 @@ def test_tree_list_verify_say_when_the_manifest_is_ahead_of_the_lock(tmp_path: P
 
 # -- finding 9: hints that point somewhere useful ---------------------------------------------------------------
 
-def test_install_yes_does_not_ask_to_rerun_with_yes(tmp_path: Path, registry: Any) -> None:
+def test_install_tools_does_not_ask_to_rerun_with_install_tools(tmp_path: Path, registry: Any) -> None:
     slug = registry.unique("needs-tool")
     tool = "strawpot-test-tool-that-is-never-on-path"
     registry.publish("agent", slug, "1.0.0", files={"bin/run": b"#!/bin/sh\n"}, extra={
@@ -296,12 +298,13 @@ def test_install_yes_does_not_ask_to_rerun_with_yes(tmp_path: Path, registry: An
     project = new_project(tmp_path)
     plain = run("install", "agent", slug, cwd=project, url=registry.url)
     assert plain.returncode == 0, plain.stderr
-    assert "rerun with --yes" in plain.stderr
+    assert "rerun with --install-tools" in plain.stderr
+    assert run("trust", f"agent:{slug}", cwd=project, url=registry.url).returncode == 0
     (project / "strawpot.lock").unlink()
-    result = run("install", "--yes", cwd=project, url=registry.url)
+    result = run("install", "--install-tools", cwd=project, url=registry.url)
     assert result.returncode == 0, result.stderr
     assert "$ true" in result.stderr
-    assert "rerun with --yes" not in result.stderr
+    assert "rerun with --install-tools" not in result.stderr
     assert "the install commands ran" in result.stderr
 
 

@@ -95,4 +95,4 @@ def test_untrusted_fixture_agent_does_not_start(published, cli, project) -> None
     manifest(project, trusted=True)  # trusted by hand, not built yet
     pending = start(project.dir, "hello", agent_env(FIXTURE_CODER_TOKEN="t0ken"))
     assert pending.returncode == 7, pending.stderr
-    assert "agent fixture-coder: its install script has not run here (run `strawpot install`)" in pending.stderr
+    assert "agent fixture-coder: its install script has not run here (run `strawpot sync --rebuild agent:fixture-coder`)" in pending.stderr

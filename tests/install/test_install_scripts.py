@@ -15,6 +15,7 @@ import pytest
 
 from strawpot.model.install_record import RECORD_FILE, load_record
 from strawpot.model.lockfile import Lockfile
+from tests._pty import talk
 
 BUILD = 'printf "built in %s\\n" "$(basename "$INSTALL_DIR")" > built.txt && mkdir -p bin && ' \
         'printf "#!/bin/sh\\necho hi\\n" > bin/tool && chmod +x bin/tool && echo build-done'
@@ -35,7 +36,13 @@ def package_dir(project, slug: str) -> Path:
     return project.dir / ".strawpot" / "skills" / slug
 
 
-def test_trusted_script_runs_in_the_package_and_its_record_is_verified(cli, project, registry):
+@pytest.fixture
+def trust_project(monkeypatch):  # type: ignore[no-untyped-def]
+    """These tests write [scripts] trusted themselves: honour it as CI does (no confirmation on this machine)."""
+    monkeypatch.setenv("STRAWPOT_TRUST_PROJECT", "1")
+
+
+def test_trusted_script_runs_in_the_package_and_its_record_is_verified(cli, project, registry, trust_project):
     slug = publish_skill(registry, BUILD)
     write_manifest(project, f'[skills]\n{slug} = "*"\n\n[scripts]\ntrusted = ["skill:{slug}"]\n')
     result = cli("install", "--project", project.dir)
@@ -106,7 +113,7 @@ def test_untrusted_script_is_skipped_under_yes_then_trust_runs_it(cli, project, 
     assert again.code == 0 and f"skill:{slug} is already trusted in strawpot.toml" in again.err, again.text
 
 
-def test_ignore_scripts_and_dry_run(cli, project, registry):
+def test_ignore_scripts_and_dry_run(cli, project, registry, trust_project):
     slug = publish_skill(registry, BUILD)
     write_manifest(project, f'[skills]\n{slug} = "*"\n\n[scripts]\ntrusted = ["skill:{slug}"]\n')
     dry = cli("install", "--dry-run", "--project", project.dir)
@@ -122,14 +129,14 @@ def test_ignore_scripts_and_dry_run(cli, project, registry):
     assert built.code == 0 and (package_dir(project, slug) / "built.txt").is_file(), built.text
 
 
-def test_failing_script_keeps_the_previous_version_and_shows_its_log(cli, project, registry):
+def test_failing_script_keeps_the_previous_version_and_shows_its_log(cli, project, registry, trust_project):
     slug = publish_skill(registry, "echo first-ok")
     publish_skill(registry, "echo preparing; echo 'compiler exploded' >&2; exit 3", slug=slug, version="1.1.0")
     write_manifest(project, f'[skills]\n{slug} = "==1.0.0"\n\n[scripts]\ntrusted = ["skill:{slug}"]\n')
     assert cli("install", "--project", project.dir).code == 0
     lock_before = project.lock_path.read_bytes()
     write_manifest(project, f'[skills]\n{slug} = "==1.1.0"\n\n[scripts]\ntrusted = ["skill:{slug}"]\n')
-    result = cli("install", "--project", project.dir)
+    result = cli("trust", f"skill:{slug}", "--project", project.dir)  # 1.1.0's script is another text: trusted anew
     assert result.code == 1, result.text
     log = project.dir / ".strawpot" / "logs" / f"install-skill-{slug}.log"
     assert (f"\nerror: the install script of skill {slug} 1.1.0 failed (exit 3); the package was not installed; "
@@ -140,7 +147,7 @@ def test_failing_script_keeps_the_previous_version_and_shows_its_log(cli, projec
     assert not [p for p in (project.dir / ".strawpot" / "skills").iterdir() if p.name.startswith(".")]
 
 
-def test_script_past_its_timeout_is_killed_with_its_children(cli, project, registry, tmp_path):
+def test_script_past_its_timeout_is_killed_with_its_children(cli, project, registry, tmp_path, trust_project):
     pidfile = tmp_path / "child.pid"
     slug = publish_skill(registry, f"sleep 60 & echo $! > {pidfile}; echo started; wait")
     write_manifest(project, f'[skills]\n{slug} = "*"\n\n[scripts]\ntrusted = ["skill:{slug}"]\ntimeout = 1\n')
@@ -168,7 +175,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_script_printing_megabytes_streams_to_its_log(project, registry, tmp_path):
+def test_script_printing_megabytes_streams_to_its_log(project, registry, tmp_path, trust_project):
     """The script's output goes to the log file, not through strawpot's memory (peak RSS, measured)."""
     loud = publish_skill(registry, "head -c 67108864 /dev/zero | tr '\\0' 'x'; echo; echo loud-done")
     quiet = publish_skill(registry, "echo quiet-done")
@@ -253,7 +260,7 @@ def test_malformed_trusted_list_is_a_usage_error(cli, project, value):
     assert result.code == 2 and "scripts.trusted must be a list" in result.err, result.text
 
 
-def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, registry, tmp_path):
+def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, registry, tmp_path, trust_project):
     import signal
 
     pidfile = tmp_path / "child.pid"
@@ -286,30 +293,6 @@ def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, 
                                     "installed\n"), log.read_text()
 
 
-def _talk(master: int, proc: subprocess.Popen[bytes], answers: dict[bytes, bytes], timeout: float = 60) -> str:
-    """Read a pty until the process ends, answering each prompt once; the whole transcript."""
-    import select
-
-    seen = b""
-    pending = dict(answers)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the other side closed
-                break
-            if not chunk:
-                break
-            seen += chunk
-            for prompt in [p for p in pending if p in seen]:
-                os.write(master, pending.pop(prompt))
-        elif proc.poll() is not None:
-            break
-    return seen.decode("utf-8", errors="replace")
-
-
 def test_on_a_terminal_install_shows_the_script_in_full_and_asks(project, registry):
     import fcntl
     import pty
@@ -324,7 +307,7 @@ def test_on_a_terminal_install_shows_the_script_in_full_and_asks(project, regist
                             cwd=project.dir, env=env, stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
     try:
-        transcript = _talk(master, proc, {b"(recorded in [scripts] trusted)?": b"y\n"})
+        transcript = talk(master, proc, {b"(recorded in [scripts] trusted)?": b"y\n"})
         assert proc.wait(timeout=30) == 0, transcript
     finally:
         os.close(master)
@@ -335,3 +318,32 @@ def test_on_a_terminal_install_shows_the_script_in_full_and_asks(project, regist
     assert f"Trust skill:{slug} and run it" in transcript
     assert (package_dir(project, slug) / "built.txt").read_text() == "step two\n"
     assert tomllib.loads(project.manifest_path.read_text())["scripts"]["trusted"] == [f"skill:{slug}"]
+
+
+def test_on_a_terminal_a_changed_script_shows_its_diff_and_asks(cli, project, registry):
+    slug = publish_skill(registry, "echo one\necho same")
+    assert cli("install", "skill", slug, "--project", project.dir).code == 0
+    assert cli("trust", f"skill:{slug}", "--project", project.dir).code == 0
+    publish_skill(registry, "echo two > built.txt\necho same", slug=slug, version="2.0.0")
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
+    env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url, "TERM": "dumb", "NO_COLOR": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "install", "skill", f"{slug}@^2"],
+                            cwd=project.dir, env=env, stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    try:
+        transcript = talk(master, proc, {b"(recorded in [scripts] trusted)?": b"y\n"})
+        assert proc.wait(timeout=30) == 0, transcript
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    assert f"The install script of skill {slug} 2.0.0 changed since you trusted it:" in transcript
+    assert "    -echo one" in transcript and "    +echo two > built.txt" in transcript
+    assert "     echo same" in transcript
+    assert (package_dir(project, slug) / "built.txt").read_text() == "two\n"

@@ -85,3 +85,21 @@ def test_an_install_to_a_pipe_does_not_import_rich(cli, project):
     assert "Installed: 11 installed" in done.stderr and " + role reviewer 1.0.0" in done.stderr
     failed = entry("install", "skill", "no-such-skill-anywhere", "--project", str(project.dir), cwd=project.dir)
     assert failed.returncode != 0 and "error:" in failed.stderr  # an error still renders through rich
+
+
+def test_a_settings_table_next_to_a_requirement_tables_name_is_read_alike_by_both_paths(cli, project):
+    """`[memory]` (docs/config.md) is a settings table: a no-op on the fast path, installs on the full path;
+    a requirement written into it is refused by both, the fast path leaving it to the full one."""
+    assert cli("install", "role", "reviewer", "--project", project.dir).code == 0
+    manifest = project.dir / "strawpot.toml"
+    manifest.write_text(manifest.read_text() + '\n[memory]\nprovider = "builtin"\n')
+    done = entry("install", cwd=project.dir)
+    assert done.returncode == 0, done.stderr
+    assert "Already up to date" in done.stderr and done.stdout.strip() == ""  # the fast path answered
+    assert cli("install", "--project", project.dir).code == 0  # and the full path agrees
+
+    manifest.write_text(manifest.read_text() + 'code-review = "*"\n')
+    done = entry("install", cwd=project.dir)
+    assert done.returncode == 2, done.stderr
+    assert "[memory] has no setting 'code-review'; did you mean [memories]?" in done.stderr
+    assert cli("install", "--project", project.dir).code == 2

@@ -66,13 +66,17 @@ def test_yanked_versions_are_skipped_by_fresh_locks_but_kept_when_locked(fakehub
     assert (project.tree_root / "skills" / "y" / ".version").read_text() == "1.0.0\n"
 
 
-def test_missing_tools_are_reported_and_run_only_with_yes(fakehub, hub_client, project, tmp_path, monkeypatch):
+def test_missing_tools_are_reported_and_run_only_when_trusted_and_asked(fakehub, hub_client, project, tmp_path,
+                                                                        monkeypatch):
+    import json
+
     bindir = tmp_path / "bin"
     bindir.mkdir()
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     hint = f"printf '#!/bin/sh\\n' > {bindir}/sp-fake-tool && chmod +x {bindir}/sp-fake-tool"
-    fakehub.add("agent", "needy", "1.0.0", tools={"sp-fake-tool": {"description": "a tool", "install": {
-        "linux": hint, "macos": hint}}})
+    tools = {"sp-fake-tool": {"description": "a tool", "install": {"linux": hint, "macos": hint}}}
+    main = f"---\nname: needy\ndescription: d\nmetadata: {{strawpot: {{tools: {json.dumps(tools)}}}}}\n---\n"
+    fakehub.add("agent", "needy", "1.0.0", tools=tools, files={"AGENT.md": main.encode()})
     out = run(project, Edit(add=(Requested(Kind.AGENT, "needy"),)), OPTS, client=hub_client)
     assert [(t.agent, t.tool, t.hint) for t in out.missing_tools] == [("needy", "sp-fake-tool", hint)]
     assert not (bindir / "sp-fake-tool").exists()
@@ -92,6 +96,16 @@ def test_missing_tools_are_reported_and_run_only_with_yes(fakehub, hub_client, p
         def waiting(self, message):  # pragma: no cover - nothing to resolve here
             raise AssertionError
 
+    untrusted = run(project, None, Options(registry="http://hub.test", tools="run"), client=hub_client)
+    assert [t.tool for t in untrusted.missing_tools] == ["sp-fake-tool"] and not (bindir / "sp-fake-tool").exists()
+    assert "run `strawpot trust agent:needy`" in untrusted.warnings[-1]
+    from strawpot.model.manifest import Manifest
+
+    manifest = Manifest.load(project.manifest_path)  # `strawpot trust agent:needy`: listed, then confirmed here
+    manifest.trust(["agent:needy"])
+    manifest.save()
+    run(project, None, Options(registry="http://hub.test", tools="skip", trust_now=frozenset({"agent:needy"})),
+        client=hub_client)
     out = run(project, None, Options(registry="http://hub.test", tools="run"), client=hub_client, reporter=Echo())
     assert out.missing_tools == []
     assert echoed == [f"$ {hint}"]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from strawpot.install.fastcheck import manifest_hash
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 from strawpot.model.manifest import Manifest, ManifestEntry
+from strawpot.model.settings import SCHEMA, SETTINGS_TABLES, Key
 
 SOURCE = """\
 # project manifest: hand-written, keep my comments
@@ -180,3 +183,35 @@ def test_an_agent_table_with_version_is_a_requirement_and_removal_keeps_its_sett
     assert manifest.remove(Kind.AGENT, "my-agent")
     assert manifest.dumps() == '[agents.my-agent]\nmodel = "small"\n'
     assert manifest.entries() == []
+
+
+def _sample(key: Key) -> object:
+    """A valid value of `key`, for a file that sets it."""
+    if key.default not in (None, ()):
+        return key.default
+    return {"string": "x", "list": ["agent:x"], "integer": 1, "number": 1.0, "boolean": True}.get(key.type, "x")
+
+
+@pytest.mark.parametrize("section", sorted(SETTINGS_TABLES))
+def test_no_settings_section_of_the_schema_is_taken_for_a_mistyped_requirement_table(tmp_path: Path, section: str) -> None:
+    """Walks the schema: a new section close to a kind's table (`[memory]` / `[memories]`) cannot regress."""
+    keys = [k for name, k in SCHEMA.items() if name.partition(".")[0] == section]
+    lines = [f"[{section}]"] + [f"{k.name.partition('.')[2]} = {json.dumps(_sample(k))}" for k in keys]
+    path = tmp_path / "strawpot.toml"
+    path.write_text('[skills]\nx = "^1"\n\n' + "\n".join(lines) + "\n")
+    assert [e.name for e in Manifest.load(path).entries()] == ["x"]
+    assert manifest_hash(path) == Manifest.load(path).dependency_hash()  # the no-op path reads it alike
+
+
+def test_the_documented_memory_table_is_settings_and_a_stranger_in_it_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "strawpot.toml"
+    path.write_text('[memory]\nprovider = "builtin"\n')
+    assert Manifest.load(path).entries() == []
+    path.write_text('[memory]\nprovider = "builtin"\ncode-style = "*"\n')
+    with pytest.raises(UsageError, match=r"\[memory\] has no setting 'code-style'; did you mean \[memories\]\?"):
+        Manifest.load(path)
+    assert manifest_hash(path) is None  # the no-op path leaves it to the full path, which refuses it
+    path.write_text('[skill]\ncode-style = "*"\n')
+    with pytest.raises(UsageError, match=r"unknown table \[skill\]; did you mean \[skills\]\?"):
+        Manifest.load(path)
+    assert manifest_hash(path) is None

@@ -48,12 +48,37 @@ def test_shipped_wrapper_covers_its_os_only() -> None:
     assert pkg.wrapper_warning("linux") is None and pkg.wrapper_warning("macos") is not None
 
 
-def test_bin_not_shipped_needs_an_install_script_for_that_os() -> None:
+def test_bin_neither_shipped_nor_built_for_its_os_is_a_warning() -> None:
     fm = "version: 1.0.0\nmetadata:\n  strawpot:\n    bin: {linux: w, macos: w}\n    install: {linux: make}\n"
-    assert issues(agent(fm)) == [
-        "AGENT.md: metadata.strawpot.bin.macos: names 'w', which is not in the package "
-        "(ship it, or build it with metadata.strawpot.install.macos)"
-    ]
+    pkg = parse_package(agent(fm), kind=Kind.AGENT)
+    assert pkg.bin == {"linux": "w", "macos": "w"}
+    expected = ("metadata.strawpot.bin.macos names 'w', which is neither in the package nor built by "
+                "metadata.strawpot.install.macos: the agent has no program on macos")
+    assert pkg.warnings("linux") == [expected]
+    assert pkg.warnings("macos") == [expected]  # said once, not again as "no wrapper for macos"
+    assert pkg.warnings("windows") == [expected, pkg.wrapper_warning("windows")]
+
+
+@pytest.mark.parametrize("kind", [Kind.SKILL, Kind.ROLE, Kind.MEMORY, Kind.INTEGRATION, Kind.AGENT])
+def test_any_kind_may_declare_a_program_built_by_its_install_command(kind: Kind) -> None:
+    # the denden skill's shape: a program per OS, installed on macOS and Linux, declared for Windows too
+    fm = ("metadata:\n  strawpot:\n    bin: {macos: denden, linux: denden, windows: denden.exe}\n"
+          "    install:\n      macos: curl -fsSL https://example.invalid/install.sh | sh\n"
+          "      linux: curl -fsSL https://example.invalid/install.sh | sh\n")
+    main = kind.main_file
+    pkg = parse_package({main: f"---\nname: tool\ndescription: d\n{fm}---\n# tool\n".encode()}, kind=kind)
+    assert pkg.bin == {"macos": "denden", "linux": "denden", "windows": "denden.exe"}
+    assert pkg.bin_path("linux") == "denden"
+    assert pkg.warnings("linux")[0] == (
+        "metadata.strawpot.bin.windows names 'denden.exe', which is neither in the package nor built by "
+        f"metadata.strawpot.install.windows: the {kind.value} has no program on windows")
+
+
+def test_a_skill_may_ship_its_program() -> None:
+    files = {"SKILL.md": b"---\nname: t\ndescription: d\nmetadata:\n  strawpot:\n    bin: {linux: bin/t}\n---\n",
+             "bin/t": b"#!/bin/sh\n"}
+    pkg = parse_package(files, kind=Kind.SKILL, executables={"bin/t"})
+    assert pkg.bin == {"linux": "bin/t"} and pkg.executables == {"bin/t"} and pkg.warnings("linux") == []
 
 
 def test_install_scripts_are_checked_for_any_kind() -> None:

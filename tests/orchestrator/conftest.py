@@ -79,6 +79,7 @@ class ProjectFixture:
     orchestrator_role: str = "orchestrator"
     agent_settings: dict[str, object] = field(default_factory=dict)
     denden: dict[str, object] = field(default_factory=dict)  # the [denden] table, e.g. {"transport": "tcp"}
+    skill_files: dict[str, dict[str, str]] = field(default_factory=dict)  # skill → {path: text}; `#!` → executable
 
     @property
     def state_dir(self) -> Path:
@@ -97,6 +98,10 @@ class ProjectFixture:
                 folder = src / kind.plural / name
                 folder.mkdir(parents=True)
                 (folder / kind.main_file).write_text(text, encoding="utf-8")
+                for rel, content in (self.skill_files.get(name, {}) if kind is Kind.SKILL else {}).items():
+                    (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (folder / rel).write_text(content, encoding="utf-8")
+                    (folder / rel).chmod(0o755 if content.startswith("#!") else 0o644)
                 locked.append(_install(self.state_dir, kind, name, "1.0.0", folder))
         shutil.rmtree(src, ignore_errors=True)
         settings = {"python": sys.executable, **self.agent_settings}

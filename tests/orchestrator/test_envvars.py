@@ -15,7 +15,7 @@ WITH_DEFAULT = EnvNeed(Kind.SKILL, "my-skill", EnvSpec("LEVEL", True, "", "info"
 @pytest.mark.parametrize(
     ("environ", "saved", "typed", "value", "exported"),
     [
-        ({"TOKEN": "env"}, {"TOKEN": "cfg"}, None, "env", {}),  # the process environment wins, nothing to add
+        ({"TOKEN": "env"}, {"TOKEN": "cfg"}, None, "env", {"TOKEN": "env"}),  # the process environment wins
         ({"TOKEN": ""}, {"TOKEN": "cfg"}, None, "cfg", {"TOKEN": "cfg"}),  # empty counts as unset
         ({}, {}, "typed", "typed", {"TOKEN": "typed"}),
         ({}, {"TOKEN": ""}, None, None, {}),

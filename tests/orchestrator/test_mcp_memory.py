@@ -77,3 +77,9 @@ def test_a_corrupt_database_is_the_tools_error_text(root: Path) -> None:
     (folder / "memory.db").write_bytes(b"not sqlite" * 200)
     _, results = anyio.run(_session_calls, root, [("recall", {"query": "x"})])
     assert results[0].is_error and "is unreadable" in results[0].content[0].text
+
+
+def test_an_entry_of_200_kb_over_mcp_is_the_tools_error_and_nothing_is_stored(root: Path) -> None:
+    _, results = anyio.run(_session_calls, root, [("remember", {"content": "x" * 200_000})])
+    assert results[0].is_error and "a memory entry holds at most 8 KiB" in results[0].content[0].text
+    assert SqliteMemory(root / ".strawpot" / "memory").entries() == []

@@ -249,3 +249,89 @@ def test_a_third_party_provider_from_an_entry_point_fills_the_memory_prompt(proj
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["notes for orchestrator about memory from memory", "remembered n1"]
     assert (project.state_dir / "dumped.txt").read_text() == proc.stdout.rstrip("\n")
+
+
+# -- bounded prompts ------------------------------------------------------------------------------------------
+
+
+def test_an_entry_over_the_limit_is_refused_at_remember_time(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "strawpot.toml").write_text("")
+    proc = cli(root, "memory", "remember", "x" * 120_000)  # 200 KB is over what one argument may hold
+    assert proc.returncode == 2 and "a memory entry holds at most 8 KiB and this one is 117 KiB" in proc.stderr
+    with pytest.raises(MemoryFailure, match="holds at most 8 KiB"):  # what `mcp serve` turns into the tool's error
+        SqliteMemory(tmp_path / "memory").remember("y" * 9000, [], "global")
+    assert cli(root, "memory", "list").stdout == ""
+
+
+@pytest.mark.e2e
+def test_start_runs_with_a_megabyte_of_remembered_text_and_says_what_was_left_out(project) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    store = SqliteMemory(project.state_dir / "memory")
+    for number in range(250):
+        store.remember(f"fact {number}: " + "lorem ipsum " * 340, ["bulk"], "project")  # 4 KB each, 1 MB in all
+    with store._db(store.path) as conn:  # two entries a database of an older version may hold: 100 KB each
+        conn.execute("BEGIN IMMEDIATE")
+        for name in ("a", "b"):
+            store._insert(conn, f"big-{name}", "z" * 100_000, [], "project", "", 0.0)
+        conn.execute("COMMIT")
+    proc = cli(project.root, "start", "--headless", "--task", "memory")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    prompt = proc.stdout.partition("What was remembered")[2]
+    assert 8_000 < len(prompt.encode()) <= 16 * 1024
+    assert "more remembered entries left out: the memory prompt is bounded by [memory] max_prompt_bytes" in prompt
+    smaller = cli(project.root, "start", "--headless", "--task", "memory",
+                  env={"STRAWPOT_MEMORY_MAX_PROMPT_BYTES": "4096"})
+    assert smaller.returncode == 0 and len(smaller.stdout.partition("What was remembered")[2].encode()) <= 4096
+
+
+@pytest.mark.e2e
+def test_a_role_prompt_too_large_for_one_argument_names_the_role(project) -> None:  # type: ignore[no-untyped-def]
+    from tests.orchestrator.conftest import role_md, standard_roles
+
+    project.roles = {**standard_roles(), "orchestrator": role_md("orchestrator", body="w" * 200_000)}
+    project.build()
+    proc = cli(project.root, "start", "--headless", "--task", "echo:x")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "the prompt of role orchestrator" in proc.stderr and "is 195 KiB" in proc.stderr
+    assert "Argument list too long" not in proc.stderr
+
+
+# -- hostile stores and texts ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("linked", ["memory.db", "memory folder"])
+def test_a_memory_store_that_is_a_symlink_is_refused_and_its_target_untouched(tmp_path: Path, linked: str) -> None:
+    root = tmp_path / "proj"
+    (root / ".strawpot").mkdir(parents=True)
+    (root / "strawpot.toml").write_text("")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = elsewhere / "memory.db"
+    target.write_bytes(b"")
+    target.chmod(0o644)
+    folder_mode = stat.S_IMODE(elsewhere.stat().st_mode)
+    if linked == "memory.db":
+        (root / ".strawpot" / "memory").mkdir()
+        (root / ".strawpot" / "memory" / "memory.db").symlink_to(target)
+    else:
+        (root / ".strawpot" / "memory").symlink_to(elsewhere)
+    for args in (("list",), ("remember", "x")):
+        proc = cli(root, "memory", *args)
+        assert proc.returncode == 1 and "is a symlink; the memory store is only kept in a real folder" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert target.read_bytes() == b"" and stat.S_IMODE(target.stat().st_mode) == 0o644
+    assert sorted(os.listdir(elsewhere)) == ["memory.db"] and stat.S_IMODE(elsewhere.stat().st_mode) == folder_mode
+
+
+def test_memory_list_and_recall_print_no_escape_sequence(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "strawpot.toml").write_text("")
+    SqliteMemory(root / ".strawpot" / "memory").remember("title \x1b]0;pwned\x07 and \x1b[2J clear\r", ["k"],
+                                                         "project")
+    for args in (("list",), ("recall", "title")):
+        out = cli(root, "memory", *args).stdout
+        assert "title  and  clear?" in out and "\x1b" not in out and "\x07" not in out
+    assert "\x1b]0;pwned\x07" in json.loads(cli(root, "memory", "list", "--json").stdout)["entries"][0]["content"]

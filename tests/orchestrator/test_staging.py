@@ -84,3 +84,17 @@ def test_delegatable_roles_come_from_lock_edges(project) -> None:
     assert stager.delegatable_roles("reviewer") == (frozenset(), False)
     assert stager.skill_closure("reviewer") == ["git-basics", "reviewing"]
     assert stager.locked(Kind.ROLE, "reviewer").version == "1.0.0"
+
+
+def test_skills_wildcard_stages_every_locked_skill_next_to_the_named_ones(project, make_role, tmp_path: Path) -> None:
+    project.roles["generalist"] = make_role("generalist", skills=["*", "planning"], roles=["reviewer"])
+    stager = _stager(project.build())
+    staged = stager.stage("generalist", tmp_path / "ws")
+    assert staged.skills == ("coding", "git-basics", "planning", "reviewing")  # `*` and the named one, both
+    assert sorted(p.name for p in (tmp_path / "ws" / "skills").iterdir()) == list(staged.skills)
+    assert "- **reviewing**: How to reviewing" in staged.role_prompt
+    # what only the `*` brought in: not `planning` (named), nor `reviewer` (named, and not a roles `*`)
+    assert stager.by_wildcard("generalist") == ["skill:coding@1.0.0", "skill:git-basics@1.0.0", "skill:reviewing@1.0.0"]
+    assert stager.by_wildcard("implementer") == []
+    assert stager.by_wildcard("lead") == [f"role:{r}@1.0.0" for r in
+                                          ("generalist", "implementer", "lead", "orchestrator", "reviewer")]

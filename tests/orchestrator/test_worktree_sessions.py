@@ -314,3 +314,37 @@ def test_an_interrupted_run_keeps_its_worktree(repo) -> None:  # type: ignore[no
     isolation = the_run(repo)["isolation"]
     assert isolation["state"] == "kept" and Path(isolation["path"]).is_dir()
     assert not (root / "wip.txt").exists()
+
+
+def test_a_git_call_that_hangs_in_the_merge_fails_the_run_and_prune_removes_its_worktree(repo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bin_dir = tmp_path / "hanging-git"
+    bin_dir.mkdir()
+    real = subprocess.check_output(["which", "git"], text=True).strip()
+    (bin_dir / "git").write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = diff-tree ] && exec sleep 60; done\n'
+                                 f'exec {real} "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    started = time.monotonic()
+    proc = start(repo.root, "write:x.txt=x", env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+                                                  "STRAWPOT_SESSION_GIT_TIMEOUT": "1"})
+    assert time.monotonic() - started < 30
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "cannot merge the session's work back: git diff-tree -r: did not finish within 1 s" in proc.stderr
+    assert "failed (exit code 1)" in proc.stderr
+    assert "strawpot sessions --prune" in proc.stderr
+    record = the_run(repo)
+    assert record["state"] == "failed" and record["isolation"]["state"] == "kept"
+    assert not (repo.root / "x.txt").exists()
+    assert run(repo.root, "sessions", "--prune").returncode == 0
+    assert branches(repo.root) == ["main"] and worktrees(repo.root) == [str(repo.root)]
+
+
+@pytest.mark.parametrize("ignore", [".strawpot", "/.strawpot"])
+def test_start_merges_back_in_a_project_that_ignores_strawpot(repo, ignore) -> None:  # type: ignore[no-untyped-def]
+    root = repo.root
+    (root / ".gitignore").write_text(ignore + "\n")
+    git(root, "commit", "-qam", "ignore the installed tree")
+    (root / "notes.txt").write_text("uncommitted\n")
+    proc = start(root, "write:feature.txt=done", "--merge", "patch")
+    assert proc.returncode == 0, proc.stderr
+    assert "addIgnoredFile" not in proc.stderr and (root / "feature.txt").read_text() == "done"
+    assert (root / "notes.txt").read_text() == "uncommitted\n" and not (root / ".strawpot").is_symlink()

@@ -40,6 +40,12 @@ from strawpot.model.wrapper import BuildOutputError
         ('{"cmd": [""]}', "'cmd' must be a list of strings, a program first"),
         ('{"cmd": ["python"], "cwd": 5}', "'cwd' must be a path string"),
         ('{"cmd": ["python"], "cwd": "/no/such/dir"}', "is not a directory"),
+        ('{"cmd": ["python"], "env": {"N": 5}}', "'env' value of N must be a string, got number 5"),
+        ('{"cmd": ["python"], "env": {"N": ["a"]}}', "'env' value of N must be a string, got array"),
+        ('{"cmd": ["python"], "env": {"N": null}}', "'env' value of N must be a string, got null"),
+        ('{"cmd": ["python"], "env": "N=1"}', "'env' must be an object of string values, got string"),
+        ('{"cmd": ["python"], "env": {"": "x"}}', "'env' name \"\" is not a valid variable name"),
+        ('{"cmd": ["python"], "env": {"A=B": "x"}}', "'env' name \"A=B\" is not a valid variable name"),
     ],
 )
 def test_parse_build_output_rejects(stdout: str, message: str, tmp_path: Path) -> None:
@@ -50,6 +56,36 @@ def test_parse_build_output_rejects(stdout: str, message: str, tmp_path: Path) -
 def test_parse_build_output_accepts_and_defaults_cwd(tmp_path: Path) -> None:
     assert parse_build_output('{"cmd": ["a", "b"]}\n', tmp_path) == LaunchSpec(["a", "b"], str(tmp_path))
     assert parse_build_output(json.dumps({"cmd": ["a"], "cwd": "/"}), tmp_path).cwd == "/"
+    assert parse_build_output(json.dumps({"cmd": ["a"], "env": {"M": "x"}}), tmp_path).env == {"M": "x"}
+
+
+def test_a_megabyte_env_value_is_refused_naming_the_wrapper_and_the_output_is_cut(tmp_path: Path) -> None:
+    wrapper = _wrapper(tmp_path, """
+        import json
+        print(json.dumps({"cmd": ["true"], "env": {"LLM_MODEL": "m" * (1024 * 1024)}}))
+    """)
+    with pytest.raises(RuntimeFailure) as info:
+        WrapperRuntime("openhands-like", wrapper).build(_request(tmp_path), os.environ)
+    message = str(info.value)
+    assert message.startswith("openhands-like: wrapper build output: 'env' value of LLM_MODEL is 1048576 characters, "
+                              "more than the limit of 32768")
+    assert len(message) < 3000  # the output is shown cut, not a megabyte of it
+
+
+def test_the_wrappers_env_is_merged_over_the_agents_and_files_dirs_are_passed(tmp_path: Path) -> None:
+    wrapper = _wrapper(tmp_path, """
+        import json, sys
+        args = sys.argv[1:]
+        files = [args[i + 1] for i, a in enumerate(args) if a == "--files-dir"]
+        script = "import os; print(os.environ['A'], os.environ['B'])"
+        print(json.dumps({"cmd": [sys.executable, "-c", script], "env": {"B": "from-wrapper", "FILES": ";".join(files)}}))
+    """)
+    request = _request(tmp_path, files_dirs=[tmp_path / "f1", tmp_path / "f2"])
+    runtime = WrapperRuntime("w", wrapper)
+    assert runtime.build(request, os.environ).env["FILES"] == f"{tmp_path / 'f1'};{tmp_path / 'f2'}"
+    proc = runtime.spawn(request, {**os.environ, "A": "agent", "B": "agent"})
+    assert proc.wait(20) == 0
+    assert proc.log_tail() == "agent from-wrapper"
 
 
 def _wrapper(tmp_path: Path, body: str) -> Path:

@@ -135,7 +135,7 @@ def test_install_the_agent_and_run_its_wrapper_from_the_installed_tree(published
     assert build.returncode == 0, build.stderr
     spec = json.loads(build.stdout)
     assert spec["cwd"] == str(work)
-    assert spec["cmd"][:2] == ["python3", str((installed / "agent" / "stub_agent.py").resolve())]
+    assert spec["cmd"][:3] == ["python3", "-B", str((installed / "agent" / "stub_agent.py").resolve())]
     lock = tomllib.loads((project / "strawpot.lock").read_text())
     [pkg] = lock["package"]
     assert {f["path"]: f["executable"] for f in pkg["files"]}["bin/stub-wrapper"] is True
@@ -209,12 +209,12 @@ def test_the_strawhub_client_installs_what_strawpot_published(published: dict[st
     assert (agent / ".version").read_text().strip() == "0.1.0"
 
 
-def test_a_role_that_delegates_to_all_roles_publishes(published: dict[str, str], env, tmp_path: Path) -> None:
+def test_a_role_with_every_skill_and_every_role_publishes(published: dict[str, str], env, tmp_path: Path) -> None:
     pkg = tmp_path / "boss"
     pkg.mkdir()
     (pkg / "ROLE.md").write_text(
         "---\nname: boss\ndescription: Delegates to any installed role.\nversion: 1.0.0\nmetadata:\n  strawpot:\n"
-        "    dependencies:\n      skills: [git-workflow]\n      roles: ['*']\n---\nbody\n"
+        "    dependencies:\n      skills: [git-workflow, '*']\n      roles: ['*']\n---\nbody\n"
     )
     result = env.run("publish", str(pkg), extra={"STRAWPOT_TOKEN": published["token"], "STRAWPOT_REGISTRY_URL": published["url"]})
     assert result.returncode == 0, result.stderr

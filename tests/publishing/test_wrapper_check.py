@@ -91,6 +91,14 @@ def test_the_stub_agent_fixture_passes(capsys: pytest.CaptureFixture[str]) -> No
         ("print(json.dumps({'cmd': ['a'], 'cwd': 7}))", "'cwd' must be a path string, got number 7"),
         ("print(json.dumps({'cmd': ['a'], 'cwd': None}))", "'cwd' must be a path string, got null null"),
         ("print(json.dumps({'cmd': 5}))", "`build` output: 'cmd' must be a list of strings, a program first, got 5"),
+        ("print(json.dumps({'cmd': ['a'], 'env': {'LLM_MODEL': 5}}))",
+         "`build` output: 'env' value of LLM_MODEL must be a string, got number 5"),
+        ("print(json.dumps({'cmd': ['a'], 'env': {'LLM_MODEL': ['x']}}))",
+         "`build` output: 'env' value of LLM_MODEL must be a string, got array [\"x\"]"),
+        ("print(json.dumps({'cmd': ['a'], 'env': ['LLM_MODEL=x']}))",
+         "`build` output: 'env' must be an object of string values, got array"),
+        ("print(json.dumps({'cmd': ['a'], 'env': {'BIG': 'x' * 1024 * 1024}}))",
+         "`build` output: 'env' value of BIG is 1048576 characters, more than the limit of 32768"),
     ],
 )
 def test_bad_wrappers_say_exactly_what_is_wrong(tmp_path: Path, script: str, expected: str) -> None:
@@ -150,3 +158,15 @@ def test_validate_accepts_what_start_runs(tmp_path: Path) -> None:
     root = agent(tmp_path, "print(json.dumps({'cmd': ['a']}))")
     out = check_wrapper(load_package(root), root)
     assert out.cmd == ["a"] and out.cwd.endswith("/work")
+
+
+def test_the_check_passes_files_dir_and_reports_the_env(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same contract as `start`: `--files-dir` given (an existing folder), `env` string values accepted."""
+    script = ("files = [args[i + 1] for i, a in enumerate(args) if a == '--files-dir']\n"
+              "import os\n"
+              "assert len(files) == 1 and os.path.isdir(files[0]), args\n"
+              "print(json.dumps({'cmd': ['agent'], 'env': {'LLM_MODEL': 'm-1', 'TTY_INTERACTIVE': '1'}}))")
+    root = agent(tmp_path, script)
+    assert check_wrapper(load_package(root), root).env == {"LLM_MODEL": "m-1", "TTY_INTERACTIVE": "1"}
+    assert main(["validate", "--run-wrapper", str(root)]) == 0
+    assert ", env LLM_MODEL, TTY_INTERACTIVE" in capsys.readouterr().out

@@ -85,3 +85,21 @@ class Api:
         response = self.publish(kind, files, **kw)
         assert response.status_code == 201, response.text
         return response.json()
+
+    def batch(self, members: list[tuple[str, dict[str, bytes]]], *, token: str | None = "alice") -> Any:
+        """POST /batch: each (kind, files) member as `<n>.`-prefixed fields and `<n>.files` parts."""
+        return self.client.post("/api/v1/batch", **batch_body(members), headers=self.auth(getattr(self, token or "", token)))
+
+
+def batch_body(members: list[tuple[str, dict[str, bytes]]]) -> dict[str, Any]:
+    """The `data` and `files` of a batch request, slug, version and dependencies taken from each main file."""
+    data: dict[str, str] = {}
+    parts: list[tuple[str, tuple[str, bytes, str]]] = []
+    for n, (kind, files) in enumerate(members):
+        meta = yaml.safe_load(next(iter(files.values())).decode().split("---")[1])
+        data.update({f"{n}.kind": kind, f"{n}.slug": meta["name"], f"{n}.version": str(meta["version"]),
+                     f"{n}.changelog": ""})
+        if (deps := v1_dependencies(files, kind)) is not None:
+            data[f"{n}.dependencies"] = deps
+        parts += [(f"{n}.files", (path, content, "application/octet-stream")) for path, content in files.items()]
+    return {"data": data, "files": parts}

@@ -219,3 +219,28 @@ def test_strawhub_publishes_agents_without_a_shipped_wrapper(hub: Hub, registry_
 
     listed = httpx.get(f"{registry_on_each_backend.url}/api/v1/agents/built-agent/versions", timeout=10).json()
     assert [f["executable"] for f in listed["versions"][0]["files"]] == [False, False]  # wrapper_bin is not shipped
+
+
+def test_strawhub_publishes_a_skill_that_carries_a_program(hub: Hub, registry_on_each_backend: LiveRegistry) -> None:
+    # the denden skill's shape: a program per OS, built by a remote install command on two of them
+    src = hub.work / "src" / "prog-skill"
+    src.mkdir(parents=True)
+    (src / "SKILL.md").write_text(
+        "---\nname: prog-skill\ndescription: A skill whose program its install command fetches.\nversion: 1.0.0\n"
+        "metadata:\n  strawpot:\n    bin:\n      macos: prog\n      linux: prog\n      windows: prog.exe\n"
+        "    install:\n      macos: curl -fsSL https://example.invalid/install.sh | sh\n"
+        "      linux: curl -fsSL https://example.invalid/install.sh | sh\n---\n\n# prog-skill\n")
+    hub.run("publish", "skill", str(src))
+    shipped = hub.work / "src" / "shipped-skill"
+    shipped.mkdir(parents=True)
+    (shipped / "SKILL.md").write_text("---\nname: shipped-skill\ndescription: A skill that ships its program.\n"
+                                      "version: 1.0.0\nmetadata:\n  strawpot:\n    bin:\n      linux: bin/tool\n---\n")
+    (shipped / "bin").mkdir()
+    (shipped / "bin" / "tool").write_bytes(WRAPPER)
+    hub.run("publish", "skill", str(shipped))
+    import httpx
+
+    base = f"{registry_on_each_backend.url}/api/v1/skills"
+    assert hub.json("info", "skill", "prog-skill")["latestVersion"]["version"] == "1.0.0"
+    listed = httpx.get(f"{base}/shipped-skill/versions", timeout=10).json()["versions"][0]["files"]
+    assert {f["path"]: f["executable"] for f in listed} == {"SKILL.md": False, "bin/tool": True}

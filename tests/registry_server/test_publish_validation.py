@@ -226,11 +226,24 @@ def test_every_problem_is_reported_at_once(api: Api) -> None:
     assert api.publish("skill", files, slug="bad", version="1.0.0", dependencies=None).json()["issues"]
 
 
-def test_agent_without_its_wrapper(api: Api) -> None:
-    files = agent("bad")
+def test_agent_without_its_wrapper_is_accepted(api: Api) -> None:
+    # a bin nothing provides on its OS is a warning (the client says it), not a refusal: the published denden
+    # skill declares bin.windows with install commands for macOS and Linux only
+    files = agent("no-wrapper")
     del files["bin/wrapper"]
     response = api.publish("agent", files)
-    assert response.status_code == 400 and "bin/wrapper" in response.json()["error"]
+    assert response.status_code == 201, response.text
+    listed = api.client.get("/api/v1/agents/no-wrapper/versions").json()["versions"][0]["files"]
+    assert "bin/wrapper" not in {f["path"] for f in listed}
+
+
+def test_a_skill_may_declare_a_program_and_ship_it_executable(api: Api) -> None:
+    files = {"SKILL.md": main_md("prog", "1.0.0", strawpot={"bin": {"linux": "bin/prog", "windows": "prog.exe"}}),
+             "bin/prog": b"#!/bin/sh\n"}
+    response = api.publish("skill", files)
+    assert response.status_code == 201, response.text
+    listed = api.client.get("/api/v1/skills/prog/versions").json()["versions"][0]["files"]
+    assert {f["path"]: f["executable"] for f in listed} == {"SKILL.md": False, "bin/prog": True}
 
 
 def test_agent_param_whose_default_does_not_fit_its_type(api: Api) -> None:

@@ -1,0 +1,194 @@
+"""Trust pinned to content: which install scripts and tool hints may run, and the user's consent on this machine.
+
+A package's commands (its install script and each tool's install hint, for every OS) run only when all hold:
+
+- the project trusts the package: `[scripts] trusted` names it (`strawpot trust`, or yes at a prompt);
+- the exact text was trusted: its sha256 is among the ones this machine's user confirmed for this project
+  (`LOCAL_FILE` in the global config folder, keyed by project path, like direnv's `allow`), or, with
+  `--trust-project` / `STRAWPOT_TRUST_PROJECT=1` (CI), among the ones strawpot.lock pins for it (or the lock
+  pins none for it yet, and it is pinned now).
+
+A text that differs from every trusted one (a new version changed its script) is a new question: on a
+terminal the user sees the change and answers; elsewhere it is skipped with one warning naming `strawpot trust`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from strawpot.model.fs import atomic_write
+from strawpot.model.install_record import script_sha256
+from strawpot.model.kinds import Kind
+from strawpot.model.lockfile import LockedTrust, Lockfile
+
+if TYPE_CHECKING:
+    from strawpot.install.build import Builds
+    from strawpot.model.installed import InstalledTree
+    from strawpot.model.layout import Project
+
+LOCAL_FILE = "trusted-scripts.json"
+UNTRUSTED, CHANGED, UNCONFIRMED = "untrusted", "changed", "unconfirmed"
+
+
+def package_commands(kind: Kind, main_file: bytes) -> list[str]:
+    """Every command a package's main file gives: its install script and each tool's install hint, on every OS."""
+    from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+    from strawpot.model.package import install_commands
+
+    try:
+        meta, _body = split_frontmatter(main_file.decode("utf-8"))
+    except (UnicodeDecodeError, FrontmatterError):
+        return []
+    commands = list(install_commands(meta).values())
+    for spec in tool_specs(meta).values():
+        commands += spec.values()
+    return commands
+
+
+def tool_specs(meta: Mapping[str, object]) -> dict[str, dict[str, str]]:
+    """{tool: {os: install command}} of `metadata.strawpot.tools`, the well-formed entries only."""
+    metadata = meta.get("metadata")
+    strawpot = metadata.get("strawpot") if isinstance(metadata, dict) else None
+    tools = strawpot.get("tools") if isinstance(strawpot, dict) else None
+    if not isinstance(tools, dict):
+        return {}
+    found: dict[str, dict[str, str]] = {}
+    for name, spec in tools.items():
+        install = spec.get("install") if isinstance(spec, dict) else None
+        found[str(name)] = ({str(k): v for k, v in install.items() if isinstance(v, str)}
+                            if isinstance(install, dict) else {})
+    return found
+
+
+class LocalTrust:
+    """This machine's confirmations: {project path: {package id: [sha256, ...]}} in the global config folder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._data: dict[str, dict[str, list[str]]] | None = None
+
+    def _load(self) -> dict[str, dict[str, list[str]]]:
+        if self._data is None:
+            try:
+                raw = json.loads(self.path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                raw = {}
+            projects = raw.get("projects") if isinstance(raw, dict) else None
+            self._data = {
+                str(p): {str(i): [h for h in hs if isinstance(h, str)] for i, hs in ids.items() if isinstance(hs, list)}
+                for p, ids in (projects or {}).items() if isinstance(ids, dict)
+            }
+        return self._data
+
+    def hashes(self, project: Path, pid: str) -> frozenset[str]:
+        return frozenset(self._load().get(str(project), {}).get(pid, []))
+
+    def confirm(self, project: Path, pid: str, hashes: Iterable[str]) -> None:
+        data = self._load()
+        known = data.setdefault(str(project), {}).setdefault(pid, [])
+        new = [h for h in hashes if h not in known]
+        if new:
+            known += new
+            atomic_write(self.path, json.dumps({"version": 1, "projects": data}, indent=1, sort_keys=True) + "\n",
+                         mode=0o600)
+
+
+@dataclass
+class TrustPolicy:
+    """Answers "may this exact text of this package run?", and records what the user grants."""
+
+    project: Path
+    trusted_ids: set[str]
+    lock_pins: dict[str, frozenset[str]]
+    local: LocalTrust
+    trust_project: bool = False
+    trust_now: frozenset[str] = frozenset()  # `strawpot trust ID`: whatever text the package has now
+    pinned: dict[str, set[str]] = field(default_factory=dict)  # granted in this run, for strawpot.lock
+    reasons: dict[str, str] = field(default_factory=dict)  # package id → why its command did not run
+
+    @classmethod
+    def of(cls, project: Path, trusted: Iterable[str], lock: Lockfile | None, local: LocalTrust, *,
+           trust_project: bool = False, trust_now: Iterable[str] = ()) -> TrustPolicy:
+        pins = {pin.id: frozenset(pin.sha256) for pin in lock.trust} if lock is not None else {}
+        return cls(project, set(trusted), pins, local, trust_project, frozenset(trust_now))
+
+    def verdict(self, pid: str, text: str) -> str | None:
+        """None when `text` may run now; else why not: UNTRUSTED, CHANGED or UNCONFIRMED."""
+        digest = script_sha256(text)
+        if pid in self.trust_now:
+            self.grant(pid, [text])
+            return None
+        if pid not in self.trusted_ids:
+            return UNTRUSTED
+        confirmed = self.local.hashes(self.project, pid)
+        if digest in confirmed or digest in self.pinned.get(pid, ()):
+            return None
+        pins = self.lock_pins.get(pid, frozenset())
+        if self.trust_project and (not pins or digest in pins):
+            self.pinned.setdefault(pid, set()).add(digest)
+            return None
+        return UNCONFIRMED if digest in pins or not (confirmed or pins) else CHANGED
+
+    def grant(self, pid: str, texts: Iterable[str]) -> None:
+        """The user trusts these texts of `pid` (on this machine, and pinned in strawpot.lock)."""
+        hashes = [script_sha256(t) for t in texts]
+        self.trusted_ids.add(pid)
+        self.local.confirm(self.project, pid, hashes)
+        self.pinned.setdefault(pid, set()).update(hashes)
+
+    def pinned_lock(self, lock: Lockfile) -> Lockfile:
+        """`lock` with what was granted in this run added to its trust pins (pins of unlocked packages dropped)."""
+        from strawpot.model.ids import package_id
+
+        locked = {package_id(p.kind, p.name) for p in lock.packages}
+        pins = {pin.id: set(pin.sha256) for pin in lock.trust}
+        for pid, hashes in self.pinned.items():
+            pins.setdefault(pid, set()).update(hashes)
+        trust = tuple(LockedTrust(pid, tuple(sorted(h))) for pid, h in pins.items() if pid in locked and h)
+        return replace(lock, trust=trust)
+
+
+def warning(reason: str, ids: list[str]) -> str:
+    """One line for the scripts or hints of `ids` not run for `reason` (CHANGED or UNCONFIRMED)."""
+    listed, args = ", ".join(ids), " ".join(ids)
+    if reason == CHANGED:
+        return (f"install scripts not run (changed since you trusted them): {listed}; review the new text "
+                f"(`strawpot info KIND SLUG`), then run `strawpot trust {args}`")
+    return (f"install scripts not run (trusted by strawpot.toml, not yet confirmed on this machine): {listed}; "
+            f"review them (`strawpot info KIND SLUG`), then run `strawpot trust {args}` "
+            "(in CI: --trust-project or STRAWPOT_TRUST_PROJECT=1)")
+
+
+def trust_policy(project: Project, tree: InstalledTree, trusted: Iterable[str], lock: Lockfile | None, *,
+                 trust_project: bool = False, trust_now: Iterable[str] = ()) -> TrustPolicy:
+    """The policy of one run: `[scripts] trusted`, the lock's pins, this machine's confirmations (in the global
+    config folder); with `trust_now` (`strawpot trust`), every command of those installed packages is trusted."""
+    from strawpot.settings import config_path
+
+    policy = TrustPolicy.of(project.dir.resolve(), trusted, lock, LocalTrust(config_path().parent / LOCAL_FILE),
+                            trust_project=trust_project, trust_now=trust_now)
+    for pid in policy.trust_now:
+        kind_text, _, name = pid.partition(":")
+        kind = Kind(kind_text)
+        try:
+            main = (tree.package_dir(kind, name) / kind.main_file).read_bytes()
+        except OSError:
+            continue
+        policy.grant(pid, package_commands(kind, main))
+    return policy
+
+
+def skipped_warnings(builds: Builds, trust: TrustPolicy) -> list[str]:
+    """Take the scripts skipped as changed or unconfirmed out of `builds.skipped` (which says "not trusted"),
+    and say each group in one warning."""
+    lines = []
+    for reason in (CHANGED, UNCONFIRMED):
+        ids = [pid for pid in builds.skipped if trust.reasons.get(pid) == reason]
+        if ids:
+            builds.skipped[:] = [pid for pid in builds.skipped if pid not in ids]
+            lines.append(warning(reason, ids))
+    return lines

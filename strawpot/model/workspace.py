@@ -1,0 +1,121 @@
+"""A workspace: the `[workspace]` table of a root `strawpot.toml` and the package folders it names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from strawpot.model.errors import UsageError
+from strawpot.model.kinds import Kind
+from strawpot.model.layout import MANIFEST_NAME, expand_members
+from strawpot.model.package import Package, PackageInvalid
+
+WORKSPACE_TABLE = "workspace"
+
+
+@dataclass(frozen=True)
+class Member:
+    """One package folder of the workspace."""
+
+    dir: Path
+    rel: str
+    """The folder relative to the workspace root, POSIX style (`skills/git-workflow`)."""
+    package: Package
+
+    @property
+    def kind(self) -> Kind:
+        return self.package.kind
+
+    @property
+    def slug(self) -> str:
+        return self.package.name
+
+    @property
+    def key(self) -> tuple[Kind, str]:
+        return (self.package.kind, self.package.name)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    members: tuple[Member, ...]
+
+    def member(self, kind: Kind, slug: str) -> Member | None:
+        return next((m for m in self.members if m.key == (kind, slug)), None)
+
+    def local_dependencies(self, member: Member) -> list[Member]:
+        """The members `member` depends on directly, in its declaration order."""
+        found = (self.member(d.kind, d.name) for d in member.package.dependencies)
+        return [m for m in found if m is not None and m is not member]
+
+
+@dataclass(frozen=True)
+class WorkspaceTable:
+    members: tuple[str, ...]
+    exclude: tuple[str, ...] = ()
+
+
+def read_table(data: dict[str, Any], where: Path) -> WorkspaceTable | None:
+    """The `[workspace]` table of a parsed manifest, checked; None when the manifest declares none."""
+    table = data.get(WORKSPACE_TABLE)
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: [workspace] must be a table with `members = [\"skills/*\", ...]`")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("members", "exclude"):
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise UsageError(f"{where}: workspace.{key} must be a list of folder globs such as \"skills/*\"")
+        for pattern in value:
+            if PurePosixPath(pattern).is_absolute() or ".." in PurePosixPath(pattern).parts:
+                raise UsageError(f"{where}: workspace.{key} {pattern!r} must stay inside the workspace folder")
+        lists[key] = tuple(value)
+    if not lists["members"]:
+        raise UsageError(f"{where}: [workspace] lists no members", hint='add `members = ["skills/*", "roles/*"]`')
+    return WorkspaceTable(lists["members"], lists["exclude"])
+
+
+def member_dirs(root: Path, table: WorkspaceTable, where: Path) -> list[Path]:
+    """The folders the member globs name, minus the excluded, in sorted order; a glob naming no folder is an error."""
+    dirs, empty = expand_members(root, list(table.members), list(table.exclude))
+    if empty:
+        raise UsageError(f"{where}: workspace member glob {empty[0]!r} matches no folder under {root}",
+                         hint="fix the glob or remove it from [workspace] members")
+    return dirs
+
+
+def load_workspace(root: Path, data: dict[str, Any] | None = None) -> Workspace:
+    """The workspace whose root manifest is `root/strawpot.toml`; every problem of every member at once."""
+    from strawpot.model.package_folder import load_package
+    from strawpot.model.toml_text import parse_toml
+
+    where = root / MANIFEST_NAME
+    if data is None:
+        try:
+            text = where.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{where}: cannot read the manifest: {exc.strerror or exc}") from None
+        data = parse_toml(text, where)
+    table = read_table(data, where)
+    if table is None:
+        raise UsageError(f"{where}: declares no [workspace]",
+                         hint='add `[workspace]` with `members = ["skills/*", "roles/*"]`, or run `strawpot init --workspace`')
+    members: list[Member] = []
+    problems: list[str] = []
+    for folder in member_dirs(root, table, where):
+        rel = folder.relative_to(root).as_posix()
+        try:
+            members.append(Member(folder, rel, load_package(folder)))
+        except PackageInvalid as exc:
+            problems += [f"{rel}: {issue}" for issue in exc.issues]
+    seen: dict[tuple[Kind, str], Member] = {}
+    for m in members:
+        if m.key in seen:
+            problems.append(f"{m.rel}: {m.kind.value} {m.slug!r} is also the slug of member {seen[m.key].rel}")
+        seen.setdefault(m.key, m)
+    if problems:
+        lines = "\n".join(f"  {p}" for p in problems)
+        raise UsageError(f"{where}: workspace has {len(problems)} problem(s):\n{lines}")
+    return Workspace(root, tuple(members))

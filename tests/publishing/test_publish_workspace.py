@@ -1,0 +1,149 @@
+"""`strawpot publish --workspace` / `publish DIR...`: dependency order, cycles in one batch, re-runs skip what
+the registry holds, a same version with other files refused, a failure says what was and was not published."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+
+from strawpot.cli import main
+from strawpot.model.kinds import Kind
+from strawpot.publishing.prepare import pin_dependencies
+from tests.publishing.conftest import Recorder, Registry
+
+WORKSPACE = Path(__file__).resolve().parents[2] / "fixtures" / "workspace"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(WORKSPACE, tmp_path / "ws"))
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+@pytest.fixture
+def to_registry(registry: Registry, monkeypatch: pytest.MonkeyPatch) -> Registry:
+    monkeypatch.setenv("STRAWPOT_REGISTRY_URL", registry.url)
+    monkeypatch.setenv("STRAWPOT_TOKEN", registry.token)
+    return registry
+
+
+def versions(url: str, plural: str, slug: str) -> list[str]:
+    answer = httpx.get(f"{url}/api/v1/{plural}/{slug}/versions")
+    return [v["version"] for v in answer.json()["versions"]] if answer.status_code == 200 else []
+
+
+def test_workspace_publishes_in_order_with_the_cycle_in_one_batch_and_a_rerun_publishes_nothing(
+    ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = to_registry.url
+    monkeypatch.chdir(ws / "roles" / "ws-lead")
+    code, out, err = run(capsys, "publish", "--workspace", "--dry-run")
+    assert code == 0, err
+    assert out.splitlines() == [
+        f"1. publish skill ws-notes 1.0.0 (POST {url}/api/v1/skills, 1 file(s))",
+        f"2. publish together (POST {url}/api/v1/batch, they depend on each other): role ws-checker 1.0.0, "
+        "role ws-designer 1.0.0",
+        f"3. publish role ws-lead 1.0.0 (POST {url}/api/v1/roles, 1 file(s))",
+    ]
+    assert versions(url, "skills", "ws-notes") == []
+    code, out, err = run(capsys, "publish", "--workspace")
+    assert code == 0, err
+    assert out.splitlines() == ["published skill ws-notes 1.0.0", "published role ws-checker 1.0.0",
+                                "published role ws-designer 1.0.0", "published role ws-lead 1.0.0"]
+    for plural, slug in (("roles", "ws-checker"), ("roles", "ws-designer"), ("roles", "ws-lead")):
+        assert versions(url, plural, slug) == ["1.0.0"]
+    uploaded = httpx.get(f"{url}/api/v1/roles/ws-designer/file", params={"path": "ROLE.md"}).text
+    assert "        - ws-notes^1.0.0\n" in uploaded and "        - ws-checker^1.0.0\n" in uploaded
+    code, out, err = run(capsys, "publish", "--workspace")
+    assert code == 0
+    assert out.strip() == f"nothing to publish: the 4 package(s) are on {url} with the same files"
+    # a new version of one member: only it goes
+    (ws / "roles" / "ws-lead" / "ROLE.md").write_text(
+        (ws / "roles" / "ws-lead" / "ROLE.md").read_text().replace("version: 1.0.0", "version: 1.1.0"))
+    code, out, _ = run(capsys, "publish", "--workspace", "--json")
+    document = json.loads(out)
+    assert code == 0 and document["published"] == ["role ws-lead 1.1.0"] and len(document["skipped"]) == 3
+
+
+def test_dirs_mode_refuses_a_same_version_with_other_files_before_sending_anything(
+    ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dirs = [str(p) for p in sorted((ws / "roles").iterdir())] + [str(ws / "skills" / "ws-notes")]
+    assert run(capsys, "publish", *dirs)[0] == 0
+    checker = ws / "roles" / "ws-checker" / "ROLE.md"
+    checker.write_text(checker.read_text() + "\nOne more rule.\n")
+    lead = ws / "roles" / "ws-lead" / "ROLE.md"
+    lead.write_text(lead.read_text().replace("version: 1.0.0", "version: 1.1.0"))
+    code, _, err = run(capsys, "publish", *dirs)
+    assert code == 1
+    assert "role ws-checker 1.0.0 (" in err and "the registry holds this version with other content in ROLE.md" in err
+    assert versions(to_registry.url, "roles", "ws-lead") == ["1.0.0"]  # nothing was sent
+
+
+def test_a_refusal_stops_and_says_what_was_and_was_not_published(
+    ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lead = ws / "roles" / "ws-lead" / "ROLE.md"
+    lead.write_text(lead.read_text().replace("        - ws-checker\n", "        - ws-checker>=2.0.0\n"))
+    code, _, err = run(capsys, "publish", str(ws / "skills" / "ws-notes"), *map(str, sorted((ws / "roles").iterdir())))
+    assert code == 1
+    assert "refused role ws-lead 1.0.0 (HTTP 400)" in err and "satisfies '>=2.0.0'" in err
+    assert "published: skill ws-notes 1.0.0, role ws-checker 1.0.0, role ws-designer 1.0.0" in err
+    assert "not published: role ws-lead 1.0.0" in err
+    assert versions(to_registry.url, "roles", "ws-designer") == ["1.0.0"]
+
+
+def test_a_dependency_that_exists_nowhere_is_named_and_nothing_is_sent(
+    ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lead = ws / "roles" / "ws-lead" / "ROLE.md"
+    lead.write_text(lead.read_text().replace("        - ws-checker\n", "        - ws-checker\n        - ghost\n"))
+    monkeypatch.chdir(ws)
+    code, _, err = run(capsys, "publish", "--workspace")
+    assert code == 1
+    assert ("role ws-lead (roles/ws-lead) needs role ghost, which is neither on the registry nor among these "
+            "packages") in err
+    assert versions(to_registry.url, "skills", "ws-notes") == []
+
+
+def test_a_cycle_against_a_registry_without_batch_is_named_and_no_package_is_sent(
+    ws: Path, recorder: Recorder, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder.reply[0] = (404, json.dumps({"error": "not found"}).encode())
+    monkeypatch.setenv("STRAWPOT_TOKEN", "sh_" + "0" * 40)
+    monkeypatch.chdir(ws)
+    code, _, err = run(capsys, "publish", "--workspace", "--registry", recorder.url)
+    assert code == 1
+    assert "role ws-checker <-> role ws-designer" in err and "has no batch publish" in err
+    assert "nothing was published" in err
+    posts = [path for method, path in recorder.requests if method == "POST"]
+    assert posts == ["/api/v1/batch"]  # the probe (an empty form); no package was sent
+
+
+def test_several_packages_take_no_version_flag_and_one_slug_twice_is_refused(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lead = str(ws / "roles" / "ws-lead")
+    code, _, err = run(capsys, "publish", lead, str(ws / "roles" / "ws-checker"), "--version", "2.0.0")
+    assert code == 2 and "--version publishes one package" in err
+    shutil.copytree(lead, ws / "copy")
+    code, _, err = run(capsys, "publish", lead, str(ws / "copy"))
+    assert code == 2 and "role 'ws-lead' is also the package in" in err
+
+
+def test_pinning_keeps_every_other_byte() -> None:
+    text = ("---\r\nname: a\r\nmetadata:\r\n  strawpot:\r\n    dependencies:\r\n      skills:\r\n        - 'x'  # mine\r\n"
+            "        - y^2\r\n      roles:\r\n        - x\r\n---\r\n- x\r\n")
+    pinned = pin_dependencies(text, Kind.ROLE, {(Kind.SKILL, "x"): "1.2.0", (Kind.ROLE, "x"): "3.0.0"})
+    assert pinned == text.replace("- 'x'  # mine", "- 'x^1.2.0'  # mine").replace(
+        "      roles:\r\n        - x\r\n", "      roles:\r\n        - x^3.0.0\r\n")

@@ -1,0 +1,96 @@
+"""scripts/check_real_packages.py on a small tree in the real packages' shapes (no ../shared needed): unversioned
+packages given 1.0.0 (a versioned one keeps its own) and published with one `strawpot publish DIR...`, a role
+cycle and what depends on it published (one batch), a role needing a missing package left out and listed as an
+expected refusal, every published role installed without running the agent's remote install script."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "check_real_packages.py"
+AGENT = """---
+name: remote-agent
+description: A wrapper fetched by a remote script
+metadata:
+  version: "0.1.0"
+  strawpot:
+    bin: {macos: remote_agent, linux: remote_agent}
+    install:
+      macos: curl -fsSL https://downloads.fixture.invalid/remote-agent/install.sh | sh
+      linux: curl -fsSL https://downloads.fixture.invalid/remote-agent/install.sh | sh
+---
+"""
+TOOL_SKILL = """---
+name: tool-skill
+description: A skill that carries a program
+metadata:
+  version: "2.3.0"
+  strawpot:
+    bin: {macos: tool, linux: tool, windows: tool.exe}
+    install:
+      macos: curl -fsSL https://downloads.fixture.invalid/tool/install.sh | sh
+      linux: curl -fsSL https://downloads.fixture.invalid/tool/install.sh | sh
+---
+"""
+
+
+def role(name: str, *, skills: tuple[str, ...] = (), roles: tuple[str, ...] = ()) -> str:
+    deps = "".join(f"\n        - \"{s}\"" for s in skills) or " []"
+    role_deps = "".join(f"\n        - \"{r}\"" for r in roles) or " []"
+    return (f"---\nname: {name}\ndescription: Role {name}\nmetadata:\n  strawpot:\n    default_agent: remote-agent\n"
+            f"    dependencies:\n      skills:{deps}\n      roles:{role_deps}\n---\n# {name}\n")
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text, encoding="utf-8")
+
+
+def tree(root: Path) -> Path:
+    write(root, "agents/remote-agent/AGENT.md", AGENT)
+    write(root, "skills/tool-skill/SKILL.md", TOOL_SKILL)
+    write(root, "skills/base/SKILL.md", "---\nname: base\ndescription: Base skill\n---\n")
+    write(root, "skills/base/references/more.md", "# more\n")
+    write(root, "skills/uses-base/SKILL.md", "---\nname: uses-base\ndescription: d\nmetadata:\n  strawpot:\n"
+                                              "    dependencies:\n      - base\n      - tool-skill\n---\n")
+    write(root, "roles/writer/ROLE.md", role("writer", skills=("uses-base",)))
+    write(root, "roles/lead/ROLE.md", role("lead", skills=("*",), roles=("writer", "*")))
+    write(root, "roles/marketer/ROLE.md", role("marketer", skills=("missing-api",)))
+    write(root, "set/roles/ping/ROLE.md", role("ping", roles=("pong",)))
+    write(root, "set/roles/pong/ROLE.md", role("pong", roles=("ping",)))
+    write(root, "set/roles/boss/ROLE.md", role("boss", roles=("ping",)))
+    return root
+
+
+def check(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), str(root)], capture_output=True, text=True, timeout=300)
+
+
+def test_the_check_publishes_the_cycle_lists_the_expected_refusal_and_installs_every_role(tmp_path: Path) -> None:
+    done = check(tree(tmp_path / "real"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    # 9 published: ping <-> pong (a cycle) and boss (needs ping) too; tool-skill only as its own 2.3.0
+    assert lines[0].startswith(f"real packages in {tmp_path / 'real'}: 10/10 validated, 9 published, 1 refused, "
+                               "5/5 published roles installed ("), done.stdout
+    assert lines[1] == "  published together in one batch (a dependency cycle): role ping 1.0.0, role pong 1.0.0"
+    assert len(lines) == 3, done.stdout
+    assert re.fullmatch(
+        r"  refused role marketer: expected \(depends on skill missing-api, which is not among the packages\): "
+        r"error: the registry http://127\.0\.0\.1:\d+ refused role marketer 1\.0\.0 \(HTTP 400\): publish refused, "
+        r"1 problem\(s\): dependencies: skill 'missing-api' does not exist in this registry", lines[2]), lines[2]
+    assert "version: \"2.3.0\"" in (tmp_path / "real" / "skills" / "tool-skill" / "SKILL.md").read_text()
+    assert "version" not in (tmp_path / "real" / "skills" / "base" / "SKILL.md").read_text()  # the copy is versioned
+
+
+def test_an_invalid_package_fails_the_check(tmp_path: Path) -> None:
+    root = tree(tmp_path / "real")
+    write(root, "skills/broken/SKILL.md", "---\nname: Broken\ndescription: d\n---\n")
+    done = check(root)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "10/11 validated" in done.stdout
+    assert f"  FAILED {root / 'skills' / 'broken'}: invalid: " in done.stdout
