@@ -35,6 +35,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.layout import LOCK_NAME, Project, global_root, leads_out
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
+from strawpot.model.plural import count
 from strawpot.model.settings import Settings
 
 MAX_LISTED = 20
@@ -155,12 +156,11 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     if not role:
         raise UsageError("no role to start", hint="pass --role, or set [orchestrator].role in strawpot.toml")
     if lock.get(Kind.ROLE, role) is None:
-        import difflib
+        from strawpot.model.suggest import did_you_mean
 
         installed = [p.name for p in lock.packages if p.kind is Kind.ROLE]
-        close = difflib.get_close_matches(role, installed, n=1, cutoff=0.6)
-        hint = (f"did you mean `--role {close[0]}` (installed)?" if close
-                else f"run `strawpot install role {role}`")
+        hint = (did_you_mean(role, installed, show="`--role {}` (installed)")
+                or f"run `strawpot install role {role}`")
         raise UsageError(f"role {role!r} is not installed", hint=hint)
     stager = Stager(tree, lock)
     environ = dict(os.environ if environ is None else environ)
@@ -196,7 +196,7 @@ def missing_env_error(missing: list[EnvNeed]) -> MissingToolError:
     """Exit 7 naming every missing variable with its description."""
     listed = "\n".join(f"  {n.describe()}" for n in missing)
     return MissingToolError(
-        f"{len(missing)} required environment variable(s) not set:\n{listed}",
+        f"{count(len(missing), 'required environment variable')} not set:\n{listed}",
         hint="export them, put them under [agents.<name>.env] / [skills.<name>.env] in the global config "
              "(`strawpot config` shows where it is), or run `strawpot start` on a terminal to be asked",
     )

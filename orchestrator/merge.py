@@ -23,6 +23,7 @@ from orchestrator.repo_guard import SafeGit
 from orchestrator.tree_apply import ABSENT, GITLINK, LINK, Change
 from strawpot.model.display import terminal_safe
 from strawpot.model.errors import ConflictError, StrawpotError
+from strawpot.model.plural import count
 
 GH_TIMEOUT = 120.0
 MB = 1_000_000
@@ -124,14 +125,14 @@ def _patch(env: IsolatedEnv, g: SafeGit, top: Path, path: Path, branch: str, new
             f"applying the session's changes failed ({exc}); every file it had touched was restored as it was",
             hint=f"the changes are on branch {branch}; {by_hand}"))
     done = [c.path for c in accepted]
-    lines = [*recovered, f"applied the session's changes to your working tree ({len(done)} file(s)): "
+    lines = [*recovered, f"applied the session's changes to your working tree ({count(len(done), 'file')}): "
              + ", ".join(done[:10]) + (" …" if len(done) > 10 else "")]
     env.state = MERGED
     if not refused:
         return Merged(_lines(lines))
     env.info["keep_branch"] = True
     return Merged(_lines([*lines, *(f"refused: {line}" for line in refused)]), error=ConflictError(
-        f"{len(refused)} change(s) of the session were not brought back (listed above); "
+        f"{count(len(refused), 'change')} of the session were not brought back (listed above); "
         f"they are on branch {branch}",
         hint=f"look at them with `git diff {base} {branch} -- PATH`; take one with "
              f"`git checkout {branch} -- PATH`; delete the branch with `git branch -D {branch}`"))

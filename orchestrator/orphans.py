@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from orchestrator.session import CANCELLED, FINAL_STATES, SESSION_FILE
+from orchestrator.session import CANCELLED, FINAL_STATES, SESSION_FILE, STOPPED_EXIT_CODE
 from strawpot.model.fs import atomic_write
 
 
@@ -54,7 +54,7 @@ def stop_orphans(run_dir: Path, data: dict[str, Any]) -> list[str]:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
             stopped.append(agent["agent_id"])
-        agent["state"] = CANCELLED
-    data.update(state=CANCELLED, ended_at=time.time())
+        agent.update(state=CANCELLED, exit_code=STOPPED_EXIT_CODE)
+    data.update(state=CANCELLED, exit_code=STOPPED_EXIT_CODE, ended_at=time.time())
     atomic_write(run_dir / SESSION_FILE, json.dumps(data, indent=2) + "\n")
     return stopped

@@ -46,6 +46,7 @@ from orchestrator.session import (
     TIMED_OUT,
     AgentRecord,
     Session,
+    exit_code_for,
     new_agent_id,
 )
 from orchestrator.staging import StagedAgent, Stager, StagingError
@@ -226,6 +227,7 @@ class Run:
             if live.record.ended_at is not None:
                 return
             live.record.ended_at = time.time()
+        code = exit_code_for(state, code)
         self.session.update_agent(live.record.agent_id, state=state, exit_code=code, error=error)
         self.session.event("agent_finished", agent_id=live.record.agent_id, state=state, exit_code=code)
 

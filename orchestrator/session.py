@@ -25,6 +25,19 @@ PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
 STAGED, RUNNING = "staged", "running"
 SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, PAUSED = "succeeded", "failed", "timed_out", "cancelled", "paused"
 FINAL_STATES = frozenset({SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, PAUSED})
+INTERRUPTED = "interrupted"  # a run whose `start` got Ctrl-C (or SIGTERM)
+STOPPED_EXIT_CODE = 130  # the shell's code for Ctrl-C
+
+
+def exit_code_for(state: str, code: int | None) -> int | None:
+    """The one exit code recorded, shown and returned for a run or agent that ended in `state` with `code`.
+
+    130 when `strawpot cancel` or Ctrl-C stopped it, whatever signal did; 128+N for a process a signal N ended
+    otherwise (as a shell reports it: 137 for SIGKILL); else the process's own code (None: it never exited).
+    """
+    if state in (CANCELLED, INTERRUPTED):
+        return STOPPED_EXIT_CODE
+    return 128 - code if code is not None and code < 0 else code
 
 
 RUN_ID_RE = re.compile(r"run_\d{8}_\d{6}_[0-9a-f]{6}")
@@ -137,6 +150,7 @@ class Session:
             return record
 
     def finish(self, state: str, exit_code: int | None) -> None:
+        exit_code = exit_code_for(state, exit_code)
         with self._lock:
             self.state, self.exit_code, self.ended_at = state, exit_code, time.time()
             self.save()

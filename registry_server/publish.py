@@ -27,6 +27,7 @@ from registry_server.storage.base import (
     VersionRecord,
     check_publishable,
 )
+from strawpot.model import plural
 from strawpot.model.dependencies import GROUPS, Edge, read_edges, v1_groups, wire_groups
 from strawpot.model.kinds import Kind
 from strawpot.model.package import Package, PackageInvalid, parse_package, slug_error
@@ -197,7 +198,7 @@ def prepare(storage: Storage, kind: Kind, user: User, upload: Upload) -> NewVers
             check.issues.append("dependencies: the form field disagrees with the main file's metadata.strawpot.dependencies")
     if check.issues or package is None:
         count = len(check.issues)
-        raise ApiError(400, f"publish refused, {count} problem(s): " + "; ".join(check.issues), {}, issues=check.issues)
+        raise ApiError(400, f"publish refused, {plural.count(count, 'problem')}: " + "; ".join(check.issues), {}, issues=check.issues)
     return _store(storage, package, slug, version, upload.fields)
 
 

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Create .venv (Python 3.11+) and install strawpot with its test dependencies; idempotent and quick when done.
+# With --test-tools (scripts/test.sh) also the system tools the tests drive; the demo needs none of them.
 set -euo pipefail
+test_tools=0
+[ "${1:-}" = --test-tools ] && test_tools=1
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
@@ -12,13 +15,15 @@ fi
 # never a downloaded build), postgresql (the registry's PostgreSQL backend: the tests make a throwaway cluster),
 # bubblewrap (sandboxed agents and install scripts: the tests confine hostile ones for real).
 missing=()
-command -v git >/dev/null 2>&1 || missing+=(git)
-command -v tmux >/dev/null 2>&1 || missing+=(tmux)
-command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
-[ -x /usr/bin/chromium ] || missing+=(chromium)
-[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
-compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null && compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null \
-  || missing+=(postgresql)
+if [ "$test_tools" = 1 ]; then
+  command -v git >/dev/null 2>&1 || missing+=(git)
+  command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+  command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null && compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null \
+    || missing+=(postgresql)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${missing[*]} with apt-get (log: /tmp/strawpot-apt.log)" >&2

@@ -72,6 +72,8 @@ def publish_order() -> list[Path]:
 
 
 def main() -> int:
+    if DEMO.exists():
+        print(f"removing the previous demo's {DEMO.name}/ (the demo starts afresh)", flush=True)
     shutil.rmtree(DEMO, ignore_errors=True)
     project = DEMO / "project"
     project.mkdir(parents=True)

@@ -48,6 +48,19 @@ class StrawpotGroup(click.RichGroup):
         command.name = cmd_name
         return command
 
+    def resolve_command(
+        self, ctx: plain_click.Context, args: list[str]
+    ) -> tuple[str | None, plain_click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            from strawpot.model.errors import UsageError
+            from strawpot.model.suggest import did_you_mean
+
+            raise UsageError(f"unknown command {name!r}",
+                             hint=did_you_mean(name, self.list_commands(ctx), show="`strawpot {}`")
+                             or "`strawpot --help` lists the commands")
+        return super().resolve_command(ctx, args)
+
     def format_help(self, ctx: click.RichContext, formatter: Any) -> None:  # type: ignore[override]
         groups: dict[str, list[str]] = {title: [] for title in SECTIONS.values()}
         for name in self.list_commands(ctx):
@@ -117,6 +130,10 @@ def run(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _print_error("interrupted", None, json_for=args if as_json else None, code=130)
         return 130
+    except plain_click.UsageError as exc:  # one line and a hint, as every other failure (not click's box)
+        message, hint = _usage_text(exc)
+        _print_error(message, hint, json_for=args if as_json else None, code=2)
+        return 2
     except plain_click.ClickException as exc:
         exc.show()
         code = 2 if isinstance(exc, click.UsageError) else exc.exit_code
@@ -136,6 +153,26 @@ def run(argv: list[str] | None = None) -> int:
         return 1
     # Without standalone mode click returns ctx.exit(n)'s code (or the callback's value).
     return result if isinstance(result, int) else 0
+
+
+def _usage_text(exc: plain_click.UsageError) -> tuple[str, str]:
+    """The message and hint of a usage error click found (a missing argument, an unknown option)."""
+    from strawpot.model.suggest import did_you_mean
+
+    path = exc.ctx.command_path if exc.ctx is not None else "strawpot"
+    hint = f"`{path} --help` shows how to use it"
+    if isinstance(exc, plain_click.MissingParameter) and exc.param is not None and exc.param.name == "packages":
+        return (f"`{path}` needs the packages to work on, as KIND SLUG pairs",
+                f"e.g. `{path} skill git-workflow`; {hint}")
+    command = exc.ctx.command if exc.ctx is not None else None
+    if isinstance(exc, plain_click.exceptions.NoSuchCommand) and isinstance(command, plain_click.Group):
+        assert exc.ctx is not None
+        known = command.list_commands(exc.ctx)
+        return f"unknown command {exc.command_name!r}", did_you_mean(exc.command_name, known, show=f"`{path} {{}}`") or hint
+    if isinstance(exc, plain_click.NoSuchOption) and command is not None:
+        known = [name for param in command.params for name in (*param.opts, *param.secondary_opts)]
+        return f"unknown option {exc.option_name!r}", did_you_mean(exc.option_name, known, show="`{}`") or hint
+    return exc.format_message().rstrip("."), hint
 
 
 # The `error.code` of a failure's JSON document, by exit code (docs/json.md).

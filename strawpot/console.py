@@ -14,8 +14,25 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-# Data piped to a file or another program is not cut to the 80 columns rich assumes without a terminal.
+# Text piped to a file or another program is not cut to the 80 columns rich assumes without a terminal.
 _PIPED_WIDTH = 1000
+
+
+def new_console(*, stderr: bool, soft_wrap: bool = False, **options: Any) -> Console:
+    """A rich Console on stdout or stderr that wraps to the terminal's width, and never wraps in a pipe or a file.
+
+    Tables too: a row piped to a file stays one line however long (COLUMNS, when set, still rules).
+    """
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    piped = not terminal and not os.environ.get("COLUMNS")
+    return Console(stderr=stderr, highlight=False, soft_wrap=soft_wrap or piped,
+                   width=_PIPED_WIDTH if piped else None, **options)
 
 
 class LazyConsole:
@@ -39,13 +56,7 @@ class LazyConsole:
     def real(self) -> Console:
         made = self._real
         if made is None:
-            from rich.console import Console
-
-            if self._stderr:
-                made = Console(stderr=True, highlight=False)
-            else:
-                made = Console(highlight=False, soft_wrap=True,
-                               width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else _PIPED_WIDTH)
+            made = new_console(stderr=self._stderr, soft_wrap=not self._stderr)
             made.quiet = self._quiet
             object.__setattr__(self, "_real", made)
         return made

@@ -70,7 +70,8 @@ def hub_errors(url: str) -> Iterator[None]:
         ) from None
     except hc.RegistryUnreachable as exc:
         raise RegistryUnreachable(
-            f"registry unreachable at {url}: {exc}",
+            # the client's "could not reach the registry at URL/path: reason", the registry named once
+            f"registry unreachable at {str(exc).removeprefix('could not reach the registry at ')}",
             hint="check the URL (--registry, STRAWPOT_REGISTRY_URL or [registry].url) and your network",
         ) from None
     except hc.OfflineMiss as exc:
@@ -80,7 +81,8 @@ def hub_errors(url: str) -> Iterator[None]:
     except hc.AuthError as exc:
         raise StrawpotError(
             f"not authorised by {url}: {exc}",
-            hint="log in with `strawpot login` or set STRAWPOT_TOKEN (a local registry: `strawpot registry token create`)",
+            hint=f"log in with `strawpot login --registry {url}` or set STRAWPOT_TOKEN (STRAWPOT_TOKEN_REGISTRY={url} "
+                 "sends it to a registry a project file names; a local registry: `strawpot registry token create`)",
         ) from None
     except hc.NotFound as exc:
         raise UsageError(f"not found on {url}: {exc}") from None

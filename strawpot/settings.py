@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,29 +135,31 @@ def token_registries(chosen: Registry) -> list[str]:
     return homes
 
 
-_warned: set[str] = set()
 _ORIGINS = {"flag": "--registry", "env": "STRAWPOT_REGISTRY_URL", "project": "strawpot.toml", "global": "the config file",
             "lock": "the source recorded in strawpot.lock", "default": "the default"}
 
 
 def registry_token(registry: Registry) -> str | None:
     """The token to send to `registry`: STRAWPOT_TOKEN if it is meant for that registry (see
-    `token_registries`), else the token `strawpot login` stored for that URL. STRAWPOT_TOKEN withheld
-    from a registry a project file named is said once on stderr."""
+    `token_registries`), else the token `strawpot login` stored for that URL. A read needs none: a withheld
+    STRAWPOT_TOKEN is said only where a token is needed (`withheld_token`)."""
     env = os.environ.get("STRAWPOT_TOKEN")
-    if env:
-        if any(_same_registry(home, registry.url) for home in token_registries(registry)):
-            return env
-        if registry.url not in _warned:
-            _warned.add(registry.url)
-            named_by = _ORIGINS.get(registry.origin, registry.origin)
-            sys.stderr.write(
-                f"warning: STRAWPOT_TOKEN is not sent to {registry.url} (named by {named_by}): it is meant for "
-                f"{', '.join(token_registries(registry))}; to send it there, set STRAWPOT_TOKEN_REGISTRY={registry.url}\n"
-            )
+    if env and any(_same_registry(home, registry.url) for home in token_registries(registry)):
+        return env
     tokens = load_config().get("tokens", {})
     token = tokens.get(registry.url) if isinstance(tokens, dict) else None
     return token if isinstance(token, str) else None
+
+
+def withheld_token(registry: Registry) -> str | None:
+    """Why STRAWPOT_TOKEN, though set, is not sent to `registry`, or None when it is sent or not set."""
+    if not os.environ.get("STRAWPOT_TOKEN"):
+        return None
+    homes = token_registries(registry)
+    if any(_same_registry(home, registry.url) for home in homes):
+        return None
+    named_by = _ORIGINS.get(registry.origin, registry.origin)
+    return f"STRAWPOT_TOKEN is set but not sent to {registry.url} (named by {named_by}): it is meant for {', '.join(homes)}"
 
 
 def load_settings(

@@ -6,7 +6,7 @@
         s3.endpoint
 
 PostgreSQL refuses to run as root, and CI runs as root: then the cluster belongs to the `postgres` system
-user (made by Debian's package, which scripts/bootstrap.sh installs) or `nobody`, and its commands run
+user (made by Debian's package, which `scripts/bootstrap.sh --test-tools` installs) or `nobody`, and its commands run
 through `runuser`. Stdlib only, besides the servers themselves.
 """
 
@@ -43,7 +43,7 @@ def _pg_bin(tool: str) -> str:
         return found[-1]
     path = shutil.which(tool)
     if path is None:
-        raise RuntimeError(f"{tool} not found: run scripts/bootstrap.sh (it installs Debian's postgresql)")
+        raise RuntimeError(f"{tool} not found: run `bash scripts/bootstrap.sh --test-tools` (it installs Debian's postgresql)")
     return path
 
 

@@ -82,6 +82,27 @@ def test_every_command_has_help(name: str, capsys: pytest.CaptureFixture[str]) -
     assert f"Usage: strawpot {name.replace('_', '-')}" in out
 
 
+def _commands() -> list[tuple[str, click.Command]]:
+    """Every command and subcommand, by the words that run it."""
+    found = []
+    for name in modules():
+        command = importlib.import_module(f"strawpot.commands.{name}").command
+        found.append((name, command))
+        if isinstance(command, click.Group):
+            found += [(f"{name} {sub}", each) for sub, each in command.commands.items()]
+    return found
+
+
+def test_project_help_says_the_project_is_found_upward() -> None:
+    """Every --project that finds the project from the current folder says so (init makes one where it is)."""
+    helps = {name: param.help or "" for name, command in _commands()
+             for param in command.params if "--project" in getattr(param, "opts", [])}
+    assert len(helps) > 20
+    wrong = [name for name, text in helps.items()
+             if name != "init" and ("default: the current folder)" in text or "upward" not in text)]
+    assert not wrong, wrong
+
+
 def test_version(tmp_path: Path) -> None:
     result = strawpot_cli("--version", cwd=tmp_path)
     assert result.returncode == 0
@@ -192,3 +213,39 @@ def test_expected_failures_print_an_error_not_a_traceback(
     else:
         assert result.returncode == code, result.stderr
     assert re.search(r"^(error: |Error: |Usage: |\s*Usage: )", result.stderr, re.MULTILINE), result.stderr
+
+
+# -- "did you mean": one helper for commands, kinds and slugs (issue 30, item 11) --------------------------------
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["instal"], ["error: unknown command 'instal'", "hint: did you mean `strawpot install`?"]),
+    (["install", "skil", "x"], ["error: unknown package kind 'skil'; did you mean skill? "
+                                "(the kinds: skill, role, agent, memory, integration)"]),
+    (["add"], ["error: `strawpot add` needs the packages to work on, as KIND SLUG pairs",
+               "hint: e.g. `strawpot add skill git-workflow`; `strawpot add --help` shows how to use it"]),
+    (["install", "--zzz"], ["error: unknown option '--zzz'",
+                                     "hint: `strawpot install --help` shows how to use it"]),
+    (["install", "--dryrun"], ["error: unknown option '--dryrun'", "hint: did you mean `--dry-run`?"]),
+    (["registry", "tokn"], ["error: unknown command 'tokn'", "hint: did you mean `strawpot registry token`?"]),
+])
+def test_usage_errors_are_one_line_with_the_nearest_name(tmp_path: Path, argv: list[str], said: list[str]) -> None:
+    result = strawpot_cli(*argv, cwd=tmp_path)
+    assert (result.returncode, result.stderr.splitlines()) == (2, said), result.stderr
+
+
+def test_did_you_mean_is_one_rule() -> None:
+    from strawpot.model.suggest import closest, did_you_mean
+
+    assert closest("git-worflow", ["git-workflow", "github-pr", "code-style"]) == "git-workflow"
+    assert closest("install", ["install", "uninstall"]) == "uninstall"  # never the word itself
+    assert closest("zzz", ["install", "publish"]) is None
+    assert did_you_mean("instal", ["install"], show="`strawpot {}`") == "did you mean `strawpot install`?"
+    assert did_you_mean("zzz", ["install"]) is None
+
+
+def test_an_unreachable_registry_is_named_once(tmp_path: Path) -> None:
+    result = strawpot_cli("install", "skill", "git-workflow", "--registry", CLOSED, cwd=tmp_path)
+    assert result.returncode == 6, result.stderr
+    [error] = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert error.startswith(f"error: registry unreachable at {CLOSED}/api/v1/"), error
+    assert error.count(CLOSED) == 1, error

@@ -66,3 +66,17 @@ def test_set_edits_the_right_file_and_keeps_comments_and_mode(tmp_path: Path) ->
     assert_clean_failure(run("config", "set", "policy.max_depth", "deep", cwd=tmp_path), 2, "must be a whole number")
     assert_clean_failure(run("config", "set", "polcy.max_depth", "1", cwd=tmp_path), 2, "did you mean 'policy.max_depth'")
     assert "max_depth = 5" in manifest.read_text()  # refusals wrote nothing
+
+
+def test_the_token_shows_as_set_with_its_origin_never_its_value(tmp_path: Path) -> None:
+    _project(tmp_path)
+    url = "http://127.0.0.1:9"  # the harness's STRAWPOT_REGISTRY_URL
+    def token_line(env: dict[str, str] | None = None) -> str:
+        shown = run("config", "show", "--origin", cwd=tmp_path, env=env).stdout.splitlines()
+        return next(line for line in shown if line.startswith("registry.token "))
+    assert token_line().endswith("= (not set)")
+    from_env = token_line({"STRAWPOT_TOKEN": "sh_secret_value"})
+    assert from_env.endswith("= (set)  (env STRAWPOT_TOKEN)") and "sh_secret_value" not in from_env
+    with (tmp_path / ".config" / "config.toml").open("a") as fh:
+        fh.write(f'[tokens]\n"{url}" = "sh_stored"\n')
+    assert token_line().endswith(f"= (set)  (global config {tmp_path}/.config/config.toml)")

@@ -96,6 +96,8 @@ def check_token(step: Step, tour: Tour) -> None:
 
 def check_serve(step: Step, tour: Tour) -> None:
     assert f"registry listening on {tour.url}" in step.out + step.err
+    # what it printed in the background of the whole tour: no access log (`--access-log` asks for one)
+    assert "HTTP/1.1" not in step.out + step.err, step.err[-2000:]
     # still serving (the test stops it afterwards): the page the README sends a browser to
     page = httpx.get(f"{tour.url}/skills/git-workflow", headers={"accept": "text/html"}, timeout=30)
     assert page.status_code == 200 and "git-workflow" in page.text, page.status_code
@@ -124,6 +126,7 @@ def check_install(step: Step, tour: Tour) -> None:
     assert 'git-workflow = "^1.0.0"' in (project / "strawpot.toml").read_text()
     assert "git-workflow" in (project / "strawpot.lock").read_text()
     assert "+ skill git-workflow 1.0.0" in step.err
+    assert (project / ".gitignore").read_text() == ".strawpot/\n"  # in a git repository: the clone
 
 
 def check_config_show(step: Step, tour: Tour) -> None:
@@ -146,11 +149,15 @@ def check_why(step: Step, tour: Tour) -> None:
 
 
 def check_verify(step: Step, tour: Tour) -> None:
-    assert step.err.startswith("ok: 14 packages, 21 files match the lock"), step.err
+    # one line, not cut at 80 columns though it goes to a file
+    assert step.err.splitlines()[0] == ("ok: 14 packages, 21 files match the lock; 1 built file of 1 package "
+                                        "matches its install record"), step.err
 
 
 def check_start_echo(step: Step, tour: Tour) -> None:
     assert step.out.strip() == "hello" and "succeeded (exit code 0)" in step.err, (step.out, step.err)
+    # the socket path whole on its line, to copy
+    assert re.search(r"^run run_\S+: role lead, Denden on unix:/\S+/denden\.sock$", step.err, re.M), step.err
 
 
 def check_sessions(step: Step, tour: Tour) -> None:
@@ -196,16 +203,24 @@ def check_detached(step: Step, tour: Tour) -> None:
 def check_cancel(step: Step, tour: Tour) -> None:
     run = interactive_run(tour.project)
     assert f"run {run['run_id']} cancelled" in step.err, step.err
-    assert run["state"] == "cancelled", run["state"]
+    assert (run["state"], run["exit_code"]) == ("cancelled", 130), run
+
+
+def git_status(project: Path) -> list[str]:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, check=True,
+                          capture_output=True, text=True).stdout.splitlines()
 
 
 def check_git_init(step: Step, tour: Tour) -> None:
     assert "(root-commit)" in step.out and (tour.project / ".git").is_dir(), step.out
+    committed = subprocess.run(["git", "ls-files"], cwd=tour.project, check=True, capture_output=True,
+                               text=True).stdout.splitlines()
+    assert ".gitignore" in committed and not [name for name in committed if ".strawpot" in name], committed
 
 
 def check_start_worktree(step: Step, tour: Tour) -> None:
     assert (tour.project / "hello.txt").read_text() == "hi"
-    assert "applied the session's changes to your working tree (1 file(s)): hello.txt" in step.err, step.err
+    assert "applied the session's changes to your working tree (1 file): hello.txt" in step.err, step.err
     assert newest_run(tour.project)["isolation"]["kind"] == "worktree"
 
 
@@ -227,6 +242,8 @@ def check_sessions_show(step: Step, tour: Tour) -> None:
     assert step.out.startswith(f"run {run_id}: role lead, succeeded"), step.out
     assert '"lock_sha256"' in step.out, step.out
     assert f"worktree: strawpot/{run_id} (merged)" in step.out, step.out
+    # the runs, the memory database: none of it is for git (the session's hello.txt and .mcp.json are)
+    assert sorted(git_status(tour.project)) == ["?? .mcp.json", "?? hello.txt"], git_status(tour.project)
 
 
 Check = Callable[[Step, Tour], None]
@@ -285,6 +302,7 @@ def test_the_tour_runs_as_written_from_a_fresh_copy() -> None:
         clone, state = scratch / "project", scratch / "state"
         state.mkdir()
         copy_tracked_files(clone)
+        subprocess.run(["git", "init", "-q"], cwd=clone, check=True, capture_output=True)  # a reader has a clone
         (clone / ".venv").symlink_to(VENV)
         env = clean_env(scratch, clone)
         imported = subprocess.run([str(clone / ".venv" / "bin" / "python"), "-c",
@@ -297,6 +315,7 @@ def test_the_tour_runs_as_written_from_a_fresh_copy() -> None:
         said = demo.stdout[-2000:] + demo.stderr[-2000:]
         assert demo.returncode == 0 and "demo finished" in demo.stdout, said
         assert "setting up .venv" not in demo.stderr  # bootstrap.sh found the borrowed .venv up to date
+        assert "HTTP/1.1" not in demo.stdout + demo.stderr  # its registry's access log is off
 
         tour = Tour(clone, free_port())
         with run_tour(lines, clone, tour.port, env, state) as steps:

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from registry_server.requests import etag_matches
+from strawpot.model import plural
 
 # No inline script or style anywhere: the pages' own CSS and JS are files served from /static.
 CSP = (
@@ -69,6 +70,8 @@ def environment() -> Environment:
     env.globals["asset"] = asset
     env.filters["when"] = when
     env.filters["size"] = size
+    env.filters["count"] = plural.count
+    env.filters["noun"] = plural.noun
     return env
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
+from strawpot.model.plural import count
 
 if TYPE_CHECKING:
     from strawpot.install.build import Script
@@ -33,7 +34,7 @@ def parse_packages(args: Sequence[str], command: str = "install") -> list[Reques
 
     if len(args) % 2:
         raise UsageError(
-            f"expected KIND SLUG pairs, got {len(args)} argument(s): {' '.join(args)}",
+            f"expected KIND SLUG pairs, got {count(len(args), 'argument')}: {' '.join(args)}",
             hint=(f"e.g. `strawpot {command} role reviewer skill git-workflow@^1.2`" if command in ("install", "add")
                   else f"e.g. `strawpot {command} skill {args[-1] if args else 'git-workflow'}`"),
         )
@@ -116,6 +117,12 @@ class RichReporter:
             self.console.print(f"note: this script {REMOTE_CODE_NOTE}", markup=False, highlight=False, soft_wrap=True)
         return click.confirm(f"Trust {script.id} and run it (recorded in [scripts] trusted)?", default=False, err=True)
 
+    def running(self, message: str) -> contextlib.AbstractContextManager[None]:
+        """A spinner with the elapsed time on a terminal; elsewhere a "still running" line every 10 s."""
+        from strawpot.commands._long_task import long_task
+
+        return contextlib.nullcontext() if self.quiet else long_task(self.console, message)
+
     def confirm_tool(self, item: MissingTool) -> bool:
         """On a terminal: the tool's install command, then "run it?" (default no; yes trusts that command)."""
         if not self.can_ask():
@@ -146,20 +153,43 @@ class RichReporter:
             yield
 
 
+def _render_files(outcome: Outcome) -> None:
+    """What the run wrote to the project's files: the lock, each strawpot.toml entry, a .gitignore line."""
+    from strawpot.console import err_console as out
+
+    manifest, dry = outcome.project.manifest_path.name, outcome.dry_run
+    if outcome.lock_written or (dry and outcome.lock_changed):
+        out.line(f"{'Would write' if dry else 'Wrote'} {outcome.project.lock_path.name} "
+                 f"({count(len(outcome.lock.packages) if outcome.lock else 0, 'package')})")
+    if not (outcome.manifest_written or dry):
+        return _render_gitignore(outcome)
+    for kind, name, spec in outcome.saved:
+        previous = outcome.previous_specs.get((kind, name))
+        if previous is None:
+            out.line(f"{'Would add' if dry else 'Added'} {kind.value} {name} = \"{spec}\" to {manifest}")
+        elif previous != spec:
+            out.line(f"{'Would change' if dry else 'Changed'} {kind.value} {name} from \"{previous}\" to \"{spec}\" "
+                     f"in {manifest}")
+    for kind, name, spec in outcome.dropped:
+        out.line(f"{'Would remove' if dry else 'Removed'} {kind.value} {name} = \"{spec}\" from {manifest}")
+    _render_gitignore(outcome)
+
+
+def _render_gitignore(outcome: Outcome) -> None:
+    from strawpot.console import err_console as out
+
+    if outcome.gitignored is not None:
+        from strawpot.model.gitignore import added_note
+
+        out.line(added_note(outcome.gitignored))
+
+
 def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed") -> None:
     """Human summary of a run on stderr: one line per change, then missing tools."""
     from strawpot.console import err_console
 
     out = err_console
-    if outcome.lock_written:
-        out.line(f"Wrote {outcome.project.lock_path.name} ({len(outcome.lock.packages) if outcome.lock else 0} packages)")
-    for kind, name, spec in outcome.saved:
-        previous = outcome.previous_specs.get((kind, name))
-        if outcome.manifest_written and previous is None:
-            out.line(f"Added {kind.value} {name} = \"{spec}\" to {outcome.project.manifest_path.name}")
-        elif outcome.manifest_written and previous != spec:
-            out.line(f"Changed {kind.value} {name} from \"{previous}\" to \"{spec}\" in "
-                     f"{outcome.project.manifest_path.name}")
+    _render_files(outcome)
     lines = []  # names and versions were validated (no markup in them): one print renders them all at once
     for change in outcome.changes:
         what = f"{change.kind.value} {change.name}"
@@ -184,7 +214,7 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
     elif outcome.builds.ran:
         out.line(f"{verb}: built {len(outcome.builds.ran)}, {outcome.unchanged} unchanged in {elapsed:.2f}s")
     else:
-        out.line(f"Already up to date ({outcome.unchanged} packages) in {elapsed:.2f}s")
+        out.line(f"Already up to date ({count(outcome.unchanged, 'package')}) in {elapsed:.2f}s")
     render_missing_tools(outcome)
     render_scripts(outcome)
 

@@ -19,7 +19,8 @@ JSON_FORMAT_VERSION = 2  # docs/json.md: snake_case keys, times in seconds, sche
 def project_option(func: F) -> F:
     return click.option(
         "--project", "-p", "project", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-        help="Project folder (default: the current folder); it must exist.",
+        help="Project folder; it must exist (default: the nearest folder from the current one upward that holds "
+             "strawpot.toml or strawpot.lock, else the current folder).",
     )(func)
 
 
@@ -60,7 +61,7 @@ def print_json(payload: dict[str, Any]) -> None:
 
 
 def json_document(payload: dict[str, Any], command: str | None = None) -> dict[str, Any]:
-    """`schema_version`, `command` (the running command's path, e.g. "sessions show"), then the payload with
+    """`schema_version`, `command` (the running command's path, e.g. "registry token create"), then the payload with
     snake_case keys and times in seconds."""
     if command is None:
         ctx = click.get_current_context(silent=True)

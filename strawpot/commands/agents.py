@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import rich_click as click
@@ -18,10 +17,10 @@ SECTION = "sessions"
 @json_option
 def command(run_id: str, project: Path | None, as_json: bool) -> None:
     """List the agents of run RUN_ID (see `strawpot sessions`)."""
-    from rich.console import Console
     from rich.table import Table
 
     from orchestrator.session import load_session
+    from strawpot.console import new_console
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
 
@@ -37,5 +36,4 @@ def command(run_id: str, project: Path | None, as_json: bool) -> None:
         exit_code = a.get("exit_code")
         table.add_row(a["agent_id"], a["role"], a.get("agent", ""), a.get("parent") or "-", str(a.get("depth", 0)),
                       a.get("state", ""), str(a.get("pid") or "-"), "-" if exit_code is None else str(exit_code))
-    # piped output keeps whole ids and dates rather than wrapping to 80 columns
-    Console(highlight=False, width=None if sys.stdout.isatty() else 200).print(table)
+    new_console(stderr=False).print(table)

@@ -8,6 +8,7 @@ from pathlib import Path
 import rich_click as click
 
 from strawpot.commands._options import json_option, print_json, project_option
+from strawpot.model.plural import count
 
 SECTION = "sessions"
 END_WAIT = 15.0
@@ -56,7 +57,7 @@ def command(run_id: str, agent_id: str | None, force: bool, project: Path | None
     if as_json:
         print_json({"run_id": run_id, "agent_id": target, "cancelled": stopped, "run_state": ended})
         return
-    click.echo(f"cancelled {len(stopped)} agent(s) of run {run_id}: {', '.join(stopped) or 'none running'}", err=True)
+    click.echo(f"cancelled {count(len(stopped), 'agent')} of run {run_id}: {', '.join(stopped) or 'none running'}", err=True)
     if ended:
         click.echo(f"run {run_id} {ended}", err=True)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +52,10 @@ def show(with_origin: bool, project: Path | None, registry: str | None, as_json:
         "cache_dir": str(settings.cache_dir()), "global_root": str(settings.global_root()),
         "config_file": str(settings.config_path()),
     }
-    token = "set" if settings.registry_token(settings.choose_registry(the_project, settings=effective)) else "not set"
+    secret = settings.registry_token(settings.choose_registry(the_project, settings=effective))
+    token = "set" if secret else "not set"
+    token_from = ("" if not secret else "env STRAWPOT_TOKEN" if secret == os.environ.get("STRAWPOT_TOKEN")
+                  else f"global config {settings.config_path()}")
     _warn(effective)
     if as_json:
         from strawpot.commands._options import print_json
@@ -64,7 +68,7 @@ def show(with_origin: bool, project: Path | None, registry: str | None, as_json:
     from strawpot.console import out_console
 
     rows = [(v.key, _text(v), str(v.origin)) for v in _rows(effective)]
-    rows += [(f"paths.{k}", v, "") for k, v in paths.items()] + [("registry.token", token, "")]
+    rows += [(f"paths.{k}", v, "") for k, v in paths.items()] + [("registry.token", f"({token})", token_from)]
     width = max(len(key) for key, _, _ in rows)
     for key, value, origin in rows:
         shown = f"{key.ljust(width)} = {value}"

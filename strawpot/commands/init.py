@@ -7,6 +7,7 @@ from pathlib import Path
 
 import rich_click as click
 
+from strawpot.model import plural
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import KIND_ORDER, Kind
 
@@ -17,7 +18,8 @@ _HEADER = """\
 # installs it (strawpot.lock records the exact versions: commit both files).
 #
 # A requirement is `slug = "specifier"` (`^1.2`, `~1.2.3`, `>=1,<2`, `*`) under its kind's table.
-# Settings live in tables of their own ([registry], [orchestrator], [scripts] ...): see docs/config.md.
+# Settings live in tables of their own ([registry], [orchestrator], [scripts] ...): `strawpot config show
+# --origin` lists every one with its value and where it came from.
 """
 
 
@@ -41,6 +43,7 @@ def command(project: Path | None, from_lock: Path | None, from_tree: Path | None
     """Create a commented strawpot.toml here (refused if one exists)."""
     from strawpot.commands._strawhub_import import requirements_from_lock, requirements_from_root
     from strawpot.model.fs import atomic_write
+    from strawpot.model.gitignore import added_note, ignore_tree
     from strawpot.model.layout import MANIFEST_NAME, TREE_DIR, global_root
 
     folder = (project or Path.cwd()).resolve()
@@ -65,8 +68,10 @@ def command(project: Path | None, from_lock: Path | None, from_tree: Path | None
     atomic_write(target, text)
     count = sum(len(v) for v in requirements.values())
     source = from_lock or from_tree
-    came = f" with {count} requirement(s) from {source}" if source is not None else ""
+    came = f" with {plural.count(count, 'requirement')} from {source}" if source is not None else ""
     click.echo(f"Created {target}{came}", err=True)
+    if (ignored := ignore_tree(folder)) is not None:
+        click.echo(added_note(ignored), err=True)
 
 
 def _workspace_table(folder: Path) -> str:

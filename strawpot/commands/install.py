@@ -63,12 +63,19 @@ def command(
         tools="skip" if skip_tools else ("run" if install_tools else "check"), trust_project=trust_project,
     )
     the_project = Project.at(project, is_global=is_global)
-    if packages and project is None and not is_global and not the_project.exists and not dry_run:
+    new = not is_global and not the_project.exists
+    if new and not packages:
+        from strawpot.model.errors import UsageError
+
+        where = the_project.dir if project is not None else f"{the_project.dir} or any folder above it"
+        raise UsageError(f"no strawpot.toml or strawpot.lock in {where}: nothing to install",
+                         hint="install a package (`strawpot install KIND SLUG`) or create the file (`strawpot init`)")
+    outcome = run(the_project, edit, options, reporter=RichReporter(quiet=as_json))
+    if new and project is None and outcome.manifest_written:  # said once it happened: a failed install makes none
         import sys
 
-        sys.stderr.write(f"note: no strawpot.toml in {the_project.dir} or any folder above it; "
-                         "creating a new project here (choose another with --project DIR)\n")
-    outcome = run(the_project, edit, options, reporter=RichReporter(quiet=as_json))
+        sys.stderr.write(f"note: no strawpot.toml in {the_project.dir} or any folder above it, so this is a new "
+                         "project (choose another folder with --project DIR)\n")
     if as_json:
         from strawpot.commands._options import print_json
 

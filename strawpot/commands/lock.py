@@ -7,6 +7,7 @@ from pathlib import Path
 import rich_click as click
 
 from strawpot.commands._options import registry_project_options
+from strawpot.model import plural
 
 SECTION = "packages"
 
@@ -28,7 +29,7 @@ def command(
 
         count = lock_current(project, is_global)
         if count is not None:
-            sys.stderr.write(f"strawpot.lock is up to date ({count} packages)\n")
+            sys.stderr.write(f"strawpot.lock is up to date ({plural.count(count, 'package')})\n")
             return
     from strawpot.commands._install_output import RichReporter
     from strawpot.install.options import LockMode, Options, TreeMode
@@ -52,13 +53,13 @@ def command(
     if not as_json:
         from strawpot.console import err_console
 
-        count = len(outcome.lock.packages) if outcome.lock else 0
+        packages = plural.count(len(outcome.lock.packages) if outcome.lock else 0, "package")
         if dry_run:
             err_console.print(f"Would {'write' if outcome.lock_changed else 'keep'} {the_project.lock_path.name} "
-                              f"({count} packages)", markup=False)
+                              f"({packages})", markup=False)
         elif check:
-            err_console.print(f"{the_project.lock_path.name} is up to date ({count} packages)", markup=False)
+            err_console.print(f"{the_project.lock_path.name} is up to date ({packages})", markup=False)
         elif outcome.lock_written:
-            err_console.print(f"Wrote {the_project.lock_path.name} ({count} packages)", markup=False)
+            err_console.print(f"Wrote {the_project.lock_path.name} ({packages})", markup=False)
         else:
-            err_console.print(f"{the_project.lock_path.name} is up to date ({count} packages)", markup=False)
+            err_console.print(f"{the_project.lock_path.name} is up to date ({packages})", markup=False)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import rich_click as click
 
 from strawpot.commands._options import json_option, registry_option
+from strawpot.model.plural import count
 
 if TYPE_CHECKING:
     from strawpot.publishing.prepare import Upload
@@ -80,7 +81,7 @@ def _publish_one(
         return
     out_console.print(
         f"published {upload.kind.value} {upload.slug} {upload.version} to {url}"
-        f" ({len(upload.files)} file(s), {upload.total_size} bytes)",
+        f" ({count(len(upload.files), 'file')}, {count(upload.total_size, 'byte')})",
         markup=False,
     )
 

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import rich_click as click
 
+from strawpot.model.plural import count
+
 if TYPE_CHECKING:
     from registry_server.storage.backends import StorageSpec
     from registry_server.storage.sql import SQLStorage
@@ -62,14 +64,15 @@ def command() -> None:
               help="Requests per second per client address (bursts of twice that); 0 turns limiting off.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Server processes sharing the port (uvicorn's process manager).")
-@click.option("--quiet", "-q", is_flag=True, help="No access log (one line per request on stderr).")
+@click.option("--access-log", is_flag=True, help="One line per request on stderr (client, method, path, status).")
+@click.option("--quiet", "-q", is_flag=True, hidden=True)  # the default since the access log became opt-in
 @click.option("--public-url", metavar="URL", default=None,
               help="The address clients reach this registry at, shown in the pages' install hints "
                    "(default: [registry] public_url; without one the hint is left out, never taken from Host).")
 def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None,
-          rate_limit: float, workers: int, quiet: bool, public_url: str | None) -> None:
+          rate_limit: float, workers: int, access_log: bool, quiet: bool, public_url: str | None) -> None:
     """Serve the registry until interrupted (Ctrl-C stops it cleanly, exit 0); prints its URL on stderr once
-    listening, then one line per request unless --quiet.
+    listening, then only problems (--access-log: a line per request too).
 
     Refuses (exit 2) a database whose schema is older or newer than this version's: run `registry migrate`."""
     from registry_server.server import serve as run
@@ -80,7 +83,8 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
     _check_listen(host, port)  # before the data folder is created: a busy port leaves nothing behind
     _open_storage(spec).close()
     try:
-        run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=not quiet, public_url=public)
+        run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=access_log and not quiet,
+            public_url=public)
     except KeyboardInterrupt:  # uvicorn shut down gracefully, then re-raised the signal it caught
         click.echo("registry stopped", err=True)
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start; 3 means "resolution conflict" here
@@ -145,7 +149,7 @@ def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str
     verb = "would remove" if dry_run else "removed"
     for sha in report.removed:
         click.echo(f"{verb} {sha}")
-    click.echo(f"{verb} {len(report.removed)} blob(s); kept {report.kept} ({report.young} younger than {grace})")
+    click.echo(f"{verb} {count(len(report.removed), 'blob')}; kept {report.kept} ({report.young} younger than {grace})")
 
 
 def _check_listen(host: str, port: int) -> None:

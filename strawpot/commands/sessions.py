@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -79,8 +78,9 @@ def command(action: str | None, run_id: str | None, prune: bool, project: Path |
 
 
 def _list(runs: list[dict[str, Any]], as_json: bool) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from strawpot.console import new_console
 
     if as_json:
         print_json({"sessions": [{k: v for k, v in r.items() if k != "agents"} | {"agents": len(r.get("agents", []))}
@@ -96,8 +96,7 @@ def _list(runs: list[dict[str, Any]], as_json: bool) -> None:
         agents = ", ".join(f"{n} {s}" for s in dict.fromkeys(states) if (n := states.count(s))) or "0"
         table.add_row(str(r.get("run_id")), _when(r.get("started_at")), str(r.get("role", "")), str(r.get("state", "")),
                       "-" if exit_code is None else str(exit_code), agents, _worktree(r))
-    # piped output keeps whole ids and dates rather than wrapping to 80 columns
-    Console(highlight=False, width=None if sys.stdout.isatty() else 200).print(table)
+    new_console(stderr=False).print(table)
 
 
 def _show(data: dict[str, Any], as_json: bool) -> None:

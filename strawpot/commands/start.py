@@ -142,20 +142,21 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     """
     import signal
 
-    from rich.console import Console
-
     from orchestrator.ask import Asker
     from orchestrator.binding import BindingError
     from orchestrator.launch import Launch
     from orchestrator.progress import JsonProgress
     from orchestrator.runtime import RuntimeFailure
+    from orchestrator.session import INTERRUPTED, STOPPED_EXIT_CODE
     from orchestrator.staging import StagingError
     from orchestrator.tmux import forget_own_socket, session_name
     from strawpot.commands._interactive import exit_code_of
+    from strawpot.console import new_console
     from strawpot.model.errors import StrawpotError
+    from strawpot.model.plural import count
     from strawpot.settings import env_policy, load_settings
 
-    err = Console(stderr=True, quiet=progress == "json")
+    err = new_console(stderr=True, quiet=progress == "json")
     asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr))
     observer = JsonProgress(sys.stderr, run_id) if progress == "json" else None
     launch = Launch(prepared, task=task or "", asker=asker, run_id=run_id,
@@ -169,11 +170,11 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
                 else launch.start_root(task or "", attach=attach))
         done = launch.wait_root(root)
     except KeyboardInterrupt:
-        stopped = launch.close("interrupted", 130)
-        err.print(f"interrupted: stopped {len(stopped)} agent(s)", highlight=False)
+        stopped = launch.close(INTERRUPTED, STOPPED_EXIT_CODE)
+        err.print(f"interrupted: stopped {count(len(stopped), 'agent')}", highlight=False)
         if launch.merged.message:
             err.print(launch.merged.message, highlight=False, soft_wrap=True)
-        raise SystemExit(130) from None
+        raise SystemExit(STOPPED_EXIT_CODE) from None
     except (StagingError, RuntimeFailure, BindingError) as exc:
         launch.close("failed", None)
         raise StrawpotError(f"could not start role {prepared.role}: {exc}") from None

@@ -42,8 +42,9 @@ def command(packages: tuple[str, ...], is_global: bool, project: Path | None, re
         if added:
             manifest.save()
     reporter = RichReporter(quiet=as_json)
-    for pid in added:
-        reporter.status(f"Trusted {pid} in {the_project.manifest_path.name}")
+    for pid in dict.fromkeys(ids):
+        reporter.status(f"Trusted {pid} in {the_project.manifest_path.name}" if pid in added
+                        else f"{pid} is already trusted in {the_project.manifest_path.name}")
     outcome = run(the_project, None, Options(registry=registry, tools="skip", trust_now=frozenset(ids)),
                   reporter=reporter)
     if as_json:

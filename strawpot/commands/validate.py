@@ -7,6 +7,7 @@ from pathlib import Path
 import rich_click as click
 
 from strawpot.commands._options import json_option
+from strawpot.model.plural import count
 
 SECTION = "publishing"
 
@@ -27,7 +28,7 @@ def command(path: Path, run_wrapper: bool, as_json: bool) -> None:
     except PackageInvalid as exc:
         for issue in exc.issues:
             err_console.print(f"[red]✗[/] {issue}", markup=True, highlight=False, soft_wrap=True)
-        raise UsageError(f"{exc.where or path}: {len(exc.issues)} problem(s) found") from None
+        raise UsageError(f"{exc.where or path}: {count(len(exc.issues), 'problem')} found") from None
     if as_json:
         from strawpot.commands._options import print_json
 

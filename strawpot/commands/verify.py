@@ -7,6 +7,7 @@ from pathlib import Path
 import rich_click as click
 
 from strawpot.commands._options import project_options
+from strawpot.model.plural import count
 
 SECTION = "packages"
 
@@ -47,8 +48,8 @@ def command(is_global: bool, project: Path | None, as_json: bool) -> None:
     if problems:
         records = sum(1 for p in problems if p.source == "record")
         raise IntegrityFailure(
-            f"{len(problems) - records} difference(s) with {the_project.lock_path.name} and {records} with install "
-            f"records in {the_project.tree_root}",
+            f"{count(len(problems) - records, 'difference')} with {the_project.lock_path.name} and {records} "
+            f"with install records in {the_project.tree_root}",
             hint="`strawpot sync` reinstalls the locked files and rebuilds what a trusted install script built",
         )
     if not as_json:
@@ -57,6 +58,8 @@ def command(is_global: bool, project: Path | None, as_json: bool) -> None:
         files = sum(len(p.files) for p in lock.packages)
         tree = InstalledTree(the_project.tree_root)
         built = [r for p in lock.packages if (r := tree.record(p.kind, p.name)) is not None]
-        outputs = f"; {sum(len(r.outputs) for r in built)} built files of {len(built)} packages match their install " \
-                  "records" if built else ""
-        err_console.print(f"ok: {len(lock.packages)} packages, {files} files match the lock{outputs}", markup=False)
+        outputs = sum(len(r.outputs) for r in built)
+        matches = f"; {count(outputs, 'built file')} of {count(len(built), 'package')} " + (
+            "matches its install record" if outputs == 1 else "match their install records") if built else ""
+        err_console.print(f"ok: {count(len(lock.packages), 'package')}, {count(files, 'file')} "
+                          f"match the lock{matches}", markup=False)

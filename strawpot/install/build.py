@@ -7,7 +7,9 @@ a script that fails leaves every package at its previous version. Whether a scri
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Collection, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -131,9 +133,11 @@ class Builder:
 
     def __init__(self, tree_root: Path, trust: TrustPolicy, *, timeout: float, ignore: bool,
                  confirm: Callable[[Script], bool], echo: Callable[[str], None],
-                 env_policy: EnvPolicy | None = None, sandbox: SandboxSettings | None = None) -> None:
+                 env_policy: EnvPolicy | None = None, sandbox: SandboxSettings | None = None,
+                 running: Callable[[str], AbstractContextManager[None]] = lambda message: nullcontext()) -> None:
         self.tree_root, self.trust, self.timeout, self.ignore = tree_root, trust, timeout, ignore
         self.confirm, self.echo, self.env_policy, self.sandbox = confirm, echo, env_policy, sandbox
+        self.running = running
         self.builds = Builds()
 
     def allowed(self, script: Script) -> bool:
@@ -154,11 +158,18 @@ class Builder:
         """Run the script in the staged folder (INSTALL_DIR: a fresh folder whose files join it after) and
         write its install record; ScriptFailed when it fails or does not build its `bin`."""
         shipped = snapshot(staged.tmp)
-        self.echo(f"Running the install script of {script.what}")
         log = log_path(self.tree_root, script.pkg.kind, script.pkg.name)
-        run_script(ScriptRun(script.what, script.text, log, bin=script.bin, os_name=current_os(),
-                             env_policy=self.env_policy),
-                   staged.tmp, timeout=self.timeout, shipped={f.path for f in script.pkg.files}, sandbox=self.sandbox)
+        self.echo(f"Running the install script of {script.what} (log: {log})")
+        try:
+            with self.running(f"install script of {script.what} (log: {log})"):
+                run_script(ScriptRun(script.what, script.text, log, bin=script.bin, os_name=current_os(),
+                                     env_policy=self.env_policy),
+                           staged.tmp, timeout=self.timeout, shipped={f.path for f in script.pkg.files},
+                           sandbox=self.sandbox)
+        except KeyboardInterrupt:  # run_script stopped it; the log says so, not just where the output ends
+            with contextlib.suppress(OSError), open(log, "a", encoding="utf-8") as fh:
+                fh.write("\n[strawpot] aborted (Ctrl-C): the script was stopped; the package was not installed\n")
+            raise
         record = make_record(current_os(), script.text, shipped, snapshot(staged.tmp))
         atomic_write(staged.tmp / RECORD_FILE, record.dumps())  # replaces (never follows) whatever the script left
         self.builds.ran.append(script.id)

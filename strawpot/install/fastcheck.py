@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.path_source import path_row, workspace_rows
+from strawpot.model.plural import count
 
 if TYPE_CHECKING:
     from strawpot.model.lockfile import Lockfile
@@ -263,5 +264,5 @@ def noop_install(project: Path | None, is_global: bool, *, frozen: bool, skip_to
             return False  # the full path reports them, with their install hints
     elapsed = time.perf_counter() - started
     if not quiet:
-        sys.stderr.write(f"Already up to date ({len(packages)} packages) in {elapsed:.2f}s\n")
+        sys.stderr.write(f"Already up to date ({count(len(packages), 'package')}) in {elapsed:.2f}s\n")
     return True

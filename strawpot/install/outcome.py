@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from strawpot.install.build import Builds
@@ -32,6 +33,10 @@ class Reporter(Protocol):
 
     def waiting(self, message: str) -> contextlib.AbstractContextManager[None]: ...
 
+    def running(self, message: str) -> contextlib.AbstractContextManager[None]:
+        """While a long task (an install script) runs: show that it still does."""
+        ...
+
 
 class Callback(Protocol):
     def __call__(self, pkg: LockedPackage) -> None: ...
@@ -52,6 +57,10 @@ class QuietReporter:
     def waiting(self, message: str) -> Iterator[None]:
         yield
 
+    @contextlib.contextmanager
+    def running(self, message: str) -> Iterator[None]:
+        yield
+
 
 @dataclass
 class Outcome:
@@ -69,8 +78,10 @@ class Outcome:
     tool_hints_ran: bool = False  # install commands ran (--install-tools, or yes at the prompt); still missing after
     saved: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries written
     previous_specs: dict[tuple[Kind, str], str] = field(default_factory=dict)  # of saved entries that existed
+    dropped: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries removed, with their spec
     builds: Builds = field(default_factory=lambda: Builds())
     warnings: list[str] = field(default_factory=list)
+    gitignored: Path | None = None  # the .gitignore this first install added `.strawpot/` to
 
     def as_dict(self) -> dict[str, object]:
         return {

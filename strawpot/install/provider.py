@@ -8,7 +8,6 @@ metadata arrives), so a solve over a high-latency link costs about one round tri
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -20,6 +19,7 @@ from strawpot.model.dependencies import read_edges
 from strawpot.model.errors import StrawpotError
 from strawpot.model.ids import display, package_id, split_id
 from strawpot.model.kinds import Kind
+from strawpot.model.suggest import closest
 
 if TYPE_CHECKING:
     from hub_client import HubClient
@@ -249,8 +249,7 @@ class HubProvider:
         except (HubError, AttributeError, TypeError, ValueError):
             return None
         names.discard(name)
-        close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.6)
-        return close[0] if close else None
+        return closest(name, names)
 
 
 def _newest(found: PackageVersions) -> VersionInfo | None:

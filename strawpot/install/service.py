@@ -20,6 +20,7 @@ from strawpot.install.plan import Plan, make_plan
 from strawpot.install.tools import install_missing, missing_tools
 from strawpot.model.errors import LockOutdated, StrawpotError, UsageError
 from strawpot.model.fs import file_lock
+from strawpot.model.gitignore import ignore_tree
 from strawpot.model.ids import package_id
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
@@ -56,13 +57,16 @@ def run(
     try:
         with file_lock(project.lock_file_path) if operation.options.writes else contextlib.nullcontext():
             try:
-                return operation.execute()
+                outcome = operation.execute()
             finally:
                 operation.close()
     except BaseException:
         if fresh_tree:
             remove_empty_tree(project)  # a failed first install leaves no `.strawpot/` behind
         raise
+    if fresh_tree and not project.is_global and project.tree_root.is_dir():
+        outcome.gitignored = ignore_tree(project.dir)  # run state never shows in `git status`
+    return outcome
 
 
 def _preflight(project: Project, options: Options) -> Inputs:
@@ -252,9 +256,10 @@ class _Run:
 
     def _edit_manifest(self, manifest: Manifest, previous: Lockfile | None) -> None:
         for kind, name in self.edit.remove:
-            if manifest.get(kind, name) is None:
+            if (entry := manifest.get(kind, name)) is None:
                 raise UsageError(self._not_direct(kind, name, previous))
             manifest.remove(kind, name)
+            self.outcome.dropped.append((kind, name, entry.spec))
         for req in self.edit.add:
             if req.spec is not None:
                 if (before := manifest.get(req.kind, req.name)) is not None:
@@ -390,7 +395,8 @@ class _Run:
         confirm = getattr(self.reporter, "confirm_script", None) or (lambda script: False)  # cannot ask: never trusts
         return Builder(self.tree.root, trust, timeout=settings.timeout, ignore=self.options.scripts == "ignore",
                        confirm=confirm, echo=self.reporter.status, env_policy=self.env_policy,
-                       sandbox=settings.sandbox)
+                       sandbox=settings.sandbox,
+                       running=getattr(self.reporter, "running", None) or (lambda message: contextlib.nullcontext()))
 
     def _pin_trust(self, lock: Lockfile, trust: TrustPolicy) -> Lockfile:
         """`lock` with the texts trusted in this run pinned (not under --frozen: that lock is not written), and

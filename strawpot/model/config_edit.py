@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from tomlkit.items import Table
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.settings import SCHEMA, check, from_text
+from strawpot.model.suggest import did_you_mean
 
 
 def set_value(path: Path, key: str, text: str, *, is_global: bool) -> None:
@@ -30,8 +30,8 @@ def set_value(path: Path, key: str, text: str, *, is_global: bool) -> None:
             raise UsageError(f"{key}: name one variable, as agents.NAME.env.VAR")
         value = text if parts[2] == "env" else _toml_value(text)
     else:
-        close = difflib.get_close_matches(key, SCHEMA, n=1, cutoff=0.6)
-        raise UsageError(f"unknown setting {key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
+        suggestion = did_you_mean(key, SCHEMA, show="'{}'")
+        raise UsageError(f"unknown setting {key!r}" + (f" ({suggestion})" if suggestion else ""),
                          hint="`strawpot config show` lists every setting")
     document = _load(path)
     table: Any = document

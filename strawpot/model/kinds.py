@@ -27,8 +27,12 @@ class Kind(StrEnum):
         for kind in cls:
             if lowered in (kind.value, kind.plural):
                 return kind
-        names = ", ".join(k.value for k in cls)
-        raise ValueError(f"unknown package kind {text!r} (expected one of: {names})")
+        from strawpot.model.suggest import did_you_mean
+
+        names = [k.value for k in cls]
+        suggestion = did_you_mean(lowered, names)
+        raise ValueError(f"unknown package kind {text!r}{'; ' + suggestion if suggestion else ''} "
+                         f"(the kinds: {', '.join(names)})")
 
     @classmethod
     def from_main_file(cls, filename: str) -> Kind | None:

@@ -13,6 +13,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.params import ParamSpec, parse_specs
 from strawpot.model.paths import UnsafePath, safe_relative_path
 from strawpot.model.platform import OPERATING_SYSTEMS, current_os
+from strawpot.model.plural import count
 
 MAX_FILES = 100
 MAX_FILE_SIZE = 10 * 1024 * 1024
@@ -39,7 +40,7 @@ class PackageInvalid(ValueError):
         self.issues = issues
         self.where = where
         head = f"{where}: " if where else ""
-        super().__init__(f"{head}{len(issues)} problem(s): " + "; ".join(map(str, issues)))
+        super().__init__(f"{head}{count(len(issues), 'problem')}: " + "; ".join(map(str, issues)))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ agent); `[agents.<name>.env]` is read from the global file only, since the proje
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -19,6 +18,7 @@ from typing import Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
+from strawpot.model.suggest import closest, did_you_mean
 
 LAYERS = ("default", "global", "project", "env", "flag")
 # Tables of the project file that hold requirements, not settings (the manifest reads them).
@@ -123,7 +123,8 @@ def mistyped_table(data: Mapping[str, Any]) -> Mistyped | None:
         if key in REQUIREMENT_TABLES:
             continue
         singular = [kind.plural for kind in Kind if key == kind.value]
-        close = singular or difflib.get_close_matches(str(key), plurals, n=1, cutoff=0.8)
+        near = closest(str(key), plurals, cutoff=0.8)
+        close = singular or ([near] if near else [])
         if not close:
             continue
         if key not in SETTINGS_TABLES:
@@ -358,8 +359,8 @@ def _unknown(source: Source, dotted: str, message: str) -> str:
 
 
 def _close(dotted: str) -> str:
-    match = difflib.get_close_matches(dotted, SCHEMA, n=1, cutoff=0.75)
-    return f" (did you mean '{match[0]}'?)" if match else ""
+    suggestion = did_you_mean(dotted, SCHEMA, cutoff=0.75, show="'{}'")  # dotted keys share long prefixes
+    return f" ({suggestion})" if suggestion else ""
 
 
 def _described(key: Key) -> str:

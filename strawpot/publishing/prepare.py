@@ -12,6 +12,7 @@ from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 from strawpot.model.package import Package, PackageInvalid, parse_package
 from strawpot.model.package_folder import load_package
+from strawpot.model.plural import count
 
 _VERSION_LINE = re.compile(r"^version[ \t]*:.*?(\r?)$", re.MULTILINE)
 
@@ -64,7 +65,7 @@ class Upload:
 def invalid_package(exc: PackageInvalid, path: Path | str) -> UsageError:
     """One UsageError listing every problem of a package, each on its own line."""
     lines = "\n".join(f"  {issue}" for issue in exc.issues)
-    return UsageError(f"{exc.where or path}: {len(exc.issues)} problem(s) found:\n{lines}")
+    return UsageError(f"{exc.where or path}: {count(len(exc.issues), 'problem')} found:\n{lines}")
 
 
 def prepare_upload(

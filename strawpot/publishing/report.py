@@ -6,6 +6,7 @@ import hashlib
 from typing import Any
 
 from strawpot.model.install_command import install_lines
+from strawpot.model.plural import count
 from strawpot.publishing.prepare import Upload
 
 
@@ -51,7 +52,7 @@ def upload_lines(upload: Upload, url: str) -> list[str]:
     for f in upload.files:
         mode = "rwxr-xr-x" if f.registry_executable else "rw-r--r--"
         lines.append(f"  {str(f.size).rjust(size_width)}  {mode}  {f.path}")
-    lines.append(f"total: {upload.total_size} bytes in {len(upload.files)} file(s)")
+    lines.append(f"total: {count(upload.total_size, 'byte')} in {count(len(upload.files), 'file')}")
     lines += install_lines(upload.package.install)
     return lines
 

@@ -15,6 +15,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.package import Package
 from strawpot.model.params import defaults as param_defaults
 from strawpot.model.platform import current_os
+from strawpot.model.plural import count
 from strawpot.model.wrapper import BuildOutputError, BuildRequest, indented, parse_build_output
 
 DEFAULT_TIMEOUT = 30.0
@@ -111,4 +112,4 @@ def _tail(label: str, raw: bytes | str | None) -> str:
         return ""
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
     lines = text.rstrip().splitlines()[-_TAIL_LINES:]
-    return f"\n{label} (last {len(lines)} line(s)):" + indented("\n".join(lines)) if lines else ""
+    return f"\n{label} (last {count(len(lines), 'line')}):" + indented("\n".join(lines)) if lines else ""

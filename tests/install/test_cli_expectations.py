@@ -49,7 +49,7 @@ def test_a_subfolder_of_a_project_works_on_that_project(tmp_path: Path, registry
     assert added.returncode == 0, added.stderr
     assert sorted(p.name for p in deeper.iterdir()) == []
     assert "git-workflow" in (project / "strawpot.toml").read_text()
-    assert "creating a new project" not in added.stderr
+    assert "new project" not in added.stderr
 
 
 def test_project_overrides_discovery(tmp_path: Path, registry: Any) -> None:
@@ -68,8 +68,26 @@ def test_a_new_project_is_announced(tmp_path: Path, registry: Any) -> None:
     project = new_project(tmp_path)
     result = run("install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url)
     assert result.returncode == 0, result.stderr
-    assert f"no strawpot.toml in {project.resolve()} or any folder above it" in result.stderr
-    assert "creating a new project here" in result.stderr
+    assert f"no strawpot.toml in {project.resolve()} or any folder above it, so this is a new project" \
+        in result.stderr
+
+
+def test_a_typo_makes_no_project_and_says_none(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    result = run("install", "skill", "git-worflow", "--skip-tools", cwd=project, url=registry.url)
+    assert result.returncode != 0 and "git-workflow" in result.stderr, result.stderr  # the suggestion
+    assert "new project" not in result.stderr, result.stderr
+    assert sorted(p.name for p in project.iterdir()) == []
+
+
+def test_a_bare_install_outside_a_project_writes_nothing(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    for extra in ([], ["--project", str(project)]):
+        result = run("install", *extra, cwd=project, url=registry.url)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.startswith(f"error: no strawpot.toml or strawpot.lock in {project.resolve()}")
+        assert "strawpot init" in result.stderr
+        assert sorted(p.name for p in project.iterdir()) == []
 
 
 # -- finding 3: strawpot.toml and strawpot.lock keep the mode the user gave them --------------------------------
@@ -219,19 +237,19 @@ def test_tables_piped_to_a_file_do_not_wrap(tmp_path: Path, registry: Any) -> No
     assert "1.0.0" in row and "1.1.0" in row, result.stdout
 
 
-def test_registry_serve_stops_cleanly_on_ctrl_c_and_logs_requests(tmp_path: Path) -> None:
+def test_registry_serve_stops_cleanly_on_ctrl_c_and_logs_requests_only_when_asked(tmp_path: Path) -> None:
     import re
     import signal
     import time
 
     import httpx
 
-    for quiet in (False, True):
+    for quiet in (True, False):  # quiet by default (a tour runs it in the background of its terminal)
         log = tmp_path / f"serve-{quiet}.log"
         with log.open("wb") as out:
             process = subprocess.Popen(
                 [STRAWPOT, "registry", "serve", "--port", "0", "--data", str(tmp_path / "data"),
-                 *(["--quiet"] if quiet else [])], stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+                 *([] if quiet else ["--access-log"])], stdout=out, stderr=out, stdin=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
         try:
             deadline = time.monotonic() + 30
@@ -368,7 +386,7 @@ def test_lock_dry_run_writes_nothing(tmp_path: Path, registry: Any) -> None:
     (project / "strawpot.toml").write_text('[skills]\ncode-style = "^1"\n')
     result = run("lock", "--dry-run", cwd=project, url=registry.url)
     assert result.returncode == 0, result.stderr
-    assert "Would write strawpot.lock (1 packages)" in result.stderr
+    assert "Would write strawpot.lock (1 package)" in result.stderr
     assert sorted(p.name for p in project.iterdir()) == ["strawpot.toml"]
 
 
@@ -459,3 +477,53 @@ def test_registry_token_list_and_revoke(tmp_path: Path) -> None:
         again = run("registry", "token", "revoke", rows[1][0], "--data", str(live.data_dir), cwd=tmp_path / "p",
                     url=live.url)
         assert again.returncode == 2 and "no token matches" in again.stderr
+
+
+# -- issue 30, item 4: run state stays out of git -----------------------------------------------------------------
+
+def test_the_first_install_in_a_git_repository_ignores_the_tree(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    first = run("install", "skill", "code-style", "--skip-tools", cwd=project, url=registry.url)
+    assert first.returncode == 0, first.stderr
+    assert (project / ".gitignore").read_text() == ".strawpot/\n"
+    assert "Added .strawpot/ to .gitignore" in first.stderr
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project, check=True,
+                            capture_output=True, text=True).stdout
+    assert sorted(status.splitlines()) == ["?? .gitignore", "?? strawpot.lock", "?? strawpot.toml"], status
+    (project / ".gitignore").write_text("")  # the user took it out: later installs respect that
+    again = run("install", "skill", "git-workflow", "--skip-tools", cwd=project, url=registry.url)
+    assert again.returncode == 0 and (project / ".gitignore").read_text() == "", again.stderr
+
+
+def test_init_in_a_git_repository_ignores_the_tree_and_nowhere_else(tmp_path: Path, registry: Any) -> None:
+    plain, tracked = new_project(tmp_path), tmp_path / "tracked"
+    tracked.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=tracked, check=True)
+    assert run("init", cwd=plain, url=registry.url).returncode == 0
+    assert sorted(p.name for p in plain.iterdir()) == ["strawpot.toml"]
+    header = (plain / "strawpot.toml").read_text()  # no path of our repository in the user's file
+    assert "docs/" not in header and "`strawpot config show\n# --origin`" in header
+    result = run("init", cwd=tracked, url=registry.url)
+    assert result.returncode == 0, result.stderr
+    assert (tracked / ".gitignore").read_text() == ".strawpot/\n"
+    assert "Added .strawpot/ to .gitignore" in result.stderr
+
+
+# -- issue 30, item 7: remove says what it removed, and --dry-run what it would ----------------------------------
+
+def test_remove_says_what_it_removed_and_dry_run_what_it_would(tmp_path: Path, registry: Any) -> None:
+    project = new_project(tmp_path)
+    added = run("install", "skill", "code-style", "skill", "git-workflow", "--skip-tools", cwd=project,
+                url=registry.url)
+    assert added.returncode == 0, added.stderr
+    dry = run("remove", "--dry-run", "skill", "code-style", cwd=project, url=registry.url)
+    assert dry.returncode == 0, dry.stderr
+    assert "Would write strawpot.lock (1 package)" in dry.stderr
+    assert 'Would remove skill code-style = "^1.0.0" from strawpot.toml' in dry.stderr
+    assert "code-style" in (project / "strawpot.toml").read_text()
+    done = run("remove", "skill", "code-style", cwd=project, url=registry.url)
+    assert done.returncode == 0, done.stderr
+    assert 'Removed skill code-style = "^1.0.0" from strawpot.toml' in done.stderr
+    assert " - skill code-style 1.0.0" in done.stderr
+    assert "code-style" not in (project / "strawpot.toml").read_text()

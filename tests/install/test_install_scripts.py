@@ -58,7 +58,7 @@ def test_trusted_script_runs_in_the_package_and_its_record_is_verified(cli, proj
 
     ok = cli("verify", "--project", project.dir)
     assert ok.code == 0, ok.text
-    assert "2 built files of 1 packages match their install records" in ok.err
+    assert "2 built files of 1 package match their install records" in ok.err
 
     # a built file changed: verify reports it apart from the lock, and install rebuilds it
     (folder / "bin" / "tool").write_text("#!/bin/sh\necho evil\n")
@@ -77,7 +77,7 @@ def test_trusted_script_runs_in_the_package_and_its_record_is_verified(cli, proj
     for args in (("install",), ("sync",), ("install", "--frozen")):
         kept = cli(*args, "--project", project.dir)
         assert kept.code == 0 and "Ran the install script" not in kept.err, kept.text
-        assert "Already up to date (1 packages)" in kept.err  # the no-op check knows the install record
+        assert "Already up to date (1 package)" in kept.err  # the no-op check knows the install record
     assert (folder / "built.txt").stat().st_mtime_ns == before
     (folder / "built.txt").unlink()  # --frozen rebuilds too
     frozen = cli("install", "--frozen", "--project", project.dir)
@@ -109,6 +109,8 @@ def test_untrusted_script_is_skipped_under_yes_then_trust_runs_it(cli, project, 
     manifest = tomllib.loads(project.manifest_path.read_text())
     assert manifest["scripts"] == {"trusted": [f"skill:{slug}"]}
     assert cli("verify", "--project", project.dir).code == 0
+    again = cli("trust", f"skill:{slug}", "--project", project.dir)
+    assert again.code == 0 and f"skill:{slug} is already trusted in strawpot.toml" in again.err, again.text
 
 
 def test_ignore_scripts_and_dry_run(cli, project, registry, trust_project):
@@ -285,6 +287,10 @@ def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, 
     assert not _alive(child), "the script's child outlived Ctrl-C"
     assert not (project.dir / ".strawpot" / "skills" / slug).exists() and not project.lock_path.exists()
     assert not [p for p in (project.dir / ".strawpot" / "skills").iterdir() if p.name.startswith(".tmp-")]
+    log = project.dir / ".strawpot" / "logs" / f"install-skill-{slug}.log"
+    assert f"Running the install script of skill {slug} 1.0.0 (log: {log})" in err  # where to look, at once
+    assert log.read_text().endswith("[strawpot] aborted (Ctrl-C): the script was stopped; the package was not "
+                                    "installed\n"), log.read_text()
 
 
 def test_on_a_terminal_install_shows_the_script_in_full_and_asks(project, registry):

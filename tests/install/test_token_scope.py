@@ -74,9 +74,7 @@ def test_the_token_is_not_sent_to_a_registry_named_by_strawpot_toml(tmp_path: Pa
     assert result.returncode == 0, result.stderr
     assert auth_seen(b) == {None}
     assert not a.seen
-    warning = f"warning: STRAWPOT_TOKEN is not sent to {b.url} (named by strawpot.toml)"
-    assert result.stderr.count(warning) == 1, result.stderr
-    assert f"STRAWPOT_TOKEN_REGISTRY={b.url}" in result.stderr
+    assert "STRAWPOT_TOKEN" not in result.stderr, result.stderr  # an anonymous read needs no token: no noise
 
 
 @pytest.mark.parametrize("how", ["STRAWPOT_TOKEN_REGISTRY", "--registry", "STRAWPOT_REGISTRY_URL"])
@@ -114,7 +112,7 @@ def test_the_token_is_not_sent_to_the_source_a_lock_names(tmp_path: Path, proxie
     result = run("install", "--frozen", "--skip-tools", cwd=project, env={"STRAWPOT_TOKEN": TOKEN})
     assert result.returncode == 0, result.stderr
     assert auth_seen(b) == {None}
-    assert "(named by the source recorded in strawpot.lock)" in result.stderr
+    assert "STRAWPOT_TOKEN" not in result.stderr, result.stderr
 
 
 def test_a_token_stored_for_that_registry_is_still_its_own(tmp_path: Path, proxies) -> None:  # type: ignore[no-untyped-def]
@@ -135,5 +133,14 @@ def test_publish_to_a_registry_named_by_the_project_does_not_send_the_token(tmp_
     (pkg / "SKILL.md").write_text("---\nname: mine\ndescription: d\nversion: 1.0.0\n---\n# mine\n")
     result = run("publish", str(pkg), cwd=project, env={"STRAWPOT_TOKEN": TOKEN})
     assert result.returncode == 1, result.stdout + result.stderr
-    assert f"no token for the registry {b.url}" in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [
+        f"error: no token for the registry {b.url}: STRAWPOT_TOKEN is set but not sent to {b.url} (named by "
+        f"strawpot.toml): it is meant for {a.url}",
+        f"hint: to send it there, set STRAWPOT_TOKEN_REGISTRY={b.url}; or log in with "
+        f"`strawpot login --registry {b.url}`"], result.stderr  # not "set STRAWPOT_TOKEN": it is set
     assert all(auth is None for _, _, auth in b.seen)
+    whoami = run("whoami", cwd=project, env={"STRAWPOT_TOKEN": TOKEN})
+    assert whoami.returncode == 1 and f"set STRAWPOT_TOKEN_REGISTRY={b.url}" in whoami.stderr, whoami.stderr
+    assert "or set STRAWPOT_TOKEN" not in whoami.stderr
+    run("whoami", cwd=project, env={"STRAWPOT_TOKEN": TOKEN, "STRAWPOT_TOKEN_REGISTRY": b.url})
+    assert f"Bearer {TOKEN}" in auth_seen(b)  # the fix the hint names works

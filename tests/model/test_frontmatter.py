@@ -116,4 +116,4 @@ def test_validate_fails_fast_with_one_line_on_each_hostile_file(tmp_path: Path, 
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 2 and lines[0].startswith("✗ SKILL.md: frontmatter: "), lines
-    assert lines[1].startswith("error: ") and "1 problem(s) found" in lines[1], lines
+    assert lines[1].startswith("error: ") and "1 problem found" in lines[1], lines

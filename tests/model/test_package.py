@@ -85,7 +85,7 @@ def test_bad_skill_messages_say_what_is_wrong() -> None:
     assert "'>>1'" in text["metadata.strawpot.dependencies[0]"]
     assert "not 42" in text["metadata.strawpot.dependencies[1]"]
     assert text["metadata.strawpot.bin.plan9"] == "unknown OS (use linux, macos, windows)"
-    assert "6 problem(s)" in str(info.value)
+    assert "6 problems" in str(info.value)
 
 
 def test_bad_agent_reports_its_escaping_bin() -> None:

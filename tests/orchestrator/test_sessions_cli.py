@@ -102,7 +102,7 @@ def test_headless_lists_every_missing_variable_with_its_description(project, tmp
     project.build(typed_agent(tmp_path))
     proc = start(project, "echo:x", env={**env, "STUB_TOKEN": ""})  # empty counts as missing
     assert proc.returncode == 7, proc.stderr
-    assert "2 required environment variable(s) not set" in proc.stderr
+    assert "2 required environment variables not set" in proc.stderr
     assert "STUB_TOKEN (required by agent stub-agent): Token the stub agent pretends to need" in proc.stderr
     assert "GH_TOKEN (required by skill planning): GitHub token for the planning board" in proc.stderr
     assert not project.sessions_dir.exists()
@@ -240,9 +240,13 @@ def test_cancel_the_whole_run(project, env, pid_alive) -> None:  # type: ignore[
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
+    assert f"run {run_id} cancelled (exit code 130)" in err  # one code: shown, recorded, returned
     assert all(not pid_alive(a["pid"]) for a in agents)
     data = json.loads((project.sessions_dir / run_id / "session.json").read_text())
-    assert data["state"] == "cancelled"
+    assert data["state"] == "cancelled" and data["exit_code"] == 130
+    assert {a["exit_code"] for a in data["agents"]} == {130}
+    listed = run(project, "sessions", env=env).stdout.splitlines()[1].split()
+    assert listed[listed.index("cancelled") + 1] == "130", listed
     assert {a["role"]: a["state"] for a in data["agents"]} == {"orchestrator": "cancelled", "implementer": "cancelled"}
     ended = run(project, "cancel", run_id, env=env)
     assert ended.returncode == 2 and f"run {run_id} has ended (cancelled)" in ended.stderr
@@ -293,6 +297,7 @@ def test_interrupted_start_leaves_no_agents(project, env, group_alive) -> None: 
             proc.kill()
     assert proc.returncode == 130
     assert json.loads(err.splitlines()[-1])["state"] == "interrupted"
+    assert json.loads(next(project.sessions_dir.glob("*/session.json")).read_text())["exit_code"] == 130
     assert not group_alive(agents[0]["pid"])
 
 
@@ -314,3 +319,13 @@ def test_cancel_after_the_runs_strawpot_died_stops_what_it_left_running(project,
     assert not any(pid_alive(a["pid"]) for a in agents)
     data = json.loads((project.sessions_dir / run_id / "session.json").read_text())
     assert data["state"] == "cancelled" and {a["state"] for a in data["agents"]} == {"cancelled"}
+
+
+@pytest.mark.parametrize(("state", "code", "recorded"), [
+    ("cancelled", -15, 130), ("cancelled", -9, 130), ("cancelled", None, 130), ("interrupted", 130, 130),
+    ("failed", -9, 137), ("failed", 3, 3), ("succeeded", 0, 0), ("timed_out", None, None),
+])
+def test_one_exit_code_convention_for_ended_runs(state: str, code: int | None, recorded: int | None) -> None:
+    from orchestrator.session import exit_code_for
+
+    assert exit_code_for(state, code) == recorded

@@ -169,7 +169,7 @@ def test_interrupt_stops_every_agent(project, group_alive) -> None:  # type: ign
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
-    assert "stopped 2 agent(s)" in err
+    assert "stopped 2 agents" in err
     for agent in agents:
         assert not group_alive(agent["pid"])
 

@@ -81,7 +81,7 @@ def _forget_socket(name: str) -> None:
 @pytest.fixture
 def terminal(project, tmp_path: Path) -> Iterator[Terminal]:  # type: ignore[no-untyped-def]
     if shutil.which("tmux") is None:
-        pytest.fail("tmux is not installed: scripts/bootstrap.sh installs it")
+        pytest.fail("tmux is not installed: `bash scripts/bootstrap.sh --test-tools` installs it")
     config = tmp_path / "config"
     config.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "STUB_TOKEN"}

@@ -80,7 +80,7 @@ def test_patch_brings_edits_and_new_files_back_and_keeps_the_users_own_changes(r
     assert (root / "notes.txt").read_text() == "notes\nmy own uncommitted line\n"
     assert (root / "scratch.txt").read_text() == "untracked, mine\n"
     assert branches(root) == ["main"] and worktrees(root) == [str(root)]
-    assert "applied the session's changes to your working tree (3 file(s))" in proc.stderr
+    assert "applied the session's changes to your working tree (3 files)" in proc.stderr
     assert the_run(repo)["isolation"]["state"] == "merged"
     assert git(root, "log", "--format=%s").split("\n")[0] == "first"  # the user's history is not touched
 

@@ -43,11 +43,11 @@ def published(module_registry, tmp_path_factory: pytest.TempPathFactory) -> dict
         assert result.returncode == 0, result.stderr
         outputs.append(result.stdout.strip())
     assert outputs == [
-        f"published skill git-workflow 1.0.0 to {reg.url} (1 file(s), {_size('skills/git-workflow')} bytes)",
-        f"published skill diff-reading 1.0.0 to {reg.url} (1 file(s), {_size('skills/diff-reading')} bytes)",
-        f"published skill github-pr 1.0.0 to {reg.url} (1 file(s), {_size('skills/github-pr')} bytes)",
-        f"published role scout 1.0.0 to {reg.url} (1 file(s), {_size('roles/scout')} bytes)",
-        f"published agent stub-agent 0.1.0 to {reg.url} (5 file(s), {_size('agents/stub-agent', AGENT_MAIN)} bytes)",
+        f"published skill git-workflow 1.0.0 to {reg.url} (1 file, {_size('skills/git-workflow')} bytes)",
+        f"published skill diff-reading 1.0.0 to {reg.url} (1 file, {_size('skills/diff-reading')} bytes)",
+        f"published skill github-pr 1.0.0 to {reg.url} (1 file, {_size('skills/github-pr')} bytes)",
+        f"published role scout 1.0.0 to {reg.url} (1 file, {_size('roles/scout')} bytes)",
+        f"published agent stub-agent 0.1.0 to {reg.url} (5 files, {_size('agents/stub-agent', AGENT_MAIN)} bytes)",
     ]
     return {"url": reg.url, "token": reg.token}
 

@@ -10,6 +10,7 @@ import pytest
 
 from strawpot.cli import main
 from strawpot.model.package import MAX_FILE_SIZE
+from strawpot.model.plural import count
 from strawpot.publishing.prepare import set_frontmatter_version
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -61,7 +62,7 @@ def test_dry_run_shows_fields_files_and_total_and_sends_nothing(
         mode = "rwxr-xr-x" if rel == "bin/stub-wrapper" else "rw-r--r--"
         assert any(line.split() == [str(sizes[rel]), mode, rel] for line in out.splitlines()), rel
     total = sum(sizes.values())
-    assert out.rstrip().splitlines()[-1] == f"total: {total} bytes in {len(files)} file(s)"
+    assert out.rstrip().splitlines()[-1] == f"total: {count(total, 'byte')} in {count(len(files), 'file')}"
     assert "nothing was sent" in err
 
 
@@ -153,7 +154,7 @@ def test_a_link_in_the_package_is_refused(capsys: pytest.CaptureFixture[str], re
 def test_every_problem_is_reported_at_once(capsys: pytest.CaptureFixture[str], recorder, token: None) -> None:
     code, _, err = run(capsys, "publish", str(FIXTURES / "broken" / "bad-skill"), "--registry", recorder.url)
     assert code == 2
-    assert "6 problem(s) found" in err
+    assert "6 problems found" in err
     for fld in ("name", "version", "description", "metadata.strawpot.dependencies[0]",
                 "metadata.strawpot.dependencies[1]", "metadata.strawpot.bin.plan9"):
         assert f"SKILL.md: {fld}: " in err
@@ -183,7 +184,7 @@ def test_a_missing_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
 # -- what the server says is shown as it said it ------------------------------------------------------------
 
 
-SERVER_TEXT = "publish refused, 2 problem(s):\n  version: 1.0.0 already exists [immutable]\n  dependencies: skill 'x' not found"
+SERVER_TEXT = "publish refused, 2 problems:\n  version: 1.0.0 already exists [immutable]\n  dependencies: skill 'x' not found"
 
 
 @pytest.mark.parametrize("status", [400, 409, 413, 422, 500])
@@ -224,7 +225,7 @@ def test_success_prints_kind_name_version_and_registry(capsys: pytest.CaptureFix
     code, out, _ = run(capsys, "publish", str(FIXTURES / "skills" / "code-review"), "--registry", recorder.url)
     assert code == 0
     size = (FIXTURES / "skills" / "code-review" / "SKILL.md").stat().st_size
-    assert out == f"published skill code-review 1.2.0 to {recorder.url} (1 file(s), {size} bytes)\n"
+    assert out == f"published skill code-review 1.2.0 to {recorder.url} (1 file, {size} bytes)\n"
     assert recorder.requests == [("POST", "/api/v1/skills")]
 
 

@@ -78,7 +78,7 @@ def test_the_stub_agent_fixture_passes(capsys: pytest.CaptureFixture[str]) -> No
     ("script", "expected"),
     [
         ("sys.stderr.write('boom: no model configured\\n'); sys.exit(3)",
-         "`build` exited with status 3\nstderr (last 1 line(s)):\n  boom: no model configured"),
+         "`build` exited with status 3\nstderr (last 1 line):\n  boom: no model configured"),
         ("pass", "`build` printed nothing"),
         ("print('starting agent...')", "`build` output is not JSON"),
         ("print(json.dumps(['cmd', 'x']))", "`build` must print a JSON object, not a array"),

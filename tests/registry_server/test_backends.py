@@ -205,11 +205,11 @@ def test_gc_removes_orphans_and_deleted_packages_files_on_the_command_line(
     assert len(live) == 2 and live < before and orphan in before  # kept's SKILL.md and archive
     young = cli("gc", *gc_args)  # the default grace keeps what was just written
     assert young.returncode == 0, young.stderr
-    assert young.stdout.strip() == f"removed 0 blob(s); kept {len(before)} ({len(before) - 2} younger than 1h)"
+    assert young.stdout.strip() == f"removed 0 blobs; kept {len(before)} ({len(before) - 2} younger than 1h)"
     dry = cli("gc", "--dry-run", "--grace", "0s", *gc_args)
-    assert dry.returncode == 0 and f"would remove {len(before) - 2} blob(s)" in dry.stdout and orphan in dry.stdout
+    assert dry.returncode == 0 and f"would remove {len(before) - 2} blobs" in dry.stdout and orphan in dry.stdout
     done = cli("gc", "--grace", "0", *gc_args)
-    assert done.returncode == 0 and f"removed {len(before) - 2} blob(s); kept 2" in done.stdout, done.stdout
+    assert done.returncode == 0 and f"removed {len(before) - 2} blobs; kept 2" in done.stdout, done.stdout
     store = open_storage(spec)
     assert {sha for sha, _ in store.list_blobs()} == live
     store.close()

@@ -140,7 +140,7 @@ def test_frontmatter_name_must_equal_slug(api: Api) -> None:
 def test_bad_slug_and_version_fields(api: Api) -> None:
     response = api.publish("skill", skill("bad"), slug="Bad_Slug", version="1.0")
     error = refused(api, response, 400, "slug:", "version:")
-    assert "2 problem(s)" in error or "3 problem(s)" in error
+    assert "2 problems" in error or "3 problems" in error
 
 
 def test_version_must_be_new_and_greater(api: Api) -> None:
@@ -222,7 +222,7 @@ def test_every_problem_is_reported_at_once(api: Api) -> None:
              "big.bin": b"x" * (10 * MB + 1)}
     error = refused(api, api.publish("skill", files, slug="bad", version="1.0.0", dependencies=None), 400,
                     "'..'", "big.bin", "'other' but the package slug is 'bad'")
-    assert error.startswith("publish refused, 3 problem(s): ")
+    assert error.startswith("publish refused, 3 problems: ")
     assert api.publish("skill", files, slug="bad", version="1.0.0", dependencies=None).json()["issues"]
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from strawpot.model.plural import count
 from tests._live_registry import LiveRegistry, create_token, spawn_server, stop_server
 from tests.registry_server._helpers import main_md
 from tests.registry_server.conftest import Backend
@@ -153,7 +154,7 @@ def test_publish_through_one_install_through_the_other_kill_one_mid_publish_then
         collected = subprocess.run([*_strawpot(), "registry", "gc", "--grace", "0s", "--data", str(data), *args],
                                    capture_output=True, text=True, timeout=120)
         assert collected.returncode == 0, collected.stderr
-        assert f"removed {orphans} blob(s)" in collected.stdout  # exactly the killed publish's blobs
+        assert f"removed {count(orphans, 'blob')}" in collected.stdout  # exactly the killed publish's blobs
         assert objects() == baseline
         hub.run("install", "skill", "hot", cwd=hub.project("install-after-gc"))
         folder = tmp_path / "install-after-gc" / ".strawpot" / "skills" / "hot"

@@ -24,7 +24,7 @@ FLAGS = (
 def start_chromium(profile: Path) -> webdriver.Chrome:
     """A fresh headless browser with its own profile; its console is kept for `get_log("browser")`."""
     missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.is_file()]
-    assert not missing, f"missing {missing}: run scripts/bootstrap.sh (it installs chromium and chromium-driver)"
+    assert not missing, f"missing {missing}: run `bash scripts/bootstrap.sh --test-tools` (it installs chromium and chromium-driver)"
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in FLAGS:
