@@ -35,7 +35,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.layout import LOCK_NAME, Project, global_root, leads_out
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
-from strawpot.model.plural import count
+from strawpot.model.plural import count, noun
 from strawpot.model.settings import Settings
 
 MAX_LISTED = 20
@@ -82,9 +82,10 @@ class Prepared:
         if not missing:
             return ""
         tables = ", ".join(dict.fromkeys(f"[{n.kind.plural}.{n.package}.env]" for n in missing))
-        return (f"role {role!r} cannot start: required environment variable(s) not set: "
+        return (f"role {role!r} cannot start: required {noun(len(missing), 'environment variable')} not set: "
                 + "; ".join(n.describe() for n in missing)
-                + f". The user can export them, or set them under {tables} in the global strawpot config")
+                + f". The user can export {'it' if len(missing) == 1 else 'them'}, or set "
+                  f"{'it' if len(missing) == 1 else 'them'} under {tables} in the global strawpot config")
 
 
 def reachable_roles(stager: Stager, role: str) -> list[str]:

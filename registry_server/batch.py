@@ -28,6 +28,7 @@ from registry_server.storage.base import (
 )
 from strawpot.model.kinds import Kind
 from strawpot.model.package import MAX_FILES
+from strawpot.model.plural import count
 
 if TYPE_CHECKING:
     from registry_server.storage.base import PackageRecord
@@ -97,7 +98,7 @@ def split(upload: Upload) -> list[tuple[Kind, Upload]]:
         except ValueError:
             issues.append(f"{number}.kind: {raw!r} is not one of " + ", ".join(k.value for k in Kind))
     if issues:
-        raise ApiError(400, f"batch refused, {len(issues)} problem(s): " + "; ".join(issues), {}, issues=issues)
+        raise ApiError(400, f"batch refused, {count(len(issues), 'problem')}: " + "; ".join(issues), {}, issues=issues)
     return found
 
 
@@ -144,5 +145,5 @@ def prepare_batch(storage: Storage, user: User, upload: Upload) -> Sequence[NewV
             problems = exc.extra.get("issues") or [exc.message]
             issues += [f"{kind.value} {slug or '?'}: {p}" for p in problems]
     if issues:
-        raise ApiError(400, f"batch refused, {len(issues)} problem(s): " + "; ".join(issues), {}, issues=issues)
+        raise ApiError(400, f"batch refused, {count(len(issues), 'problem')}: " + "; ".join(issues), {}, issues=issues)
     return news

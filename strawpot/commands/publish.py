@@ -124,7 +124,7 @@ def _publish_many(
     for item in outcome.published:
         out_console.print(f"published {item.label}", markup=False, highlight=False)
     if not outcome.published:
-        out_console.print(f"nothing to publish: the {len(outcome.skipped)} package(s) are on {url} with the same files",
+        out_console.print(f"nothing to publish: the {count(len(outcome.skipped), 'package')} are on {url} with the same files",
                           markup=False, highlight=False)
     else:
         err_console.print(f"{len(outcome.published)} published, {len(outcome.skipped)} already there, to {url}",

@@ -27,6 +27,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.layout import escaping_link, remove_empty_tree
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
+from strawpot.model.plural import noun
 from strawpot.settings import Project
 
 if TYPE_CHECKING:
@@ -237,7 +238,7 @@ class _Run:
             from strawpot.install.local import changed_path_sources
 
             changed = changed_path_sources(self.project.dir, previous) if previous else []
-            because = f" (path source(s) changed since: {', '.join(changed)})" if changed else ""
+            because = f" ({noun(len(changed), 'path source')} changed since: {', '.join(changed)})" if changed else ""
             raise LockOutdated(
                 f"{self.project.lock_path} is out of date with {self.project.manifest_path.name}{because}"
                 if previous else f"{self.project.lock_path} does not exist",

@@ -10,6 +10,7 @@ from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import MANIFEST_NAME, expand_members
 from strawpot.model.package import Package, PackageInvalid
+from strawpot.model.plural import count
 
 WORKSPACE_TABLE = "workspace"
 
@@ -117,5 +118,5 @@ def load_workspace(root: Path, data: dict[str, Any] | None = None) -> Workspace:
         seen.setdefault(m.key, m)
     if problems:
         lines = "\n".join(f"  {p}" for p in problems)
-        raise UsageError(f"{where}: workspace has {len(problems)} problem(s):\n{lines}")
+        raise UsageError(f"{where}: workspace has {count(len(problems), 'problem')}:\n{lines}")
     return Workspace(root, tuple(members))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from strawpot.model.errors import StrawpotError, UsageError
 from strawpot.model.kinds import Kind
+from strawpot.model.plural import count
 from strawpot.model.workspace import Member
 from strawpot.publishing.prepare import Upload, prepare_upload
 
@@ -46,7 +47,7 @@ class Step:
         if self.action == "batch":
             return f"publish together (POST {url}/api/v1/batch, they depend on each other): {names}"
         only = self.items[0].upload
-        return f"publish {names} (POST {url}/api/v1/{only.kind.plural}, {len(only.files)} file(s))"
+        return f"publish {names} (POST {url}/api/v1/{only.kind.plural}, {count(len(only.files), 'file')})"
 
 
 def load_members(paths: Sequence[Path]) -> list[Member]:
@@ -68,7 +69,7 @@ def load_members(paths: Sequence[Path]) -> list[Member]:
         seen.setdefault(m.key, m)
     if problems:
         lines = "\n".join(f"  {p}" for p in problems)
-        raise UsageError(f"{len(problems)} problem(s) in the packages to publish:\n{lines}")
+        raise UsageError(f"{count(len(problems), 'problem')} in the packages to publish:\n{lines}")
     return list({m.key: m for m in members}.values())
 
 
@@ -78,7 +79,7 @@ def prepare_all(members: Sequence[Member], changelog: str | None) -> list[Upload
     unversioned = [m.rel for m in members if m.package.version is None]
     if unversioned:
         raise UsageError(
-            f"no version to publish in {len(unversioned)} member(s): {', '.join(unversioned)}",
+            f"no version to publish in {count(len(unversioned), 'member')}: {', '.join(unversioned)}",
             hint="add `metadata.version: 1.0.0` to each main file's frontmatter, or run `strawpot version --bump patch`",
         )
     pins = {m.key: str(m.package.version) for m in members}
@@ -118,7 +119,7 @@ def plan(members: Sequence[Member], uploads: Sequence[Upload], client: HubClient
         planned.append(Planned(member, upload, diff is not None and not diff))
     if conflicts:
         lines = "\n".join(f"  {c}" for c in conflicts)
-        raise StrawpotError(f"{len(conflicts)} version(s) already published with different content:\n{lines}",
+        raise StrawpotError(f"{count(len(conflicts), 'version')} already published with different content:\n{lines}",
                             hint="published versions are immutable: raise the version (`strawpot version --bump patch`)")
     skipped = [p for p in planned if p.on_registry]
     todo = [p for p in planned if not p.on_registry]

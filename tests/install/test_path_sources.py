@@ -75,7 +75,7 @@ def test_a_role_using_a_skill_by_path_installs_restages_on_edit_and_locked_notic
     agree(proj)
     assert up_to_date(proj / "strawpot.toml", proj / "strawpot.lock", proj / ".strawpot") is None
     code, _, err = run(capsys, "install", "--locked", "--project", proj)
-    assert code == 4 and "path source(s) changed since: skill my-skill (../skills/my-skill)" in err
+    assert code == 4 and "path source changed since: skill my-skill (../skills/my-skill)" in err
     code, _, err = run(capsys, "install", "--project", proj)
     assert code == 0, err
     assert installed(proj, "skills", "my-skill", "SKILL.md").endswith("Rule two.\n")

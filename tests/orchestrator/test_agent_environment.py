@@ -140,9 +140,9 @@ def test_a_role_reachable_only_through_a_wildcard_is_checked_when_delegated_to(p
     assert proc.returncode == 0, proc.stderr  # the session starts: the orchestrator may never delegate there
     started, denied = proc.stdout.splitlines()
     assert started == "started"
-    assert denied.startswith("DENIED DENY_MISSING_ENV: role 'tweeter' cannot start: required environment variable(s) "
-                             "not set: TWITTER_TOKEN (required by skill twitter): API token. The user can export them, "
-                             "or set them under [skills.twitter.env] in the global strawpot config")
+    assert denied.startswith("DENIED DENY_MISSING_ENV: role 'tweeter' cannot start: required environment variable "
+                             "not set: TWITTER_TOKEN (required by skill twitter): API token. The user can export it, "
+                             "or set it under [skills.twitter.env] in the global strawpot config")
 
     # once the value is saved in the global config, the delegation runs and the agent gets it
     Path(env["STRAWPOT_CONFIG_DIR"], "config.toml").write_text('[skills.twitter.env]\nTWITTER_TOKEN = "tk"\n')

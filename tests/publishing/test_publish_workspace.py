@@ -50,10 +50,10 @@ def test_workspace_publishes_in_order_with_the_cycle_in_one_batch_and_a_rerun_pu
     code, out, err = run(capsys, "publish", "--workspace", "--dry-run")
     assert code == 0, err
     assert out.splitlines() == [
-        f"1. publish skill ws-notes 1.0.0 (POST {url}/api/v1/skills, 1 file(s))",
+        f"1. publish skill ws-notes 1.0.0 (POST {url}/api/v1/skills, 1 file)",
         f"2. publish together (POST {url}/api/v1/batch, they depend on each other): role ws-checker 1.0.0, "
         "role ws-designer 1.0.0",
-        f"3. publish role ws-lead 1.0.0 (POST {url}/api/v1/roles, 1 file(s))",
+        f"3. publish role ws-lead 1.0.0 (POST {url}/api/v1/roles, 1 file)",
     ]
     assert versions(url, "skills", "ws-notes") == []
     code, out, err = run(capsys, "publish", "--workspace")
@@ -66,7 +66,7 @@ def test_workspace_publishes_in_order_with_the_cycle_in_one_batch_and_a_rerun_pu
     assert "        - ws-notes^1.0.0\n" in uploaded and "        - ws-checker^1.0.0\n" in uploaded
     code, out, err = run(capsys, "publish", "--workspace")
     assert code == 0
-    assert out.strip() == f"nothing to publish: the 4 package(s) are on {url} with the same files"
+    assert out.strip() == f"nothing to publish: the 4 packages are on {url} with the same files"
     # a new version of one member: only it goes
     (ws / "roles" / "ws-lead" / "ROLE.md").write_text(
         (ws / "roles" / "ws-lead" / "ROLE.md").read_text().replace("version: 1.0.0", "version: 1.1.0"))
