@@ -82,7 +82,7 @@ def test_the_check_publishes_the_cycle_lists_the_expected_refusal_and_installs_e
     assert re.fullmatch(
         r"  refused role marketer: expected \(depends on skill missing-api, which is not among the packages\): "
         r"error: the registry http://127\.0\.0\.1:\d+ refused role marketer 1\.0\.0 \(HTTP 400\): publish refused, "
-        r"1 problem\(s\): dependencies: skill 'missing-api' does not exist in this registry", lines[2]), lines[2]
+        r"1 problem: dependencies: skill 'missing-api' does not exist in this registry", lines[2]), lines[2]
     assert "version: \"2.3.0\"" in (tmp_path / "real" / "skills" / "tool-skill" / "SKILL.md").read_text()
     assert "version" not in (tmp_path / "real" / "skills" / "base" / "SKILL.md").read_text()  # the copy is versioned
 

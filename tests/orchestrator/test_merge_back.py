@@ -327,7 +327,7 @@ def test_links_out_of_the_repository_big_files_and_git_paths_stay_on_the_branch(
         (tree / ".gitignore").write_text("")
 
     _, env, merged = session(repo, edits, max_file_size=0.001)
-    assert isinstance(merged.error, ConflictError) and "6 change(s) of the session were not brought back" in str(
+    assert isinstance(merged.error, ConflictError) and "6 changes of the session were not brought back" in str(
         merged.error)
     refused = [line for line in merged.message.splitlines() if line.startswith("refused: ")]
     assert refused == ["refused: .github/ci.yml: a change under a .git* path",
