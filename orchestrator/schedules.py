@@ -14,14 +14,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
+from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 
 OVERLAP_POLICIES = ("skip", "queue")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
-class ScheduleError(ValueError):
-    """A schedule that cannot be stored or fired; the message is one readable line."""
+class ScheduleError(UsageError):
+    """A schedule that cannot be stored or read back; one readable line, exit 2."""
 
 
 @dataclass(frozen=True)
