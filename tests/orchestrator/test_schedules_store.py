@@ -1,0 +1,74 @@
+"""The schedule store: round trip through the data folder, fire times by cron + zone, refused input."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from orchestrator.schedules import Schedule, ScheduleError, ScheduleRun, ScheduleStore, next_fire, validate
+
+
+def _schedule(name: str = "triage", cron: str = "0 9 * * 1-5", tz: str = "Europe/Paris") -> Schedule:
+    return Schedule(
+        name=name,
+        cron=cron,
+        project=Path("/srv/project"),
+        role="issue-triager",
+        task="triage new issues",
+        params={"repo": "acme/app"},
+        timezone=tz,
+        overlap="skip",
+    )
+
+
+def test_store_round_trips_schedules_and_history(tmp_path: Path) -> None:
+    store = ScheduleStore(tmp_path / "data")
+    assert store.list() == []
+    store.add(_schedule("triage"))
+    store.add(_schedule("coverage", cron="30 2 * * *"))
+    # A fresh store over the same folder reads back exactly what was written.
+    again = ScheduleStore(tmp_path / "data")
+    assert [s.name for s in again.list()] == ["coverage", "triage"]
+    assert again.get("triage") == _schedule("triage")
+    with pytest.raises(ScheduleError, match="already exists"):
+        again.add(_schedule("triage"))
+
+    fired = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+    again.record(ScheduleRun("triage", "run-1", fired, "succeeded"))
+    again.record(ScheduleRun("triage", None, fired, "skipped: previous fire still running"))
+    assert ScheduleStore(tmp_path / "data").history("triage") == [
+        ScheduleRun("triage", "run-1", fired, "succeeded"),
+        ScheduleRun("triage", None, fired, "skipped: previous fire still running"),
+    ]
+
+    again.remove("triage")
+    assert again.get("triage") is None
+    assert len(again.history("triage")) == 2
+    with pytest.raises(ScheduleError, match="no schedule named"):
+        again.remove("triage")
+
+
+def test_next_fire_honours_the_schedule_zone() -> None:
+    # Friday 2026-11-27 09:00 Paris is 08:00 UTC; after it, the next weekday 09:00 is Monday.
+    after = datetime(2026, 11, 27, 7, 0, tzinfo=UTC)
+    first = next_fire(_schedule(), after)
+    assert first is not None and first.astimezone(UTC) == datetime(2026, 11, 27, 8, 0, tzinfo=UTC)
+    second = next_fire(_schedule(), first)
+    assert second is not None and second.astimezone(UTC) == datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("schedule", "message"),
+    [
+        (_schedule(cron="not a cron"), "invalid cron expression"),
+        (_schedule(cron="0 0 30 2 *"), "invalid cron expression .0 0 30 2 ..: Bad day-of-month"),
+        (_schedule(tz="Mars/Olympus"), "unknown timezone"),
+        (_schedule(name="Bad Name"), "invalid schedule name"),
+    ],
+)
+def test_bad_schedules_are_refused_with_one_line(schedule: Schedule, message: str) -> None:
+    with pytest.raises(ScheduleError, match=message) as caught:
+        validate(schedule, datetime(2026, 11, 25, tzinfo=UTC))
+    assert "\n" not in str(caught.value)

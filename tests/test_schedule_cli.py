@@ -1,0 +1,34 @@
+"""`strawpot schedule add|list|remove|history` as a user runs them: a real subprocess, a data folder of its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.test_hostile_cli import assert_clean_failure, run
+
+
+def test_add_list_history_remove_round_trip(tmp_path: Path) -> None:
+    env = {"STRAWPOT_DATA_DIR": str(tmp_path / "data")}
+    added = run("schedule", "add", "triage", "--cron", "0 9 * * 1-5", "--role", "issue-triager", "--task",
+                "triage new issues", "--param", "repo=acme/app", "--timezone", "Europe/Paris", cwd=tmp_path, env=env)
+    assert added.returncode == 0, added.stderr
+    listed = json.loads(run("schedule", "list", "--json", cwd=tmp_path, env=env).stdout)
+    assert listed["command"] == "schedule list"
+    [row] = listed["schedules"]
+    assert row["name"] == "triage" and row["params"] == {"repo": "acme/app"} and row["overlap"] == "skip"
+    assert row["project"] == str(tmp_path.resolve()) and row["next_fire"].endswith(("+01:00", "+02:00"))
+    history = json.loads(run("schedule", "history", "triage", "--json", cwd=tmp_path, env=env).stdout)
+    assert history["runs"] == []
+    assert run("schedule", "remove", "triage", cwd=tmp_path, env=env).returncode == 0
+    assert json.loads(run("schedule", "list", "--json", cwd=tmp_path, env=env).stdout)["schedules"] == []
+
+
+def test_bad_cron_is_refused_at_add_with_one_line_exit_2(tmp_path: Path) -> None:
+    env = {"STRAWPOT_DATA_DIR": str(tmp_path / "data")}
+    for cron, needle in (("0 0 30 2 *", "Bad day-of-month"), ("every monday", "invalid cron expression")):
+        result = run("schedule", "add", "x", "--cron", cron, "--role", "r", "--task", "t", cwd=tmp_path, env=env)
+        assert_clean_failure(result, 2, needle)
+        assert len(result.stderr.strip().splitlines()) <= 2  # error line (+ optional hint)
+    assert not (tmp_path / "data" / "schedules.json").exists()
+    assert_clean_failure(run("schedule", "remove", "nope", cwd=tmp_path, env=env), 2, "no schedule named 'nope'")
