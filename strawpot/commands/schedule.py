@@ -14,7 +14,9 @@ SECTION = "other"
 
 @click.group()
 def command() -> None:
-    """Recurring headless sessions (cron + role + task), stored in the data folder ($STRAWPOT_DATA_DIR moves it)."""
+    """Recurring headless sessions (cron + role + task), stored in the data folder ($STRAWPOT_DATA_DIR moves it).
+
+    Not yet fired by anything: `schedule run` and `schedule serve` are still to come (docs/schedules.md)."""
 
 
 @command.command("add")
@@ -23,7 +25,8 @@ def command() -> None:
 @click.option("--role", required=True, help="Role the session starts with.")
 @click.option("--task", required=True, help="Task text given to the role.")
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Project folder the session runs in (default: the current folder).")
+              help="Project folder the session runs in (default: the nearest folder from the current one upward that "
+                   "holds strawpot.toml or strawpot.lock, else the current folder).")
 @click.option("--param", "params", multiple=True, metavar="K=V", help="A role parameter; repeatable.")
 @click.option("--timezone", default=None, help="IANA zone the cron is read in (default: the local zone).")
 @click.option("--overlap", type=click.Choice(["skip", "queue"]), default="skip",
@@ -40,7 +43,7 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
         if not sep or not key:
             raise UsageError(f"--param {item!r} is not K=V", hint="e.g. --param repo=acme/app")
         parsed[key] = value
-    schedule = Schedule(name=name, cron=cron, project=(project or Path.cwd()).resolve(), role=role, task=task,
+    schedule = Schedule(name=name, cron=cron, project=(project or _nearest_project()).resolve(), role=role, task=task,
                         params=parsed, timezone=timezone or local_timezone(), overlap=overlap)
     validate(schedule, datetime.now(UTC))
     ScheduleStore(default_data_dir()).add(schedule)
@@ -92,3 +95,10 @@ def history(name: str, as_json: bool) -> None:
         return
     for r in runs:
         click.echo(f"{r.fired_at.isoformat()}  {r.run_id or '-'}  {r.outcome}")
+
+
+def _nearest_project() -> Path:
+    """The project `strawpot start` would find from here (the one discovery rule), else the current folder."""
+    from strawpot.model.layout import find_project_dir
+
+    return find_project_dir(Path.cwd()) or Path.cwd()
