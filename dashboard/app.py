@@ -1,0 +1,109 @@
+"""The Starlette app of `strawpot ui`: a project's runs and each run's agent tree, read from its run folder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from dashboard import security
+from dashboard.logtail import tail
+from orchestrator.session import SESSION_FILE, list_sessions, load_session
+from strawpot.model.layout import Project
+
+STATIC = Path(__file__).parent / "static"
+LOG_FILE = "agent.log"  # what orchestrator.runtime writes in each agent's workspace
+
+
+def _when(ts: Any) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "-"
+
+
+def _duration(agent: dict[str, Any]) -> str:
+    start, end = agent.get("started_at"), agent.get("ended_at")
+    if not isinstance(start, (int, float)):
+        return "-"
+    stop = end if isinstance(end, (int, float)) else time.time()
+    return f"{stop - start:.1f}s"
+
+
+def _tree(agents: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """Agents in delegation order (parent before children), each with its depth for indentation."""
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    ids = {a.get("agent_id") for a in agents}
+    for a in agents:
+        parent = a.get("parent") if a.get("parent") in ids else None
+        children.setdefault(parent, []).append(a)
+    out: list[tuple[int, dict[str, Any]]] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for a in children.get(parent, []):
+            out.append((depth, a))
+            walk(a.get("agent_id"), depth + 1)
+
+    walk(None, 0)
+    return out
+
+
+def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = None) -> Starlette:
+    """The UI over `project_dir`'s `.strawpot/sessions/`; every request must carry `secret` (see security)."""
+    sessions_root = Project.at(project_dir).sessions_dir
+    env = Environment(loader=PackageLoader("dashboard", "templates"), autoescape=select_autoescape(default=True))
+    env.globals.update(when=_when, duration=_duration, csrf=security.csrf_token(secret))
+    command = strawpot_cmd or [sys.executable, "-m", "strawpot.cli"]
+
+    def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(env.get_template(name).render(project=project_dir, **context), status_code=status)
+
+    async def index(request: Request) -> Response:
+        return render("index.html", runs=list_sessions(sessions_root))
+
+    async def run(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        folder = sessions_root / run_id
+        data = load_session(sessions_root, run_id)
+        if data is None:
+            if "/" not in run_id and not run_id.startswith(".") and (folder / SESSION_FILE).is_file():
+                return render("run.html", run_id=run_id, data=None, tree=[], logs={})
+            return render("missing.html", status=404, run_id=run_id)
+        agents = [a for a in data.get("agents", []) if isinstance(a, dict)]
+        logs = {a.get("agent_id"): tail(Path(str(a.get("workspace", ""))) / LOG_FILE)
+                for a in agents if a.get("workspace")}
+        return render("run.html", run_id=run_id, data=data, tree=_tree(agents), logs=logs)
+
+    async def cancel(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        if load_session(sessions_root, run_id) is None:
+            return PlainTextResponse(f"no run {run_id!r}", status_code=404)
+        form = await request.form()
+        args = [*command, "cancel", run_id, "--project", str(project_dir)]
+        agent = str(form.get("agent", "")).strip()
+        if agent:
+            args += ["--agent", agent]
+        # Exactly what a user would type, so the command's own checks and signalling apply.
+        subprocess.run(args, cwd=project_dir, capture_output=True, timeout=60, check=False)
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+    async def guard(request: Request, call_next: Any) -> Response:
+        return await security.check(request, secret, call_next)
+
+    return Starlette(
+        routes=[
+            Route("/", index),
+            Route("/runs/{run_id}", run),
+            Route("/runs/{run_id}/cancel", cancel, methods=["POST"]),
+            Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        ],
+        middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)],
+    )
