@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +16,13 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from dashboard import security
 from dashboard.logtail import tail
-from orchestrator.session import SESSION_FILE, list_sessions, load_session
+from orchestrator.session import FINAL_STATES, SESSION_FILE, list_sessions, load_session
 from strawpot.model.layout import Project
 
 STATIC = Path(__file__).parent / "static"
@@ -56,6 +59,37 @@ def _tree(agents: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
     return out
 
 
+POLL_SECONDS = 0.5
+
+
+def snapshot(data: dict[str, Any]) -> dict[str, Any]:
+    """What the page's script needs to redraw the tree: the run state and one row per agent, in tree order."""
+    agents = [a for a in data.get("agents", []) if isinstance(a, dict)]
+    rows = [{"depth": depth, "agent_id": a.get("agent_id"), "role": a.get("role"), "agent": a.get("agent"),
+             "state": a.get("state"), "duration": _duration(a), "parent": a.get("parent") or "-"}
+            for depth, a in _tree(agents)]
+    return {"state": data.get("state"), "agents": rows}
+
+
+async def _events(request: Request, sessions_root: Path, run_id: str) -> AsyncIterator[str]:
+    """A server-sent event each time the run's session.json changes (its mtime), until the run ends."""
+    path = sessions_root / run_id / SESSION_FILE
+    seen: int | None = None
+    while not await request.is_disconnected():
+        try:
+            mtime = path.stat().st_mtime_ns
+        except OSError:
+            return
+        if mtime != seen:
+            seen = mtime
+            data = load_session(sessions_root, run_id)
+            if data is not None:
+                yield f"data: {json.dumps(snapshot(data))}\n\n"
+                if data.get("state") in FINAL_STATES:
+                    return
+        await asyncio.sleep(POLL_SECONDS)
+
+
 def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = None) -> Starlette:
     """The UI over `project_dir`'s `.strawpot/sessions/`; every request must carry `secret` (see security)."""
     sessions_root = Project.at(project_dir).sessions_dir
@@ -82,6 +116,12 @@ def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = 
                 for a in agents if a.get("workspace")}
         return render("run.html", run_id=run_id, data=data, tree=_tree(agents), logs=logs)
 
+    async def events(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        if load_session(sessions_root, run_id) is None:
+            return PlainTextResponse(f"no run {run_id!r}", status_code=404)
+        return StreamingResponse(_events(request, sessions_root, run_id), media_type="text/event-stream")
+
     async def cancel(request: Request) -> Response:
         run_id = request.path_params["run_id"]
         if load_session(sessions_root, run_id) is None:
@@ -102,6 +142,7 @@ def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = 
         routes=[
             Route("/", index),
             Route("/runs/{run_id}", run),
+            Route("/runs/{run_id}/events", events),
             Route("/runs/{run_id}/cancel", cancel, methods=["POST"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],

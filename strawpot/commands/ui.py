@@ -43,6 +43,7 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(128)  # connections queue from now on, so the printed URL works at once
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{sock.getsockname()[1]}/?token={secret}"
     click.echo(f"StrawPot UI for {the_project.dir}: {url}", err=True)

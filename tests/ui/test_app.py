@@ -114,3 +114,41 @@ def test_ui_refuses_a_remote_host_without_allow_remote(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "strawpot.cli", "ui", "--host", "0.0.0.0", "--no-browser",
                            "--project", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--allow-remote" in done.stderr
+
+
+def test_events_stream_the_tree_from_the_run_folder_until_the_run_ends(project: Path) -> None:
+    session = project / ".strawpot" / "sessions" / "run1" / "session.json"
+    data = json.loads(session.read_text())
+    data["state"] = "succeeded"
+    data["agents"][1]["state"] = "cancelled"
+    session.write_text(json.dumps(data))
+    with _client(project).stream("GET", "/runs/run1/events") as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        body = "".join(response.iter_text())
+    event = json.loads(body.removeprefix("data: ").strip())
+    assert event["state"] == "succeeded"
+    assert [(r["agent_id"], r["depth"], r["state"]) for r in event["agents"]] == [
+        ("lead-1", 0, "running"), ("impl-2", 1, "cancelled")]
+
+
+def test_strawpot_ui_serves_on_loopback_behind_its_printed_secret(project: Path) -> None:
+    import re
+    import urllib.error
+    import urllib.request
+
+    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser", "--project", str(project)],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", proc.stderr.readline())
+        assert match, "no URL printed"
+        base, token = match.groups()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{base}/runs/run1", timeout=10)
+        assert refused.value.code == 403
+        request = urllib.request.Request(f"{base}/runs/run1", headers={"Cookie": f"{COOKIE}={token}"})
+        with urllib.request.urlopen(request, timeout=10) as page:
+            assert "impl-2" in page.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
