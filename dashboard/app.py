@@ -90,6 +90,15 @@ async def _events(request: Request, sessions_root: Path, run_id: str) -> AsyncIt
         await asyncio.sleep(POLL_SECONDS)
 
 
+def _spawn(args: list[str], cwd: Path) -> str:
+    """Run a strawpot command exactly as a user would (its own checks apply); its error line, or "" on success."""
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=60, check=False)
+    if done.returncode == 0:
+        return ""
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else f"the strawpot command exited {done.returncode}"
+
+
 def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = None) -> Starlette:
     """The UI over `project_dir`'s `.strawpot/sessions/`; every request must carry `secret` (see security)."""
     sessions_root = Project.at(project_dir).sessions_dir
@@ -126,13 +135,11 @@ def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = 
         run_id = request.path_params["run_id"]
         if load_session(sessions_root, run_id) is None:
             return PlainTextResponse(f"no run {run_id!r}", status_code=404)
-        form = await request.form()
-        args = [*command, "cancel", run_id, "--project", str(project_dir)]
-        agent = str(form.get("agent", "")).strip()
-        if agent:
-            args += ["--agent", agent]
-        # Exactly what a user would type, so the command's own checks and signalling apply.
-        subprocess.run(args, cwd=project_dir, capture_output=True, timeout=60, check=False)
+        agent = str(request.state.form.get("agent", "")).strip()
+        failure = _spawn([*command, "cancel", run_id, "--project", str(project_dir),
+                          *(["--agent", agent] if agent else [])], project_dir)
+        if failure:
+            return PlainTextResponse(failure, status_code=409)
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
     async def guard(request: Request, call_next: Any) -> Response:

@@ -43,6 +43,7 @@ async def check(request: Request, secret: str,
         origin = request.headers.get("origin", "")
         expected = f"{request.url.scheme}://{request.headers.get('host', '')}"
         form = await request.form()
+        request.state.form = form  # the body is consumed here; handlers read the parsed form from the state
         sent = str(form.get("csrf", "")) or request.headers.get("x-csrf-token", "")
         if not origin or not _same(origin, expected) or not _same(sent, csrf_token(secret)):
             return _harden(PlainTextResponse("forbidden: missing CSRF token or foreign Origin", status_code=403))

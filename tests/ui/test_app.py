@@ -152,3 +152,29 @@ def test_strawpot_ui_serves_on_loopback_behind_its_printed_secret(project: Path)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _recording_strawpot(tmp_path: Path, exit_code: int) -> list[str]:
+    script = tmp_path / "fake_strawpot.py"
+    script.write_text("import json, sys, pathlib\n"
+                      f"pathlib.Path({str(tmp_path / 'argv.json')!r}).write_text(json.dumps(sys.argv[1:]))\n"
+                      f"print('error: no live run', file=sys.stderr)\nsys.exit({exit_code})\n")
+    return [sys.executable, str(script)]
+
+
+def test_cancel_with_csrf_and_origin_runs_strawpot_cancel_for_the_agent(project: Path, tmp_path: Path) -> None:
+    client = TestClient(create_app(project, SECRET, _recording_strawpot(tmp_path, 0)), base_url=BASE,
+                        follow_redirects=False)
+    client.cookies.set(COOKIE, SECRET)
+    response = client.post("/runs/run1/cancel", data={"csrf": csrf_token(SECRET), "agent": "impl-2"},
+                           headers={"origin": BASE})
+    assert response.status_code == 303 and response.headers["location"] == "/runs/run1"
+    assert json.loads((tmp_path / "argv.json").read_text()) == [
+        "cancel", "run1", "--project", str(project), "--agent", "impl-2"]
+
+
+def test_a_failed_cancel_shows_the_commands_own_line(project: Path, tmp_path: Path) -> None:
+    client = TestClient(create_app(project, SECRET, _recording_strawpot(tmp_path, 1)), base_url=BASE)
+    client.cookies.set(COOKIE, SECRET)
+    response = client.post("/runs/run1/cancel", data={"csrf": csrf_token(SECRET)}, headers={"origin": BASE})
+    assert response.status_code == 409 and response.text == "error: no live run"
