@@ -90,6 +90,20 @@ async def _events(request: Request, sessions_root: Path, run_id: str) -> AsyncIt
         await asyncio.sleep(POLL_SECONDS)
 
 
+def _run_context(sessions_root: Path, run_id: str) -> dict[str, Any] | None:
+    """The run page's data; `data` is None for a run whose session.json is unreadable, None for no such run."""
+    data = load_session(sessions_root, run_id)
+    if data is None:
+        folder = sessions_root / run_id
+        if "/" not in run_id and not run_id.startswith(".") and (folder / SESSION_FILE).is_file():
+            return {"data": None, "tree": [], "logs": {}}
+        return None
+    agents = [a for a in data.get("agents", []) if isinstance(a, dict)]
+    logs = {a.get("agent_id"): tail(Path(str(a.get("workspace", ""))) / LOG_FILE)
+            for a in agents if a.get("workspace")}
+    return {"data": data, "tree": _tree(agents), "logs": logs}
+
+
 def _spawn(args: list[str], cwd: Path) -> str:
     """Run a strawpot command exactly as a user would (its own checks apply); its error line, or "" on success."""
     done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=60, check=False)
@@ -114,16 +128,10 @@ def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = 
 
     async def run(request: Request) -> Response:
         run_id = request.path_params["run_id"]
-        folder = sessions_root / run_id
-        data = load_session(sessions_root, run_id)
-        if data is None:
-            if "/" not in run_id and not run_id.startswith(".") and (folder / SESSION_FILE).is_file():
-                return render("run.html", run_id=run_id, data=None, tree=[], logs={})
+        context = _run_context(sessions_root, run_id)
+        if context is None:
             return render("missing.html", status=404, run_id=run_id)
-        agents = [a for a in data.get("agents", []) if isinstance(a, dict)]
-        logs = {a.get("agent_id"): tail(Path(str(a.get("workspace", ""))) / LOG_FILE)
-                for a in agents if a.get("workspace")}
-        return render("run.html", run_id=run_id, data=data, tree=_tree(agents), logs=logs)
+        return render("run.html", run_id=run_id, **context)
 
     async def events(request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -142,12 +150,17 @@ def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = 
             return PlainTextResponse(failure, status_code=409)
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
+    async def prune(request: Request) -> Response:
+        failure = _spawn([*command, "sessions", "--prune", "--project", str(project_dir)], project_dir)
+        return PlainTextResponse(failure, status_code=409) if failure else RedirectResponse("/", status_code=303)
+
     async def guard(request: Request, call_next: Any) -> Response:
         return await security.check(request, secret, call_next)
 
     return Starlette(
         routes=[
             Route("/", index),
+            Route("/prune", prune, methods=["POST"]),
             Route("/runs/{run_id}", run),
             Route("/runs/{run_id}/events", events),
             Route("/runs/{run_id}/cancel", cancel, methods=["POST"]),

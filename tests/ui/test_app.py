@@ -178,3 +178,13 @@ def test_a_failed_cancel_shows_the_commands_own_line(project: Path, tmp_path: Pa
     client.cookies.set(COOKIE, SECRET)
     response = client.post("/runs/run1/cancel", data={"csrf": csrf_token(SECRET)}, headers={"origin": BASE})
     assert response.status_code == 409 and response.text == "error: no live run"
+
+
+def test_prune_runs_strawpot_sessions_prune(project: Path, tmp_path: Path) -> None:
+    client = TestClient(create_app(project, SECRET, _recording_strawpot(tmp_path, 0)), base_url=BASE,
+                        follow_redirects=False)
+    client.cookies.set(COOKIE, SECRET)
+    assert client.post("/prune", data={}, headers={"origin": BASE}).status_code == 403  # no CSRF token
+    response = client.post("/prune", data={"csrf": csrf_token(SECRET)}, headers={"origin": BASE})
+    assert response.status_code == 303
+    assert json.loads((tmp_path / "argv.json").read_text()) == ["sessions", "--prune", "--project", str(project)]
