@@ -104,6 +104,15 @@ def _run_context(sessions_root: Path, run_id: str) -> dict[str, Any] | None:
     return {"data": data, "tree": _tree(agents), "logs": logs}
 
 
+def _start_options(form: Any) -> list[str] | None:
+    """`strawpot start`'s options from the start form, or None when the form is not a valid session."""
+    role, task = str(form.get("role", "")).strip(), str(form.get("task", "")).strip()
+    isolation = str(form.get("isolation", "")).strip()
+    if not task or isolation not in ("", "none", "worktree"):
+        return None
+    return ["--task", task, *(["--role", role] if role else []), *(["--isolation", isolation] if isolation else [])]
+
+
 def _spawn(args: list[str], cwd: Path) -> str:
     """Run a strawpot command exactly as a user would (its own checks apply); its error line, or "" on success."""
     done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=60, check=False)
@@ -154,6 +163,17 @@ def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = 
         failure = _spawn([*command, "sessions", "--prune", "--project", str(project_dir)], project_dir)
         return PlainTextResponse(failure, status_code=409) if failure else RedirectResponse("/", status_code=303)
 
+    async def start(request: Request) -> Response:
+        options = _start_options(request.state.form)
+        if options is None:
+            return PlainTextResponse("a session needs a task (and isolation none or worktree)", status_code=400)
+        args = [*command, "start", "--headless", *options]
+        # Exactly what a user would type in the project folder, so the verified-lock checks apply; the run
+        # records itself under .strawpot/sessions/, where the runs page finds it.
+        subprocess.Popen(args, cwd=project_dir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+        return RedirectResponse("/", status_code=303)
+
     async def guard(request: Request, call_next: Any) -> Response:
         return await security.check(request, secret, call_next)
 
@@ -161,6 +181,7 @@ def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = 
         routes=[
             Route("/", index),
             Route("/prune", prune, methods=["POST"]),
+            Route("/start", start, methods=["POST"]),
             Route("/runs/{run_id}", run),
             Route("/runs/{run_id}/events", events),
             Route("/runs/{run_id}/cancel", cancel, methods=["POST"]),

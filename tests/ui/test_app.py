@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,20 @@ def test_prune_runs_strawpot_sessions_prune(project: Path, tmp_path: Path) -> No
     response = client.post("/prune", data={"csrf": csrf_token(SECRET)}, headers={"origin": BASE})
     assert response.status_code == 303
     assert json.loads((tmp_path / "argv.json").read_text()) == ["sessions", "--prune", "--project", str(project)]
+
+
+def test_start_spawns_strawpot_start_headless_in_the_project(project: Path, tmp_path: Path) -> None:
+    client = TestClient(create_app(project, SECRET, _recording_strawpot(tmp_path, 0)), base_url=BASE,
+                        follow_redirects=False)
+    client.cookies.set(COOKIE, SECRET)
+    form = {"csrf": csrf_token(SECRET), "role": "lead", "task": "delegate:implementer:sleep:1",
+            "isolation": "worktree"}
+    assert client.post("/start", data=form, headers={"origin": "http://evil.test"}).status_code == 403
+    assert client.post("/start", data={**form, "isolation": "bogus"}, headers={"origin": BASE}).status_code == 400
+    assert client.post("/start", data=form, headers={"origin": BASE}).status_code == 303
+    argv = tmp_path / "argv.json"
+    deadline = time.monotonic() + 10
+    while not argv.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert json.loads(argv.read_text()) == ["start", "--headless", "--task", "delegate:implementer:sleep:1",
+                                            "--role", "lead", "--isolation", "worktree"]
