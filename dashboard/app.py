@@ -122,31 +122,8 @@ def _spawn(args: list[str], cwd: Path) -> str:
     return lines[-1] if lines else f"the strawpot command exited {done.returncode}"
 
 
-def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = None) -> Starlette:
-    """The UI over `project_dir`'s `.strawpot/sessions/`; every request must carry `secret` (see security)."""
-    sessions_root = Project.at(project_dir).sessions_dir
-    env = Environment(loader=PackageLoader("dashboard", "templates"), autoescape=select_autoescape(default=True))
-    env.globals.update(when=_when, duration=_duration, csrf=security.csrf_token(secret))
-    command = strawpot_cmd or [sys.executable, "-m", "strawpot.cli"]
-
-    def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        return HTMLResponse(env.get_template(name).render(project=project_dir, **context), status_code=status)
-
-    async def index(request: Request) -> Response:
-        return render("index.html", runs=list_sessions(sessions_root))
-
-    async def run(request: Request) -> Response:
-        run_id = request.path_params["run_id"]
-        context = _run_context(sessions_root, run_id)
-        if context is None:
-            return render("missing.html", status=404, run_id=run_id)
-        return render("run.html", run_id=run_id, **context)
-
-    async def events(request: Request) -> Response:
-        run_id = request.path_params["run_id"]
-        if load_session(sessions_root, run_id) is None:
-            return PlainTextResponse(f"no run {run_id!r}", status_code=404)
-        return StreamingResponse(_events(request, sessions_root, run_id), media_type="text/event-stream")
+def _action_routes(project_dir: Path, sessions_root: Path, command: list[str]) -> list[Route]:
+    """The state-changing routes (POST only; the guard has checked their CSRF token and Origin)."""
 
     async def cancel(request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -174,17 +151,48 @@ def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = 
                          stderr=subprocess.DEVNULL, start_new_session=True)
         return RedirectResponse("/", status_code=303)
 
+    return [
+        Route("/prune", prune, methods=["POST"]),
+        Route("/start", start, methods=["POST"]),
+        Route("/runs/{run_id}/cancel", cancel, methods=["POST"]),
+    ]
+
+
+def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = None) -> Starlette:
+    """The UI over `project_dir`'s `.strawpot/sessions/`; every request must carry `secret` (see security)."""
+    sessions_root = Project.at(project_dir).sessions_dir
+    env = Environment(loader=PackageLoader("dashboard", "templates"), autoescape=select_autoescape(default=True))
+    env.globals.update(when=_when, duration=_duration, csrf=security.csrf_token(secret))
+    command = strawpot_cmd or [sys.executable, "-m", "strawpot.cli"]
+
+    def render(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(env.get_template(name).render(project=project_dir, **context), status_code=status)
+
+    async def index(request: Request) -> Response:
+        return render("index.html", runs=list_sessions(sessions_root))
+
+    async def run(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        context = _run_context(sessions_root, run_id)
+        if context is None:
+            return render("missing.html", status=404, run_id=run_id)
+        return render("run.html", run_id=run_id, **context)
+
+    async def events(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        if load_session(sessions_root, run_id) is None:
+            return PlainTextResponse(f"no run {run_id!r}", status_code=404)
+        return StreamingResponse(_events(request, sessions_root, run_id), media_type="text/event-stream")
+
     async def guard(request: Request, call_next: Any) -> Response:
         return await security.check(request, secret, call_next)
 
     return Starlette(
         routes=[
             Route("/", index),
-            Route("/prune", prune, methods=["POST"]),
-            Route("/start", start, methods=["POST"]),
             Route("/runs/{run_id}", run),
             Route("/runs/{run_id}/events", events),
-            Route("/runs/{run_id}/cancel", cancel, methods=["POST"]),
+            *_action_routes(project_dir, sessions_root, command),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)],
