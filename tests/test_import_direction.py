@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIRST_PARTY = ("strawpot", "hub_client", "resolver", "orchestrator", "registry_server")
+FIRST_PARTY = ("strawpot", "hub_client", "resolver", "orchestrator", "registry_server", "dashboard")
 
 # A layer (module prefix) and the first-party layers it may import besides itself.
 # Anything under `strawpot` that is not `strawpot.model` is the composition root and may import everything.
@@ -19,6 +19,8 @@ RULES: dict[str, tuple[str, ...]] = {
     # DESIGN §2 lets the registry use the model only; it also runs our PubGrub solver behind `/resolve`
     # (recorded in DESIGN's note and here): the solver is a stdlib-only leaf, so no cycle can come of it.
     "registry_server": ("strawpot.model", "resolver"),
+    # `strawpot ui` reads run folders through the orchestrator and the model, never the registry or commands.
+    "dashboard": ("orchestrator", "strawpot.model"),
 }
 
 # Inside the composition root (`strawpot/`), the services sit below the commands: they never import a

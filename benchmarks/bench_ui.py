@@ -1,0 +1,61 @@
+"""p50/p99 time of `strawpot ui`'s pages over a project with 1,000 recorded runs (in-process TestClient).
+
+    .venv/bin/python benchmarks/bench_ui.py [RUNS] [REQUESTS]
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from starlette.testclient import TestClient
+
+from dashboard.app import create_app
+from dashboard.security import COOKIE
+
+SECRET = "bench"
+
+
+def make_project(root: Path, runs: int) -> None:
+    (root / "strawpot.toml").write_text("")
+    sessions = root / ".strawpot" / "sessions"
+    for i in range(runs):
+        folder = sessions / f"run{i:05d}"
+        folder.mkdir(parents=True)
+        agents = [{"agent_id": f"a{i}-{j}", "role": "implementer", "agent": "stub", "parent": None if j == 0
+                   else f"a{i}-0", "state": "succeeded", "started_at": i + j, "ended_at": i + j + 1,
+                   "workspace": str(root / "ws")} for j in range(4)]
+        (folder / "session.json").write_text(json.dumps(
+            {"run_id": f"run{i:05d}", "role": "lead", "state": "succeeded", "started_at": i, "agents": agents}))
+    (root / "ws").mkdir()
+    (root / "ws" / "agent.log").write_bytes(b"x" * 1_000_000 + b"\nlast line\n")
+
+
+def timed(client: TestClient, path: str, n: int) -> tuple[float, float]:
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        assert client.get(path).status_code == 200
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return statistics.median(times), times[min(len(times) - 1, int(len(times) * 0.99))]
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    with tempfile.TemporaryDirectory() as tmp:
+        make_project(Path(tmp), runs)
+        client = TestClient(create_app(Path(tmp), SECRET))
+        client.cookies.set(COOKIE, SECRET)
+        for label, path in (("runs list", "/"), ("run page (4 agents, 1 MB logs)", "/runs/run00500")):
+            p50, p99 = timed(client, path, n)
+            print(f"{label:34} {runs} runs: p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  ({n} requests)")
+
+
+if __name__ == "__main__":
+    main()

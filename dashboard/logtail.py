@@ -1,0 +1,23 @@
+"""The last bytes of a log, read from its end so a huge log is never read whole."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+TAIL_BYTES = 16 * 1024
+
+
+def tail(path: Path, limit: int = TAIL_BYTES) -> str:
+    """The last `limit` bytes of `path` (from a line start when possible), or "" when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            start = max(0, size - limit)
+            fh.seek(start)
+            data = fh.read(limit)
+    except OSError:
+        return ""
+    if start and b"\n" in data:
+        data = data.split(b"\n", 1)[1]
+    return data.decode("utf-8", errors="replace")

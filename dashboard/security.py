@@ -1,0 +1,58 @@
+"""The UI's guard: a per-launch secret (URL token -> HttpOnly cookie), a CSRF token and an Origin check."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Awaitable, Callable
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+
+COOKIE = "strawpot_ui"
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+SAFE_METHODS = {"GET", "HEAD"}
+
+
+def new_secret() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def csrf_token(secret: str) -> str:
+    """Derived from the launch secret, so a page can embed it without exposing the secret itself."""
+    return hmac.new(secret.encode(), b"csrf", "sha256").hexdigest()
+
+
+def _same(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+async def check(request: Request, secret: str,
+                call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    """403 unless the request carries the secret; state changes also need the CSRF token and our Origin."""
+    token = request.query_params.get("token")
+    if token is not None and _same(token, secret) and request.method in SAFE_METHODS:
+        # Trade the URL secret for a cookie and drop it from the address bar (as Jupyter does).
+        response: Response = RedirectResponse(request.url.path, status_code=303)
+        response.set_cookie(COOKIE, secret, httponly=True, samesite="strict", path="/")
+        return _harden(response)
+    if not _same(request.cookies.get(COOKIE, ""), secret):
+        return _harden(PlainTextResponse("forbidden: open the URL `strawpot ui` printed", status_code=403))
+    if request.method not in SAFE_METHODS:
+        origin = request.headers.get("origin", "")
+        expected = f"{request.url.scheme}://{request.headers.get('host', '')}"
+        form = await request.form()
+        request.state.form = form  # the body is consumed here; handlers read the parsed form from the state
+        sent = str(form.get("csrf", "")) or request.headers.get("x-csrf-token", "")
+        if not origin or not _same(origin, expected) or not _same(sent, csrf_token(secret)):
+            return _harden(PlainTextResponse("forbidden: missing CSRF token or foreign Origin", status_code=403))
+    return _harden(await call_next(request))
+
+
+def _harden(response: Response) -> Response:
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["Cache-Control"] = "no-store"
+    return response

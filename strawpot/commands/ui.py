@@ -1,0 +1,54 @@
+"""`strawpot ui [--port] [--host] [--no-browser]`: serve the local web UI over this project's runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rich_click as click
+
+from strawpot.commands._options import project_option
+
+SECTION = "sessions"
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+@click.command()
+@click.option("--port", type=int, default=0, show_default=True, help="Port to listen on (0: a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--allow-remote", is_flag=True, help="Allow a --host other than loopback (anyone who gets the "
+              "printed URL can then start and cancel runs).")
+@click.option("--no-browser", is_flag=True, help="Print the URL without opening a browser.")
+@project_option
+def command(port: int, host: str, allow_remote: bool, no_browser: bool, project: Path | None) -> None:
+    """Serve a local web page of this project's runs: agent trees, log tails, cancel buttons.
+
+    The printed URL carries a secret made for this launch; it becomes a cookie, and requests without it are
+    refused (403).
+    """
+    import socket
+    import webbrowser
+
+    import uvicorn
+
+    from dashboard.app import create_app
+    from dashboard.security import new_secret
+    from strawpot.model.errors import UsageError
+    from strawpot.model.layout import Project
+
+    if host not in LOOPBACK and not allow_remote:
+        raise UsageError(f"--host {host} would serve the UI beyond this machine",
+                         hint="add --allow-remote if you mean it, or leave --host at 127.0.0.1")
+    the_project = Project.at(project)
+    secret = new_secret()
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)  # connections queue from now on, so the printed URL works at once
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    url = f"http://{shown}:{sock.getsockname()[1]}/?token={secret}"
+    click.echo(f"StrawPot UI for {the_project.dir}: {url}", err=True)
+    if not no_browser:
+        webbrowser.open(url)
+    app = create_app(the_project.dir, secret)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server.run(sockets=[sock])
