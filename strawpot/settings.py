@@ -80,10 +80,6 @@ class Registry:
     origin: str
     timeouts: Timeouts | None = None  # from the same settings (None: open_client reads them)
 
-    @property
-    def from_project(self) -> bool:
-        return self.origin in ("project", "lock")
-
 
 def choose_registry(project: Project | None, explicit: str | None = None, lock_source: str | None = None,
                     *, settings: Settings | None = None) -> Registry:
