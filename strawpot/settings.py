@@ -12,12 +12,12 @@ from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.layout import Project as Project  # re-exported: commands find the layout here
 from strawpot.model.layout import global_root as global_root
+from strawpot.model.settings import DEFAULT_REGISTRY_URL as DEFAULT_REGISTRY_URL  # the schema's default
 
 if TYPE_CHECKING:
     from strawpot.model.child_env import EnvPolicy
     from strawpot.model.settings import Settings, Source
 
-DEFAULT_REGISTRY_URL = "https://strawhub.dev"
 
 
 def config_path() -> Path:
