@@ -119,7 +119,11 @@ def main() -> None:
     parser.add_argument("--packages", type=int, default=100, help="packages in the role's closure (with the role)")
     parser.add_argument("--delay-ms", type=float, default=50.0, help="latency the proxy adds to every request")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tool and setting (the median is shown)")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.packages, args.delay_ms, args.repeat = 3, 5.0, 1
+    tools = ["strawpot"] + (["strawhub"] if not args.smoke or (BIN / "strawhub").exists() else [])
     compile_sources()
 
     with tempfile.TemporaryDirectory(prefix="bench-install-") as tmp:
@@ -133,7 +137,7 @@ def main() -> None:
             with LoopbackProxy(live.url, delay=args.delay_ms / 1000) as proxy:
                 for label, url in (("loopback", live.url), (f"+{args.delay_ms:g} ms", proxy.url)):
                     # the tools take turns, so a machine that speeds up or slows down mid-run moves both alike
-                    runs: dict[str, list[float]] = {"strawpot": [], "strawhub": []}
+                    runs: dict[str, list[float]] = {tool: [] for tool in tools}
                     for _ in range(args.repeat):
                         for tool, times in runs.items():
                             times.append(run_once(tool, url, role, scratch, args.packages))
@@ -142,6 +146,9 @@ def main() -> None:
                         print(f"  {label:>10}  {tool:<9} " + "  ".join(f"{r:6.2f}s" for r in times), flush=True)
     print(f"\ncold install of a role with {args.packages} packages (median of {args.repeat}):")
     for label, row in results.items():
+        if "strawhub" not in row:
+            print(f"  {label:>10}: strawpot {row['strawpot']:6.2f}s   (strawhub not installed)")
+            continue
         ratio = row["strawhub"] / row["strawpot"]
         print(f"  {label:>10}: strawpot {row['strawpot']:6.2f}s   strawhub {row['strawhub']:6.2f}s   "
               f"strawpot is {ratio:5.1f}x faster")

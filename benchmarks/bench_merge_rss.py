@@ -23,7 +23,9 @@ from orchestrator.worktree import WorktreeIsolator
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=600)
-    size = parser.parse_args().mb
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
+    args = parser.parse_args()
+    size = 1 if args.smoke else args.mb
     os.environ.update(GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@localhost", GIT_COMMITTER_NAME="bench",
                       GIT_COMMITTER_EMAIL="bench@localhost")
     with tempfile.TemporaryDirectory() as scratch:

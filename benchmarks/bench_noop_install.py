@@ -38,7 +38,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--packages", type=int, default=100)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.packages, args.runs = 3, 2
 
     with tempfile.TemporaryDirectory(prefix="bench-noop-") as tmp:
         scratch = Path(tmp)

@@ -215,7 +215,11 @@ def main() -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--versions", type=int, default=640, help="archives read once each (a cache miss each)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.clients, args.requests, args.versions = 2, 20, 4
+        args.backend, args.workers = ["sqlite"], [1]
     procs = args.procs or (1 if args.client == "raw" else 2)
     backends = args.backend
     results: dict[str, dict[str, dict[str, float]]] = {}

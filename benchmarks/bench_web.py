@@ -141,7 +141,11 @@ def main() -> None:
     parser.add_argument("--packages", type=int, default=2000)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
-    asyncio.run(run(parser.parse_args()))
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
+    args = parser.parse_args()
+    if args.smoke:
+        args.packages, args.requests = 20, 10
+    asyncio.run(run(args))
 
 
 if __name__ == "__main__":

@@ -64,7 +64,10 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=10_000, help="samples of each kind")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--kinds", default="manifest,lockfile,frontmatter,archive,registry-answer")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.count = 5
     settings_dir = tempfile.TemporaryDirectory()  # read no user settings
     os.environ["STRAWPOT_CONFIG_DIR"] = settings_dir.name
     for name in ("STRAWPOT_HTTP_TIMEOUT", "STRAWPOT_REGISTRY_DEADLINE"):

@@ -26,7 +26,7 @@ from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
 from orchestrator.sandbox import SandboxSettings, session_sandbox
 from orchestrator.server import DendenServer
-from orchestrator.session import PAUSED, Session
+from orchestrator.session import PAUSED, Session, State
 from orchestrator.staging import Stager
 from strawpot.model.child_env import EnvPolicy
 from strawpot.model.errors import IntegrityFailure, MissingToolError, UsageError
@@ -237,7 +237,7 @@ class Launch:
             try:
                 self.env = prepared.isolator.create(session.run_id, project.dir)
             except BaseException:
-                session.finish("failed", None)
+                session.finish(State.FAILED, None)
                 raise
         session.isolation = self.env.to_dict()
         self.merged = Merged()
@@ -253,7 +253,7 @@ class Launch:
         try:
             self.server = DendenServer(self.run, listen_for(prepared.transport, session.directory))
         except OSError:
-            session.finish("failed", None)
+            session.finish(State.FAILED, None)
             raise
         self.run.denden_addr = session.denden_addr = self.server.address
         self.run.denden_token = self.server.token
@@ -295,17 +295,17 @@ class Launch:
     def wait_root(self, root: LiveAgent) -> Finished:
         return self.run.wait(root, None)
 
-    def close(self, state: str, exit_code: int | None) -> list[str]:
+    def close(self, state: State, exit_code: int | None) -> list[str]:
         """Stop everything; a succeeded run's work is merged back (`self.merged` says how), any other is kept."""
         stopped = self.run.shutdown()
         self.server.stop()
         self.end_isolation(state)
-        self.session.finish("failed" if self.merged.failed else state, exit_code)
+        self.session.finish(State.FAILED if self.merged.failed else state, exit_code)
         return stopped
 
     def end_isolation(self, state: str) -> None:
         isolator, base = self.isolator, self.prepared.project.dir
-        if state == "succeeded":
+        if state == State.SUCCEEDED:
             self.merged = isolator.merge(self.env, base)
             if not self.merged.keep:
                 isolator.cleanup(self.env, base)

@@ -40,12 +40,12 @@ from orchestrator.session import (
     CANCELLED,
     FAILED,
     PAUSED,
-    RUNNING,
     STAGED,
     SUCCEEDED,
     TIMED_OUT,
     AgentRecord,
     Session,
+    State,
     exit_code_for,
     new_agent_id,
 )
@@ -70,7 +70,7 @@ class Finished:
     """How an agent ended: its state, exit code and result text (its final output, not its log)."""
 
     agent_id: str
-    state: str
+    state: State
     exit_code: int | None
     output: str
 
@@ -191,7 +191,7 @@ class Run:
         except RuntimeFailure as exc:
             self._end(live, FAILED, None, error=str(exc))
             raise
-        self.session.update_agent(agent_id, state=RUNNING, pid=live.process.pid, started_at=time.time())
+        self.session.agent_started(agent_id, live.process.pid)
         self.session.event("agent_started", agent_id=agent_id, pid=live.process.pid)
         return live
 
@@ -222,13 +222,13 @@ class Run:
             self.memory.dump(self.run_id, live.record.agent_id, live.record.role, live.record.task, output)
         return Finished(live.record.agent_id, state, code, output)
 
-    def _end(self, live: LiveAgent, state: str, code: int | None, error: str = "") -> None:
+    def _end(self, live: LiveAgent, state: State, code: int | None, error: str = "") -> None:
         with self._lock:
             if live.record.ended_at is not None:
                 return
             live.record.ended_at = time.time()
         code = exit_code_for(state, code)
-        self.session.update_agent(live.record.agent_id, state=state, exit_code=code, error=error)
+        self.session.agent_ended(live.record.agent_id, state, code, error)
         self.session.event("agent_finished", agent_id=live.record.agent_id, state=state, exit_code=code)
 
     def active_agents(self) -> int:

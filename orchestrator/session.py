@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,22 @@ TRACE_FILE = "trace.jsonl"
 SESSION_FORMAT = 1
 PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
 
-# Agent states; the last five are final (a paused agent may be resumed: `strawpot resume`).
-STAGED, RUNNING = "staged", "running"
-SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, PAUSED = "succeeded", "failed", "timed_out", "cancelled", "paused"
-FINAL_STATES = frozenset({SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, PAUSED})
-INTERRUPTED = "interrupted"  # a run whose `start` got Ctrl-C (or SIGTERM)
+class State(StrEnum):
+    """A run's or an agent's state, written as its value in session.json (docs/sessions.md lists them)."""
+
+    STAGED = "staged"  # an agent only: its workspace is ready, its process not started yet
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"
+    PAUSED = "paused"  # may be resumed: `strawpot resume`
+    INTERRUPTED = "interrupted"  # a run only: its `start` got Ctrl-C (or SIGTERM)
+
+
+STAGED, RUNNING, SUCCEEDED, FAILED = State.STAGED, State.RUNNING, State.SUCCEEDED, State.FAILED
+TIMED_OUT, CANCELLED, PAUSED, INTERRUPTED = State.TIMED_OUT, State.CANCELLED, State.PAUSED, State.INTERRUPTED
+FINAL_STATES = frozenset({SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, PAUSED})  # an agent's
 STOPPED_EXIT_CODE = 130  # the shell's code for Ctrl-C
 
 
@@ -62,7 +74,7 @@ class AgentRecord:
     depth: int
     task: str
     workspace: str
-    state: str = STAGED
+    state: State = STAGED
     pid: int | None = None
     exit_code: int | None = None
     started_at: float | None = None
@@ -75,7 +87,9 @@ class AgentRecord:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentRecord:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        record = cls(**{k: v for k, v in data.items() if k in known})
+        record.state = State(record.state)
+        return record
 
 
 @dataclass
@@ -88,7 +102,7 @@ class Session:
     task: str
     started_at: float = field(default_factory=time.time)
     ended_at: float | None = None
-    state: str = RUNNING
+    state: State = RUNNING
     exit_code: int | None = None
     denden_addr: str = ""
     tmux: str = ""  # the tmux session (and socket) name when the run lives in tmux, for `strawpot attach`
@@ -141,15 +155,19 @@ class Session:
         self.event("agent_staged", agent_id=record.agent_id, role=record.role, agent=record.agent,
                    parent=record.parent, depth=record.depth)
 
-    def update_agent(self, agent_id: str, **changes: Any) -> AgentRecord:
+    def agent_started(self, agent_id: str, pid: int) -> None:
         with self._lock:
             record = self.agents[agent_id]
-            for key, value in changes.items():
-                setattr(record, key, value)
+            record.state, record.pid, record.started_at = State.RUNNING, pid, time.time()
             self.save()
-            return record
 
-    def finish(self, state: str, exit_code: int | None) -> None:
+    def agent_ended(self, agent_id: str, state: State, exit_code: int | None, error: str = "") -> None:
+        with self._lock:
+            record = self.agents[agent_id]
+            record.state, record.exit_code, record.error = state, exit_code, error
+            self.save()
+
+    def finish(self, state: State, exit_code: int | None) -> None:
         exit_code = exit_code_for(state, exit_code)
         with self._lock:
             self.state, self.exit_code, self.ended_at = state, exit_code, time.time()

@@ -12,12 +12,12 @@ from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.layout import Project as Project  # re-exported: commands find the layout here
 from strawpot.model.layout import global_root as global_root
+from strawpot.model.settings import DEFAULT_REGISTRY_URL as DEFAULT_REGISTRY_URL  # the schema's default
 
 if TYPE_CHECKING:
     from strawpot.model.child_env import EnvPolicy
     from strawpot.model.settings import Settings, Source
 
-DEFAULT_REGISTRY_URL = "https://strawhub.dev"
 
 
 def config_path() -> Path:
@@ -79,10 +79,6 @@ class Registry:
     url: str
     origin: str
     timeouts: Timeouts | None = None  # from the same settings (None: open_client reads them)
-
-    @property
-    def from_project(self) -> bool:
-        return self.origin in ("project", "lock")
 
 
 def choose_registry(project: Project | None, explicit: str | None = None, lock_source: str | None = None,

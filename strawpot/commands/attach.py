@@ -20,7 +20,7 @@ def command(run_id: str, project: Path | None) -> None:
     Exits 2 when the run is unknown, has ended, or was not started in tmux; after the run ends while
     attached, exits with its exit code.
     """
-    from orchestrator.session import load_session
+    from orchestrator.session import State, load_session
     from orchestrator.tmux import TmuxMissing, TmuxSession
     from strawpot.commands._interactive import attach_and_report, can_attach
     from strawpot.model.errors import MissingToolError, UsageError
@@ -30,7 +30,7 @@ def command(run_id: str, project: Path | None) -> None:
     data = load_session(the_project.sessions_dir, run_id)
     if data is None:
         raise UsageError(f"no run {run_id!r} in this project", hint="list runs with `strawpot sessions`")
-    if data.get("state") != "running":
+    if data.get("state") != State.RUNNING:
         raise UsageError(f"run {run_id} has ended ({data.get('state')}, exit code {data.get('exit_code')}); "
                          "there is nothing to attach to", hint=f"see what it did with `strawpot agents {run_id}`")
     if not data.get("tmux"):

@@ -28,7 +28,7 @@ def command(run_id: str, agent_id: str | None, force: bool, project: Path | None
     """
     from orchestrator.client import CancelFailed, cancel
     from orchestrator.orphans import owner_alive, stop_orphans
-    from orchestrator.session import load_session
+    from orchestrator.session import State, load_session
     from strawpot.model.errors import StrawpotError, UsageError
     from strawpot.model.layout import Project
 
@@ -36,7 +36,7 @@ def command(run_id: str, agent_id: str | None, force: bool, project: Path | None
     data = load_session(sessions, run_id)
     if data is None:
         raise UsageError(f"no run {run_id!r} in this project", hint="list runs with `strawpot sessions`")
-    if data.get("state") != "running":
+    if data.get("state") != State.RUNNING:
         raise UsageError(f"run {run_id} has ended ({data.get('state')}); there is nothing to cancel")
     root = next((a["agent_id"] for a in data.get("agents", []) if not a.get("parent")), None)
     target = agent_id or root
@@ -64,12 +64,12 @@ def command(run_id: str, agent_id: str | None, force: bool, project: Path | None
 
 def _wait_for_end(sessions: Path, run_id: str) -> str | None:
     """The run's final state once its owner recorded it (bounded wait), or None."""
-    from orchestrator.session import load_session
+    from orchestrator.session import State, load_session
 
     deadline = time.monotonic() + END_WAIT
     while time.monotonic() < deadline:
         data = load_session(sessions, run_id) or {}
-        if data.get("state") != "running":
+        if data.get("state") != State.RUNNING:
             return str(data.get("state"))
         time.sleep(0.05)
     return None

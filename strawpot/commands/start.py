@@ -147,7 +147,7 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     from orchestrator.launch import Launch
     from orchestrator.progress import JsonProgress
     from orchestrator.runtime import RuntimeFailure
-    from orchestrator.session import INTERRUPTED, STOPPED_EXIT_CODE
+    from orchestrator.session import INTERRUPTED, STOPPED_EXIT_CODE, State
     from orchestrator.staging import StagingError
     from orchestrator.tmux import forget_own_socket, session_name
     from strawpot.commands._interactive import exit_code_of
@@ -176,7 +176,7 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
             err.print(launch.merged.message, highlight=False, soft_wrap=True)
         raise SystemExit(STOPPED_EXIT_CODE) from None
     except (StagingError, RuntimeFailure, BindingError) as exc:
-        launch.close("failed", None)
+        launch.close(State.FAILED, None)
         raise StrawpotError(f"could not start role {prepared.role}: {exc}") from None
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -184,7 +184,7 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
             forget_own_socket()
     launch.close(done.state, done.exit_code)
     state = launch.session.state  # `failed` when the merge-back itself broke
-    code = exit_code_of(state, done.exit_code) or (1 if state == "failed" else 0)
+    code = exit_code_of(state, done.exit_code) or (1 if state == State.FAILED else 0)
     if launch.merged.message:
         err.print(launch.merged.message, highlight=False, soft_wrap=True)
     if as_json:
@@ -193,7 +193,7 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     elif done.output:
         click.echo(done.output)
     err.print(f"run {run_id} {state} (exit code {code})", highlight=False)
-    if done.state == "paused":
+    if done.state == State.PAUSED:
         err.print(f"continue it with `strawpot resume {run_id}`", highlight=False)
     if launch.merged.error is not None:
         raise launch.merged.error

@@ -52,8 +52,10 @@ class Key:
         return self.env_name or "STRAWPOT_" + self.name.replace(".", "_").upper()
 
 
+DEFAULT_REGISTRY_URL = "https://strawhub.dev"
+
 SCHEMA: dict[str, Key] = {k.name: k for k in (
-    Key("registry.url", "string", "https://strawhub.dev", "the registry packages come from and go to"),
+    Key("registry.url", "string", DEFAULT_REGISTRY_URL, "the registry packages come from and go to"),
     Key("registry.timeout", "number", 120.0, "seconds one registry request may take in all, retries included",
         minimum=0.001, env_name="STRAWPOT_HTTP_TIMEOUT"),
     Key("registry.deadline", "number", 600.0, "seconds all registry requests of one command may take",

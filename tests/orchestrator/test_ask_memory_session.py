@@ -10,7 +10,7 @@ import pytest
 
 from orchestrator.ask import Asker
 from orchestrator.memory_sqlite import SqliteMemory
-from orchestrator.session import AgentRecord, Session, list_sessions, load_session, read_trace
+from orchestrator.session import AgentRecord, Session, State, list_sessions, load_session, read_trace
 
 
 @pytest.mark.parametrize(
@@ -84,8 +84,8 @@ def test_session_files(tmp_path: Path) -> None:
     session = Session.create(tmp_path, "orchestrator", "ship it", run_id="run_test_1")
     record = AgentRecord("orchestrator-1", "orchestrator", "stub-agent", None, 0, "ship it", str(tmp_path / "ws"))
     session.add_agent(record)
-    session.update_agent("orchestrator-1", state="running", pid=123)
-    session.finish("succeeded", 0)
+    session.agent_started("orchestrator-1", 123)
+    session.finish(State.SUCCEEDED, 0)
     saved = load_session(tmp_path, "run_test_1")
     assert saved is not None
     assert saved["state"] == "succeeded" and saved["exit_code"] == 0
