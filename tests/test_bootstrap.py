@@ -14,6 +14,9 @@ from tests._tour import ROOT, VENV
 
 def _checkout(tmp_path: Path) -> Path:
     """A folder with the two scripts, pyproject.toml (its time kept) and the checkout's up-to-date .venv."""
+    stamp = VENV / ".strawpot-installed"  # else bootstrap.sh would reinstall the shared .venv from this copy
+    assert stamp.is_file() and (ROOT / "pyproject.toml").stat().st_mtime <= stamp.stat().st_mtime, \
+        "the checkout's .venv is not up to date: run `bash scripts/bootstrap.sh` first"
     copy = tmp_path / "copy"
     (copy / "scripts").mkdir(parents=True)
     for name in ("scripts/bootstrap.sh", "scripts/demo.sh", "scripts/test.sh", "pyproject.toml"):
