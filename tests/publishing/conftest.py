@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -167,3 +168,19 @@ def write_package(dest: Path, files: dict[str, str | bytes], executables: tuple[
 def make_package() -> object:
     """`make_package(dest, {path: text or bytes}, executables=(...))` writes a package folder."""
     return write_package
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`strawpot ARGS` in-process: its exit code, stdout and stderr (never a traceback)."""
+    from strawpot.cli import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """A copy of fixtures/workspace: a skill, two roles in a cycle and a role that needs both."""
+    return Path(shutil.copytree(FIXTURES / "workspace", tmp_path / "ws"))

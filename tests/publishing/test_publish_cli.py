@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from strawpot.cli import main
 from strawpot.model.package import MAX_FILE_SIZE
 from strawpot.model.plural import count
 from strawpot.publishing.prepare import set_frontmatter_version
+from tests.publishing.conftest import run
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SKILL = "---\nname: demo\ndescription: A demo skill.\nversion: 1.0.0\n---\n\n# Demo\n"
@@ -30,11 +30,6 @@ def write(dest: Path, files: dict[str, str | bytes], executables: tuple[str, ...
     return dest
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 # -- dry run ---------------------------------------------------------------------------------------------

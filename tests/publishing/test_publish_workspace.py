@@ -10,24 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from strawpot.cli import main
 from strawpot.model.kinds import Kind
 from strawpot.publishing.prepare import pin_dependencies
-from tests.publishing.conftest import Recorder, Registry
-
-WORKSPACE = Path(__file__).resolve().parents[2] / "fixtures" / "workspace"
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    return Path(shutil.copytree(WORKSPACE, tmp_path / "ws"))
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
+from tests.publishing.conftest import Recorder, Registry, run
 
 
 @pytest.fixture

@@ -3,27 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from strawpot.cli import main
-from tests.publishing.conftest import Registry
-
-WORKSPACE = Path(__file__).resolve().parents[2] / "fixtures" / "workspace"
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    return Path(shutil.copytree(WORKSPACE, tmp_path / "ws"))
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
+from tests.publishing.conftest import Registry, run
 
 
 @pytest.mark.parametrize(("bump", "expected"), [("patch", "1.4.3"), ("minor", "1.5.0"), ("major", "2.0.0")])

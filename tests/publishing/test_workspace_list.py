@@ -8,22 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from strawpot.cli import main
 from strawpot.model.layout import find_project_dir
-
-WORKSPACE = Path(__file__).resolve().parents[2] / "fixtures" / "workspace"
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    return Path(shutil.copytree(WORKSPACE, tmp_path / "ws"))
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
+from tests.publishing.conftest import run
 
 
 def test_list_from_inside_a_member_names_kind_version_and_local_dependencies(
