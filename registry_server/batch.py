@@ -13,17 +13,13 @@ from starlette.responses import JSONResponse
 from registry_server.auth import bearer_user
 from registry_server.errors import ApiError
 from registry_server.limits import MAX_UPLOAD
-from registry_server.multipart import Upload, read_upload
-from registry_server.publish import prepare
-from registry_server.slots import SMALL_UPLOAD
+from registry_server.multipart import Upload
+from registry_server.publish import prepare, publish_errors, received
 from registry_server.state import registry
 from registry_server.storage.base import (
     NewVersion,
-    NotOwner,
-    PackageDeleted,
     Storage,
     User,
-    VersionConflict,
     VersionRecord,
 )
 from strawpot.model.kinds import Kind
@@ -43,21 +39,11 @@ _MAX_PARTS = MAX_BATCH * 10 + 4 * MAX_FILES  # every member's fields, and files 
 async def batch(request: Request) -> JSONResponse:
     reg = registry(request)
     user = await run_in_threadpool(bearer_user, reg.storage, request.headers.get("authorization"))
-    length = request.headers.get("content-length", "")
-    declared = int(length) if length.isdigit() else None
-    async with reg.upload_slots().upload(user.id, declared) as slot:
-        upload = await read_upload(
-            request.headers.get("content-type", ""), request.stream(), max_total=MAX_BATCH_BYTES,
-            on_large=(SMALL_UPLOAD, slot.grow), max_parts=_MAX_PARTS, batch=True,
-        )
-        news = await run_in_threadpool(prepare_batch, reg.storage, user, upload)
-        del upload
+    news = await received(request, user, lambda upload: prepare_batch(reg.storage, user, upload),
+                          max_total=MAX_BATCH_BYTES, max_parts=_MAX_PARTS, batch=True)
     try:
-        done = await run_in_threadpool(reg.storage.publish_batch, news, user)
-    except NotOwner as exc:
-        raise ApiError(403, str(exc)) from None
-    except (VersionConflict, PackageDeleted) as exc:
-        raise ApiError(409, str(exc)) from None
+        with publish_errors():
+            done = await run_in_threadpool(reg.storage.publish_batch, news, user)
     finally:
         for new in news:
             reg.changed(new.kind, new.slug)

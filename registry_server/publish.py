@@ -3,7 +3,10 @@ blobs, then insert the version in one transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -36,34 +39,47 @@ from strawpot.model.storable import text_problem
 # Part types a client could use to smuggle in a link instead of a regular file.
 _LINK_TYPES = frozenset({"inode/symlink", "application/x-symlink", "text/x-symlink", "application/x-link"})
 _MAX_TAGS = 20
+T = TypeVar("T")
 
 
 async def publish(request: Request) -> JSONResponse:
     kind = path_kind(request)
     reg = registry(request)
     user = await run_in_threadpool(bearer_user, reg.storage, request.headers.get("authorization"))
-    # The declared size was checked before this handler ran (registry_server.limits); the stream is cut there too.
-    length = request.headers.get("content-length", "")
-    declared = int(length) if length.isdigit() else None
-    async with reg.upload_slots().upload(user.id, declared) as slot:  # a bounded memory budget for uploads
-        upload = await read_upload(
-            request.headers.get("content-type", ""), request.stream(), max_total=MAX_UPLOAD,
-            on_large=(SMALL_UPLOAD, slot.grow),
-        )
-        new = await run_in_threadpool(prepare, reg.storage, kind, user, upload)
-        del upload
+    new = await received(request, user, lambda upload: prepare(reg.storage, kind, user, upload), max_total=MAX_UPLOAD)
     try:
-        done = await run_in_threadpool(reg.storage.publish, new, user)
-    except NotOwner as exc:
-        raise ApiError(403, str(exc)) from None
-    except (VersionConflict, PackageDeleted) as exc:
-        raise ApiError(409, str(exc)) from None
+        with publish_errors():
+            done = await run_in_threadpool(reg.storage.publish, new, user)
     finally:
         reg.changed(kind, new.slug)
     return JSONResponse(
         {f"{kind.value}Id": str(done.package_id), "versionId": str(done.version_id), "version": new.record.version},
         status_code=201,
     )
+
+
+async def received(request: Request, user: User, prepare_upload: Callable[[Upload], T], *, max_total: int,
+                   **read_options: Any) -> T:
+    """Read the multipart body under the user's upload budget and prepare it (in a thread); the upload itself is
+    dropped before the caller stores anything. Shared by `POST /{kinds}` and `POST /batch`."""
+    # The declared size was checked before this handler ran (registry_server.limits); the stream is cut there too.
+    length = request.headers.get("content-length", "")
+    declared = int(length) if length.isdigit() else None
+    async with registry(request).upload_slots().upload(user.id, declared) as slot:  # a bounded memory budget
+        upload = await read_upload(request.headers.get("content-type", ""), request.stream(), max_total=max_total,
+                                   on_large=(SMALL_UPLOAD, slot.grow), **read_options)
+        return await run_in_threadpool(prepare_upload, upload)
+
+
+@contextmanager
+def publish_errors() -> Iterator[None]:
+    """Storage's refusals of a publish as API answers: not the owner 403, a taken version or deleted package 409."""
+    try:
+        yield
+    except NotOwner as exc:
+        raise ApiError(403, str(exc)) from None
+    except (VersionConflict, PackageDeleted) as exc:
+        raise ApiError(409, str(exc)) from None
 
 
 @dataclass
