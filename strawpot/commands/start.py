@@ -154,10 +154,11 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     from strawpot.console import new_console
     from strawpot.model.errors import StrawpotError
     from strawpot.model.plural import count
-    from strawpot.settings import env_policy, load_settings
+    from strawpot.settings import ask_wait, env_policy, load_settings
 
     err = new_console(stderr=True, quiet=progress == "json")
-    asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr))
+    asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr),
+                  run_wait=ask_wait(load_settings(prepared.project)))
     observer = JsonProgress(sys.stderr, run_id) if progress == "json" else None
     launch = Launch(prepared, task=task or "", asker=asker, run_id=run_id,
                     tmux=session_name(run_id) if in_tmux else "", observer=observer, reopen=resume_agent is not None,
