@@ -20,7 +20,8 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from dashboard import security
+from dashboard import memory_pages, security, steer
+from dashboard.launcher import detach
 from dashboard.logtail import tail
 from orchestrator.session import FINAL_STATES, SESSION_FILE, list_sessions, load_session
 from strawpot.model.layout import Project
@@ -147,8 +148,7 @@ def _action_routes(project_dir: Path, sessions_root: Path, command: list[str]) -
         args = [*command, "start", "--headless", *options]
         # Exactly what a user would type in the project folder, so the verified-lock checks apply; the run
         # records itself under .strawpot/sessions/, where the runs page finds it.
-        subprocess.Popen(args, cwd=project_dir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+        detach(args, project_dir)
         return RedirectResponse("/", status_code=303)
 
     return [
@@ -158,7 +158,8 @@ def _action_routes(project_dir: Path, sessions_root: Path, command: list[str]) -
     ]
 
 
-def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = None) -> Starlette:
+def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = None,
+               memory_provider: str = "builtin") -> Starlette:
     """The UI over `project_dir`'s `.strawpot/sessions/`; every request must carry `secret` (see security)."""
     sessions_root = Project.at(project_dir).sessions_dir
     env = Environment(loader=PackageLoader("dashboard", "templates"), autoescape=select_autoescape(default=True))
@@ -193,6 +194,7 @@ def create_app(project_dir: Path, secret: str, strawpot_cmd: list[str] | None = 
             Route("/runs/{run_id}", run),
             Route("/runs/{run_id}/events", events),
             *_action_routes(project_dir, sessions_root, command),
+            *steer.routes(project_dir, command, env), *memory_pages.routes(project_dir, memory_provider, env),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)],

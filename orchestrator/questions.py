@@ -28,7 +28,11 @@ _ID = re.compile(r"[1-9][0-9]{0,8}")
 
 
 class AnswerRefused(Exception):
-    """An answer that cannot be taken (unknown question, answered already, empty, too large); one line."""
+    """An answer that cannot be taken; one line. `reason`: "unknown", "answered" or "invalid"."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -73,22 +77,23 @@ def post(run_dir: Path, agent_id: str, question: str, choices: Sequence[str], de
 
 def answer(run_dir: Path, ask_id: str, text: str | None, by: str) -> Question:
     """Record the answer to open question `ask_id`; raises AnswerRefused (the message says why)."""
+    unknown = AnswerRefused(f"no question {ask_id!r} in this run", "unknown")
     if not valid_id(ask_id):
-        raise AnswerRefused(f"no question {ask_id!r} in this run")
+        raise unknown
     if text is not None and not text.strip():
-        raise AnswerRefused("the answer is empty: pick a choice or type one")
+        raise AnswerRefused("the answer is empty: pick a choice or type one", "invalid")
     if text is not None and len(text.encode("utf-8", "replace")) > MAX_ANSWER_BYTES:
-        raise AnswerRefused(f"the answer is over {MAX_ANSWER_BYTES // 1024} KiB")
+        raise AnswerRefused(f"the answer is over {MAX_ANSWER_BYTES // 1024} KiB", "invalid")
     folder = _folder(run_dir)
     if not folder.is_dir():
-        raise AnswerRefused(f"no question {ask_id!r} in this run")
+        raise unknown
     with file_lock(folder / LOCK_FILE):
         found = read(run_dir, ask_id)
         if found is None:
-            raise AnswerRefused(f"no question {ask_id!r} in this run")
+            raise unknown
         if not found.is_open:
             said = f" ({found.answer!r})" if found.answer is not None else ""
-            raise AnswerRefused(f"question {ask_id} was answered already, by {found.answered_by}{said}")
+            raise AnswerRefused(f"question {ask_id} was answered already, by {found.answered_by}{said}", "answered")
         record = {"answer": text, "by": by, "answered_at": time.time()}
         atomic_write(folder / f"{ask_id}{ANSWER_SUFFIX}", json.dumps(record) + "\n", mode=PRIVATE_FILE)
     done = read(run_dir, ask_id)

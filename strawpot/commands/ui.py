@@ -34,6 +34,7 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     from dashboard.security import new_secret
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
+    from strawpot.settings import load_settings
 
     if host not in LOOPBACK and not allow_remote:
         raise UsageError(f"--host {host} would serve the UI beyond this machine",
@@ -49,6 +50,6 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     click.echo(f"StrawPot UI for {the_project.dir}: {url}", err=True)
     if not no_browser:
         webbrowser.open(url)
-    app = create_app(the_project.dir, secret)
+    app = create_app(the_project.dir, secret, memory_provider=load_settings(the_project).get("memory.provider"))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])

@@ -1,0 +1,146 @@
+"""The run page's steering: answer an agent's askUser question (the run folder's `asks/`), resume a paused agent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from dashboard.launcher import detach
+from orchestrator import questions
+from orchestrator.session import PAUSED, RUNNING, SESSION_FILE, load_session
+from strawpot.model.layout import Project
+
+POLL_SECONDS = 0.5
+RESUME_WAIT = 15.0  # seconds the resume button waits to see the run running again (or the command refuse)
+REFUSED_STATUS = {"unknown": 404, "answered": 409, "invalid": 400}
+
+
+def _resumable(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The paused agents of a run that is not running (what `strawpot resume` may continue)."""
+    if data.get("state") == RUNNING:
+        return []
+    return [a for a in data.get("agents", []) if isinstance(a, dict) and a.get("state") == PAUSED]
+
+
+def _last_line(text: str, code: int | None) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else f"the strawpot command exited {code}"
+
+
+class _Steering:
+    """The handlers, over one project's run folders."""
+
+    def __init__(self, project_dir: Path, command: list[str], env: Environment) -> None:
+        self.project_dir, self.command, self.env = project_dir, command, env
+        self.sessions_root = Project.at(project_dir).sessions_dir
+
+    def panel(self, run_id: str) -> dict[str, Any]:
+        """What templates/steer_panel.html shows: the run's questions and its paused agents."""
+        data = load_session(self.sessions_root, run_id) or {}
+        return {"questions": questions.questions(self.sessions_root / run_id) if data else [],
+                "resumable": _resumable(data)}
+
+    def _item(self, run_id: str, question: questions.Question) -> str:
+        return self.env.get_template("ask_item.html").render(run_id=run_id, q=question)
+
+    async def events(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        if load_session(self.sessions_root, run_id) is None:
+            return PlainTextResponse(f"no run {run_id!r}", status_code=404)
+        return StreamingResponse(self._asks_events(request, run_id), media_type="text/event-stream")
+
+    async def _asks_events(self, request: Request, run_id: str) -> AsyncIterator[str]:
+        """An event each time the run's questions change; the last one (`final`) once the run is over."""
+        seen: list[tuple[str, str]] | None = None
+        while not await request.is_disconnected():
+            final = (load_session(self.sessions_root, run_id) or {}).get("state") != RUNNING
+            found = questions.questions(self.sessions_root / run_id)
+            now = [(q.ask_id, q.answered_by) for q in found]
+            if now != seen or final:
+                seen = now
+                asks = [{"id": q.ask_id, "state": q.answered_by or "open", "html": self._item(run_id, q)}
+                        for q in found]
+                yield f"data: {json.dumps({'asks': asks, 'final': final})}\n\n"
+            if final:
+                return
+            await asyncio.sleep(POLL_SECONDS)
+
+    async def answer(self, request: Request) -> Response:
+        run_id, ask_id = request.path_params["run_id"], request.path_params["ask_id"]
+        data = load_session(self.sessions_root, run_id)
+        if data is None:
+            return PlainTextResponse(f"no run {run_id!r}", status_code=404)
+        form = request.state.form
+        text = str(form.get("choice") or form.get("text") or "")
+        run_dir = self.sessions_root / run_id
+        asked = questions.read(run_dir, ask_id)
+        if data.get("state") != RUNNING and asked is not None and asked.is_open:
+            return PlainTextResponse(f"run {run_id} is {data.get('state')}: no agent waits for this answer any more",
+                                     status_code=409)
+        try:
+            questions.answer(run_dir, ask_id, text, "ui")
+        except questions.AnswerRefused as exc:
+            return PlainTextResponse(str(exc), status_code=REFUSED_STATUS[exc.reason])
+        return RedirectResponse(f"/runs/{run_id}#asks", status_code=303)
+
+    async def resume(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        if load_session(self.sessions_root, run_id) is None:
+            return PlainTextResponse(f"no run {run_id!r}", status_code=404)
+        form = request.state.form
+        task, agent = str(form.get("task", "")).strip(), str(form.get("agent", "")).strip()
+        if not task:
+            return PlainTextResponse("resuming needs a task: what to tell the resumed agent", status_code=400)
+        args = [*self.command, "resume", run_id, "--headless", "--task", task, "--project", str(self.project_dir),
+                *(["--agent", agent] if agent else [])]
+        failure = await _launched(args, self.project_dir, self.sessions_root, run_id)
+        if failure:
+            return PlainTextResponse(failure, status_code=409)
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+
+def routes(project_dir: Path, command: list[str], env: Environment) -> list[BaseRoute]:
+    """The routes; also gives the templates `steer(run_id)` for the run page's panel (steer_panel.html)."""
+    steering = _Steering(project_dir, command, env)
+    env.globals["steer"] = steering.panel
+    return [
+        Route("/runs/{run_id}/asks/events", steering.events),
+        Route("/runs/{run_id}/asks/{ask_id}", steering.answer, methods=["POST"]),
+        Route("/runs/{run_id}/resume", steering.resume, methods=["POST"]),
+    ]
+
+
+async def _launched(args: list[str], cwd: Path, sessions_root: Path, run_id: str) -> str:
+    """Start `args` detached and wait until it ends or rewrites the run's session.json as running: "" when the
+    run goes on (or ended well), else the command's own error line."""
+    session_file = sessions_root / run_id / SESSION_FILE
+    before = _mtime(session_file)
+    with tempfile.TemporaryFile() as errors:
+        proc = detach(args, cwd, stderr=errors)
+        deadline = time.monotonic() + RESUME_WAIT
+        while proc.poll() is None and time.monotonic() < deadline:
+            if _mtime(session_file) != before and (load_session(sessions_root, run_id) or {}).get("state") == RUNNING:
+                return ""
+            await asyncio.sleep(0.05)
+        if proc.returncode:
+            errors.seek(0)
+            return _last_line(errors.read().decode("utf-8", "replace"), proc.returncode)
+    return ""
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
