@@ -22,7 +22,7 @@ from strawpot.model.layout import Project
 
 POLL_SECONDS = 0.5
 RESUME_WAIT = 15.0  # seconds the resume button waits to see the run running again (or the command refuse)
-REFUSED_STATUS = {"unknown": 404, "answered": 409, "invalid": 400}
+REFUSED_STATUS = {"unknown": 404, "answered": 409, "ended": 409, "invalid": 400}
 
 
 def _resumable(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -48,10 +48,10 @@ class _Steering:
         """What templates/steer_panel.html shows: the run's questions and its paused agents."""
         data = load_session(self.sessions_root, run_id) or {}
         return {"questions": questions.questions(self.sessions_root / run_id) if data else [],
-                "resumable": _resumable(data)}
+                "resumable": _resumable(data), "running": data.get("state") == RUNNING}
 
-    def _item(self, run_id: str, question: questions.Question) -> str:
-        return self.env.get_template("ask_item.html").render(run_id=run_id, q=question)
+    def _item(self, run_id: str, question: questions.Question, running: bool) -> str:
+        return self.env.get_template("ask_item.html").render(run_id=run_id, q=question, running=running)
 
     async def events(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -68,8 +68,8 @@ class _Steering:
             now = [(q.ask_id, q.answered_by) for q in found]
             if now != seen or final:
                 seen = now
-                asks = [{"id": q.ask_id, "state": q.answered_by or "open", "html": self._item(run_id, q)}
-                        for q in found]
+                asks = [{"id": q.ask_id, "state": (q.answered_by or "open") + ("" if not final else "-final"),
+                         "html": self._item(run_id, q, not final)} for q in found]
                 yield f"data: {json.dumps({'asks': asks, 'final': final})}\n\n"
             if final:
                 return
@@ -77,18 +77,12 @@ class _Steering:
 
     async def answer(self, request: Request) -> Response:
         run_id, ask_id = request.path_params["run_id"], request.path_params["ask_id"]
-        data = load_session(self.sessions_root, run_id)
-        if data is None:
+        if load_session(self.sessions_root, run_id) is None:
             return PlainTextResponse(f"no run {run_id!r}", status_code=404)
         form = request.state.form
         text = str(form.get("choice") or form.get("text") or "")
-        run_dir = self.sessions_root / run_id
-        asked = questions.read(run_dir, ask_id)
-        if data.get("state") != RUNNING and asked is not None and asked.is_open:
-            return PlainTextResponse(f"run {run_id} is {data.get('state')}: no agent waits for this answer any more",
-                                     status_code=409)
         try:
-            questions.answer(run_dir, ask_id, text, "ui")
+            questions.answer(self.sessions_root / run_id, ask_id, text, "ui")
         except questions.AnswerRefused as exc:
             return PlainTextResponse(str(exc), status_code=REFUSED_STATUS[exc.reason])
         return RedirectResponse(f"/runs/{run_id}#asks", status_code=303)

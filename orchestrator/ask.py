@@ -70,7 +70,7 @@ class Asker:
             return found.answer
         fallback = _headless(choices, default)
         try:
-            questions.answer(run_dir, ask_id, fallback, "ended" if stop() else "timeout")
+            questions.settle(run_dir, ask_id, fallback, "ended" if stop() else "timeout")
         except questions.AnswerRefused:  # answered in the very last moment (or its file is gone)
             late = questions.read(run_dir, ask_id)
             return late.answer if late is not None and late.answer is not None else fallback

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.session import PRIVATE_FILE, private_folder
+from orchestrator.session import PRIVATE_FILE, RUNNING, load_session, private_folder
 from strawpot.model.fs import atomic_write, file_lock
 
 ASKS_DIR = "asks"
@@ -28,7 +28,7 @@ _ID = re.compile(r"[1-9][0-9]{0,8}")
 
 
 class AnswerRefused(Exception):
-    """An answer that cannot be taken; one line. `reason`: "unknown", "answered" or "invalid"."""
+    """An answer that cannot be taken; one line. `reason`: "unknown", "answered", "ended" or "invalid"."""
 
     def __init__(self, message: str, reason: str) -> None:
         super().__init__(message)
@@ -75,17 +75,24 @@ def post(run_dir: Path, agent_id: str, question: str, choices: Sequence[str], de
     return ask_id
 
 
-def answer(run_dir: Path, ask_id: str, text: str | None, by: str) -> Question:
-    """Record the answer to open question `ask_id`; raises AnswerRefused (the message says why)."""
-    unknown = AnswerRefused(f"no question {ask_id!r} in this run", "unknown")
-    if not valid_id(ask_id):
-        raise unknown
-    if text is not None and not text.strip():
+def answer(run_dir: Path, ask_id: str, text: str, by: str) -> Question:
+    """A person's answer (`by`: "ui" or "cli") to open question `ask_id` of a running run; raises AnswerRefused."""
+    if not text.strip():
         raise AnswerRefused("the answer is empty: pick a choice or type one", "invalid")
-    if text is not None and len(text.encode("utf-8", "replace")) > MAX_ANSWER_BYTES:
+    if len(text.encode("utf-8", "replace")) > MAX_ANSWER_BYTES:
         raise AnswerRefused(f"the answer is over {MAX_ANSWER_BYTES // 1024} KiB", "invalid")
+    return _close(run_dir, ask_id, text, by, need_running=True)
+
+
+def settle(run_dir: Path, ask_id: str, text: str | None, by: str) -> Question:
+    """The orchestrator's own answer once its wait ended (`by`: "timeout" or "ended"); None: it had none."""
+    return _close(run_dir, ask_id, text, by, need_running=False)
+
+
+def _close(run_dir: Path, ask_id: str, text: str | None, by: str, *, need_running: bool) -> Question:
+    unknown = AnswerRefused(f"no question {ask_id!r} in this run", "unknown")
     folder = _folder(run_dir)
-    if not folder.is_dir():
+    if not valid_id(ask_id) or not folder.is_dir():
         raise unknown
     with file_lock(folder / LOCK_FILE):
         found = read(run_dir, ask_id)
@@ -94,6 +101,10 @@ def answer(run_dir: Path, ask_id: str, text: str | None, by: str) -> Question:
         if not found.is_open:
             said = f" ({found.answer!r})" if found.answer is not None else ""
             raise AnswerRefused(f"question {ask_id} was answered already, by {found.answered_by}{said}", "answered")
+        state = (load_session(run_dir.parent, run_dir.name) or {}).get("state")
+        if need_running and state != RUNNING:
+            raise AnswerRefused(f"run {run_dir.name} is {state or 'unreadable'}: no agent waits for this answer "
+                                "any more", "ended")
         record = {"answer": text, "by": by, "answered_at": time.time()}
         atomic_write(folder / f"{ask_id}{ANSWER_SUFFIX}", json.dumps(record) + "\n", mode=PRIVATE_FILE)
     done = read(run_dir, ask_id)

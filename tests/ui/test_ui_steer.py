@@ -198,8 +198,10 @@ def test_the_questions_stream_until_the_run_ends(tmp_path: Path) -> None:
         body = "".join(response.iter_text())
     event = json.loads(body.removeprefix("data: ").strip())
     assert event["final"] is True and [a["id"] for a in event["asks"]] == ["1"]
-    assert event["asks"][0]["state"] == "open" and "&lt;img" in event["asks"][0]["html"]
+    assert event["asks"][0]["state"] == "open-final" and "&lt;img" in event["asks"][0]["html"]
     assert _client(tmp_path).get("/runs/nope/asks/events").status_code == 404
+    page = _client(tmp_path).get("/runs/run1").text
+    assert "Not answered: the run is over" in page and 'action="/runs/run1/asks/1"' not in page
     too_late = _post(_client(tmp_path), "/runs/run1/asks/1", text="yes")
     assert (too_late.status_code, too_late.text) == (409, "run run1 is succeeded: no agent waits for this answer any more")
     assert questions.read(run_dir, "1").is_open  # type: ignore[union-attr]
