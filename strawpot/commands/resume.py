@@ -38,7 +38,8 @@ def _target(data: dict[str, Any], agent_id: str | None) -> dict[str, Any]:
 @click.argument("run_id")
 @click.option("--agent", "agent_id", metavar="ID", help="The agent to resume (default: the run's orchestrator).")
 @click.option("--task", metavar="TEXT", help="What to tell the resumed agent; without it, it is interactive.")
-@click.option("--headless", is_flag=True, help="No terminal: ask_user gets defaults; needs --task.")
+@click.option("--headless", is_flag=True, help="No terminal: ask_user gets defaults (or waits in the run folder: "
+              "[session] ask); needs --task.")
 @project_option
 @json_option
 def command(run_id: str, agent_id: str | None, task: str | None, headless: bool, project: Path | None,

@@ -33,7 +33,8 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 @click.option("--role", metavar="ROLE", help="Role to start (default: [orchestrator].role).")
 @click.option("--runtime", metavar="AGENT", help="Agent that plays every role (overrides all other bindings).")
 @click.option("--task", metavar="TEXT", help="Task for the orchestrator role; without it the agent is interactive.")
-@click.option("--headless", is_flag=True, help="No terminal: ask_user gets defaults; needs --task.")
+@click.option("--headless", is_flag=True, help="No terminal: ask_user gets defaults (or waits in the run folder: "
+              "[session] ask); needs --task.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Set a param of the agent that plays the started role, for this run (repeatable).")
 @click.option("--attach", "attach_mode", type=click.Choice(["tmux", "direct"]), default=None,

@@ -205,3 +205,28 @@ def test_the_questions_stream_until_the_run_ends(tmp_path: Path) -> None:
     too_late = _post(_client(tmp_path), "/runs/run1/asks/1", text="yes")
     assert (too_late.status_code, too_late.text) == (409, "run run1 is succeeded: no agent waits for this answer any more")
     assert questions.read(run_dir, "1").is_open  # type: ignore[union-attr]
+
+
+def test_the_cli_twin_shows_and_answers_a_waiting_question(project: ProjectFixture) -> None:
+    project.build()
+    run = subprocess.Popen([*STRAWPOT, "start", "--headless", "--task", "ask:Which branch?|main"], cwd=project.root,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "STRAWPOT_SESSION_ASK": "run"})
+    try:
+        run_id = _until(lambda: _session(project.root))["run_id"]
+        _until(lambda: questions.read(project.sessions_dir / run_id, "1"))
+        shown = _cli(project.root, "sessions", "show", run_id)
+        assert "question 1 from orchestrator-" in shown.stdout and ": Which branch? (open)" in shown.stdout
+        unknown = _cli(project.root, "sessions", "answer", run_id, "9", "x")
+        assert unknown.returncode == 2 and "no question '9' in this run" in unknown.stderr
+        answered = _cli(project.root, "sessions", "answer", run_id, "1", "release")
+        assert answered.returncode == 0, answered.stderr
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    assert run.returncode == 0, err
+    assert out.strip() == "release"
+    again = _cli(project.root, "sessions", "answer", run_id, "1", "other")
+    assert again.returncode == 1 and "answered already, by cli ('release')" in again.stderr
