@@ -38,8 +38,9 @@ def routes(project_dir: Path, provider: str, env: Environment) -> list[BaseRoute
         wanted = page * PAGE_SIZE + 1
         found = memory.recall(query, [], "", wanted) if query.strip() else memory.entries()
         shown = found[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+        matched = min(len(found), page * PAGE_SIZE)
         summary = (f"{count(len(found), 'entry')} remembered" if not query.strip()
-                   else f"{count(min(len(found), page * PAGE_SIZE), 'entry')} match, best first")
+                   else f"{count(matched, 'entry')} {'matches' if matched == 1 else 'match'}, best first")
         return shown, len(found) > page * PAGE_SIZE, summary
 
     async def browse(request: Request) -> Response:

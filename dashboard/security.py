@@ -53,6 +53,7 @@ async def check(request: Request, secret: str,
 def _harden(response: Response) -> Response:
     response.headers["Content-Security-Policy"] = CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
+    # not "no-referrer": with it a browser sends `Origin: null` on a form POST, which the Origin check refuses
+    response.headers["Referrer-Policy"] = "same-origin"
     response.headers["Cache-Control"] = "no-store"
     return response
