@@ -230,3 +230,24 @@ def test_the_cli_twin_shows_and_answers_a_waiting_question(project: ProjectFixtu
     assert out.strip() == "release"
     again = _cli(project.root, "sessions", "answer", run_id, "1", "other")
     assert again.returncode == 1 and "answered already, by cli ('release')" in again.stderr
+
+
+def test_cancelling_a_run_ends_its_waiting_question_at_once(project: ProjectFixture) -> None:
+    project.build()
+    run = subprocess.Popen([*STRAWPOT, "start", "--headless", "--task", "ask:Still there?"], cwd=project.root,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "STRAWPOT_SESSION_ASK": "run"})  # the default wait: 600 s
+    try:
+        run_id = _until(lambda: _session(project.root))["run_id"]
+        _until(lambda: questions.read(project.sessions_dir / run_id, "1"))
+        assert _cli(project.root, "cancel", run_id).returncode == 0
+        started = time.monotonic()
+        run.communicate(timeout=30)
+        assert time.monotonic() - started < 15
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    ended = questions.read(project.sessions_dir / run_id, "1")
+    assert ended is not None and ended.answered_by == "ended" and ended.answer is None
+    assert (_session(project.root) or {})["state"] == "cancelled"
