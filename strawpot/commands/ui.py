@@ -20,7 +20,8 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 @click.option("--no-browser", is_flag=True, help="Print the URL without opening a browser.")
 @project_option
 def command(port: int, host: str, allow_remote: bool, no_browser: bool, project: Path | None) -> None:
-    """Serve a local web page of this project's runs: agent trees, log tails, cancel buttons.
+    """Serve a local web page of this project's runs: agent trees, log tails, cancel and resume buttons, the
+    agents' questions to answer, and the project's memory (browse, search, forget).
 
     The printed URL carries a secret made for this launch; it becomes a cookie, and requests without it are
     refused (403).
