@@ -21,7 +21,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from dashboard import memory_pages, security, steer
-from dashboard.launcher import detach
+from dashboard.launcher import detach, error_line
 from dashboard.logtail import tail
 from orchestrator.session import FINAL_STATES, SESSION_FILE, list_sessions, load_session
 from strawpot.model.layout import Project
@@ -117,10 +117,7 @@ def _start_options(form: Any) -> list[str] | None:
 def _spawn(args: list[str], cwd: Path) -> str:
     """Run a strawpot command exactly as a user would (its own checks apply); its error line, or "" on success."""
     done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=60, check=False)
-    if done.returncode == 0:
-        return ""
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    return lines[-1] if lines else f"the strawpot command exited {done.returncode}"
+    return "" if done.returncode == 0 else error_line(done.stderr, done.returncode)
 
 
 def _action_routes(project_dir: Path, sessions_root: Path, command: list[str]) -> list[Route]:

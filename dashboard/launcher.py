@@ -16,3 +16,9 @@ def detach(args: list[str], cwd: Path, *, stderr: IO[bytes] | int = subprocess.D
     """Run `args` in `cwd` in a session of its own (it outlives the UI), with the UI's session settings."""
     return subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
                             start_new_session=True, env={**os.environ, **UI_SESSION_ENV})
+
+
+def error_line(stderr: str, code: int | None) -> str:
+    """What the UI shows of a strawpot command that failed: its last line of stderr (its own one-line error)."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else f"the strawpot command exited {code}"

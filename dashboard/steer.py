@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from dashboard.launcher import detach
+from dashboard.launcher import detach, error_line
 from orchestrator import questions
 from orchestrator.session import PAUSED, RUNNING, SESSION_FILE, load_session
 from strawpot.model.layout import Project
@@ -30,11 +30,6 @@ def _resumable(data: dict[str, Any]) -> list[dict[str, Any]]:
     if data.get("state") == RUNNING:
         return []
     return [a for a in data.get("agents", []) if isinstance(a, dict) and a.get("state") == PAUSED]
-
-
-def _last_line(text: str, code: int | None) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else f"the strawpot command exited {code}"
 
 
 class _Steering:
@@ -128,7 +123,7 @@ async def _launched(args: list[str], cwd: Path, sessions_root: Path, run_id: str
             await asyncio.sleep(0.05)
         if proc.returncode:
             errors.seek(0)
-            return _last_line(errors.read().decode("utf-8", "replace"), proc.returncode)
+            return error_line(errors.read().decode("utf-8", "replace"), proc.returncode)
     return ""
 
 
