@@ -331,11 +331,17 @@ class Scheduler:
             started = replace(run, pid=proc.pid)
             self.store.update(started)
             self.say(f"schedule {schedule.name}: started run {run.run_id}")
-            code = proc.wait()
+            interrupted = False
+            try:
+                code = proc.wait()
+            except KeyboardInterrupt:  # `schedule run`'s Ctrl-C reached the session too: let it stop, then record
+                interrupted, code = True, proc.wait()
             err.seek(0)
             error = _first_error(err.read())
         ended = session_end(schedule, started, code, error if code else "", self.now())
         self.store.update(ended)
+        if interrupted:
+            raise KeyboardInterrupt
         tail = f": {ended.error}" if ended.error else ""
         self.say(f"schedule {schedule.name}: run {ended.run_id} {ended.outcome} "
                  f"(exit code {ended.exit_code}){tail}")

@@ -161,3 +161,22 @@ def test_ui_runs_the_scheduler_unless_a_serve_holds_the_lock(project, env, tmp_p
     finally:
         ui.terminate()
         ui.communicate(timeout=30)
+
+
+def test_ctrl_c_on_run_stops_the_session_and_the_history_says_so(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    add("slow", project.root, "sleep:30", env)
+    proc = subprocess.Popen([*STRAWPOT, "schedule", "run", "slow"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_for(lambda: any(project.sessions_dir.glob("*/session.json")) and any(
+            a["state"] == "running" for f in project.sessions_dir.glob("*/session.json")
+            for a in json.loads(f.read_text())["agents"]))
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C on the terminal does: the whole foreground group
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    [run] = history("slow", env, tmp_path)
+    assert (run["outcome"], run["exit_code"]) == ("interrupted", 130)

@@ -7,6 +7,7 @@ import os
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -195,3 +196,37 @@ def test_the_lock_admits_one_scheduler_and_names_the_pid_holding_it(tmp_path: Pa
     first.release()
     assert second.acquire() is None
     second.release()
+
+
+def test_due_reads_cron_in_the_schedules_zone_across_a_dst_change(store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    paris = ZoneInfo("Europe/Paris")
+    store.add(Schedule(name="night", cron="30 2 * * *", project=tmp_path, role="r", task="t",
+                       timezone="Europe/Paris", created=datetime(2026, 3, 28, 12, 0, tzinfo=paris)))
+    scheduler = Scheduler(store, say=lambda line: None)
+    assert scheduler.due(datetime(2026, 3, 29, 0, 59, tzinfo=UTC)) == []  # 01:59 in Paris, before the change
+    [due] = scheduler.due(datetime(2026, 3, 29, 1, 0, 30, tzinfo=UTC))  # 03:00:30 CEST: 02:30 does not exist
+    assert (due.at, due.fire, due.missed) == (datetime(2026, 3, 29, 3, 0, tzinfo=paris), True, 0)
+    assert due.at.utcoffset() == timedelta(hours=2)
+
+
+def test_a_schedule_added_while_serving_is_seen_and_a_broken_one_said_once(store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    clock = Clock(T0)
+    said: list[str] = []
+    scheduler = Scheduler(store, now=clock, say=said.append)
+
+    def sleep(seconds: float) -> None:
+        clock.sleep(seconds)
+        if len(clock.slept) == 1:  # while the loop sleeps, someone adds schedules
+            store.add(_schedule(tmp_path, name="later", cron="0 9 * * *"))
+            raw = json.loads((store.data_dir / "schedules.json").read_text())
+            raw["schedules"].append({**raw["schedules"][0], "name": "broken", "cron": "61 * * * *"})
+            (store.data_dir / "schedules.json").write_text(json.dumps(raw))
+        if len(clock.slept) == 3:
+            scheduler.stop()
+
+    scheduler.sleep = sleep
+    scheduler.serve()
+    # 30 s with nothing stored; then 30 s again (looks every 30 s at most) though 'later' fires at 09:00
+    assert clock.slept == [30.0, 30.0, 30.0]
+    assert said == ["schedule broken: invalid cron expression '61 * * * *': Bad minute; it does not fire until fixed"]
+    assert scheduler.next_wake(T0 + timedelta(minutes=59, seconds=45)) == pytest.approx(15.0)
