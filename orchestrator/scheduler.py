@@ -26,6 +26,7 @@ from orchestrator.schedules import (
     next_fire,
 )
 from orchestrator.session import State, load_session, new_run_id
+from strawpot.model.display import terminal_safe
 from strawpot.model.layout import Project
 from strawpot.model.plural import count
 from strawpot.model.settings import SCHEMA
@@ -198,7 +199,7 @@ class Scheduler:
         self.now = now
         self._stop = threading.Event()
         self.sleep = sleep or self._stop.wait
-        self.say = say
+        self._say = say
         self.detach = detach  # fired sessions in a process group of their own: Ctrl-C on the scheduler spares them
         self._cursor: dict[str, datetime] = {}
         self._queued: set[str] = set()
@@ -206,15 +207,21 @@ class Scheduler:
         self._warned: set[str] = set()
         self._guard = threading.Lock()
 
+    def say(self, line: str) -> None:
+        """One line to the user; made inert, since it carries start's errors, which quote package text."""
+        self._say(terminal_safe(line))
+
     # -- what is due ---------------------------------------------------------------------------------------------
 
     def _since(self, schedule: Schedule, now: datetime) -> datetime:
         """The time up to which `schedule` was dealt with: its last recorded fire time, else when it was added."""
+        created = schedule.created if schedule.created and schedule.created <= now else None
         if schedule.name not in self._cursor:
             times = [r.scheduled_for for r in self.store.history(schedule.name) if r.scheduled_for is not None]
-            known = [t for t in (*times, schedule.created) if t is not None and t <= now]
-            self._cursor[schedule.name] = max(known) if known else now
-        return self._cursor[schedule.name]
+            known = [t for t in times if t <= now]
+            self._cursor[schedule.name] = max(known) if known else created or now
+        # a schedule removed and added again under its name owes nothing from before it was added
+        return max(self._cursor[schedule.name], created) if created else self._cursor[schedule.name]
 
     def due(self, now: datetime) -> list[Due]:
         """Every schedule with a fire time in (its cursor, now]: fire for the latest if it is on time (or catch_up
@@ -253,6 +260,7 @@ class Scheduler:
         """Act on everything due now: record missed and skipped fires, start the others; what was recorded."""
         now = self.now()
         recorded = []
+        self._threads = [t for t in self._threads if t.is_alive()]
         for due in self.due(now):
             name = due.schedule.name
             self._cursor[name] = due.at
@@ -303,7 +311,10 @@ class Scheduler:
                 self._queued.discard(schedule.name)
             if self._stop.is_set():
                 return
-        self.fire(schedule, at)
+        try:
+            self.fire(schedule, at)
+        except (ScheduleError, OSError) as exc:  # the data folder went away or unreadable under a fire
+            self.say(f"schedule {schedule.name}: {getattr(exc, 'message', None) or exc}")
 
     def fire(self, schedule: Schedule, scheduled_for: datetime | None = None,
              stdout: int | None = subprocess.DEVNULL) -> ScheduleRun:

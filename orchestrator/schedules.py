@@ -162,6 +162,8 @@ class ScheduleStore:
 
     def history(self, name: str) -> builtins.list[ScheduleRun]:
         """Every recorded fire of `name`, oldest first."""
+        if not _NAME.match(name):
+            raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
         try:
             raw = json.loads((self._history / f"{name}.json").read_text(encoding="utf-8"))
         except FileNotFoundError:

@@ -136,6 +136,34 @@ def test_overlap_queue_starts_the_next_fire_when_the_previous_ends(project, stor
     assert float(two["started_at"]) >= float(one["ended_at"])  # type: ignore[arg-type]
 
 
+def test_overlap_parallel_starts_the_next_fire_beside_the_previous(project, store) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    store.add(_schedule(project.root, cron="* * * * *", task="sleep:1.5", overlap="parallel"))
+    clock = Clock(T0 + timedelta(minutes=1))
+    scheduler = Scheduler(store, now=clock, say=lambda line: None)
+    scheduler.tick()
+    _wait_for(lambda: any(r.pid for r in store.history("triage")))
+    clock.at += timedelta(minutes=1)
+    assert scheduler.tick() == []
+    scheduler.wait_idle()
+    first, second = store.history("triage")
+    assert [first.outcome, second.outcome] == ["succeeded", "succeeded"]
+    one, two = (_session(project.root, str(r.run_id)) for r in (first, second))
+    assert float(two["started_at"]) < float(one["ended_at"])  # type: ignore[arg-type]
+
+
+def test_a_schedule_removed_and_added_again_owes_nothing_from_before(store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    store.add(_schedule(tmp_path, cron="0 * * * *"))  # hourly
+    store.record(ScheduleRun("triage", "run-1", T0, "succeeded", scheduled_for=T0))  # fired at 08:00
+    scheduler = Scheduler(store, catch_up="latest", say=lambda line: None)
+    assert [d.at for d in scheduler.due(T0 + timedelta(minutes=5))] == []
+    store.remove("triage")  # at 08:10; added again at 09:30: 09:00 passed before it existed
+    store.add(_schedule(tmp_path, cron="0 * * * *", created=T0 + timedelta(minutes=90)))
+    assert scheduler.due(T0 + timedelta(minutes=95)) == []
+    [due] = scheduler.due(T0 + timedelta(hours=2, seconds=3))
+    assert (due.at, due.fire, due.missed) == (T0 + timedelta(hours=2), True, 0)
+
+
 @pytest.mark.parametrize("catch_up", ["none", "latest"])
 def test_fires_missed_while_nothing_served_follow_catch_up(project, store, catch_up: str) -> None:  # type: ignore[no-untyped-def]
     project.build()
