@@ -160,19 +160,30 @@ def session_end(schedule: Schedule, run: ScheduleRun, code: int | None, error: s
                    error=error if state != State.SUCCEEDED else "")
 
 
+def _alive(run: ScheduleRun) -> bool:
+    """Whether `run`'s `strawpot start` still runs: its pid is alive and, where /proc tells, still names the run
+    (a pid the system gave to another process since must not hold the schedule back for ever)."""
+    if run.pid is None or not owner_alive({"owner_pid": run.pid}):
+        return False
+    try:
+        cmdline = Path(f"/proc/{run.pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return not Path("/proc/self").exists()  # no /proc on this system: the pid is all there is
+    except OSError:
+        return True
+    return str(run.run_id).encode() in cmdline.split(b"\0")
+
+
 def still_running(store: ScheduleStore, name: str) -> ScheduleRun | None:
     """The recorded run of `name` whose `strawpot start` is still alive, if any."""
-    for run in reversed(store.history(name)):
-        if run.outcome == RUNNING and run.pid is not None and owner_alive({"owner_pid": run.pid}):
-            return run
-    return None
+    return next((run for run in reversed(store.history(name)) if run.outcome == RUNNING and _alive(run)), None)
 
 
 def settle(store: ScheduleStore, name: str, now: datetime) -> list[ScheduleRun]:
     """Complete the entries left `running` by a scheduler that stopped before its runs ended; the history then."""
     schedule = store.get(name)
     for run in store.history(name):
-        if run.outcome != RUNNING or (run.pid is not None and owner_alive({"owner_pid": run.pid})):
+        if run.outcome != RUNNING or _alive(run):
             continue
         if run.pid is None and now - run.fired_at < GRACE:
             continue  # recorded a moment ago; its process is being started

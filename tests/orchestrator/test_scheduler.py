@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from orchestrator.scheduler import Scheduler, SchedulerLock
+from orchestrator.scheduler import Scheduler, SchedulerLock, settle
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
 
 pytestmark = pytest.mark.e2e
@@ -258,3 +258,15 @@ def test_a_schedule_added_while_serving_is_seen_and_a_broken_one_said_once(store
     assert clock.slept == [30.0, 30.0, 30.0]
     assert said == ["schedule broken: invalid cron expression '61 * * * *': Bad minute; it does not fire until fixed"]
     assert scheduler.next_wake(T0 + timedelta(minutes=59, seconds=45)) == pytest.approx(15.0)
+
+
+def test_a_run_left_running_by_a_stopped_scheduler_is_settled_not_waited_for(store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    store.add(_schedule(tmp_path))
+    # Its pid now belongs to another process (this one), which is not a `strawpot start` of that run.
+    left = ScheduleRun("triage", "run_20260105_090000_abcdef", T0, "running", scheduled_for=T0, pid=os.getpid())
+    store.record(left)
+    scheduler = Scheduler(store, now=Clock(T0 + timedelta(hours=1, seconds=1)), say=lambda line: None)
+    assert scheduler._previous("triage") == ""  # does not hold the next fire back
+    [settled] = settle(store, "triage", T0 + timedelta(hours=1))
+    assert (settled.run_id, settled.outcome, settled.pid) == (left.run_id, "failed", None)
+    assert settled.error == "strawpot start ended before the session began"  # no run folder was ever written
