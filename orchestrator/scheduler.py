@@ -90,7 +90,12 @@ def held_message(pid: int, data_dir: Path) -> str:
 def serve_in_background(data_dir: Path, catch_up: str, say: Callable[[str], None]) -> Scheduler | None:
     """`strawpot ui`'s scheduler: a daemon thread serving `data_dir` while the process lives, if it gets the lock."""
     lock = SchedulerLock(data_dir)
-    if (holder := lock.acquire()) is not None:
+    try:
+        holder = lock.acquire()
+    except OSError as exc:  # the pages do not need the data folder: say why there is no scheduling, go on
+        say(f"schedules: cannot lock {lock.path}: {exc.strerror or exc}; this UI does not fire them")
+        return None
+    if holder is not None:
         say(f"schedules: {held_message(holder, data_dir)}; this UI does not fire them")
         return None
     scheduler = Scheduler(ScheduleStore(data_dir), catch_up=catch_up, say=say)

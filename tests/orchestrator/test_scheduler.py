@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from orchestrator.scheduler import Scheduler, SchedulerLock, settle
+from orchestrator.scheduler import Scheduler, SchedulerLock, serve_in_background, settle
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
 
 pytestmark = pytest.mark.e2e
@@ -270,3 +270,11 @@ def test_a_run_left_running_by_a_stopped_scheduler_is_settled_not_waited_for(sto
     [settled] = settle(store, "triage", T0 + timedelta(hours=1))
     assert (settled.run_id, settled.outcome, settled.pid) == (left.run_id, "failed", None)
     assert settled.error == "strawpot start ended before the session began"  # no run folder was ever written
+
+
+def test_the_ui_without_a_usable_data_folder_says_so_and_schedules_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.write_text("a file where the data folder should be")
+    said: list[str] = []
+    assert serve_in_background(data, "none", said.append) is None
+    assert said == [f"schedules: cannot lock {data / 'scheduler.lock'}: File exists; this UI does not fire them"]
