@@ -50,5 +50,12 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     if not no_browser:
         webbrowser.open(url)
     app = create_app(the_project.dir, secret)
+    # The one scheduler fires schedules while the UI runs, if no `schedule serve` holds its lock.
+    from orchestrator.scheduler import serve_in_background
+    from orchestrator.schedules import default_data_dir
+    from strawpot.settings import load_settings
+
+    serve_in_background(default_data_dir(), str(load_settings().get("schedule.catch_up")),
+                        lambda line: click.echo(line, err=True))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])
