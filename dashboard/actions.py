@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from typing import Any
+import tempfile
+import threading
+from typing import IO, Any
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
@@ -25,6 +27,17 @@ def start_options(form: Any) -> list[str] | None:
     if not task or isolation not in ("", "none", "worktree"):
         return None
     return ["--task", task, *(["--role", role] if role else []), *(["--isolation", isolation] if isolation else [])]
+
+
+def _report_failure(site: Site, key: str, process: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
+    """Wait for a started session; if it failed, keep its last error line for the project page to show."""
+    with errors:
+        code = process.wait()
+        if code == 0:
+            return
+        errors.seek(0)
+        lines = [line for line in errors.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    site.failed_starts[key] = lines[-1] if lines else f"`strawpot start` exited {code}"
 
 
 def routes(site: Site) -> list[Route]:
@@ -69,9 +82,12 @@ def routes(site: Site) -> list[Route]:
             return PlainTextResponse("a session needs a task (and isolation none or worktree)", status_code=400)
         # Exactly what a user would type in the project folder, so the verified-lock checks apply; the run
         # records itself under .strawpot/sessions/, where the project page finds it.
-        subprocess.Popen([*site.command, "start", "--headless", *options], cwd=project.dir,
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
+        site.failed_starts.pop(project.key, None)
+        errors = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by _report_failure once the start ends
+        process = subprocess.Popen([*site.command, "start", "--headless", *options], cwd=project.dir,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
+                                   start_new_session=True)
+        threading.Thread(target=_report_failure, args=(site, project.key, process, errors), daemon=True).start()
         return RedirectResponse(f"{project.base}/", status_code=303)
 
     return [

@@ -58,7 +58,8 @@ def routes(site: Site) -> tuple[list[Route], list[Route]]:
     async def project_page(request: Request) -> Response:
         project = site.project(request)
         page = _page_number(request)
-        context: dict[str, Any] = {"project": project, "page": page, "page_size": PAGE_SIZE}
+        context: dict[str, Any] = {"project": project, "page": page, "page_size": PAGE_SIZE,
+                                   "failed_start": site.failed_starts.get(project.key, "")}
         if project.missing:
             return site.render("project.html", runs=[], total=0, packages=[], extra=[], lock_problem="", **context)
         runs, total = site.runs.page(project.sessions_root, page)

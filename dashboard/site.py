@@ -62,6 +62,7 @@ class Site:
     home: Path | None = None  # the project `strawpot ui` was started in (listed even if never `start`ed)
     env: Environment = field(init=False)
     runs: RunIndex = field(default_factory=RunIndex)
+    failed_starts: dict[str, str] = field(default_factory=dict)  # project key -> the last failed start's error
 
     def __post_init__(self) -> None:
         self.env = Environment(loader=PackageLoader("dashboard", "templates"),

@@ -75,6 +75,8 @@
     const snap = JSON.parse(event.data);
     const state = document.getElementById("run-state");
     if (state) state.textContent = snap.state;
+    const cancelRun = document.getElementById("cancel-run");
+    if (cancelRun && snap.state !== "running") cancelRun.remove();
     while (body.rows.length) body.deleteRow(0);
     for (const a of snap.agents) {
       const row = body.insertRow();

@@ -263,3 +263,19 @@ def test_start_spawns_strawpot_start_headless_in_the_project(project: Path, tmp_
 def test_a_project_no_one_recorded_is_404(project: Path) -> None:
     response = _client(project).get("/p/elsewhere-00000000/")
     assert response.status_code == 404 and "no project" in response.text
+
+
+def test_a_session_that_fails_to_start_says_why_on_the_project_page(project: Path, tmp_path: Path) -> None:
+    client = _client(project, command=_recording_strawpot(tmp_path, 5))
+    assert client.post(f"{_p(project)}/start", data={"csrf": csrf_token(SECRET), "task": "echo:x"},
+                       headers={"origin": BASE}).status_code == 303
+    _argv(tmp_path)
+    deadline = time.monotonic() + 10
+    while "failed-start" not in (page := client.get(f"{_p(project)}/").text) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "The last session started here failed: error: no live run" in page
+
+
+def test_forms_post_with_their_origin_a_same_origin_referrer_policy(project: Path) -> None:
+    # "no-referrer" would make Chromium send `Origin: null` on a form POST, which the Origin check refuses.
+    assert _client(project).get(f"{_p(project)}/").headers["referrer-policy"] == "same-origin"
