@@ -279,3 +279,17 @@ def test_a_session_that_fails_to_start_says_why_on_the_project_page(project: Pat
 def test_forms_post_with_their_origin_a_same_origin_referrer_policy(project: Path) -> None:
     # "no-referrer" would make Chromium send `Origin: null` on a form POST, which the Origin check refuses.
     assert _client(project).get(f"{_p(project)}/").headers["referrer-policy"] == "same-origin"
+
+
+def test_strawpot_ui_outside_a_project_opens_on_the_projects_list(tmp_path: Path) -> None:
+    import re
+
+    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser"], cwd=tmp_path,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert re.fullmatch(r"StrawPot UI: http://127\.0\.0\.1:\d+/\?token=\S+\n", line), line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
