@@ -19,6 +19,8 @@ from orchestrator.projects import ProjectStore, UsedProject, project_key
 from orchestrator.schedules import ScheduleError, ScheduleStore
 from strawpot.model.layout import Project
 
+SPAWN_TIMEOUT = 60  # seconds a cancel or prune may take (a whole-run cancel waits up to 15 s for the end)
+
 
 def when(ts: Any) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "-"
@@ -98,8 +100,11 @@ class Site:
 
     def spawn(self, args: list[str], cwd: Path) -> str:
         """Run a strawpot command exactly as a user would (its own checks apply); its error line, or ""."""
-        done = subprocess.run([*self.command, *args], cwd=cwd, capture_output=True, text=True, timeout=60,
-                              check=False)
+        try:
+            done = subprocess.run([*self.command, *args], cwd=cwd, capture_output=True, text=True,
+                                  timeout=SPAWN_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            return f"`strawpot {args[0]}` did not finish in {SPAWN_TIMEOUT} s; see `strawpot sessions`"
         if done.returncode == 0:
             return ""
         lines = [line for line in done.stderr.splitlines() if line.strip()]

@@ -293,3 +293,13 @@ def test_strawpot_ui_outside_a_project_opens_on_the_projects_list(tmp_path: Path
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_a_cancel_that_hangs_is_one_line_not_a_500(project: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("dashboard.site.SPAWN_TIMEOUT", 0.5)
+    client = _client(project, command=[sys.executable, "-c", "import time; time.sleep(30)"])
+    response = client.post(f"{_p(project)}/runs/run1/cancel", data={"csrf": csrf_token(SECRET)},
+                           headers={"origin": BASE})
+    assert response.status_code == 409 and response.text == (
+        "`strawpot cancel` did not finish in 0.5 s; see `strawpot sessions`")
