@@ -146,7 +146,11 @@ def test_start_from_the_form_watch_a_sub_agent_and_cancel_it_without_reloading(
             assert driver.execute_script("return window.notReloaded") is True
             assert driver.find_element(By.ID, "action-error").text == ""
             _no_script_errors(driver)
+            assert not driver.find_elements(By.ID, "cancel-run")  # the run ended: nothing left to cancel
             assert save_screenshot(driver, "ui-run-after-cancel").is_file()
+            driver.execute_script("document.getElementById('worktree').scrollIntoView()")
+            assert "role:implementer" in driver.find_element(By.ID, "inputs").text
+            assert save_screenshot(driver, "ui-run-inputs").is_file()
 
             store.record(ScheduleRun("triage", run_id, datetime.now(UTC), "started"))
             driver.get(f"{base}/")
