@@ -123,7 +123,7 @@ def test_start_from_the_form_watch_a_sub_agent_and_cancel_it_without_reloading(
             assert "stub-agent" in driver.find_element(By.ID, "packages").text  # the lock, verified
             # The orchestrator waits a little before it delegates, so the page is open when the sub-agent appears.
             driver.find_element(By.NAME, "task").send_keys(
-                "sleep:4 then delegate:implementer:echo:working then sleep:60")
+                "sleep:6 then delegate:implementer:echo:working then sleep:60")
             driver.find_element(By.CSS_SELECTOR, "form[action$='/start'] button").click()
             _wait_for(lambda: any(project.sessions_dir.glob("*/session.json")), "the run folder")
             [run_id] = [p.name for p in project.sessions_dir.iterdir()]
