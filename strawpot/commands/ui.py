@@ -1,4 +1,4 @@
-"""`strawpot ui [--port] [--host] [--no-browser]`: serve the local web UI over this project's runs."""
+"""`strawpot ui [--port] [--host] [--no-browser]`: serve the local web UI over your projects, runs and schedules."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 @click.option("--no-browser", is_flag=True, help="Print the URL without opening a browser.")
 @project_option
 def command(port: int, host: str, allow_remote: bool, no_browser: bool, project: Path | None) -> None:
-    """Serve a local web page of this project's runs: agent trees, log tails, cancel buttons.
+    """Serve a local web page of the projects you have used, their runs and your schedules: agent trees, log
+    tails, cancel buttons. Opens on this project when run in one.
 
     The printed URL carries a secret made for this launch; it becomes a cookie, and requests without it are
     refused (403).
@@ -30,7 +31,7 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
 
     import uvicorn
 
-    from dashboard.app import create_app
+    from dashboard.app import create_app, home_path
     from dashboard.security import new_secret
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
@@ -39,17 +40,18 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
         raise UsageError(f"--host {host} would serve the UI beyond this machine",
                          hint="add --allow-remote if you mean it, or leave --host at 127.0.0.1")
     the_project = Project.at(project)
+    home = the_project.dir if the_project.exists else None
     secret = new_secret()
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)  # connections queue from now on, so the printed URL works at once
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    url = f"http://{shown}:{sock.getsockname()[1]}/?token={secret}"
-    click.echo(f"StrawPot UI for {the_project.dir}: {url}", err=True)
+    url = f"http://{shown}:{sock.getsockname()[1]}{home_path(home)}?token={secret}"
+    click.echo(f"StrawPot UI{f' for {home}' if home else ''}: {url}", err=True)
     if not no_browser:
         webbrowser.open(url)
-    app = create_app(the_project.dir, secret)
+    app = create_app(home, secret)
     # The one scheduler fires schedules while the UI runs, if no `schedule serve` holds its lock.
     from orchestrator.scheduler import serve_in_background
     from orchestrator.schedules import default_data_dir
