@@ -1,5 +1,8 @@
 """p50/p99 time of `strawpot ui`'s pages over a project with 1,000 recorded runs (in-process TestClient).
 
+The project page lists the newest 50 runs (a "more" link pages on): run ids name their start time, so only
+those 50 session.json files are read (and then cached by mtime). Every request is counted, the first included.
+
     .venv/bin/python benchmarks/bench_ui.py [RUNS] [REQUESTS]
 """
 
@@ -14,25 +17,29 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from dashboard.app import create_app
+from dashboard.app import create_app, home_path
 from dashboard.security import COOKIE
 
 SECRET = "bench"
 
 
-def make_project(root: Path, runs: int) -> None:
+def make_project(root: Path, runs: int) -> list[str]:
     (root / "strawpot.toml").write_text("")
+    ids = []
     sessions = root / ".strawpot" / "sessions"
     for i in range(runs):
-        folder = sessions / f"run{i:05d}"
+        run_id = time.strftime("run_%Y%m%d_%H%M%S_", time.gmtime(1.7e9 + 60 * i)) + f"{i:06x}"
+        ids.append(run_id)
+        folder = sessions / run_id
         folder.mkdir(parents=True)
         agents = [{"agent_id": f"a{i}-{j}", "role": "implementer", "agent": "stub", "parent": None if j == 0
                    else f"a{i}-0", "state": "succeeded", "started_at": i + j, "ended_at": i + j + 1,
                    "workspace": str(root / "ws")} for j in range(4)]
         (folder / "session.json").write_text(json.dumps(
-            {"run_id": f"run{i:05d}", "role": "lead", "state": "succeeded", "started_at": i, "agents": agents}))
+            {"run_id": run_id, "role": "lead", "state": "succeeded", "started_at": 1.7e9 + 60 * i, "agents": agents}))
     (root / "ws").mkdir()
     (root / "ws" / "agent.log").write_bytes(b"x" * 1_000_000 + b"\nlast line\n")
+    return ids
 
 
 def timed(client: TestClient, path: str, n: int) -> tuple[float, float]:
@@ -51,10 +58,12 @@ def main() -> None:
     runs = int(args[0]) if args else (20 if smoke else 1000)
     n = int(args[1]) if len(args) > 1 else (5 if smoke else 100)
     with tempfile.TemporaryDirectory() as tmp:
-        make_project(Path(tmp), runs)
-        client = TestClient(create_app(Path(tmp), SECRET))
+        ids = make_project(Path(tmp), runs)
+        client = TestClient(create_app(Path(tmp), SECRET, data_dir=Path(tmp) / "data"))
         client.cookies.set(COOKIE, SECRET)
-        for label, path in (("runs list", "/"), ("run page (4 agents, 1 MB logs)", f"/runs/run{runs // 2:05d}")):
+        base = home_path(Path(tmp))
+        for label, path in (("runs list (project page)", base),
+                            ("run page (4 agents, 1 MB logs)", f"{base}runs/{ids[runs // 2]}")):
             p50, p99 = timed(client, path, n)
             print(f"{label:34} {runs} runs: p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  ({n} requests)")
 

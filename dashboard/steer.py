@@ -10,15 +10,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from dashboard.launcher import detach, error_line
+from dashboard.site import ProjectView, Site
 from orchestrator import questions
 from orchestrator.session import PAUSED, RUNNING, SESSION_FILE, load_session
-from strawpot.model.layout import Project
 
 POLL_SECONDS = 0.5
 RESUME_WAIT = 15.0  # seconds the resume button waits to see the run running again (or the command refuse)
@@ -33,75 +32,77 @@ def _resumable(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 class _Steering:
-    """The handlers, over one project's run folders."""
+    """The handlers; each finds its project from the request (`Site.project`)."""
 
-    def __init__(self, project_dir: Path, command: list[str], env: Environment) -> None:
-        self.project_dir, self.command, self.env = project_dir, command, env
-        self.sessions_root = Project.at(project_dir).sessions_dir
+    def __init__(self, site: Site) -> None:
+        self.site = site
 
-    def panel(self, run_id: str) -> dict[str, Any]:
+    def panel(self, project: ProjectView, run_id: str) -> dict[str, Any]:
         """What templates/steer_panel.html shows: the run's questions and its paused agents."""
-        data = load_session(self.sessions_root, run_id) or {}
-        return {"questions": questions.questions(self.sessions_root / run_id) if data else [],
+        data = load_session(project.sessions_root, run_id) or {}
+        return {"questions": questions.questions(project.sessions_root / run_id) if data else [],
                 "resumable": _resumable(data), "running": data.get("state") == RUNNING}
 
-    def _item(self, run_id: str, question: questions.Question, running: bool) -> str:
-        return self.env.get_template("ask_item.html").render(run_id=run_id, q=question, running=running)
+    def _item(self, project: ProjectView, run_id: str, question: questions.Question, running: bool) -> str:
+        return self.site.env.get_template("ask_item.html").render(project=project, run_id=run_id, q=question,
+                                                                  running=running)
 
     async def events(self, request: Request) -> Response:
-        run_id = request.path_params["run_id"]
-        if load_session(self.sessions_root, run_id) is None:
+        project, run_id = self.site.project(request), request.path_params["run_id"]
+        if load_session(project.sessions_root, run_id) is None:
             return PlainTextResponse(f"no run {run_id!r}", status_code=404)
-        return StreamingResponse(self._asks_events(request, run_id), media_type="text/event-stream")
+        return StreamingResponse(self._asks_events(request, project, run_id), media_type="text/event-stream")
 
-    async def _asks_events(self, request: Request, run_id: str) -> AsyncIterator[str]:
+    async def _asks_events(self, request: Request, project: ProjectView, run_id: str) -> AsyncIterator[str]:
         """An event each time the run's questions change; the last one (`final`) once the run is over."""
         seen: list[tuple[str, str]] | None = None
         while not await request.is_disconnected():
-            final = (load_session(self.sessions_root, run_id) or {}).get("state") != RUNNING
-            found = questions.questions(self.sessions_root / run_id)
+            final = (load_session(project.sessions_root, run_id) or {}).get("state") != RUNNING
+            found = questions.questions(project.sessions_root / run_id)
             now = [(q.ask_id, q.answered_by) for q in found]
             if now != seen or final:
                 seen = now
                 asks = [{"id": q.ask_id, "state": (q.answered_by or "open") + ("" if not final else "-final"),
-                         "html": self._item(run_id, q, not final)} for q in found]
+                         "html": self._item(project, run_id, q, not final)} for q in found]
                 yield f"data: {json.dumps({'asks': asks, 'final': final})}\n\n"
             if final:
                 return
             await asyncio.sleep(POLL_SECONDS)
 
     async def answer(self, request: Request) -> Response:
+        project = self.site.project(request)
         run_id, ask_id = request.path_params["run_id"], request.path_params["ask_id"]
-        if load_session(self.sessions_root, run_id) is None:
+        if load_session(project.sessions_root, run_id) is None:
             return PlainTextResponse(f"no run {run_id!r}", status_code=404)
         form = request.state.form
         text = str(form.get("choice") or form.get("text") or "")
         try:
-            questions.answer(self.sessions_root / run_id, ask_id, text, "ui")
+            questions.answer(project.sessions_root / run_id, ask_id, text, "ui")
         except questions.AnswerRefused as exc:
             return PlainTextResponse(str(exc), status_code=REFUSED_STATUS[exc.reason])
-        return RedirectResponse(f"/runs/{run_id}#asks", status_code=303)
+        return RedirectResponse(f"{project.base}/runs/{run_id}#asks", status_code=303)
 
     async def resume(self, request: Request) -> Response:
-        run_id = request.path_params["run_id"]
-        if load_session(self.sessions_root, run_id) is None:
+        project, run_id = self.site.project(request), request.path_params["run_id"]
+        if load_session(project.sessions_root, run_id) is None:
             return PlainTextResponse(f"no run {run_id!r}", status_code=404)
         form = request.state.form
         task, agent = str(form.get("task", "")).strip(), str(form.get("agent", "")).strip()
         if not task:
             return PlainTextResponse("resuming needs a task: what to tell the resumed agent", status_code=400)
-        args = [*self.command, "resume", run_id, "--headless", "--task", task, "--project", str(self.project_dir),
+        args = [*self.site.command, "resume", run_id, "--headless", "--task", task, "--project", str(project.dir),
                 *(["--agent", agent] if agent else [])]
-        failure = await _launched(args, self.project_dir, self.sessions_root, run_id)
+        failure = await _launched(args, project.dir, project.sessions_root, run_id)
         if failure:
             return PlainTextResponse(failure, status_code=409)
-        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+        return RedirectResponse(f"{project.base}/runs/{run_id}", status_code=303)
 
 
-def routes(project_dir: Path, command: list[str], env: Environment) -> list[BaseRoute]:
-    """The routes; also gives the templates `steer(run_id)` for the run page's panel (steer_panel.html)."""
-    steering = _Steering(project_dir, command, env)
-    env.globals["steer"] = steering.panel
+def routes(site: Site) -> list[BaseRoute]:
+    """Under a project's `/p/{project}` prefix; also gives the templates `steer(project, run_id)` for the run
+    page's panel (steer_panel.html)."""
+    steering = _Steering(site)
+    site.env.globals["steer"] = steering.panel
     return [
         Route("/runs/{run_id}/asks/events", steering.events),
         Route("/runs/{run_id}/asks/{ask_id}", steering.answer, methods=["POST"]),
@@ -132,4 +133,3 @@ def _mtime(path: Path) -> int:
         return path.stat().st_mtime_ns
     except OSError:
         return 0
-

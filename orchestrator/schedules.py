@@ -7,7 +7,7 @@ import json
 import os
 import re
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -15,9 +15,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 
 from strawpot.model.errors import UsageError
-from strawpot.model.fs import atomic_write
+from strawpot.model.fs import atomic_write, file_lock
 
-OVERLAP_POLICIES = ("skip", "queue")
+OVERLAP_POLICIES = ("skip", "queue", "parallel")
+RUNNING = "running"  # a ScheduleRun's outcome while its session runs; then the session's end state
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
@@ -37,16 +38,27 @@ class Schedule:
     params: dict[str, str] = field(default_factory=dict)
     timezone: str = "UTC"
     overlap: str = "skip"
+    created: datetime | None = None  # when it was added: fires missed since then count as missed
 
 
 @dataclass(frozen=True)
 class ScheduleRun:
-    """One fire of a schedule: its session's run id (None if none started) and what came of it."""
+    """One fire of a schedule: the run id it gave `strawpot start` (None if it never got that far) and what came of it.
+
+    `outcome` is `running` while the session runs, then its end state (`succeeded`, `failed`, ...), or
+    `skipped`/`missed` for a fire that started nothing; `error` is the one line that says why it failed. A run id
+    whose `strawpot start` refused before the session began (a tampered tree) has no run folder.
+    """
 
     schedule: str
     run_id: str | None
-    fired_at: datetime
+    fired_at: datetime  # when the scheduler acted
     outcome: str
+    scheduled_for: datetime | None = None  # the cron time this fire is for; None for `schedule run`
+    ended_at: datetime | None = None
+    exit_code: int | None = None
+    error: str = ""
+    pid: int | None = None  # the `strawpot start` process while it runs
 
 
 def default_data_dir() -> Path:
@@ -78,10 +90,20 @@ def _zone(name: str) -> ZoneInfo:
 
 def next_fire(schedule: Schedule, after: datetime) -> datetime | None:
     """The first fire time strictly after `after` (in the schedule's zone), or None if it never fires."""
+    return _step(schedule, after, reverse=False)
+
+
+def last_fire(schedule: Schedule, until: datetime) -> datetime | None:
+    """The latest fire time at or before `until` (in the schedule's zone), or None if there is none."""
+    # cronsim's reverse walk starts strictly before a whole second and at or before one with a fraction
+    return _step(schedule, until if until.microsecond else until + timedelta(microseconds=1), reverse=True)
+
+
+def _step(schedule: Schedule, start: datetime, *, reverse: bool) -> datetime | None:
     zone = _zone(schedule.timezone)
-    start = after.astimezone(zone) if after.tzinfo else after.replace(tzinfo=zone)
+    start = start.astimezone(zone) if start.tzinfo else start.replace(tzinfo=zone)
     try:
-        return next(CronSim(schedule.cron, start))
+        return next(CronSim(schedule.cron, start, reverse=reverse))
     except CronSimError as exc:
         raise ScheduleError(f"invalid cron expression {schedule.cron!r}: {exc}") from None
     except StopIteration:
@@ -140,35 +162,32 @@ class ScheduleStore:
 
     def history(self, name: str) -> builtins.list[ScheduleRun]:
         """Every recorded fire of `name`, oldest first."""
+        if not _NAME.match(name):
+            raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
         try:
             raw = json.loads((self._history / f"{name}.json").read_text(encoding="utf-8"))
         except FileNotFoundError:
             return []
-        return [
-            ScheduleRun(
-                schedule=str(r["schedule"]),
-                run_id=r.get("run_id"),
-                fired_at=datetime.fromisoformat(str(r["fired_at"])),
-                outcome=str(r["outcome"]),
-            )
-            for r in raw.get("runs", [])
-        ]
+        except (OSError, ValueError) as exc:
+            raise ScheduleError(f"cannot read the history of {name!r}: {exc}; fix or remove "
+                                f"{self._history / (name + '.json')}") from None
+        return [_run_from_json(r) for r in raw.get("runs", [])]
 
     def record(self, run: ScheduleRun) -> None:
         """Append `run` to its schedule's history."""
-        runs = [*self.history(run.schedule), run]
-        payload = {
-            "runs": [
-                {
-                    "schedule": r.schedule,
-                    "run_id": r.run_id,
-                    "fired_at": r.fired_at.isoformat(),
-                    "outcome": r.outcome,
-                }
-                for r in runs
-            ]
-        }
-        atomic_write(self._history / f"{run.schedule}.json", json.dumps(payload, indent=2) + "\n")
+        with file_lock(self._history / ".lock"):
+            self._write_history(run.schedule, [*self.history(run.schedule), run])
+
+    def update(self, run: ScheduleRun) -> None:
+        """Replace the recorded fire with `run`'s run id by `run` (appended if it is not there)."""
+        with file_lock(self._history / ".lock"):
+            runs = self.history(run.schedule)
+            at = next((i for i, r in enumerate(runs) if run.run_id and r.run_id == run.run_id), len(runs))
+            self._write_history(run.schedule, [*runs[:at], run, *runs[at + 1:]])
+
+    def _write_history(self, name: str, runs: builtins.list[ScheduleRun]) -> None:
+        payload = {"runs": [_run_to_json(r) for r in runs]}
+        atomic_write(self._history / f"{name}.json", json.dumps(payload, indent=2) + "\n")
 
     def _write(self, schedules: builtins.list[Schedule]) -> None:
         items = [_to_json(s) for s in sorted(schedules, key=lambda s: s.name)]
@@ -178,7 +197,33 @@ class ScheduleStore:
 def _to_json(schedule: Schedule) -> dict[str, Any]:
     data = asdict(schedule)
     data["project"] = str(schedule.project)
+    data["created"] = schedule.created.isoformat() if schedule.created else None
     return data
+
+
+def _when(value: Any) -> datetime | None:
+    return datetime.fromisoformat(str(value)) if value else None
+
+
+def _run_to_json(run: ScheduleRun) -> dict[str, Any]:
+    data = asdict(run)
+    for key in ("fired_at", "scheduled_for", "ended_at"):
+        data[key] = data[key].isoformat() if data[key] else None
+    return data
+
+
+def _run_from_json(item: dict[str, Any]) -> ScheduleRun:
+    return ScheduleRun(
+        schedule=str(item["schedule"]),
+        run_id=item.get("run_id"),
+        fired_at=datetime.fromisoformat(str(item["fired_at"])),
+        outcome=str(item["outcome"]),
+        scheduled_for=_when(item.get("scheduled_for")),
+        ended_at=_when(item.get("ended_at")),
+        exit_code=item.get("exit_code"),
+        error=str(item.get("error") or ""),
+        pid=item.get("pid"),
+    )
 
 
 def _from_json(item: dict[str, Any]) -> Schedule:
@@ -191,4 +236,5 @@ def _from_json(item: dict[str, Any]) -> Schedule:
         params={str(k): str(v) for k, v in dict(item.get("params", {})).items()},
         timezone=str(item.get("timezone", "UTC")),
         overlap=str(item.get("overlap", "skip")),
+        created=_when(item.get("created")),
     )

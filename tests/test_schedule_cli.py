@@ -32,3 +32,12 @@ def test_bad_cron_is_refused_at_add_with_one_line_exit_2(tmp_path: Path) -> None
         assert len(result.stderr.strip().splitlines()) <= 2  # error line (+ optional hint)
     assert not (tmp_path / "data" / "schedules.json").exists()
     assert_clean_failure(run("schedule", "remove", "nope", cwd=tmp_path, env=env), 2, "no schedule named 'nope'")
+
+
+def test_an_unreadable_history_is_one_line_exit_2(tmp_path: Path) -> None:
+    env = {"STRAWPOT_DATA_DIR": str(tmp_path / "data")}
+    (tmp_path / "data" / "schedule-history").mkdir(parents=True)
+    (tmp_path / "data" / "schedule-history" / "triage.json").write_text("{not json")
+    result = run("schedule", "history", "triage", cwd=tmp_path, env=env)
+    assert_clean_failure(result, 2, "cannot read the history of 'triage'", "fix or remove")
+    assert_clean_failure(run("schedule", "history", "../x", cwd=tmp_path, env=env), 2, "no schedule named '../x'")

@@ -1,4 +1,4 @@
-// Keeps the run page's questions current from /runs/ID/asks/events (no inline script: CSP). Each event
+// Keeps the run page's questions current from /p/KEY/runs/ID/asks/events (no inline script: CSP). Each event
 // carries every question as HTML the server rendered (all text escaped there); only changed items are
 // replaced, so an answer being typed in another question's form survives.
 "use strict";

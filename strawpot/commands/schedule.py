@@ -1,4 +1,4 @@
-"""`strawpot schedule add|list|remove|history`: recurring headless sessions kept in the user's data folder."""
+"""`strawpot schedule add|list|remove|history|run|serve`: recurring headless sessions kept in the user's data folder."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import rich_click as click
 
 from strawpot.commands._options import json_option, print_json
+from strawpot.model.display import terminal_safe
 
 SECTION = "other"
 
@@ -16,7 +17,8 @@ SECTION = "other"
 def command() -> None:
     """Recurring headless sessions (cron + role + task), stored in the data folder ($STRAWPOT_DATA_DIR moves it).
 
-    Not yet fired by anything: `schedule run` and `schedule serve` are still to come (docs/schedules.md)."""
+    `schedule serve` (or `strawpot ui` while it runs) fires them; `schedule run NAME` fires one now
+    (docs/schedules.md)."""
 
 
 @command.command("add")
@@ -29,8 +31,9 @@ def command() -> None:
                    "holds strawpot.toml or strawpot.lock, else the current folder).")
 @click.option("--param", "params", multiple=True, metavar="K=V", help="A role parameter; repeatable.")
 @click.option("--timezone", default=None, help="IANA zone the cron is read in (default: the local zone).")
-@click.option("--overlap", type=click.Choice(["skip", "queue"]), default="skip",
-              help="What a fire does while the previous one still runs.")
+@click.option("--overlap", type=click.Choice(["skip", "queue", "parallel"]), default="skip",
+              help="What a fire does while the previous one still runs: skip it, start it when that one ends, "
+                   "or start it anyway.")
 def add(name: str, cron: str, role: str, task: str, project: Path | None, params: tuple[str, ...],
         timezone: str | None, overlap: str) -> None:
     """Store a schedule; refuses a cron expression that is invalid or never fires."""
@@ -44,7 +47,8 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
             raise UsageError(f"--param {item!r} is not K=V", hint="e.g. --param repo=acme/app")
         parsed[key] = value
     schedule = Schedule(name=name, cron=cron, project=(project or _nearest_project()).resolve(), role=role, task=task,
-                        params=parsed, timezone=timezone or local_timezone(), overlap=overlap)
+                        params=parsed, timezone=timezone or local_timezone(), overlap=overlap,
+                        created=datetime.now(UTC))
     validate(schedule, datetime.now(UTC))
     ScheduleStore(default_data_dir()).add(schedule)
     click.echo(f"Added schedule {name} ({cron}, {schedule.timezone})", err=True)
@@ -85,16 +89,95 @@ def remove(name: str) -> None:
 @click.argument("name")
 @json_option
 def history(name: str, as_json: bool) -> None:
-    """Every recorded fire of a schedule: when, its run id, and what came of it."""
+    """Every recorded fire of a schedule: when, its run id, and what came of it (with the one-line error)."""
+    from orchestrator.scheduler import settle
     from orchestrator.schedules import ScheduleStore, default_data_dir
 
-    runs = ScheduleStore(default_data_dir()).history(name)
+    runs = settle(ScheduleStore(default_data_dir()), name, datetime.now(UTC))
     if as_json:
         print_json({"schedule": name, "runs": [
-            {"run_id": r.run_id, "fired_at": r.fired_at.isoformat(), "outcome": r.outcome} for r in runs]})
+            {"run_id": r.run_id, "fired_at": r.fired_at.isoformat(), "outcome": r.outcome,
+             "scheduled_for": r.scheduled_for.isoformat() if r.scheduled_for else None,
+             "ended_at": r.ended_at.isoformat() if r.ended_at else None, "exit_code": r.exit_code,
+             "error": r.error} for r in runs]})
         return
     for r in runs:
-        click.echo(f"{r.fired_at.isoformat()}  {r.run_id or '-'}  {r.outcome}")
+        code = "" if r.exit_code is None else f" (exit code {r.exit_code})"
+        why = f": {terminal_safe(r.error)}" if r.error else ""
+        click.echo(f"{r.fired_at.isoformat()}  {r.run_id or '-'}  {r.outcome}{code}{why}")
+
+
+@command.command("run")
+@click.argument("name")
+def run(name: str) -> None:
+    """Fire a schedule now and wait for its session; prints its run id and end state, exits with its exit code.
+
+    Starts a session whatever --overlap says (you asked for this one). Exits 2 when the schedule is unknown or
+    its project folder or strawpot.lock is gone, and with `strawpot start`'s code when that refuses (5: the
+    installed tree differs from the lock); either way the history records the failure.
+    """
+    from orchestrator.scheduler import Scheduler, session_of
+    from orchestrator.schedules import ScheduleStore, default_data_dir
+    from orchestrator.session import State
+    from strawpot.model.errors import StrawpotError, UsageError
+
+    store = ScheduleStore(default_data_dir())
+    schedule = store.get(name)
+    if schedule is None:
+        raise UsageError(f"no schedule named {name!r}", hint="see `strawpot schedule list`")
+    # In this process's group: Ctrl-C here stops the session too, as it would stop `strawpot start`.
+    ended = Scheduler(store, detach=False, say=lambda line: None).fire(schedule, stdout=None)
+    if ended.run_id is None:  # refused before `strawpot start`: the project folder or its lock is gone
+        raise UsageError(f"schedule {name}: {ended.error}")
+    if session_of(schedule, ended) is None:  # `strawpot start` refused (exit 5: a tampered tree)
+        error = StrawpotError(f"schedule {name}: {ended.error}", hint=f"its history: `strawpot schedule history {name}`")
+        error.exit_code = ended.exit_code or 1
+        raise error
+    why = f": {terminal_safe(ended.error)}" if ended.error else ""
+    click.echo(f"run {ended.run_id} {ended.outcome} (exit code {ended.exit_code}){why}", err=True)
+    code = ended.exit_code or (1 if ended.outcome != State.SUCCEEDED else 0)
+    if code:
+        raise SystemExit(code)
+
+
+@command.command("serve")
+def serve() -> None:
+    """Fire every schedule at its time, until Ctrl-C or SIGTERM (`strawpot ui` does the same while it runs).
+
+    Holds scheduler.lock in the data folder: a second scheduler exits 1 naming the pid that holds it. Fires
+    missed while nothing served follow the `schedule.catch_up` setting (docs/schedules.md).
+    """
+    import signal
+
+    from orchestrator.scheduler import Scheduler, SchedulerLock, held_message
+    from orchestrator.schedules import ScheduleStore, default_data_dir
+    from strawpot.model.errors import StrawpotError
+    from strawpot.model.plural import count
+    from strawpot.settings import load_settings
+
+    store = ScheduleStore(default_data_dir())
+    catch_up = str(load_settings().get("schedule.catch_up"))
+    lock = SchedulerLock(store.data_dir)
+    if (holder := lock.acquire()) is not None:
+        raise StrawpotError(f"{held_message(holder, store.data_dir)}: stop it first")
+    scheduler = Scheduler(store, catch_up=catch_up)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    click.echo(f"serving {count(len(store.list()), 'schedule')} from {store.data_dir} (catch_up = {catch_up}); "
+               "Ctrl-C stops", err=True)
+    try:
+        scheduler.serve()
+    except KeyboardInterrupt:
+        scheduler.stop()
+        busy = scheduler.busy()
+        left = f"; still running, and recorded by the next scheduler: {', '.join(busy)}" if busy else ""
+        click.echo(f"stopped serving schedules{left}", err=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        lock.release()
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _nearest_project() -> Path:

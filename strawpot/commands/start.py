@@ -88,6 +88,8 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
                                            "session.sandbox": ("--sandbox", sandbox)})
     prepared = prepare(the_project, settings, role=role, cli_agent=runtime, params=parse_assignments(params),
                        saved_env=settings.saved_env())
+    from orchestrator.projects import record_use
+    record_use(the_project.dir)  # the projects list of `strawpot ui`
     if missing := prepared.missing_env():
         if not terminal:
             raise missing_env_error(missing)

@@ -1,12 +1,16 @@
-"""`strawpot ui [--port] [--host] [--no-browser]`: serve the local web UI over this project's runs."""
+"""`strawpot ui [--port] [--host] [--no-browser]`: serve the local web UI over your projects, runs and schedules."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import rich_click as click
 
 from strawpot.commands._options import project_option
+
+if TYPE_CHECKING:
+    from strawpot.model.settings import Settings
 
 SECTION = "sessions"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -20,8 +24,9 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 @click.option("--no-browser", is_flag=True, help="Print the URL without opening a browser.")
 @project_option
 def command(port: int, host: str, allow_remote: bool, no_browser: bool, project: Path | None) -> None:
-    """Serve a local web page of this project's runs: agent trees, log tails, cancel and resume buttons, the
-    agents' questions to answer, and the project's memory (browse, search, forget).
+    """Serve a local web page of the projects you have used, their runs and your schedules: agent trees, log
+    tails, cancel and resume buttons, the agents' questions to answer, each project's memory (browse, search,
+    forget). Opens on this project when run in one.
 
     The printed URL carries a secret made for this launch; it becomes a cookie, and requests without it are
     refused (403).
@@ -31,26 +36,41 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
 
     import uvicorn
 
-    from dashboard.app import create_app
+    from dashboard.app import create_app, home_path
     from dashboard.security import new_secret
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
-    from strawpot.settings import load_settings
 
     if host not in LOOPBACK and not allow_remote:
         raise UsageError(f"--host {host} would serve the UI beyond this machine",
                          hint="add --allow-remote if you mean it, or leave --host at 127.0.0.1")
     the_project = Project.at(project)
+    home = the_project.dir if the_project.exists else None
     secret = new_secret()
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)  # connections queue from now on, so the printed URL works at once
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    url = f"http://{shown}:{sock.getsockname()[1]}/?token={secret}"
-    click.echo(f"StrawPot UI for {the_project.dir}: {url}", err=True)
+    url = f"http://{shown}:{sock.getsockname()[1]}{home_path(home)}?token={secret}"
+    click.echo(f"StrawPot UI{f' for {home}' if home else ''}: {url}", err=True)
     if not no_browser:
         webbrowser.open(url)
-    app = create_app(the_project.dir, secret, memory_provider=load_settings(the_project).get("memory.provider"))
+    app = create_app(home, secret, settings=project_settings)
+    # The one scheduler fires schedules while the UI runs, if no `schedule serve` holds its lock.
+    from orchestrator.scheduler import serve_in_background
+    from orchestrator.schedules import default_data_dir
+    from strawpot.settings import load_settings
+
+    serve_in_background(default_data_dir(), str(load_settings().get("schedule.catch_up")),
+                        lambda line: click.echo(line, err=True))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])
+
+
+def project_settings(project_dir: Path) -> Settings:
+    """A project's effective settings, read afresh each time (the UI's pages ask per project, per request)."""
+    from strawpot.model.layout import Project
+    from strawpot.settings import load_settings
+
+    return load_settings(Project(project_dir))

@@ -99,6 +99,8 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
     Key("memory.provider", "string", "builtin", "the memory provider: builtin, or an entry point of strawpot.memory"),
     Key("memory.max_prompt_bytes", "integer", 16 * 1024, "bytes of memory prompt an agent is given at most",
         minimum=1024),
+    Key("schedule.catch_up", "choice", "none", "what the scheduler does with fire times that passed while none ran",
+        choices=("none", "latest")),
 )}
 
 

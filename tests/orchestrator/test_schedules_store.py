@@ -72,3 +72,20 @@ def test_bad_schedules_are_refused_with_one_line(schedule: Schedule, message: st
     with pytest.raises(ScheduleError, match=message) as caught:
         validate(schedule, datetime(2026, 11, 25, tzinfo=UTC))
     assert "\n" not in str(caught.value)
+
+
+def test_update_replaces_the_fire_with_the_same_run_id_and_old_entries_still_read(tmp_path: Path) -> None:
+    store = ScheduleStore(tmp_path / "data")
+    fired = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+    store.record(ScheduleRun("triage", None, fired, "missed", error="2 fire times passed"))
+    store.record(ScheduleRun("triage", "run-1", fired, "running", scheduled_for=fired))
+    store.update(ScheduleRun("triage", "run-1", fired, "succeeded", scheduled_for=fired, exit_code=0))
+    assert [(r.run_id, r.outcome) for r in store.history("triage")] == [(None, "missed"), ("run-1", "succeeded")]
+    # A history written before fires had times, codes and errors reads back with those empty.
+    (tmp_path / "data" / "schedule-history" / "old.json").write_text(
+        '{"runs": [{"schedule": "old", "run_id": "run-0", "fired_at": "2026-11-01T08:00:00+00:00", '
+        '"outcome": "succeeded"}]}')
+    [old] = store.history("old")
+    assert (old.run_id, old.scheduled_for, old.exit_code, old.error) == ("run-0", None, None, "")
+    with pytest.raises(ScheduleError, match="no schedule named '../old'"):
+        store.history("../old")  # a name is never a path

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from dashboard.app import create_app
+from dashboard.app import create_app, home_path
 from dashboard.logtail import tail
 from dashboard.security import COOKIE, csrf_token
 
@@ -19,7 +19,7 @@ SECRET = "s3cret-for-this-launch"
 BASE = "http://testserver"
 
 
-def _run(project: Path, run_id: str, agents: list[dict[str, object]], log: bytes = b"") -> None:
+def _run(project: Path, run_id: str, agents: list[dict[str, object]], log: bytes = b"", **extra: object) -> None:
     folder = project / ".strawpot" / "sessions" / run_id
     folder.mkdir(parents=True)
     for a in agents:
@@ -28,75 +28,125 @@ def _run(project: Path, run_id: str, agents: list[dict[str, object]], log: bytes
         (ws / "agent.log").write_bytes(log)
         a["workspace"] = str(ws)
     (folder / "session.json").write_text(json.dumps(
-        {"run_id": run_id, "role": "lead", "state": "running", "started_at": 1.0, "agents": agents}))
+        {"run_id": run_id, "role": "lead", "state": "running", "started_at": 1.0, "agents": agents, **extra}))
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "strawpot.toml").write_text("")
-    _run(tmp_path, "run1", [
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "strawpot.toml").write_text("")
+    _run(root, "run1", [
         {"agent_id": "lead-1", "role": "lead", "agent": "stub", "parent": None, "state": "running",
          "started_at": 1.0},
-        {"agent_id": "impl-2", "role": "implementer", "agent": "stub", "parent": "lead-1", "state": "done",
+        {"agent_id": "impl-2", "role": "implementer", "agent": "stub", "parent": "lead-1", "state": "succeeded",
          "started_at": 2.0, "ended_at": 5.0},
     ], log=b"hello from the agent\n")
-    return tmp_path
+    return root
 
 
-def _client(project: Path, authed: bool = True) -> TestClient:
-    client = TestClient(create_app(project, SECRET), base_url=BASE, follow_redirects=False)
+def _client(project: Path | None, authed: bool = True, command: list[str] | None = None) -> TestClient:
+    data = (project or Path("/nonexistent")).parent / "data"
+    client = TestClient(create_app(project, SECRET, command, data_dir=data), base_url=BASE, follow_redirects=False)
     if authed:
         client.cookies.set(COOKIE, SECRET)
     return client
 
 
+def _p(project: Path) -> str:
+    return home_path(project).rstrip("/")
+
+
 def test_the_url_secret_becomes_an_httponly_strict_cookie(project: Path) -> None:
-    response = _client(project, authed=False).get(f"/?token={SECRET}")
-    assert response.status_code == 303 and response.headers["location"] == "/"
+    response = _client(project, authed=False).get(f"{_p(project)}/?token={SECRET}")
+    assert response.status_code == 303 and response.headers["location"] == f"{_p(project)}/"
     cookie = response.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie
 
 
-@pytest.mark.parametrize("path", ["/", "/runs/run1", "/static/ui.css", "/?token=wrong"])
+@pytest.mark.parametrize("path", ["/", "/schedules", "{p}/", "{p}/runs/run1", "/static/ui.css", "/?token=wrong"])
 def test_without_the_secret_every_page_is_403(project: Path, path: str) -> None:
-    assert _client(project, authed=False).get(path).status_code == 403
+    assert _client(project, authed=False).get(path.format(p=_p(project))).status_code == 403
 
 
-def test_a_state_change_needs_csrf_and_our_origin(project: Path) -> None:
-    client = _client(project)
-    good = {"csrf": csrf_token(SECRET)}
-    assert client.post("/runs/run1/cancel", data={}, headers={"origin": BASE}).status_code == 403
-    assert client.post("/runs/run1/cancel", data=good, headers={"origin": "http://evil.test"}).status_code == 403
-    assert client.post("/runs/run1/cancel", data=good).status_code == 403  # no Origin at all
-    assert _client(project, authed=False).post(
-        "/runs/run1/cancel", data=good, headers={"origin": BASE}).status_code == 403
+@pytest.mark.parametrize("action", ["/runs/run1/cancel", "/start", "/prune"])
+def test_every_state_change_refuses_a_forged_request(project: Path, tmp_path: Path, action: str) -> None:
+    client = _client(project, command=_recording_strawpot(tmp_path, 0))
+    url = _p(project) + action
+    good = {"csrf": csrf_token(SECRET), "task": "echo:x", "agent": "impl-2"}
+    no_token = client.post(url, data={k: v for k, v in good.items() if k != "csrf"}, headers={"origin": BASE})
+    foreign = client.post(url, data=good, headers={"origin": "http://evil.test"})
+    no_origin = client.post(url, data=good)
+    no_secret = _client(project, authed=False).post(url, data=good, headers={"origin": BASE})
+    assert [r.status_code for r in (no_token, foreign, no_origin, no_secret)] == [403] * 4
+    assert not (tmp_path / "argv.json").exists()  # nothing was run
+    assert client.post(url, data=good, headers={"origin": BASE}).status_code == 303  # the real one goes through
 
 
 def test_the_run_page_shows_the_agent_tree_and_log_tail_under_a_strict_csp(project: Path) -> None:
-    response = _client(project).get("/runs/run1")
+    response = _client(project).get(f"{_p(project)}/runs/run1")
     assert response.status_code == 200
     assert "script-src 'self'" in response.headers["content-security-policy"]
     page = response.text
     assert page.index("lead-1") < page.index("impl-2") and "depth-1" in page
     assert "implementer" in page and "3.0s" in page and "hello from the agent" in page
     assert "<script>" not in page
-    assert "run1" in _client(project).get("/").text
+    # a cancel button for the running agent, none for the one that ended
+    assert page.count('name="agent" value="lead-1"') == 1 and 'name="agent" value="impl-2"' not in page
+
+
+def test_the_run_page_shows_inputs_memory_and_the_worktree_as_recorded(project: Path) -> None:
+    inputs = {"lock_sha256": "ab" * 32, "packages": {"role:lead": {"version": "1.2.0", "archive_sha256": None}},
+              "settings": {"memory.provider": "builtin", "memory.max_prompt_bytes": 4096}}
+    isolation = {"kind": "worktree", "working_dir": "/w/run2", "state": "kept", "branch": "strawpot/run2",
+                 "path": "/w/run2", "merge": "merge"}
+    _run(project, "run2", [{"agent_id": "a", "role": "lead", "agent": "stub", "parent": None,
+                            "state": "succeeded"}], inputs=inputs, isolation=isolation, task="fix the bug")
+    trace = project / ".strawpot" / "sessions" / "run2" / "trace.jsonl"
+    trace.write_text(json.dumps({"ts": 1, "event": "memory_failed", "message": "memory provider 'x' failed"}) + "\n")
+    page = _client(project).get(f"{_p(project)}/runs/run2").text
+    assert "ab" * 32 in page and "role:lead" in page and "1.2.0" in page
+    assert "Provider <b>builtin</b>" in page and "4096 bytes" in page and "memory provider &#39;x&#39; failed" in page
+    assert "strawpot/run2" in page and "<b>kept</b>" in page and "fix the bug" in page
 
 
 def test_a_corrupt_session_json_renders_as_unreadable(project: Path) -> None:
     folder = project / ".strawpot" / "sessions" / "broken"
     folder.mkdir()
     (folder / "session.json").write_text('{"run_id": "broken", "agents": [')
-    response = _client(project).get("/runs/broken")
+    response = _client(project).get(f"{_p(project)}/runs/broken")
     assert response.status_code == 200 and "unreadable" in response.text
-    assert _client(project).get("/").status_code == 200
+    listing = _client(project).get(f"{_p(project)}/")
+    assert listing.status_code == 200 and "broken" in listing.text and "session.json unreadable" in listing.text
 
 
 def test_page_text_is_escaped(project: Path) -> None:
     _run(project, "run2", [{"agent_id": "x", "role": "<script>alert(1)</script>", "agent": "stub",
-                            "parent": None, "state": "done"}], log=b"<img src=x onerror=alert(1)>")
-    page = _client(project).get("/runs/run2").text
+                            "parent": None, "state": "succeeded"}], log=b"<img src=x onerror=alert(1)>")
+    page = _client(project).get(f"{_p(project)}/runs/run2").text
     assert "<script>alert" not in page and "<img src=x" not in page
+
+
+def test_the_runs_list_shows_the_newest_fifty_and_pages_on(project: Path) -> None:
+    for i in range(60):
+        run_id = time.strftime("run_%Y%m%d_%H%M%S_", time.gmtime(1.7e9 + 60 * i)) + f"{i:06x}"
+        _run(project, run_id, [], state="succeeded")
+    first = _client(project).get(f"{_p(project)}/").text
+    assert first.count("/runs/run_") == 50 and "of 61, newest first" in first and "?page=1" in first
+    assert f"{0 + 59:06x}" in first and "run1\"" not in first  # newest first; run1 (no time in its id) is oldest
+    second = _client(project).get(f"{_p(project)}/?page=1").text
+    assert second.count("/runs/run") == 11 and "/runs/run1\"" in second
+
+
+def test_the_runs_list_follows_a_changed_session_json(project: Path) -> None:
+    client = _client(project)
+    assert "running" in client.get(f"{_p(project)}/").text
+    session = project / ".strawpot" / "sessions" / "run1" / "session.json"
+    data = json.loads(session.read_text())
+    data["state"] = "cancelled"
+    session.write_text(json.dumps(data))
+    page = client.get(f"{_p(project)}/").text
+    assert "cancelled" in page and "running" not in page
 
 
 def test_a_huge_log_is_tailed_not_read_whole(tmp_path: Path) -> None:
@@ -117,37 +167,43 @@ def test_ui_refuses_a_remote_host_without_allow_remote(tmp_path: Path) -> None:
     assert done.returncode == 2 and "--allow-remote" in done.stderr
 
 
-def test_events_stream_the_tree_from_the_run_folder_until_the_run_ends(project: Path) -> None:
+def test_events_stream_the_tree_and_logs_from_the_run_folder_until_the_run_ends(project: Path) -> None:
     session = project / ".strawpot" / "sessions" / "run1" / "session.json"
     data = json.loads(session.read_text())
     data["state"] = "succeeded"
     data["agents"][1]["state"] = "cancelled"
     session.write_text(json.dumps(data))
-    with _client(project).stream("GET", "/runs/run1/events") as response:
+    with _client(project).stream("GET", f"{_p(project)}/runs/run1/events") as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         body = "".join(response.iter_text())
-    event = json.loads(body.removeprefix("data: ").strip())
+    first, end = body.strip().split("\n\n")
+    event = json.loads(first.removeprefix("data: "))
+    assert end.startswith("event: end")  # so the browser closes the stream instead of reconnecting
     assert event["state"] == "succeeded"
-    assert [(r["agent_id"], r["depth"], r["state"]) for r in event["agents"]] == [
-        ("lead-1", 0, "running"), ("impl-2", 1, "cancelled")]
+    assert [(r["agent_id"], r["depth"], r["state"], r["active"], r["log"]) for r in event["agents"]] == [
+        ("lead-1", 0, "running", True, "hello from the agent\n"),
+        ("impl-2", 1, "cancelled", False, "hello from the agent\n")]
 
 
-def test_strawpot_ui_serves_on_loopback_behind_its_printed_secret(project: Path) -> None:
+def test_strawpot_ui_opens_on_its_project_behind_its_printed_secret(project: Path, tmp_path: Path) -> None:
+    import os
     import re
     import urllib.error
     import urllib.request
 
+    env = {**os.environ, "STRAWPOT_DATA_DIR": str(tmp_path / "data")}
     proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser", "--project", str(project)],
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stderr is not None
-        match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", proc.stderr.readline())
+        match = re.search(r"(http://127\.0\.0\.1:\d+)(/\S*)\?token=(\S+)", proc.stderr.readline())
         assert match, "no URL printed"
-        base, token = match.groups()
+        base, path, token = match.groups()
+        assert path == home_path(project)
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(f"{base}/runs/run1", timeout=10)
+            urllib.request.urlopen(f"{base}{path}runs/run1", timeout=10)
         assert refused.value.code == 403
-        request = urllib.request.Request(f"{base}/runs/run1", headers={"Cookie": f"{COOKIE}={token}"})
+        request = urllib.request.Request(f"{base}{path}runs/run1", headers={"Cookie": f"{COOKIE}={token}"})
         with urllib.request.urlopen(request, timeout=10) as page:
             assert "impl-2" in page.read().decode()
     finally:
@@ -163,46 +219,87 @@ def _recording_strawpot(tmp_path: Path, exit_code: int) -> list[str]:
     return [sys.executable, str(script)]
 
 
-def test_cancel_with_csrf_and_origin_runs_strawpot_cancel_for_the_agent(project: Path, tmp_path: Path) -> None:
-    client = TestClient(create_app(project, SECRET, _recording_strawpot(tmp_path, 0)), base_url=BASE,
-                        follow_redirects=False)
-    client.cookies.set(COOKIE, SECRET)
-    response = client.post("/runs/run1/cancel", data={"csrf": csrf_token(SECRET), "agent": "impl-2"},
-                           headers={"origin": BASE})
-    assert response.status_code == 303 and response.headers["location"] == "/runs/run1"
-    assert json.loads((tmp_path / "argv.json").read_text()) == [
-        "cancel", "run1", "--project", str(project), "--agent", "impl-2"]
-
-
-def test_a_failed_cancel_shows_the_commands_own_line(project: Path, tmp_path: Path) -> None:
-    client = TestClient(create_app(project, SECRET, _recording_strawpot(tmp_path, 1)), base_url=BASE)
-    client.cookies.set(COOKIE, SECRET)
-    response = client.post("/runs/run1/cancel", data={"csrf": csrf_token(SECRET)}, headers={"origin": BASE})
-    assert response.status_code == 409 and response.text == "error: no live run"
-
-
-def test_prune_runs_strawpot_sessions_prune(project: Path, tmp_path: Path) -> None:
-    client = TestClient(create_app(project, SECRET, _recording_strawpot(tmp_path, 0)), base_url=BASE,
-                        follow_redirects=False)
-    client.cookies.set(COOKIE, SECRET)
-    assert client.post("/prune", data={}, headers={"origin": BASE}).status_code == 403  # no CSRF token
-    response = client.post("/prune", data={"csrf": csrf_token(SECRET)}, headers={"origin": BASE})
-    assert response.status_code == 303
-    assert json.loads((tmp_path / "argv.json").read_text()) == ["sessions", "--prune", "--project", str(project)]
-
-
-def test_start_spawns_strawpot_start_headless_in_the_project(project: Path, tmp_path: Path) -> None:
-    client = TestClient(create_app(project, SECRET, _recording_strawpot(tmp_path, 0)), base_url=BASE,
-                        follow_redirects=False)
-    client.cookies.set(COOKIE, SECRET)
-    form = {"csrf": csrf_token(SECRET), "role": "lead", "task": "delegate:implementer:sleep:1",
-            "isolation": "worktree"}
-    assert client.post("/start", data=form, headers={"origin": "http://evil.test"}).status_code == 403
-    assert client.post("/start", data={**form, "isolation": "bogus"}, headers={"origin": BASE}).status_code == 400
-    assert client.post("/start", data=form, headers={"origin": BASE}).status_code == 303
+def _argv(tmp_path: Path) -> list[str]:
     argv = tmp_path / "argv.json"
     deadline = time.monotonic() + 10
     while not argv.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert json.loads(argv.read_text()) == ["start", "--headless", "--task", "delegate:implementer:sleep:1",
-                                            "--role", "lead", "--isolation", "worktree"]
+    return json.loads(argv.read_text())  # type: ignore[no-any-return]
+
+
+def test_cancel_with_csrf_and_origin_runs_strawpot_cancel_for_the_agent(project: Path, tmp_path: Path) -> None:
+    client = _client(project, command=_recording_strawpot(tmp_path, 0))
+    response = client.post(f"{_p(project)}/runs/run1/cancel", data={"csrf": csrf_token(SECRET), "agent": "impl-2"},
+                           headers={"origin": BASE})
+    assert response.status_code == 303 and response.headers["location"] == f"{_p(project)}/runs/run1"
+    assert _argv(tmp_path) == ["cancel", "run1", "--project", str(project), "--agent", "impl-2"]
+
+
+def test_a_failed_cancel_shows_the_commands_own_line(project: Path, tmp_path: Path) -> None:
+    client = _client(project, command=_recording_strawpot(tmp_path, 1))
+    response = client.post(f"{_p(project)}/runs/run1/cancel", data={"csrf": csrf_token(SECRET)},
+                           headers={"origin": BASE})
+    assert response.status_code == 409 and response.text == "error: no live run"
+
+
+def test_prune_runs_strawpot_sessions_prune(project: Path, tmp_path: Path) -> None:
+    client = _client(project, command=_recording_strawpot(tmp_path, 0))
+    response = client.post(f"{_p(project)}/prune", data={"csrf": csrf_token(SECRET)}, headers={"origin": BASE})
+    assert response.status_code == 303
+    assert _argv(tmp_path) == ["sessions", "--prune", "--project", str(project)]
+
+
+def test_start_spawns_strawpot_start_headless_in_the_project(project: Path, tmp_path: Path) -> None:
+    client = _client(project, command=_recording_strawpot(tmp_path, 0))
+    form = {"csrf": csrf_token(SECRET), "role": "lead", "task": "delegate:implementer:sleep:1",
+            "isolation": "worktree"}
+    url = f"{_p(project)}/start"
+    assert client.post(url, data={**form, "isolation": "bogus"}, headers={"origin": BASE}).status_code == 400
+    assert client.post(url, data=form, headers={"origin": BASE}).status_code == 303
+    assert _argv(tmp_path) == ["start", "--headless", "--task", "delegate:implementer:sleep:1",
+                               "--role", "lead", "--isolation", "worktree"]
+
+
+def test_a_project_no_one_recorded_is_404(project: Path) -> None:
+    response = _client(project).get("/p/elsewhere-00000000/")
+    assert response.status_code == 404 and "no project" in response.text
+
+
+def test_a_session_that_fails_to_start_says_why_on_the_project_page(project: Path, tmp_path: Path) -> None:
+    client = _client(project, command=_recording_strawpot(tmp_path, 5))
+    assert client.post(f"{_p(project)}/start", data={"csrf": csrf_token(SECRET), "task": "echo:x"},
+                       headers={"origin": BASE}).status_code == 303
+    _argv(tmp_path)
+    deadline = time.monotonic() + 10
+    while "failed-start" not in (page := client.get(f"{_p(project)}/").text) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "The last session started here failed: error: no live run" in page
+
+
+def test_forms_post_with_their_origin_a_same_origin_referrer_policy(project: Path) -> None:
+    # "no-referrer" would make Chromium send `Origin: null` on a form POST, which the Origin check refuses.
+    assert _client(project).get(f"{_p(project)}/").headers["referrer-policy"] == "same-origin"
+
+
+def test_strawpot_ui_outside_a_project_opens_on_the_projects_list(tmp_path: Path) -> None:
+    import re
+
+    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser"], cwd=tmp_path,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert re.fullmatch(r"StrawPot UI: http://127\.0\.0\.1:\d+/\?token=\S+\n", line), line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_a_cancel_that_hangs_is_one_line_not_a_500(project: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("dashboard.site.SPAWN_TIMEOUT", 0.5)
+    client = _client(project, command=[sys.executable, "-c", "import time; time.sleep(30)"])
+    response = client.post(f"{_p(project)}/runs/run1/cancel", data={"csrf": csrf_token(SECRET)},
+                           headers={"origin": BASE})
+    assert response.status_code == 409 and response.text == (
+        "`strawpot cancel` did not finish in 0.5 s; see `strawpot sessions`")

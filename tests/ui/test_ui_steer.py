@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from dashboard.app import create_app
+from dashboard.app import create_app, home_path
 from dashboard.security import COOKIE, csrf_token
 from orchestrator import questions
+from orchestrator.projects import ProjectStore
+from strawpot.commands.ui import project_settings
 from tests.orchestrator._agents import resumable_agent
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 
@@ -39,10 +41,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ProjectFixture:
 
 
 def _client(root: Path, authed: bool = True) -> TestClient:
-    client = TestClient(create_app(root, SECRET), base_url=BASE, follow_redirects=False)
+    """The UI as `strawpot ui` makes it in `root` (its projects from the test's own data folder)."""
+    client = TestClient(create_app(root, SECRET, settings=project_settings), base_url=BASE, follow_redirects=False)
     if authed:
         client.cookies.set(COOKIE, SECRET)
     return client
+
+
+def _p(root: Path) -> str:
+    """The URL prefix of `root`'s pages: `/p/KEY`."""
+    return home_path(root).rstrip("/")
 
 
 def _post(client: TestClient, path: str, **form: str) -> Any:
@@ -79,23 +87,23 @@ def _cli(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]
 
 def test_a_question_from_a_session_the_ui_started_is_answered_in_the_ui(project: ProjectFixture) -> None:
     project.build()
-    client = _client(project.root)
-    assert _post(client, "/start", task="ask:Which <colour>?|blue then echo:done").status_code == 303
+    client, base = _client(project.root), _p(project.root)
+    assert _post(client, f"{base}/start", task="ask:Which <colour>?|blue then echo:done").status_code == 303
     run_id = _until(lambda: _session(project.root))["run_id"]
     run_dir = project.sessions_dir / run_id
     asked = _until(lambda: questions.read(run_dir, "1"))
     assert asked.question == "Which <colour>?" and asked.default == "blue" and asked.is_open
     assert json.loads((run_dir / "asks" / "1.json").read_text())["agent_id"] == asked.agent_id
 
-    page = client.get(f"/runs/{run_id}").text
+    page = client.get(f"{base}/runs/{run_id}").text
     assert "Which &lt;colour&gt;?" in page and "<colour>" not in page
-    assert f'action="/runs/{run_id}/asks/1"' in page and "/static/steer.js" in page
-    assert _post(client, f"/runs/{run_id}/asks/1", text="green").status_code == 303
+    assert f'action="{base}/runs/{run_id}/asks/1"' in page and "/static/steer.js" in page
+    assert _post(client, f"{base}/runs/{run_id}/asks/1", text="green").status_code == 303
 
     ended = _until(lambda: _ended(project.root))
     assert ended["state"] == "succeeded" and _result(ended).splitlines() == ["green", "done"]
-    assert "Answered: <b>green</b>" in client.get(f"/runs/{run_id}").text
-    second = _post(client, f"/runs/{run_id}/asks/1", text="red")
+    assert "Answered: <b>green</b>" in client.get(f"{base}/runs/{run_id}").text
+    second = _post(client, f"{base}/runs/{run_id}/asks/1", text="red")
     assert second.status_code == 409 and "answered already" in second.text
 
 
@@ -109,9 +117,9 @@ def test_an_unanswered_question_gets_its_default_when_the_wait_ends(project: Pro
     assert data is not None
     [question] = questions.questions(project.sessions_dir / data["run_id"])
     assert question.answered_by == "timeout" and question.answer == "yes"
-    client = _client(project.root)
-    assert "Nobody answered in time" in client.get(f"/runs/{data['run_id']}").text
-    late = _post(client, f"/runs/{data['run_id']}/asks/1", text="no")
+    client, base = _client(project.root), _p(project.root)
+    assert "Nobody answered in time" in client.get(f"{base}/runs/{data['run_id']}").text
+    late = _post(client, f"{base}/runs/{data['run_id']}/asks/1", text="no")
     assert (late.status_code, late.text) == (409, "question 1 was answered already, by timeout ('yes')")
 
 
@@ -122,18 +130,22 @@ def test_the_resume_button_resumes_a_paused_run(project: ProjectFixture, tmp_pat
     data = _session(project.root)
     assert data is not None and data["state"] == "paused"
     run_id, root_agent = data["run_id"], data["agents"][0]["agent_id"]
-    client = _client(project.root)
-    assert f'action="/runs/{run_id}/resume"' in client.get(f"/runs/{run_id}").text
-    assert _post(client, f"/runs/{run_id}/resume", agent=root_agent, task=" ").status_code == 400
+    client, base = _client(project.root), _p(project.root)
+    assert f'action="{base}/runs/{run_id}/resume"' in client.get(f"{base}/runs/{run_id}").text
+    assert _post(client, f"{base}/runs/{run_id}/resume", agent=root_agent, task=" ").status_code == 400
 
-    assert _post(client, f"/runs/{run_id}/resume", agent=root_agent,
-                 task="session then echo:carried on").status_code == 303
+    assert _post(client, f"{base}/runs/{run_id}/resume", agent=root_agent,
+                 task="session then ask:How?|quietly then echo:carried on").status_code == 303
+    # The resumed run asks through the run folder too (the UI launches resume as it launches start).
+    asked = _until(lambda: questions.read(project.sessions_dir / run_id, "1"))
+    assert asked.question == "How?" and asked.is_open
+    assert _post(client, f"{base}/runs/{run_id}/asks/1", text="loudly").status_code == 303
     ended = _until(lambda: _ended(project.root))
     assert ended["state"] == "succeeded"
-    assert _result(ended).splitlines() == [f"resumed {data['agents'][0]['session_id']}", "carried on"]
-    assert 'action="/runs/' + run_id + '/resume"' not in client.get(f"/runs/{run_id}").text
+    assert _result(ended).splitlines() == [f"resumed {data['agents'][0]['session_id']}", "loudly", "carried on"]
+    assert f'action="{base}/runs/{run_id}/resume"' not in client.get(f"{base}/runs/{run_id}").text
 
-    refused = _post(client, f"/runs/{run_id}/resume", agent="nobody", task="x")
+    refused = _post(client, f"{base}/runs/{run_id}/resume", agent="nobody", task="x")
     assert refused.status_code == 409 and "has no agent 'nobody'" in refused.text
 
 
@@ -154,6 +166,7 @@ FORGED_POSTS = ["/runs/run1/asks/1", "/runs/run1/resume", "/memory/forget"]
 @pytest.mark.parametrize("path", FORGED_POSTS)
 def test_forged_posts_are_refused(tmp_path: Path, path: str) -> None:
     run_dir = _fake_run(tmp_path)
+    path = _p(tmp_path) + path
     form = {"csrf": csrf_token(SECRET), "text": "yes", "task": "x", "entry": "e"}
     client = _client(tmp_path)
     assert client.post(path, data={**form, "csrf": ""}, headers={"origin": BASE}).status_code == 403
@@ -173,36 +186,50 @@ def test_forged_posts_are_refused(tmp_path: Path, path: str) -> None:
 def test_bad_answers_are_one_line_refusals(tmp_path: Path, ask_id: str, form: dict[str, str], status: int,
                                            line: str) -> None:
     run_dir = _fake_run(tmp_path)
-    response = _post(_client(tmp_path), f"/runs/run1/asks/{ask_id}", **form)
+    response = _post(_client(tmp_path), f"{_p(tmp_path)}/runs/run1/asks/{ask_id}", **form)
     assert (response.status_code, response.text) == (status, line)
     assert questions.read(run_dir, "1").is_open  # type: ignore[union-attr]
     assert sorted(p.name for p in (run_dir / "asks").iterdir()) == [".lock", "1.json"]
 
 
+def test_an_answer_goes_only_to_the_project_its_url_names(tmp_path: Path) -> None:
+    run_dir = _fake_run(tmp_path / "a")
+    other = tmp_path / "b"
+    other.mkdir()
+    ProjectStore().record(other)  # a project the UI lists, without this run
+    client = _client(tmp_path / "a")
+    elsewhere = _post(client, f"{_p(other)}/runs/run1/asks/1", text="yes")
+    assert (elsewhere.status_code, elsewhere.text) == (404, "no run 'run1'")
+    assert _post(client, "/p/nosuch-00000000/runs/run1/asks/1", text="yes").status_code == 404
+    assert _post(client, f"{_p(other)}/runs/run1/resume", task="x").status_code == 404
+    assert questions.read(run_dir, "1").is_open  # type: ignore[union-attr]
+
+
 def test_a_choice_button_answers_and_the_question_is_shown_inert(tmp_path: Path) -> None:
     run_dir = _fake_run(tmp_path)
-    client = _client(tmp_path)
-    page = client.get("/runs/run1").text
+    client, base = _client(tmp_path), _p(tmp_path)
+    page = client.get(f"{base}/runs/run1").text
     assert "&lt;img src=x onerror=alert(1)&gt;" in page and "<img src=x" not in page
     assert 'name="choice" value="yes"' in page and "why: to be sure" in page
-    response = _post(client, "/runs/run1/asks/1", choice="no", text="")
-    assert response.status_code == 303 and response.headers["location"] == "/runs/run1#asks"
+    response = _post(client, f"{base}/runs/run1/asks/1", choice="no", text="")
+    assert response.status_code == 303 and response.headers["location"] == f"{base}/runs/run1#asks"
     answered = questions.read(run_dir, "1")
     assert answered is not None and answered.answer == "no" and answered.answered_by == "ui"
 
 
 def test_the_questions_stream_until_the_run_ends(tmp_path: Path) -> None:
     run_dir = _fake_run(tmp_path, state="succeeded")
-    with _client(tmp_path).stream("GET", "/runs/run1/asks/events") as response:
+    base = _p(tmp_path)
+    with _client(tmp_path).stream("GET", f"{base}/runs/run1/asks/events") as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         body = "".join(response.iter_text())
     event = json.loads(body.removeprefix("data: ").strip())
     assert event["final"] is True and [a["id"] for a in event["asks"]] == ["1"]
     assert event["asks"][0]["state"] == "open-final" and "&lt;img" in event["asks"][0]["html"]
-    assert _client(tmp_path).get("/runs/nope/asks/events").status_code == 404
-    page = _client(tmp_path).get("/runs/run1").text
-    assert "Not answered: the run is over" in page and 'action="/runs/run1/asks/1"' not in page
-    too_late = _post(_client(tmp_path), "/runs/run1/asks/1", text="yes")
+    assert _client(tmp_path).get(f"{base}/runs/nope/asks/events").status_code == 404
+    page = _client(tmp_path).get(f"{base}/runs/run1").text
+    assert "Not answered: the run is over" in page and f'action="{base}/runs/run1/asks/1"' not in page
+    too_late = _post(_client(tmp_path), f"{base}/runs/run1/asks/1", text="yes")
     assert (too_late.status_code, too_late.text) == (409, "run run1 is succeeded: no agent waits for this answer any more")
     assert questions.read(run_dir, "1").is_open  # type: ignore[union-attr]
 

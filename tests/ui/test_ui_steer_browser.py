@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 import uvicorn
 
-from dashboard.app import create_app
+from dashboard.app import create_app, home_path
 from orchestrator import questions
 from orchestrator.memory_providers import open_memory
+from strawpot.commands.ui import project_settings
 from strawpot.model.layout import Project
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "registry_server" / "web"))
@@ -50,12 +51,12 @@ def test_a_question_is_answered_in_the_browser(tmp_path: Path, monkeypatch: pyte
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(project, SECRET), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(project, SECRET, settings=project_settings), log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     driver = start_chromium(tmp_path / "profile")
     try:
-        driver.get(f"http://127.0.0.1:{port}/runs/run1?token={SECRET}")
+        driver.get(f"http://127.0.0.1:{port}{home_path(project)}runs/run1?token={SECRET}")
         assert "Which database should the service use?" in driver.find_element("id", "ask-1").text
         driver.execute_script("window.notReloaded = true")
 
@@ -88,6 +89,7 @@ def test_a_question_is_answered_in_the_browser(tmp_path: Path, monkeypatch: pyte
         _wait_for(lambda: "2 entries match" in driver.find_element("id", "memory-summary").text)
         driver.find_element("css selector", f"#entry-{forget} button").click()
         _wait_for(lambda: "1 entry matches" in driver.find_element("id", "memory-summary").text)
+        assert driver.current_url.startswith(f"http://127.0.0.1:{port}{home_path(project)}memory?")
         assert "q=deploy" in driver.current_url and [e.content for e in memory.recall("old", [], "", 5)] == []
         assert save_screenshot(driver, "ui-memory-search").is_file()
     finally:

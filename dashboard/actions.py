@@ -1,0 +1,96 @@
+"""The state-changing routes of a project: start a session, cancel a run or an agent's subtree, prune leftovers.
+
+POST only; the guard (dashboard.security) has checked the secret cookie, the CSRF token and the Origin. Each runs
+the strawpot command a user would type, so that command's own checks (verified lock, live run) apply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import tempfile
+import threading
+from typing import IO, Any
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from dashboard.launcher import detach, error_line
+from dashboard.site import Site
+from orchestrator.session import load_session
+
+
+def start_options(form: Any) -> list[str] | None:
+    """`strawpot start`'s options from the start form, or None when the form is not a valid session."""
+    role, task = str(form.get("role", "")).strip(), str(form.get("task", "")).strip()
+    isolation = str(form.get("isolation", "")).strip()
+    if not task or isolation not in ("", "none", "worktree"):
+        return None
+    return ["--task", task, *(["--role", role] if role else []), *(["--isolation", isolation] if isolation else [])]
+
+
+def _report_failure(site: Site, key: str, process: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
+    """Wait for a started session; if it failed, keep its last error line for the project page to show."""
+    with errors:
+        code = process.wait()
+        if code == 0:
+            return
+        errors.seek(0)
+        site.failed_starts[key] = error_line(errors.read().decode("utf-8", "replace"), code)
+
+
+def routes(site: Site) -> list[Route]:
+    """Under a project's `/p/{project}` prefix."""
+
+    def gone(request: Request) -> Response | None:
+        project = site.project(request)
+        if project.missing:
+            return PlainTextResponse(f"project {project.dir} is missing: nothing to act on", status_code=409)
+        return None
+
+    async def cancel(request: Request) -> Response:
+        project = site.project(request)
+        run_id = request.path_params["run_id"]
+        if (refused := gone(request)) is not None:
+            return refused
+        if load_session(project.sessions_root, run_id) is None:
+            return PlainTextResponse(f"no run {run_id!r}", status_code=404)
+        agent = str(request.state.form.get("agent", "")).strip()
+        # In a thread: cancelling a whole run waits for it to end, and the live feeds must keep flowing.
+        failure = await asyncio.to_thread(site.spawn, ["cancel", run_id, "--project", str(project.dir),
+                                                       *(["--agent", agent] if agent else [])], project.dir)
+        if failure:
+            return PlainTextResponse(failure, status_code=409)
+        return RedirectResponse(f"{project.base}/runs/{run_id}", status_code=303)
+
+    async def prune(request: Request) -> Response:
+        project = site.project(request)
+        if (refused := gone(request)) is not None:
+            return refused
+        failure = await asyncio.to_thread(site.spawn, ["sessions", "--prune", "--project", str(project.dir)],
+                                          project.dir)
+        return PlainTextResponse(failure, status_code=409) if failure else RedirectResponse(
+            f"{project.base}/", status_code=303)
+
+    async def start(request: Request) -> Response:
+        project = site.project(request)
+        if (refused := gone(request)) is not None:
+            return refused
+        options = start_options(request.state.form)
+        if options is None:
+            return PlainTextResponse("a session needs a task (and isolation none or worktree)", status_code=400)
+        # Exactly what a user would type in the project folder, so the verified-lock checks apply; the run
+        # records itself under .strawpot/sessions/, where the project page finds it, and its agents' questions
+        # wait there for an answer from the run page (detach sets `[session] ask = "run"`).
+        site.failed_starts.pop(project.key, None)
+        errors = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by _report_failure once the start ends
+        process = detach([*site.command, "start", "--headless", *options], project.dir, stderr=errors)
+        threading.Thread(target=_report_failure, args=(site, project.key, process, errors), daemon=True).start()
+        return RedirectResponse(f"{project.base}/", status_code=303)
+
+    return [
+        Route("/prune", prune, methods=["POST"]),
+        Route("/start", start, methods=["POST"]),
+        Route("/runs/{run_id}/cancel", cancel, methods=["POST"]),
+    ]

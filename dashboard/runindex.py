@@ -1,0 +1,98 @@
+"""The runs list's rows: one summary per run folder, re-read only when its session.json changes (mtime and size).
+
+The run folder stays the one source of truth: this is a cache of what was read from it, never written anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator.session import RUN_ID_RE, SESSION_FILE
+
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """What the runs list shows of one run; `readable` False for a corrupt or half-written session.json."""
+
+    run_id: str
+    role: str = ""
+    state: str = ""
+    started_at: float = 0.0
+    agents: int = 0
+    readable: bool = True
+
+
+def _summary(run_id: str, path: Path) -> RunRow:
+    try:
+        data: Any = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return RunRow(run_id, readable=False)
+    if not isinstance(data, dict):
+        return RunRow(run_id, readable=False)
+    agents = data.get("agents")
+    started = data.get("started_at")
+    return RunRow(run_id, str(data.get("role") or ""), str(data.get("state") or ""),
+                  float(started) if isinstance(started, (int, float)) else 0.0,
+                  len(agents) if isinstance(agents, list) else 0)
+
+
+def _order(started_at: float) -> str:
+    """A sort key in the form a run id carries its (UTC) start time, for folders named otherwise."""
+    return time.strftime("%Y%m%d_%H%M%S", time.gmtime(started_at))
+
+
+class RunIndex:
+    """Summaries of the runs under each sessions folder, keyed by session.json's (mtime_ns, size, inode).
+
+    A run id names its start time (`run_YYYYMMDD_HHMMSS_…`), so a page of the newest runs is found from the
+    folder names alone and only its own rows are read; a folder named otherwise is read to learn its start.
+    """
+
+    def __init__(self) -> None:
+        # sessions folder -> run id -> (stamp, row); plain strings, as pathlib costs more than the stat itself
+        self._cache: dict[str, dict[str, tuple[tuple[int, int, int], RunRow]]] = {}
+        self._lock = threading.Lock()
+
+    def _row(self, known: dict[str, tuple[tuple[int, int, int], RunRow]], folder: str, name: str) -> RunRow | None:
+        path = f"{folder}/{name}/{SESSION_FILE}"
+        try:
+            st = os.stat(path)
+        except OSError:  # not a run folder, or one whose session.json is not written yet
+            return None
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)  # session.json is replaced, never edited
+        cached = known.get(name)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, _summary(name, Path(path)))
+            with self._lock:
+                known[name] = cached
+        return cached[1]
+
+    def page(self, sessions_root: Path, page: int) -> tuple[list[RunRow], int]:
+        """The `page`-th (from 0) PAGE_SIZE runs, newest first, and the number of run folders in all."""
+        folder = str(sessions_root)
+        try:
+            names = [e.name for e in os.scandir(folder) if not e.name.startswith(".")]
+        except OSError:
+            return [], 0
+        with self._lock:
+            known = self._cache.setdefault(folder, {})
+            for gone in set(known) - set(names):  # pruned runs
+                del known[gone]
+        keyed: list[tuple[str, str]] = []
+        for name in names:
+            if RUN_ID_RE.fullmatch(name):
+                keyed.append((name[4:19], name))
+            elif (row := self._row(known, folder, name)) is not None:
+                keyed.append((_order(row.started_at), name))
+        keyed.sort(reverse=True)
+        shown = [row for _, name in keyed[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]
+                 if (row := self._row(known, folder, name)) is not None]
+        return shown, len(keyed)

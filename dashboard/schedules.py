@@ -1,0 +1,58 @@
+"""The schedules page: each stored schedule's cron, zone, next fire and last run (read through ScheduleStore)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from dashboard.site import ProjectView, Site
+from orchestrator.scheduler import settle
+from orchestrator.schedules import Schedule, ScheduleError, ScheduleStore, next_fire
+from orchestrator.session import load_session
+
+
+@dataclass(frozen=True)
+class ScheduleRow:
+    schedule: Schedule
+    project: ProjectView
+    next_fire: str
+    last_fired: str
+    last_state: str  # the run's own state when its run folder has it, else what the history recorded
+    last_run: str | None  # the run page's URL when that run exists in the project
+
+
+def _row(store: ScheduleStore, schedule: Schedule, project: ProjectView, now: datetime) -> ScheduleRow:
+    try:
+        upcoming = next_fire(schedule, now)
+        shown = upcoming.strftime("%Y-%m-%d %H:%M %Z") if upcoming else "never"
+    except ScheduleError as exc:
+        shown = str(exc)
+    try:
+        history = settle(store, schedule.name, now)  # runs a stopped scheduler left `running` get their end
+    except (OSError, ValueError, KeyError, TypeError):
+        history = []
+    if not history:
+        return ScheduleRow(schedule, project, shown, "-", "never ran", None)
+    last = history[-1]
+    data = load_session(project.sessions_root, last.run_id) if last.run_id else None
+    url = f"{project.base}/runs/{last.run_id}" if data is not None else None
+    state = str(data.get("state")) if data is not None else last.outcome
+    return ScheduleRow(schedule, project, shown, last.fired_at.strftime("%Y-%m-%d %H:%M %Z"), state, url)
+
+
+def routes(site: Site) -> list[Route]:
+    async def schedules(request: Request) -> Response:
+        store = ScheduleStore(site.store.data_dir)
+        try:
+            found, problem = store.list(), ""
+        except ScheduleError as exc:
+            found, problem = [], str(exc)
+        now = datetime.now(UTC)
+        rows = [_row(store, s, site.view(s.project), now) for s in found]
+        return site.render("schedules.html", rows=rows, problem=problem)
+
+    return [Route("/schedules", schedules)]

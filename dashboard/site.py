@@ -1,0 +1,119 @@
+"""What every page module of the UI shares: templates, the strawpot command, and which projects it serves."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from dashboard import security
+from dashboard.launcher import error_line
+from dashboard.runindex import RunIndex
+from orchestrator.projects import ProjectStore, UsedProject, project_key
+from orchestrator.schedules import ScheduleError, ScheduleStore
+from strawpot.model.layout import Project
+from strawpot.model.settings import Settings, layered
+
+# A project's effective settings (`strawpot ui` gives strawpot.settings' layers, which the dashboard may not import).
+SettingsOf = Callable[[Path], Settings]
+SPAWN_TIMEOUT = 60  # seconds a cancel or prune may take (a whole-run cancel waits up to 15 s for the end)
+
+
+def defaults_only(project_dir: Path) -> Settings:
+    """The built-in defaults, for an app made without the settings layer (it reads no file)."""
+    return layered([])
+
+
+def when(ts: Any) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "-"
+
+
+def duration(agent: dict[str, Any]) -> str:
+    start, end = agent.get("started_at"), agent.get("ended_at")
+    if not isinstance(start, (int, float)):
+        return "-"
+    stop = end if isinstance(end, (int, float)) else time.time()
+    return f"{stop - start:.1f}s"
+
+
+@dataclass(frozen=True)
+class ProjectView:
+    """One project the UI serves: its URL key, its folder, and its URL prefix (`/p/KEY`)."""
+
+    key: str
+    dir: Path
+
+    @property
+    def base(self) -> str:
+        return f"/p/{self.key}"
+
+    @property
+    def sessions_root(self) -> Path:
+        return Project(self.dir).sessions_dir
+
+    @property
+    def missing(self) -> bool:
+        return not self.dir.is_dir()
+
+
+@dataclass
+class Site:
+    """The shared state of one `strawpot ui`: route modules take it and return their `Route`s."""
+
+    secret: str
+    command: list[str]  # how to run strawpot (`[python, -m, strawpot.cli]`)
+    store: ProjectStore
+    home: Path | None = None  # the project `strawpot ui` was started in (listed even if never `start`ed)
+    settings: SettingsOf = defaults_only  # read when a page is served, so a changed strawpot.toml counts at once
+    env: Environment = field(init=False)
+    runs: RunIndex = field(default_factory=RunIndex)
+    failed_starts: dict[str, str] = field(default_factory=dict)  # project key -> the last failed start's error
+
+    def __post_init__(self) -> None:
+        self.env = Environment(loader=PackageLoader("dashboard", "templates"),
+                               autoescape=select_autoescape(default=True))
+        self.env.globals.update(when=when, duration=duration, csrf=security.csrf_token(self.secret))
+
+    def render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(self.env.get_template(name).render(**context), status_code=status)
+
+    def projects(self) -> tuple[list[UsedProject], str]:
+        """Recorded projects (most recent first), then the home project and schedules' projects if not among
+        them, and a line saying why projects.json is unreadable, if it is."""
+        found, problem = self.store.load()
+        try:
+            scheduled = [s.project for s in ScheduleStore(self.store.data_dir).list()]
+        except ScheduleError:
+            scheduled = []  # the schedules page says why
+        for path in [*([self.home] if self.home else []), *scheduled]:
+            if all(p.path != path for p in found):
+                found.append(UsedProject(path, 0.0))
+        return found, problem
+
+    def project(self, request: Request) -> ProjectView:
+        """The project a `/p/{project}/…` request is about; 404 for a key no recorded project has."""
+        key = str(request.path_params.get("project", ""))
+        for used in self.projects()[0]:
+            if used.key == key:
+                return ProjectView(key, used.path)
+        raise HTTPException(404, f"no project {key!r}: `strawpot start` in a project records it")
+
+    def view(self, path: Path) -> ProjectView:
+        return ProjectView(project_key(path), path)
+
+    def spawn(self, args: list[str], cwd: Path) -> str:
+        """Run a strawpot command exactly as a user would (its own checks apply); its error line, or ""."""
+        try:
+            done = subprocess.run([*self.command, *args], cwd=cwd, capture_output=True, text=True,
+                                  timeout=SPAWN_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            return f"`strawpot {args[0]}` did not finish in {SPAWN_TIMEOUT} s; see `strawpot sessions`"
+        return "" if done.returncode == 0 else error_line(done.stderr, done.returncode)

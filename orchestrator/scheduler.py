@@ -1,0 +1,405 @@
+"""The one scheduler: which schedules are due, each fire as a headless `strawpot start`, and the lock that keeps it one."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from orchestrator.orphans import owner_alive
+from orchestrator.schedules import (
+    RUNNING,
+    Schedule,
+    ScheduleError,
+    ScheduleRun,
+    ScheduleStore,
+    last_fire,
+    next_fire,
+)
+from orchestrator.session import State, load_session, new_run_id
+from strawpot.model.display import terminal_safe
+from strawpot.model.layout import Project
+from strawpot.model.plural import count
+from strawpot.model.settings import SCHEMA
+
+CATCH_UP = SCHEMA["schedule.catch_up"].choices  # none | latest
+GRACE = timedelta(seconds=60)  # a fire time at most this old is on time; an older one was missed
+POLL = 30.0  # seconds between two looks at the store at most, so added and removed schedules are seen
+MISSED_LIMIT = 10_000  # missed fire times counted at most (a minutely cron left a year)
+LOCK_FILE = "scheduler.lock"
+SKIPPED, MISSED = "skipped", "missed"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def strawpot_command() -> list[str]:
+    """The `strawpot` program a fire runs: this interpreter's, as the UI's start action runs it."""
+    return [sys.executable, "-m", "strawpot.cli"]
+
+
+class SchedulerLock:
+    """`scheduler.lock` in the data folder, held (flock) for as long as one scheduler serves; it names its pid."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / LOCK_FILE
+        self._fh: IO[str] | None = None
+
+    def acquire(self) -> int | None:
+        """Take the lock: None when taken, else the pid of the process holding it (0 if it cannot be read)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path, "a+", encoding="ascii")  # noqa: SIM115 - held open for the scheduler's life
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            text = fh.read().strip()
+            fh.close()
+            return int(text) if text.isdigit() else 0
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"{os.getpid()}\n")
+        fh.flush()
+        self._fh = fh
+        return None
+
+    def release(self) -> None:
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                self._fh.truncate(0)
+            self._fh.close()  # closing drops the flock
+            self._fh = None
+
+
+def held_message(pid: int, data_dir: Path) -> str:
+    """What to say when another scheduler holds the lock."""
+    who = f"pid {pid}" if pid else "a process whose pid is not recorded"
+    return f"another scheduler ({who}: `strawpot schedule serve` or `strawpot ui`) already serves {data_dir}"
+
+
+def serve_in_background(data_dir: Path, catch_up: str, say: Callable[[str], None]) -> Scheduler | None:
+    """`strawpot ui`'s scheduler: a daemon thread serving `data_dir` while the process lives, if it gets the lock."""
+    lock = SchedulerLock(data_dir)
+    try:
+        holder = lock.acquire()
+    except OSError as exc:  # the pages do not need the data folder: say why there is no scheduling, go on
+        say(f"schedules: cannot lock {lock.path}: {exc.strerror or exc}; this UI does not fire them")
+        return None
+    if holder is not None:
+        say(f"schedules: {held_message(holder, data_dir)}; this UI does not fire them")
+        return None
+    scheduler = Scheduler(ScheduleStore(data_dir), catch_up=catch_up, say=say)
+    threading.Thread(target=scheduler.serve, daemon=True, name="scheduler").start()
+    return scheduler  # the lock stays held (its file open) until the process ends
+
+
+@dataclass(frozen=True)
+class Due:
+    """What one schedule wants at a tick: fire for `at` (or only record), and how many earlier fires were missed."""
+
+    schedule: Schedule
+    at: datetime
+    fire: bool
+    missed: int = 0
+    missed_last: datetime | None = None
+
+
+def _fire_times(schedule: Schedule, after: datetime, until: datetime) -> tuple[int, datetime | None]:
+    """How many fire times fall in (after, until] (counted up to MISSED_LIMIT + 1), and the latest of them."""
+    latest = last_fire(schedule, until)
+    if latest is None or latest <= after:
+        return 0, None
+    found, at = 0, next_fire(schedule, after)
+    while at is not None and at <= latest and found <= MISSED_LIMIT:
+        found += 1
+        at = next_fire(schedule, at)
+    return found, latest
+
+
+def _first_error(text: str) -> str:
+    """The error a strawpot command printed (`error:` up to its `hint:`, on one line; else its last line)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    start = next((i for i, line in enumerate(lines) if line.startswith("error:")), None)
+    if start is None:
+        return lines[-1] if lines else ""
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith(("hint:", "error:"))), len(lines))
+    return " ".join(lines[start:end]).removeprefix("error:").strip()
+
+
+def precheck(schedule: Schedule) -> str:
+    """Why `schedule` cannot start a session, found without starting one ("" when nothing is wrong here)."""
+    if not schedule.project.is_dir():
+        return f"project folder {schedule.project} is gone: remove the schedule or recreate the folder"
+    if not Project(schedule.project).lock_path.is_file():
+        return f"no strawpot.lock in {schedule.project}: run `strawpot lock` there"
+    return ""
+
+
+def session_of(schedule: Schedule, run: ScheduleRun) -> dict[str, Any] | None:
+    """The session.json of the session `run` started, or None if none began."""
+    return load_session(Project(schedule.project).sessions_dir, run.run_id) if run.run_id else None
+
+
+def session_end(schedule: Schedule, run: ScheduleRun, code: int | None, error: str, ended: datetime) -> ScheduleRun:
+    """`run` as it ended: the session's own state and exit code, else (no session began) failed with `error`."""
+    data = session_of(schedule, run)
+    if data is None:
+        return replace(run, outcome=State.FAILED.value, ended_at=ended, exit_code=code, pid=None,
+                       error=error or "strawpot start ended before the session began")
+    state = str(data.get("state"))
+    if state == State.RUNNING and not owner_alive(data):
+        state, error = State.FAILED.value, error or "its strawpot start process died"
+    recorded = data.get("exit_code")
+    exit_code = code if code is not None else recorded if isinstance(recorded, int) else None
+    return replace(run, outcome=state, ended_at=ended, exit_code=exit_code, pid=None,
+                   error=error if state != State.SUCCEEDED else "")
+
+
+def _alive(run: ScheduleRun) -> bool:
+    """Whether `run`'s `strawpot start` still runs: its pid is alive and, where /proc tells, still names the run
+    (a pid the system gave to another process since must not hold the schedule back for ever)."""
+    if run.pid is None or not owner_alive({"owner_pid": run.pid}):
+        return False
+    try:
+        cmdline = Path(f"/proc/{run.pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return not Path("/proc/self").exists()  # no /proc on this system: the pid is all there is
+    except OSError:
+        return True
+    return str(run.run_id).encode() in cmdline.split(b"\0")
+
+
+def still_running(store: ScheduleStore, name: str) -> ScheduleRun | None:
+    """The recorded run of `name` whose `strawpot start` is still alive, if any."""
+    return next((run for run in reversed(store.history(name)) if run.outcome == RUNNING and _alive(run)), None)
+
+
+def settle(store: ScheduleStore, name: str, now: datetime) -> list[ScheduleRun]:
+    """Complete the entries left `running` by a scheduler that stopped before its runs ended; the history then."""
+    schedule = store.get(name)
+    for run in store.history(name):
+        if run.outcome != RUNNING or _alive(run):
+            continue
+        if run.pid is None and now - run.fired_at < GRACE:
+            continue  # recorded a moment ago; its process is being started
+        if schedule is None:
+            store.update(replace(run, outcome="unknown", pid=None,
+                                 error="the scheduler stopped before the run ended, and the schedule is gone"))
+        else:
+            store.update(session_end(schedule, run, None, "", now))
+    return store.history(name)
+
+
+class Scheduler:
+    """Fires due schedules from `store`; time comes from `now` and passes by `sleep`, both injectable for tests."""
+
+    def __init__(self, store: ScheduleStore, *, catch_up: str = "none", command: list[str] | None = None,
+                 now: Callable[[], datetime] = utc_now, sleep: Callable[[float], object] | None = None,
+                 say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+                 detach: bool = True) -> None:
+        if catch_up not in CATCH_UP:
+            raise ScheduleError(f"invalid catch_up {catch_up!r}: use one of {', '.join(CATCH_UP)}")
+        self.store = store
+        self.catch_up = catch_up
+        self.command = command or strawpot_command()
+        self.now = now
+        self._stop = threading.Event()
+        self.sleep = sleep or self._stop.wait
+        self._say = say
+        self.detach = detach  # fired sessions in a process group of their own: Ctrl-C on the scheduler spares them
+        self._cursor: dict[str, datetime] = {}
+        self._queued: set[str] = set()
+        self._threads: list[threading.Thread] = []
+        self._warned: set[str] = set()
+        self._guard = threading.Lock()
+
+    def say(self, line: str) -> None:
+        """One line to the user; made inert, since it carries start's errors, which quote package text."""
+        self._say(terminal_safe(line))
+
+    # -- what is due ---------------------------------------------------------------------------------------------
+
+    def _since(self, schedule: Schedule, now: datetime) -> datetime:
+        """The time up to which `schedule` was dealt with: its last recorded fire time, else when it was added."""
+        created = schedule.created if schedule.created and schedule.created <= now else None
+        if schedule.name not in self._cursor:
+            times = [r.scheduled_for for r in self.store.history(schedule.name) if r.scheduled_for is not None]
+            known = [t for t in times if t <= now]
+            self._cursor[schedule.name] = max(known) if known else created or now
+        # a schedule removed and added again under its name owes nothing from before it was added
+        return max(self._cursor[schedule.name], created) if created else self._cursor[schedule.name]
+
+    def due(self, now: datetime) -> list[Due]:
+        """Every schedule with a fire time in (its cursor, now]: fire for the latest if it is on time (or catch_up
+        is `latest`); the older ones are missed. A schedule that cannot be read is said once and left out."""
+        found = []
+        for schedule in self.store.list():
+            try:
+                since = self._since(schedule, now)
+                times, latest = _fire_times(schedule, since, now)
+                before = last_fire(schedule, latest - timedelta(microseconds=1)) if latest else None
+            except ScheduleError as exc:
+                if schedule.name not in self._warned:
+                    self._warned.add(schedule.name)
+                    self.say(f"schedule {schedule.name}: {exc}; it does not fire until fixed")
+                continue
+            if latest is None:
+                continue
+            if now - latest <= GRACE or self.catch_up == "latest":
+                found.append(Due(schedule, latest, True, times - 1, before if times > 1 else None))
+            else:
+                found.append(Due(schedule, latest, False, times, latest))
+        return found
+
+    def next_wake(self, now: datetime) -> float:
+        """Seconds until the next fire time of any schedule, at most POLL."""
+        upcoming = []
+        for schedule in self.store.list():
+            with contextlib.suppress(ScheduleError):
+                if (at := next_fire(schedule, now)) is not None:
+                    upcoming.append((at - now).total_seconds())
+        return max(0.01, min([POLL, *upcoming]))
+
+    # -- firing --------------------------------------------------------------------------------------------------
+
+    def tick(self) -> list[ScheduleRun]:
+        """Act on everything due now: record missed and skipped fires, start the others; what was recorded."""
+        now = self.now()
+        recorded = []
+        self._threads = [t for t in self._threads if t.is_alive()]
+        for due in self.due(now):
+            name = due.schedule.name
+            self._cursor[name] = due.at
+            if due.missed:
+                more = " or more" if due.missed > MISSED_LIMIT else ""
+                why = (f"{count(due.missed, 'fire time')}{more} passed while no scheduler ran "
+                       f"(catch_up = {self.catch_up})")
+                recorded.append(self._record(ScheduleRun(name, None, now, MISSED, scheduled_for=due.missed_last,
+                                                         error=why)))
+            if due.fire:
+                recorded += self._start(due.schedule, due.at, now)
+        return recorded
+
+    def _record(self, run: ScheduleRun) -> ScheduleRun:
+        self.store.record(run)
+        self.say(f"schedule {run.schedule}: {run.outcome} ({run.error})")
+        return run
+
+    def _start(self, schedule: Schedule, at: datetime, now: datetime) -> list[ScheduleRun]:
+        name = schedule.name
+        with self._guard:
+            previous = self._previous(name)
+            if previous and schedule.overlap != "parallel":
+                if schedule.overlap == "skip" or name in self._queued:
+                    why = (f"a fire is already queued behind {previous}" if name in self._queued
+                           else f"{previous} still runs") + f" (overlap = {schedule.overlap})"
+                    return [self._record(ScheduleRun(name, None, now, SKIPPED, scheduled_for=at, error=why))]
+                self._queued.add(name)
+        thread = threading.Thread(target=self._fire_after, args=(schedule, at, bool(previous)), daemon=True,
+                                  name=f"schedule-{name}")
+        self._threads.append(thread)
+        thread.start()
+        return []
+
+    def _previous(self, name: str, *, besides: threading.Thread | None = None) -> str:
+        """The earlier fire of `name` still running (this process's, or any recorded one alive), as words; or ""."""
+        if (run := still_running(self.store, name)) is not None:
+            return f"the previous run {run.run_id}"
+        mine = [t for t in self._threads if t.name == f"schedule-{name}" and t.is_alive() and t is not besides]
+        return "the previous fire" if mine else ""
+
+    def _fire_after(self, schedule: Schedule, at: datetime, queued: bool) -> None:
+        if queued and schedule.overlap == "queue":
+            me = threading.current_thread()
+            while self._previous(schedule.name, besides=me) and not self._stop.wait(0.2):
+                pass
+            with self._guard:
+                self._queued.discard(schedule.name)
+            if self._stop.is_set():
+                return
+        try:
+            self.fire(schedule, at)
+        except (ScheduleError, OSError) as exc:  # the data folder went away or unreadable under a fire
+            self.say(f"schedule {schedule.name}: {getattr(exc, 'message', None) or exc}")
+
+    def fire(self, schedule: Schedule, scheduled_for: datetime | None = None,
+             stdout: int | None = subprocess.DEVNULL) -> ScheduleRun:
+        """Run `schedule` once as a headless session and wait for it; its history entry, recorded before the
+        session starts (`running`) and completed at its end."""
+        now = self.now()
+        if problem := precheck(schedule):
+            return self._record(ScheduleRun(schedule.name, None, now, State.FAILED.value,
+                                            scheduled_for=scheduled_for, ended_at=now, error=problem))
+        run = ScheduleRun(schedule.name, new_run_id(), now, RUNNING, scheduled_for=scheduled_for)
+        self.store.record(run)
+        args = [*self.command, "start", "--headless", "--run-id", str(run.run_id), "--project",
+                str(schedule.project), "--role", schedule.role, "--task", schedule.task]
+        for key, value in schedule.params.items():
+            args += ["--param", f"{key}={value}"]
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
+            try:
+                proc = subprocess.Popen(args, cwd=schedule.project, stdin=subprocess.DEVNULL, stdout=stdout,
+                                        stderr=err, start_new_session=self.detach)
+            except OSError as exc:
+                ended = replace(run, outcome=State.FAILED.value, ended_at=self.now(),
+                                error=f"cannot run {args[0]}: {exc.strerror or exc}")
+                self.store.update(ended)
+                return ended
+            started = replace(run, pid=proc.pid)
+            self.store.update(started)
+            self.say(f"schedule {schedule.name}: started run {run.run_id}")
+            interrupted = False
+            try:
+                code = proc.wait()
+            except KeyboardInterrupt:  # `schedule run`'s Ctrl-C reached the session too: let it stop, then record
+                interrupted, code = True, proc.wait()
+            err.seek(0)
+            error = _first_error(err.read())
+        ended = session_end(schedule, started, code, error if code else "", self.now())
+        self.store.update(ended)
+        if interrupted:
+            raise KeyboardInterrupt
+        tail = f": {ended.error}" if ended.error else ""
+        self.say(f"schedule {schedule.name}: run {ended.run_id} {ended.outcome} "
+                 f"(exit code {ended.exit_code}){tail}")
+        return ended
+
+    # -- the loop ------------------------------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        """Tick, then sleep until the next fire time (or POLL), until `stop()`."""
+        said = ""
+        while not self._stop.is_set():
+            try:
+                for schedule in self.store.list():  # entries a stopped scheduler or a killed run left `running`
+                    settle(self.store, schedule.name, self.now())
+                self.tick()
+                said = ""
+                wake = self.next_wake(self.now())
+            except ScheduleError as exc:  # a store edited into nonsense: said once, read again until fixed
+                if str(exc) != said:
+                    self.say(f"schedules: {exc}")
+                said, wake = str(exc), POLL
+            self.sleep(wake)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def wait_idle(self, timeout: float = 60.0) -> None:
+        """Wait for every fire started so far to end (tests, and a scheduler told to finish its work)."""
+        for thread in list(self._threads):
+            thread.join(timeout)
+
+    def busy(self) -> list[str]:
+        """Names of schedules with a fire in progress in this process."""
+        return sorted({t.name.removeprefix("schedule-") for t in self._threads if t.is_alive()})

@@ -1,0 +1,182 @@
+"""`strawpot schedule run|serve|history` and `strawpot ui`'s scheduler as a user runs them: real subprocesses, a
+real locked project, real headless sessions."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from orchestrator.schedules import Schedule, ScheduleStore
+
+pytestmark = pytest.mark.e2e
+STRAWPOT = [sys.executable, "-m", "strawpot.cli"]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """The CLI's environment: a global config folder and a data folder of its own."""
+    (tmp_path / "config").mkdir()
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
+    return {**base, "STRAWPOT_CONFIG_DIR": str(tmp_path / "config"), "STRAWPOT_DATA_DIR": str(tmp_path / "data"),
+            "NO_COLOR": "1", "COLUMNS": "200"}
+
+
+def cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*STRAWPOT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, check=False)
+
+
+def add(name: str, project: Path, task: str, env: dict[str, str]) -> None:
+    done = cli("schedule", "add", name, "--cron", "0 9 * * *", "--timezone", "UTC", "--role", "orchestrator",
+               "--task", task, "--project", str(project), env=env, cwd=project)
+    assert done.returncode == 0, done.stderr
+
+
+def history(name: str, env: dict[str, str], cwd: Path) -> list[dict[str, object]]:
+    done = cli("schedule", "history", name, "--json", env=env, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    runs: list[dict[str, object]] = json.loads(done.stdout)["runs"]
+    return runs
+
+
+def wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_run_fires_now_waits_and_exits_with_the_sessions_code(project, env) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    add("triage", project.root, "echo:triaged", env)
+    add("broken", project.root, "echo:half then fail:4", env)
+    done = cli("schedule", "run", "triage", env=env, cwd=project.root)
+    assert done.returncode == 0, done.stderr
+    [run] = history("triage", env, project.root)
+    assert done.stdout.strip() == "triaged"  # the session's result, as `strawpot start` prints it
+    assert done.stderr.strip().endswith(f"run {run['run_id']} succeeded (exit code 0)")
+    assert (run["outcome"], run["exit_code"], run["scheduled_for"]) == ("succeeded", 0, None)
+    assert (project.sessions_dir / str(run["run_id"]) / "session.json").is_file()
+
+    failed = cli("schedule", "run", "broken", env=env, cwd=project.root)
+    [bad] = history("broken", env, project.root)
+    assert failed.returncode == 4
+    assert failed.stderr.strip().endswith(f"run {bad['run_id']} failed (exit code 4)")
+    assert (bad["outcome"], bad["exit_code"]) == ("failed", 4)
+
+
+def test_run_of_a_broken_project_is_one_line_and_recorded(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    add("tampered", project.root, "echo:x", env)
+    skill = project.state_dir / "skills" / "coding" / "SKILL.md"
+    skill.write_text(skill.read_text().replace("wisely", "BADLY!"))
+    done = cli("schedule", "run", "tampered", env=env, cwd=tmp_path)
+    assert done.returncode == 5 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[0].startswith(
+        "error: schedule tampered: the installed packages do not match strawpot.lock: skill coding: SKILL.md")
+    [run] = history("tampered", env, tmp_path)
+    assert (run["outcome"], run["exit_code"]) == ("failed", 5) and "content differs" in str(run["error"])
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    add("gone", gone, "echo:x", env)
+    gone.rmdir()
+    done = cli("schedule", "run", "gone", env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == (f"error: schedule gone: project folder {gone} is gone: remove the "
+                                           "schedule or recreate the folder")
+    assert [r["outcome"] for r in history("gone", env, tmp_path)] == ["failed"]
+    missing = cli("schedule", "run", "nope", env=env, cwd=tmp_path)
+    assert missing.returncode == 2 and "error: no schedule named 'nope'" in missing.stderr
+
+
+def _due_an_hour_ago(data: Path, project: Path) -> None:
+    """A schedule added an hour ago that fires every minute: with catch_up = latest it fires as serving begins."""
+    ScheduleStore(data).add(Schedule(name="minutely", cron="* * * * *", project=project, role="orchestrator",
+                                     task="echo:tick", timezone="UTC",
+                                     created=datetime.now(UTC) - timedelta(hours=1)))
+
+
+def test_serve_fires_and_a_second_serve_refuses_naming_the_pid(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    _due_an_hour_ago(tmp_path / "data", project.root)
+    serving = subprocess.Popen([*STRAWPOT, "schedule", "serve"], cwd=tmp_path, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               env={**env, "STRAWPOT_SCHEDULE_CATCH_UP": "latest"})
+    try:
+        lock = tmp_path / "data" / "scheduler.lock"
+        wait_for(lambda: lock.is_file() and lock.read_text().strip() == str(serving.pid))
+        second = cli("schedule", "serve", env=env, cwd=tmp_path)
+        assert second.returncode == 1 and "Traceback" not in second.stderr
+        assert second.stderr.strip() == (f"error: another scheduler (pid {serving.pid}: `strawpot schedule serve` "
+                                         f"or `strawpot ui`) already serves {tmp_path / 'data'}: stop it first")
+        wait_for(lambda: any(r["outcome"] == "succeeded" for r in history("minutely", env, tmp_path)))
+    finally:
+        serving.send_signal(signal.SIGTERM)
+        _, err = serving.communicate(timeout=30)
+    assert serving.returncode == 0, err
+    assert "stopped serving schedules" in err and "Traceback" not in err
+    missed, run = history("minutely", env, tmp_path)  # an hour of minutes passed: the latest fired, 59 missed
+    assert missed["outcome"] == "missed"  # 60 if a minute turned between the add and the first look
+    assert re.fullmatch(r"(59|60) fire times passed while no scheduler ran \(catch_up = latest\)", str(missed["error"]))
+    assert run["scheduled_for"] and run["run_id"]
+
+
+def test_ui_runs_the_scheduler_unless_a_serve_holds_the_lock(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    ui_argv = [*STRAWPOT, "ui", "--no-browser", "--project", str(project.root)]
+    ui_env = {**env, "STRAWPOT_SCHEDULE_CATCH_UP": "latest"}
+    serve = subprocess.Popen([*STRAWPOT, "schedule", "serve"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    lock = tmp_path / "data" / "scheduler.lock"
+    ui = None
+    try:
+        wait_for(lambda: lock.is_file() and lock.read_text().strip() == str(serve.pid))
+        ui = subprocess.Popen(ui_argv, cwd=project.root, env=ui_env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        assert ui.stderr is not None
+        lines = ui.stderr.readline() + ui.stderr.readline()  # the UI's URL, then the scheduler's one line
+        assert f"schedules: another scheduler (pid {serve.pid}: " in lines and "this UI does not fire them" in lines
+    finally:
+        serve.terminate()
+        serve.wait(timeout=30)
+        if ui is not None:
+            ui.terminate()
+            ui.communicate(timeout=30)
+
+    _due_an_hour_ago(tmp_path / "data", project.root)
+    ui = subprocess.Popen(ui_argv, cwd=project.root, env=ui_env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: any(r["outcome"] == "succeeded" for r in history("minutely", env, tmp_path)), timeout=60)
+    finally:
+        ui.terminate()
+        ui.communicate(timeout=30)
+
+
+def test_ctrl_c_on_run_stops_the_session_and_the_history_says_so(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    add("slow", project.root, "sleep:30", env)
+    proc = subprocess.Popen([*STRAWPOT, "schedule", "run", "slow"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_for(lambda: any(project.sessions_dir.glob("*/session.json")) and any(
+            a["state"] == "running" for f in project.sessions_dir.glob("*/session.json")
+            for a in json.loads(f.read_text())["agents"]))
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C on the terminal does: the whole foreground group
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    [run] = history("slow", env, tmp_path)
+    assert (run["outcome"], run["exit_code"]) == ("interrupted", 130)

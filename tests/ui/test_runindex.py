@@ -1,0 +1,56 @@
+"""The runs list's fast path (order from run ids, rows cached by mtime) answers what reading every run would."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+
+from dashboard.runindex import PAGE_SIZE, RunIndex
+from orchestrator.session import list_sessions
+
+
+def _write(root: Path, run_id: str, started: float, state: str) -> None:
+    (root / run_id).mkdir(parents=True, exist_ok=True)
+    (root / run_id / "session.json").write_text(json.dumps(
+        {"run_id": run_id, "role": "lead", "state": state, "started_at": started, "agents": [{}, {}]}))
+
+
+def _slow(root: Path) -> list[tuple[str, str]]:
+    return [(d["run_id"], d["state"]) for d in list_sessions(root)]
+
+
+def _fast(index: RunIndex, root: Path) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    page = 0
+    while True:
+        shown, total = index.page(root, page)
+        rows += [(r.run_id, r.state) for r in shown]
+        if (page + 1) * PAGE_SIZE >= total:
+            return rows
+        page += 1
+
+
+def test_the_paged_cached_list_matches_reading_every_session(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    root = tmp_path / "sessions"
+    starts = rng.sample(range(1_700_000_000, 1_700_900_000), 130)
+    for i, started in enumerate(starts):
+        if i % 10 == 0:  # a folder named otherwise (made by hand, or an older version)
+            run_id = f"legacy-{i}"
+        else:
+            run_id = time.strftime("run_%Y%m%d_%H%M%S_", time.gmtime(started)) + f"{i:06x}"
+        _write(root, run_id, started + 0.5, rng.choice(["running", "succeeded", "failed"]))
+    index = RunIndex()
+    assert _fast(index, root) == _slow(root)
+
+    # Runs change state, new ones start, one is removed: the cache follows the folders.
+    changed = _slow(root)[3][0]
+    _write(root, changed, json.loads((root / changed / "session.json").read_text())["started_at"], "cancelled")
+    newest = 1_800_000_000
+    _write(root, time.strftime("run_%Y%m%d_%H%M%S_ffffff", time.gmtime(newest)), newest + 0.5, "running")
+    gone = _slow(root)[60][0]
+    (root / gone / "session.json").unlink()
+    (root / gone).rmdir()
+    assert _fast(index, root) == _slow(root)
