@@ -46,5 +46,5 @@ def test_the_check_sees_each_way_of_reaching_a_private_name() -> None:
     assert private_uses("from strawpot.commands.start import _run") == ["strawpot.commands.start._run"]
     assert private_uses("from strawpot.commands import start\nstart._run()") == ["strawpot.commands.start._run"]
     assert private_uses("import strawpot.commands.start as s\ns._run()") == ["strawpot.commands.start._run"]
-    assert private_uses("from strawpot.commands._options import print_json, _snake") == []
+    assert private_uses("from strawpot.commands._run_output import RunOutput, _prompt") == []
     assert private_uses("from strawpot.commands.start import command") == []
