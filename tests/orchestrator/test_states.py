@@ -72,3 +72,19 @@ def test_an_unknown_change_is_refused() -> None:
     with pytest.raises(ValueError):
         AgentRecord.from_dict({"agent_id": "a-1", "role": "r", "agent": "x", "parent": None, "depth": 0,
                                "task": "t", "workspace": "/w", "state": "finished"})
+
+
+def test_mypy_refuses_an_unknown_change_or_a_raw_state() -> None:
+    import subprocess
+    import sys
+
+    program = ("from pathlib import Path\nfrom orchestrator.session import Session, State\n"
+               "s = Session(run_id='r', directory=Path('/x'), role='r', task='t')\n"
+               "s.agent_ended('a', State.FAILED, 1, colour='red')\ns.agent_ended('a', 'failed', 1)\n"
+               "s.finish(State.SUCCEEDED, 0)\n")
+    checked = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "/dev/null", "--strict", "--no-incremental",
+                              "--follow-imports=silent", "-c", program], cwd=ROOT, capture_output=True, text=True,
+                             timeout=120, check=False)
+    errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
+    assert [e.split(":")[1] for e in errors] == ["4", "5"], checked.stdout
+    assert '"colour"' in errors[0] and 'expected "State"' in errors[1]
