@@ -36,12 +36,13 @@ SECTION = "sessions"
 @click.option("--sandbox", type=click.Choice(["none", "bwrap"]), default=None,
               help="What confines the agents: nothing, or bubblewrap (read-only system, secrets hidden; "
                    "default: [session].sandbox; docs/sessions.md).")
-@click.option("--run-id", "tmux_run", hidden=True, default=None)  # the run inside tmux, started by the outer start
+# the run id to use: the run inside tmux (started by the outer start), or a headless run of the scheduler or the UI
+@click.option("--run-id", "given_run", hidden=True, default=None)
 @project_option
 @json_option
 def command(role: str | None, runtime: str | None, task: str | None, headless: bool, params: tuple[str, ...],
             attach_mode: str | None, progress: str, isolation: str | None, merge: str | None, sandbox: str | None,
-            tmux_run: str | None, project: Path | None, as_json: bool) -> None:
+            given_run: str | None, project: Path | None, as_json: bool) -> None:
     """Start the orchestrator role from the verified, locked environment and wait for it.
 
     Refuses (exit 5) when the installed packages differ from strawpot.lock, (exit 2) on a bad --param,
@@ -63,9 +64,9 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     if not task and not terminal:
         raise UsageError("no --task and no terminal: there is no one to talk to the orchestrator",
                          hint="pass --task TEXT (with --headless for unattended runs), or run on a terminal")
-    if tmux_run is not None and not RUN_ID_RE.fullmatch(tmux_run):
-        raise UsageError(f"--run-id {tmux_run!r} is not a run id")
-    in_tmux = _wants_tmux(attach_mode, task, terminal) and tmux_run is None
+    if given_run is not None and not RUN_ID_RE.fullmatch(given_run):
+        raise UsageError(f"--run-id {given_run!r} is not a run id")
+    in_tmux = _wants_tmux(attach_mode, task, terminal) and given_run is None
     from strawpot.settings import load_settings
 
     the_project = Project.at(project)
@@ -90,10 +91,10 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     from strawpot.commands._run_output import RunOutput
     from strawpot.settings import env_policy
 
-    run_id = tmux_run or new_run_id()
+    run_id = given_run or new_run_id()
     shown = RunOutput(run_id, terminal=terminal, progress=progress)
     launch = Launch.start(prepared, task=task or "", asker=shown.asker, run_id=run_id,
-                          tmux=session_name(run_id) if tmux_run is not None else "", observer=shown.observer,
+                          tmux=session_name(run_id) if given_run is not None and not headless else "", observer=shown.observer,
                           env_policy=env_policy(load_settings(the_project)))
     shown.started(launch)
     shown.ended(launch.run_to_end(task or "", attach=terminal and not task), as_json=as_json)
