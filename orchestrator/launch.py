@@ -1,12 +1,14 @@
-"""Check a project is fit to run, then assemble a run: staging, bindings, Denden server, session.
+"""Check a project is fit to run, then assemble a run (staging, bindings, Denden server, session) and run it.
 
-Used by `strawpot start` (and the tests): nothing here spawns an agent until `Launch.start_root`.
+Used by `strawpot start` and `strawpot resume` (and the tests): nothing here spawns an agent until
+`Launch.run_to_end` (or `Launch.start_root`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,12 +26,14 @@ from orchestrator.memory import DEFAULT_PROMPT_BYTES
 from orchestrator.memory_providers import GuardedMemory, load_provider
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
+from orchestrator.runtime import RuntimeFailure
 from orchestrator.sandbox import SandboxSettings, session_sandbox
 from orchestrator.server import DendenServer
-from orchestrator.session import PAUSED, Session, State
-from orchestrator.staging import Stager
+from orchestrator.session import PAUSED, STOPPED_EXIT_CODE, Session, State, command_exit_code
+from orchestrator.staging import Stager, StagingError
+from orchestrator.tmux import forget_own_socket
 from strawpot.model.child_env import EnvPolicy
-from strawpot.model.errors import IntegrityFailure, MissingToolError, UsageError
+from strawpot.model.errors import IntegrityFailure, MissingToolError, StrawpotError, UsageError
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import LOCK_NAME, Project, global_root, leads_out
@@ -215,70 +219,93 @@ def reopened_env(session: Session, base_dir: Path) -> IsolatedEnv:
     return env
 
 
-class Launch:
-    """A started Denden server and its run; `close` stops every agent and the server."""
+@dataclass(frozen=True)
+class Ended:
+    """How a run of `start` or `resume` ended: what the command shows and exits with."""
 
-    def __init__(self, prepared: Prepared, *, task: str, asker: Asker, base_env: Mapping[str, str] | None = None,
-                 run_id: str | None = None, tmux: str = "",
-                 observer: Callable[[str, dict[str, Any]], None] | None = None,
-                 warn: Callable[[str], None] | None = None, reopen: bool = False,
-                 env_policy: EnvPolicy | None = None) -> None:
-        """A new run; or, with `reopen`, the ended run `run_id` again, in its own worktree (`strawpot resume`)."""
+    run_id: str
+    role: str
+    state: State  # the run's recorded state: `failed` when the merge-back itself broke
+    exit_code: int  # what the command exits with (130 when interrupted)
+    output: str  # the orchestrator agent's result text
+    merged: Merged  # what became of the run's worktree
+    paused: bool = False  # the orchestrator asked to be resumed (`strawpot resume RUN_ID`)
+    stopped: tuple[str, ...] = ()  # the agents Ctrl-C or SIGTERM stopped
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+class Launch:
+    """A started Denden server and its run; `close` stops every agent and the server.
+
+    `Launch.start` opens a new run, `Launch.resume` an ended one again; `run_to_end` runs its orchestrator agent.
+    """
+
+    def __init__(self, prepared: Prepared, run: Run, server: DendenServer, env: IsolatedEnv,
+                 isolator: Isolator) -> None:
         self.prepared = prepared
-        project = prepared.project
-        self.isolator = prepared.isolator
-        if reopen and run_id:
-            session = Session.reopen(project.sessions_dir, run_id, observer=observer)
-            self.env = reopened_env(session, project.dir)
-            self.isolator = isolator_of(self.env)
-        else:
-            session = Session.create(project.sessions_dir, prepared.role, task, run_id, tmux=tmux, observer=observer)
-            session.inputs = prepared.inputs
-            try:
-                self.env = prepared.isolator.create(session.run_id, project.dir)
-            except BaseException:
-                session.finish(State.FAILED, None)
-                raise
-        session.isolation = self.env.to_dict()
+        self.run = run
+        self.server = server
+        self.env = env  # where the agents work
+        self.isolator = isolator
         self.merged = Merged()
+
+    @classmethod
+    def start(cls, prepared: Prepared, *, task: str, asker: Asker, run_id: str | None = None, tmux: str = "",
+              base_env: Mapping[str, str] | None = None, observer: Callable[[str, dict[str, Any]], None] | None = None,
+              warn: Callable[[str], None] | None = None, env_policy: EnvPolicy | None = None) -> Launch:
+        """A new run: its session folder, its isolated environment (a worktree) and its Denden server."""
+        project = prepared.project
+        session = Session.create(project.sessions_dir, prepared.role, task, run_id, tmux=tmux, observer=observer)
+        session.inputs = prepared.inputs
+        try:
+            env = prepared.isolator.create(session.run_id, project.dir)
+        except BaseException:
+            session.finish(State.FAILED, None)
+            raise
+        return cls._serve(prepared, session, env, prepared.isolator, asker=asker, base_env=base_env, warn=warn,
+                          env_policy=env_policy)
+
+    @classmethod
+    def resume(cls, prepared: Prepared, run_id: str, *, asker: Asker, base_env: Mapping[str, str] | None = None,
+               observer: Callable[[str, dict[str, Any]], None] | None = None,
+               warn: Callable[[str], None] | None = None, env_policy: EnvPolicy | None = None) -> Launch:
+        """The ended run `run_id` again, in its own worktree (`strawpot resume`); exit 2 when that is gone."""
+        session = Session.reopen(prepared.project.sessions_dir, run_id, observer=observer)
+        env = reopened_env(session, prepared.project.dir)
+        return cls._serve(prepared, session, env, isolator_of(env), asker=asker, base_env=base_env, warn=warn,
+                          env_policy=env_policy)
+
+    @classmethod
+    def _serve(cls, prepared: Prepared, session: Session, env: IsolatedEnv, isolator: Isolator, *, asker: Asker,
+               base_env: Mapping[str, str] | None, warn: Callable[[str], None] | None,
+               env_policy: EnvPolicy | None) -> Launch:
+        """The run of `session` in `env`, with its Denden server listening and its sandbox set."""
+        project = prepared.project
+        session.isolation = env.to_dict()
         files_dirs, files_warning = attached_files(project)
         if files_warning:
-            self._warn(session, files_warning, warn, event="files_dir_skipped")
-        self.run = Run(
+            _warn(session, files_warning, warn, event="files_dir_skipped")
+        run = Run(
             session=session, stager=prepared.stager, policy=prepared.policy, bind=prepared.binder,
-            project_dir=self.env.working_dir, asker=asker, memory=self._memory(session, warn), base_env=base_env,
+            project_dir=env.working_dir, asker=asker, memory=_memory(prepared, session, warn), base_env=base_env,
             env_for=prepared.env_for, env_missing=prepared.missing_for, files_dirs=files_dirs,
             env_policy=env_policy,
         )
         try:
-            self.server = DendenServer(self.run, listen_for(prepared.transport, session.directory))
+            server = DendenServer(run, listen_for(prepared.transport, session.directory))
         except OSError:
             session.finish(State.FAILED, None)
             raise
-        self.run.denden_addr = session.denden_addr = self.server.address
-        self.run.denden_token = self.server.token
-        listen = self.server.listen
-        self.run.confine(prepared.sandbox, project.dir, project.tree_root,
-                         listen.path if isinstance(listen, UnixSocket) else None)
+        run.denden_addr = session.denden_addr = server.address
+        run.denden_token = server.token
+        listen = server.listen
+        run.confine(prepared.sandbox, project.dir, project.tree_root,
+                    listen.path if isinstance(listen, UnixSocket) else None)
         session.save()
-
-    @staticmethod
-    def _warn(session: Session, message: str, warn: Callable[[str], None] | None, *, event: str) -> None:
-        session.event(event, message=message)
-        if warn is not None:
-            warn(message)
-        else:
-            print(f"warning: {message}", file=sys.stderr)
-
-    def _memory(self, session: Session, warn: Callable[[str], None] | None) -> GuardedMemory:
-        project, name = self.prepared.project, self.prepared.memory_provider
-
-        def report(message: str) -> None:
-            self._warn(session, message, warn, event="memory_failed")
-
-        global_dir = None if project.is_global else global_root() / "memory"
-        return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report,
-                             self.prepared.memory_prompt_bytes)
+        return cls(prepared, run, server, env, isolator)
 
     @property
     def session(self) -> Session:
@@ -294,6 +321,34 @@ class Launch:
 
     def wait_root(self, root: LiveAgent) -> Finished:
         return self.run.wait(root, None)
+
+    def run_to_end(self, task: str, *, attach: bool, agent: str | None = None) -> Ended:
+        """Run the orchestrator agent (or resume the recorded `agent`) to its end, stop everything, merge back.
+
+        Ctrl-C or SIGTERM stops every agent and ends the run `interrupted` (exit code 130). A root agent that
+        cannot be staged, bound or spawned ends it `failed`, raised as one line (exit 1).
+        """
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            root = (self.resume_agent(agent, task, attach=attach) if agent
+                    else self.start_root(task, attach=attach))
+            done = self.wait_root(root)
+        except KeyboardInterrupt:
+            stopped = self.close(State.INTERRUPTED, STOPPED_EXIT_CODE)
+            return Ended(self.session.run_id, self.prepared.role, State.INTERRUPTED, STOPPED_EXIT_CODE, "",
+                         self.merged, stopped=tuple(stopped))
+        except (StagingError, RuntimeFailure, BindingError) as exc:
+            self.close(State.FAILED, None)
+            raise StrawpotError(f"could not start role {self.prepared.role}: {exc}") from None
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            if self.session.tmux:
+                forget_own_socket()
+        self.close(done.state, done.exit_code)
+        state = self.session.state
+        code = command_exit_code(state, done.exit_code) or (1 if state == State.FAILED else 0)
+        return Ended(self.session.run_id, self.prepared.role, state, code, done.output, self.merged,
+                     paused=done.state == State.PAUSED)
 
     def close(self, state: State, exit_code: int | None) -> list[str]:
         """Stop everything; a succeeded run's work is merged back (`self.merged` says how), any other is kept."""
@@ -317,3 +372,22 @@ class Launch:
             self.merged = Merged(f"{undone}the session's worktree is kept at {self.env.info.get('path')} "
                                  f"(branch {self.env.info.get('branch')}); {then}", keep=True)
         self.session.isolation = self.env.to_dict()
+
+
+def _warn(session: Session, message: str, warn: Callable[[str], None] | None, *, event: str) -> None:
+    session.event(event, message=message)
+    if warn is not None:
+        warn(message)
+    else:
+        print(f"warning: {message}", file=sys.stderr)
+
+
+def _memory(prepared: Prepared, session: Session, warn: Callable[[str], None] | None) -> GuardedMemory:
+    project, name = prepared.project, prepared.memory_provider
+
+    def report(message: str) -> None:
+        _warn(session, message, warn, event="memory_failed")
+
+    global_dir = None if project.is_global else global_root() / "memory"
+    return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report,
+                         prepared.memory_prompt_bytes)

@@ -40,7 +40,6 @@ from orchestrator.session import (
     CANCELLED,
     FAILED,
     PAUSED,
-    STAGED,
     SUCCEEDED,
     TIMED_OUT,
     AgentRecord,
@@ -63,6 +62,7 @@ class LiveAgent:
     staged: StagedAgent
     process: AgentProcess | None = None
     cancelled: threading.Event = field(default_factory=threading.Event)
+    ended: bool = False  # set once, under the run's lock, by the first `_end`
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ class Run:
         agent_id = again.agent_id if again else new_agent_id(role)
         workspace = self.session.agent_dir(agent_id)
         staged = self.stager.stage(role, workspace)
-        record = again or AgentRecord(
+        record = again.restaged(task) if again else AgentRecord(
             agent_id=agent_id, role=role, agent=runtime.name, parent=parent.agent_id if parent else None,
             depth=parent.depth + 1 if parent else 0, task=task, workspace=str(workspace),
             session_id=str(uuid.uuid4()) if runtime.resume else "", packages=self.stager.staged_packages(role, runtime.name),
@@ -164,7 +164,6 @@ class Run:
         )
         if again:
             (workspace / STATUS_FILE).unlink(missing_ok=True)
-            record.task, record.state, record.ended_at, record.exit_code, record.error = task, STAGED, None, None, ""
         live = LiveAgent(record, staged)
         with self._lock:
             if self._closing:
@@ -224,16 +223,16 @@ class Run:
 
     def _end(self, live: LiveAgent, state: State, code: int | None, error: str = "") -> None:
         with self._lock:
-            if live.record.ended_at is not None:
+            if live.ended:
                 return
-            live.record.ended_at = time.time()
+            live.ended = True
         code = exit_code_for(state, code)
         self.session.agent_ended(live.record.agent_id, state, code, error)
         self.session.event("agent_finished", agent_id=live.record.agent_id, state=state, exit_code=code)
 
     def active_agents(self) -> int:
         with self._lock:
-            return sum(1 for a in self._agents.values() if a.process and a.record.ended_at is None
+            return sum(1 for a in self._agents.values() if a.process and not a.ended
                        and a.process.poll() is None)
 
     def descendants(self, agent_id: str) -> list[str]:
@@ -254,7 +253,7 @@ class Run:
         """Mark then stop every listed agent still running (deepest first); the ids that were stopped."""
         with self._lock:
             targets = [self._agents[i] for i in agent_ids if i in self._agents]
-        running = [a for a in targets if a.process is not None and a.record.ended_at is None]
+        running = [a for a in targets if a.process is not None and not a.ended]
         for live in running:
             live.cancelled.set()
         threads = [threading.Thread(target=a.process.stop, args=(grace,)) for a in reversed(running) if a.process]
@@ -278,7 +277,7 @@ class Run:
     def _caller(self, caller: Caller) -> LiveAgent | None:
         with self._lock:
             live = self._agents.get(caller.agent_id)
-        return live if live is not None and live.record.ended_at is None else None
+        return live if live is not None and not live.ended else None
 
     def delegate(self, caller: Caller, role: str, task: str, extra: dict[str, Any], want_json: bool) -> Outcome:
         parent = self._caller(caller)

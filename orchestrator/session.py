@@ -12,7 +12,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,12 @@ def exit_code_for(state: str, code: int | None) -> int | None:
     return 128 - code if code is not None and code < 0 else code
 
 
+def command_exit_code(state: str, code: int | None) -> int:
+    """What `start`, `resume` and `attach` exit with for a run that ended in `state` with the orchestrator's `code`."""
+    recorded = exit_code_for(state, code)
+    return 1 if recorded is None else recorded
+
+
 RUN_ID_RE = re.compile(r"run_\d{8}_\d{6}_[0-9a-f]{6}")
 
 
@@ -83,6 +89,10 @@ class AgentRecord:
     session_id: str = ""  # a resumable agent's conversation id, recorded before it is spawned
     packages: list[str] = field(default_factory=list)  # what was staged for it: "kind:name@version"
     via_wildcard: list[str] = field(default_factory=list)  # those of `packages` only a `*` of its role brought in
+
+    def restaged(self, task: str) -> AgentRecord:
+        """This agent staged again for `task` (`strawpot resume`): same id, workspace and conversation."""
+        return replace(self, task=task, state=STAGED, ended_at=None, exit_code=None, error="")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentRecord:
@@ -164,7 +174,7 @@ class Session:
     def agent_ended(self, agent_id: str, state: State, exit_code: int | None, error: str = "") -> None:
         with self._lock:
             record = self.agents[agent_id]
-            record.state, record.exit_code, record.error = state, exit_code, error
+            record.state, record.exit_code, record.error, record.ended_at = state, exit_code, error, time.time()
             self.save()
 
     def finish(self, state: State, exit_code: int | None) -> None:

@@ -98,3 +98,21 @@ def test_every_json_command_prints_one_document_of_the_one_shape(tmp_path: Path,
     assert ("error" in document) is (result.returncode != 0), result.stdout + result.stderr
     if "error" in document:
         assert document["error"]["exit_code"] == result.returncode
+
+
+# Where the --json payloads are built: the commands and the reports they print (install, publishing).
+PAYLOAD_BUILDERS = ("strawpot/commands", "strawpot/install", "strawpot/publishing", "orchestrator")
+
+
+def test_every_payload_is_built_with_snake_case_keys() -> None:
+    """No key is renamed on the way out (docs/json.md), so each literal key a report is built with is snake_case."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    found = [f"{path.relative_to(root)}:{key.lineno}: {key.value!r}"
+             for folder in PAYLOAD_BUILDERS for path in sorted((root / folder).rglob("*.py"))
+             if "_proto" not in path.parts
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Dict)
+             for key in node.keys
+             if isinstance(key, ast.Constant) and isinstance(key.value, str) and re.search(r"[a-z][A-Z]", key.value)]
+    assert found == []

@@ -73,15 +73,10 @@ def attach_and_report(project: Project, run_id: str, tmux: TmuxSession) -> int:
 
 
 def report_end(run_id: str, data: dict[str, object]) -> int:
+    from orchestrator.session import command_exit_code
+
     state, code = data.get("state"), data.get("exit_code")
-    exit_code = exit_code_of(str(state), code if isinstance(code, int) else None)
+    exit_code = command_exit_code(str(state), code if isinstance(code, int) else None)
     click.echo(f"run {run_id} {state} (exit code {exit_code})", err=True)
     return exit_code
 
-
-def exit_code_of(state: str, code: int | None) -> int:
-    """The exit code of `start` for a run that ended in `state` with the orchestrator's `code`."""
-    from orchestrator.session import exit_code_for
-
-    recorded = exit_code_for(state, code)
-    return 1 if recorded is None else recorded

@@ -61,40 +61,13 @@ def print_json(payload: dict[str, Any]) -> None:
 
 
 def json_document(payload: dict[str, Any], command: str | None = None) -> dict[str, Any]:
-    """`schema_version`, `command` (the running command's path, e.g. "registry token create"), then the payload with
-    snake_case keys and times in seconds."""
+    """`schema_version`, `command` (the running command's path, e.g. "registry token create"), then the payload as
+    the command built it: snake_case keys and times in seconds (a registry answer converted where it was read)."""
     if command is None:
         ctx = click.get_current_context(silent=True)
         command = ctx.command_path.partition(" ")[2] if ctx is not None else str(payload.get("command", ""))
     body = {k: v for k, v in payload.items() if k != "command"}
-    normalised = _normalise(body)
-    assert isinstance(normalised, dict)
-    return {"schema_version": JSON_FORMAT_VERSION, "command": command, **normalised}
-
-
-# Values under these keys are the package's or the user's own names (params, env vars...): kept as written.
-_VERBATIM = frozenset({"params", "env", "tools", "install", "metadata", "frontmatter", "inputs", "settings",
-                       "trusted", "dependencies", "value"})
-_MS_THRESHOLD = 10**11  # a time above this is in milliseconds (the registry's API v1 answers use them)
-
-
-def _normalise(value: Any, key: str = "") -> Any:
-    if key in _VERBATIM:
-        return value
-    if isinstance(value, dict):
-        return {(snake := _snake(str(k))): _normalise(v, snake) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_normalise(v) for v in value]
-    if key.endswith("_at") and isinstance(value, int | float) and not isinstance(value, bool) \
-            and value > _MS_THRESHOLD:
-        return value / 1000
-    return value
-
-
-def _snake(name: str) -> str:
-    import re
-
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower() if re.search(r"[a-z][A-Z]", name) else name
+    return {"schema_version": JSON_FORMAT_VERSION, "command": command, **body}
 
 
 def lock_mode_options(func: F) -> F:

@@ -28,6 +28,7 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
     from strawpot.model.package import slug_error
+    from strawpot.model.registry_answer import from_registry
     from strawpot.settings import choose_registry, registry_token
 
     the_kind = parse_kind(kind)
@@ -43,7 +44,7 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
     with open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
         try:
             with hub_errors(url):
-                detail = client.detail(the_kind.value, slug, version)
+                detail = from_registry(client.detail(the_kind.value, slug, version))
                 versions = client.package_versions(the_kind.value, slug)
                 meta = _main_meta(client, the_kind, slug, detail)
         except UsageError:
@@ -87,7 +88,7 @@ def _main_meta(client: HubClient, kind: Kind, slug: str, detail: dict[str, Any])
     """The frontmatter of the shown version's main file ({} if it cannot be read)."""
     from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
 
-    latest = detail.get("latestVersion")
+    latest = detail.get("latest_version")
     version = latest.get("version") if isinstance(latest, dict) else None
     if not isinstance(version, str):
         return {}
@@ -102,7 +103,7 @@ def _main_meta(client: HubClient, kind: Kind, slug: str, detail: dict[str, Any])
 def _render(kind: str, detail: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     from strawpot.console import out_console
 
-    raw_latest = detail.get("latestVersion")
+    raw_latest = detail.get("latest_version")
     latest: dict[str, Any] = raw_latest if isinstance(raw_latest, dict) else {}
     yanked = " (yanked)" if latest.get("yanked") else ""
     out_console.print(f"{kind} {detail.get('slug')} {latest.get('version', '')}{yanked}", markup=False, style="bold")

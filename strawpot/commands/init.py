@@ -41,10 +41,10 @@ _HEADER = """\
 def command(project: Path | None, from_lock: Path | None, from_tree: Path | None, from_strawhub: bool,
             workspace: bool) -> None:
     """Create a commented strawpot.toml here (refused if one exists)."""
-    from strawpot.commands._strawhub_import import requirements_from_lock, requirements_from_root
     from strawpot.model.fs import atomic_write
     from strawpot.model.gitignore import added_note, ignore_tree
     from strawpot.model.layout import MANIFEST_NAME, TREE_DIR, global_root
+    from strawpot.model.strawhub_install import requirements_from_lock, requirements_from_root
 
     folder = (project or Path.cwd()).resolve()
     target = folder / MANIFEST_NAME

@@ -155,4 +155,6 @@ def _send(upload: Upload, url: str, token: str) -> dict[str, Any]:
             f"the registry {url} did not confirm {what}: it answered {str(result)[:200]!r}",
             hint=f"check with `strawpot info {upload.kind.value} {upload.slug}` before publishing again",
         )
-    return result
+    from strawpot.model.registry_answer import from_registry
+
+    return dict(from_registry(result))

@@ -52,14 +52,14 @@ def command(run_id: str, agent_id: str | None, task: str | None, headless: bool,
     started with, naming what changed.
     """
     from orchestrator.inputs import check_same_lock
-    from orchestrator.launch import missing_env_error, prepare
+    from orchestrator.launch import Launch, missing_env_error, prepare
     from orchestrator.session import load_session
     from strawpot.commands._interactive import on_terminal
-    from strawpot.commands.start import _run
+    from strawpot.commands._run_output import RunOutput
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
-    from strawpot.settings import load_settings
+    from strawpot.settings import ask_wait, env_policy, load_settings
 
     the_project = Project.at(project)
     data = load_session(the_project.sessions_dir, run_id)
@@ -76,5 +76,9 @@ def command(run_id: str, agent_id: str | None, task: str | None, headless: bool,
     prepared = prepare(the_project, settings, role=str(data.get("role")), saved_env=settings.saved_env())
     if missing := prepared.missing_env():
         raise missing_env_error(missing)
-    _run(prepared, run_id, task, terminal=terminal, in_tmux=False, progress="text", as_json=as_json,
-         resume_agent=str(agent["agent_id"]))
+    shown = RunOutput(run_id, terminal=terminal, progress="text", run_wait=ask_wait(settings))
+    launch = Launch.resume(prepared, run_id, asker=shown.asker, observer=shown.observer,
+                           env_policy=env_policy(load_settings(the_project)))
+    shown.started(launch)
+    shown.ended(launch.run_to_end(task or "", attach=terminal and not task, agent=str(agent["agent_id"])),
+                as_json=as_json)

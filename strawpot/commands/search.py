@@ -22,6 +22,7 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     from strawpot.commands._install_output import parse_kind
     from strawpot.hub import hub_errors, open_client
     from strawpot.model.layout import Project
+    from strawpot.model.registry_answer import from_registry
     from strawpot.settings import choose_registry, registry_token
 
     if not query.strip():
@@ -34,7 +35,7 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     url = chosen.url
     with hub_errors(url), open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
         found = client.search(query, kind_value, limit=limit)
-        results = found.get("results", []) if isinstance(found, dict) else None
+        results = from_registry(found.get("results", [])) if isinstance(found, dict) else None
         if not isinstance(results, list) or not all(isinstance(item, dict) for item in results):
             from strawpot.model.errors import StrawpotError
 

@@ -4,29 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import rich_click as click
 
-from strawpot.commands._options import json_option, print_json, project_option
+from strawpot.commands._options import json_option, project_option
 
 if TYPE_CHECKING:
     from orchestrator.launch import Prepared
 
 SECTION = "sessions"
-
-
-def _prompt(message: str) -> str:
-    sys.stderr.write(message)
-    sys.stderr.flush()
-    line = sys.stdin.readline()
-    if not line:
-        raise EOFError
-    return line.rstrip("\n")
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 @click.command()
@@ -50,12 +37,13 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 @click.option("--sandbox", type=click.Choice(["none", "bwrap"]), default=None,
               help="What confines the agents: nothing, or bubblewrap (read-only system, secrets hidden; "
                    "default: [session].sandbox; docs/sessions.md).")
-@click.option("--run-id", "tmux_run", hidden=True, default=None)  # the run inside tmux, started by the outer start
+# the run id to use: the run inside tmux (started by the outer start), or a headless run of the scheduler or the UI
+@click.option("--run-id", "given_run", hidden=True, default=None)
 @project_option
 @json_option
 def command(role: str | None, runtime: str | None, task: str | None, headless: bool, params: tuple[str, ...],
             attach_mode: str | None, progress: str, isolation: str | None, merge: str | None, sandbox: str | None,
-            tmux_run: str | None, project: Path | None, as_json: bool) -> None:
+            given_run: str | None, project: Path | None, as_json: bool) -> None:
     """Start the orchestrator role from the verified, locked environment and wait for it.
 
     Refuses (exit 5) when the installed packages differ from strawpot.lock, (exit 2) on a bad --param,
@@ -77,9 +65,9 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     if not task and not terminal:
         raise UsageError("no --task and no terminal: there is no one to talk to the orchestrator",
                          hint="pass --task TEXT (with --headless for unattended runs), or run on a terminal")
-    if tmux_run is not None and not RUN_ID_RE.fullmatch(tmux_run):
-        raise UsageError(f"--run-id {tmux_run!r} is not a run id")
-    in_tmux = _wants_tmux(attach_mode, task, terminal) and tmux_run is None
+    if given_run is not None and not RUN_ID_RE.fullmatch(given_run):
+        raise UsageError(f"--run-id {given_run!r} is not a run id")
+    in_tmux = _wants_tmux(attach_mode, task, terminal) and given_run is None
     from strawpot.settings import load_settings
 
     the_project = Project.at(project)
@@ -99,8 +87,18 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
         flags = ("--isolation", settings.get("session.isolation"), "--merge", settings.get("session.merge"),
                  "--sandbox", settings.get("session.sandbox"))
         raise SystemExit(_start_in_tmux(prepared, new_run_id(), role, runtime, task, (*params,), progress, flags))
-    _run(prepared, tmux_run or new_run_id(), task, terminal=terminal, in_tmux=tmux_run is not None,
-         progress=progress, as_json=as_json)
+    from orchestrator.launch import Launch
+    from orchestrator.tmux import session_name
+    from strawpot.commands._run_output import RunOutput
+    from strawpot.settings import ask_wait, env_policy
+
+    run_id = given_run or new_run_id()
+    shown = RunOutput(run_id, terminal=terminal, progress=progress, run_wait=ask_wait(settings))
+    launch = Launch.start(prepared, task=task or "", asker=shown.asker, run_id=run_id,
+                          tmux=session_name(run_id) if given_run is not None and not headless else "", observer=shown.observer,
+                          env_policy=env_policy(load_settings(the_project)))
+    shown.started(launch)
+    shown.ended(launch.run_to_end(task or "", attach=terminal and not task), as_json=as_json)
 
 
 def _wants_tmux(attach_mode: str | None, task: str | None, terminal: bool) -> bool:
@@ -135,71 +133,3 @@ def _start_in_tmux(prepared: Prepared, run_id: str, role: str | None, runtime: s
     tmux = TmuxSession(run_id)
     tmux.start(argv, prepared.project.dir)
     return attach_and_report(prepared.project, run_id, tmux)
-
-
-def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, in_tmux: bool, progress: str,
-         as_json: bool, resume_agent: str | None = None) -> None:
-    """The run itself, in this process: Denden server, the orchestrator agent, every delegation, to the end.
-
-    With `resume_agent`, the ended run `run_id` runs again: that agent continues its conversation.
-    """
-    import signal
-
-    from orchestrator.ask import Asker
-    from orchestrator.binding import BindingError
-    from orchestrator.launch import Launch
-    from orchestrator.progress import JsonProgress
-    from orchestrator.runtime import RuntimeFailure
-    from orchestrator.session import INTERRUPTED, STOPPED_EXIT_CODE, State
-    from orchestrator.staging import StagingError
-    from orchestrator.tmux import forget_own_socket, session_name
-    from strawpot.commands._interactive import exit_code_of
-    from strawpot.console import new_console
-    from strawpot.model.errors import StrawpotError
-    from strawpot.model.plural import count
-    from strawpot.settings import ask_wait, env_policy, load_settings
-
-    err = new_console(stderr=True, quiet=progress == "json")
-    asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr),
-                  run_wait=ask_wait(load_settings(prepared.project)))
-    observer = JsonProgress(sys.stderr, run_id) if progress == "json" else None
-    launch = Launch(prepared, task=task or "", asker=asker, run_id=run_id,
-                    tmux=session_name(run_id) if in_tmux else "", observer=observer, reopen=resume_agent is not None,
-                    env_policy=env_policy(load_settings(prepared.project)))
-    err.print(f"run {run_id}: role {prepared.role}, Denden on {launch.server.address}", highlight=False)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        attach = terminal and not task
-        root = (launch.resume_agent(resume_agent, task or "", attach=attach) if resume_agent
-                else launch.start_root(task or "", attach=attach))
-        done = launch.wait_root(root)
-    except KeyboardInterrupt:
-        stopped = launch.close(INTERRUPTED, STOPPED_EXIT_CODE)
-        err.print(f"interrupted: stopped {count(len(stopped), 'agent')}", highlight=False)
-        if launch.merged.message:
-            err.print(launch.merged.message, highlight=False, soft_wrap=True)
-        raise SystemExit(STOPPED_EXIT_CODE) from None
-    except (StagingError, RuntimeFailure, BindingError) as exc:
-        launch.close(State.FAILED, None)
-        raise StrawpotError(f"could not start role {prepared.role}: {exc}") from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if in_tmux:
-            forget_own_socket()
-    launch.close(done.state, done.exit_code)
-    state = launch.session.state  # `failed` when the merge-back itself broke
-    code = exit_code_of(state, done.exit_code) or (1 if state == State.FAILED else 0)
-    if launch.merged.message:
-        err.print(launch.merged.message, highlight=False, soft_wrap=True)
-    if as_json:
-        print_json({"run_id": run_id, "role": prepared.role, "state": state,
-                    "exit_code": code, "result": done.output})
-    elif done.output:
-        click.echo(done.output)
-    err.print(f"run {run_id} {state} (exit code {code})", highlight=False)
-    if done.state == State.PAUSED:
-        err.print(f"continue it with `strawpot resume {run_id}`", highlight=False)
-    if launch.merged.error is not None:
-        raise launch.merged.error
-    if code:
-        raise SystemExit(code)

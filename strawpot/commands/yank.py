@@ -20,12 +20,13 @@ def command(kind: str, slug: str, version: str, undo: bool, registry: str | None
     """Yank VERSION of a package: fresh locks avoid it; existing locks still install it."""
     from strawpot.commands._options import print_json
     from strawpot.console import out_console
+    from strawpot.model.registry_answer import from_registry
     from strawpot.publishing.account import yank
     from strawpot.publishing.auth import registry_for, require_token
 
     chosen = registry_for(registry)
     url = chosen.url
-    result = yank(url, require_token(chosen), kind, slug, version, yanked=not undo)
+    result = from_registry(yank(url, require_token(chosen), kind, slug, version, yanked=not undo))
     if as_json:
         print_json({"registry": url, "result": result})
         return

@@ -258,7 +258,7 @@ def _stopped(step: Step, steps: Sequence[Step], outcome: Outcome, url: str, exc:
 def payload(steps: Sequence[Step], url: str, *, dry_run: bool) -> dict[str, Any]:
     """The JSON report: every step in order with its members."""
     return {
-        "dryRun": dry_run,
+        "dry_run": dry_run,
         "registry": url,
         "steps": [
             {"action": s.action,

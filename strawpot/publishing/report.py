@@ -7,30 +7,31 @@ from typing import Any
 
 from strawpot.model.install_command import install_lines
 from strawpot.model.plural import count
+from strawpot.model.registry_answer import snake
 from strawpot.publishing.prepare import Upload
 
 
 def upload_payload(upload: Upload, url: str, *, dry_run: bool, result: dict[str, Any] | None = None) -> dict[str, Any]:
     """The JSON report of a publish: package, endpoint, fields, every file, total size, server answer."""
     payload: dict[str, Any] = {
-        "dryRun": dry_run,
+        "dry_run": dry_run,
         "registry": url,
         "endpoint": f"POST {url}/api/v1/{upload.kind.plural}",
         "package": {"kind": upload.kind.value, "name": upload.slug, "version": upload.version},
-        "versionRewritten": upload.version_rewritten,
-        "fields": dict(upload.fields),
+        "version_rewritten": upload.version_rewritten,
+        "fields": {snake(name): value for name, value in upload.fields.items()},  # the form's field names
         "files": [
             {
                 "path": f.path,
                 "size": f.size,
                 "sha256": hashlib.sha256(f.data).hexdigest(),
                 "executable": f.executable,
-                "registryExecutable": f.registry_executable,
+                "registry_executable": f.registry_executable,
             }
             for f in upload.files
         ],
-        "fileCount": len(upload.files),
-        "totalSize": upload.total_size,
+        "file_count": len(upload.files),
+        "total_size": upload.total_size,
         "install": dict(sorted(upload.package.install.items())),
     }
     if result is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 
 def test_tree_shows_the_locked_graph_from_the_manifest_roots(cli, project):
@@ -62,3 +63,29 @@ def test_config_says_where_the_registry_url_comes_from(cli, project, registry, m
     assert report["registry_url"] == "http://example.invalid:1"
     assert report["registry_url_from"] == f"project {project.manifest_path}:2"
     assert report["paths"]["lock"].endswith("strawpot.lock")
+
+
+def _camel_keys(value, path=""):  # type: ignore[no-untyped-def]
+    """Every camelCase key in a report, outside the values kept as the package wrote them."""
+    from strawpot.model.registry_answer import AS_WRITTEN
+
+    if isinstance(value, dict):
+        return [f"{path}.{k}" for k in value if re.search(r"[a-z][A-Z]", k)] + [
+            hit for k, v in value.items() if k not in AS_WRITTEN for hit in _camel_keys(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [hit for v in value for hit in _camel_keys(v, f"{path}[]")]
+    return []
+
+
+def test_info_and_search_reports_are_snake_case_with_times_in_seconds(cli, project):
+    import time
+
+    info = json.loads(cli("info", "role", "reviewer", "--json").out)
+    assert _camel_keys(info) == []
+    detail = info["detail"]
+    assert detail["latest_version"]["version"] == "1.0.0" and "display_name" in detail
+    for when in (detail["created_at"], detail["updated_at"], detail["latest_version"]["created_at"]):
+        assert abs(when - time.time()) < 3600  # seconds since the epoch, not the registry's milliseconds
+    assert "skills" in detail["latest_version"]["dependencies"]
+    found = json.loads(cli("search", "review", "--json").out)
+    assert _camel_keys(found) == [] and all("display_name" in r for r in found["results"])

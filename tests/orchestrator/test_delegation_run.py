@@ -24,7 +24,7 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture
 def launch(project) -> Iterator[Launch]:  # type: ignore[no-untyped-def]
     project.build()
-    launch = Launch(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
+    launch = Launch.start(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
     try:
         yield launch
     finally:
@@ -107,7 +107,7 @@ def test_parallel_delegations_of_the_same_task_all_complete(launch: Launch) -> N
 def test_budget_is_enforced_across_the_run(project) -> None:  # type: ignore[no-untyped-def]
     project.policy["max_delegations"] = 2
     project.build()
-    launch = Launch(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
+    launch = Launch.start(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
     try:
         root = launch.start_root("sleep:30")
         codes = []

@@ -52,7 +52,7 @@ def started(project) -> Iterator[Callable[[], Launch]]:  # type: ignore[no-untyp
     def start() -> Launch:
         if not launches:
             project.build()
-        launch = Launch(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
+        launch = Launch.start(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
         launches.append(launch)
         return launch
 

@@ -24,7 +24,7 @@ theirs_grpc = importlib.import_module("denden.gen.denden_pb2_grpc")
 def live(project) -> Iterator[tuple[Launch, object, object]]:  # type: ignore[no-untyped-def]
     """A run whose root agent idles (sleep) so a test can speak Denden as that agent."""
     project.build()
-    launch = Launch(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
+    launch = Launch.start(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
     root = launch.start_root("sleep:30")
     channel = grpc.insecure_channel(launch.server.address)
     try:

@@ -65,7 +65,8 @@ def test_run_fires_now_waits_and_exits_with_the_sessions_code(project, env) -> N
     assert done.stdout.strip() == "triaged"  # the session's result, as `strawpot start` prints it
     assert done.stderr.strip().endswith(f"run {run['run_id']} succeeded (exit code 0)")
     assert (run["outcome"], run["exit_code"], run["scheduled_for"]) == ("succeeded", 0, None)
-    assert (project.sessions_dir / str(run["run_id"]) / "session.json").is_file()
+    recorded = json.loads((project.sessions_dir / str(run["run_id"]) / "session.json").read_text())
+    assert recorded["tmux"] == ""  # a headless run with a given run id is not a run inside tmux
 
     failed = cli("schedule", "run", "broken", env=env, cwd=project.root)
     [bad] = history("broken", env, project.root)
