@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from dashboard.launcher import detach, error_line
 from dashboard.site import Site
 from orchestrator.session import load_session
 
@@ -36,8 +37,7 @@ def _report_failure(site: Site, key: str, process: subprocess.Popen[bytes], erro
         if code == 0:
             return
         errors.seek(0)
-        lines = [line for line in errors.read().decode("utf-8", "replace").splitlines() if line.strip()]
-    site.failed_starts[key] = lines[-1] if lines else f"`strawpot start` exited {code}"
+        site.failed_starts[key] = error_line(errors.read().decode("utf-8", "replace"), code)
 
 
 def routes(site: Site) -> list[Route]:
@@ -81,12 +81,11 @@ def routes(site: Site) -> list[Route]:
         if options is None:
             return PlainTextResponse("a session needs a task (and isolation none or worktree)", status_code=400)
         # Exactly what a user would type in the project folder, so the verified-lock checks apply; the run
-        # records itself under .strawpot/sessions/, where the project page finds it.
+        # records itself under .strawpot/sessions/, where the project page finds it, and its agents' questions
+        # wait there for an answer from the run page (detach sets `[session] ask = "run"`).
         site.failed_starts.pop(project.key, None)
         errors = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by _report_failure once the start ends
-        process = subprocess.Popen([*site.command, "start", "--headless", *options], cwd=project.dir,
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
-                                   start_new_session=True)
+        process = detach([*site.command, "start", "--headless", *options], project.dir, stderr=errors)
         threading.Thread(target=_report_failure, args=(site, project.key, process, errors), daemon=True).start()
         return RedirectResponse(f"{project.base}/", status_code=303)
 

@@ -19,8 +19,8 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from dashboard import actions, projects, runs, schedules, security
-from dashboard.site import Site
+from dashboard import actions, memory_pages, projects, runs, schedules, security, steer
+from dashboard.site import SettingsOf, Site, defaults_only
 from orchestrator.projects import ProjectStore, project_key
 
 STATIC = Path(__file__).parent / "static"
@@ -32,14 +32,17 @@ def home_path(project_dir: Path | None) -> str:
 
 
 def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | None = None,
-               data_dir: Path | None = None) -> Starlette:
-    """The UI over every recorded project (and `project_dir`); every request must carry `secret` (see security)."""
+               data_dir: Path | None = None, settings: SettingsOf = defaults_only) -> Starlette:
+    """The UI over every recorded project (and `project_dir`); every request must carry `secret` (see security).
+    `settings` reads one project's effective settings when a page needs them (`strawpot ui` passes the settings
+    layer's; the dashboard may not import it)."""
     site = Site(secret=secret, command=strawpot_cmd or [sys.executable, "-m", "strawpot.cli"],
-                store=ProjectStore(data_dir), home=project_dir)
+                store=ProjectStore(data_dir), home=project_dir, settings=settings)
     home_routes, project_page = projects.routes(site)
 
     # The one place route lists are combined: a new page module adds its list here.
-    project_routes: list[BaseRoute] = [*project_page, *runs.routes(site), *actions.routes(site)]
+    project_routes: list[BaseRoute] = [*project_page, *runs.routes(site), *actions.routes(site), *steer.routes(site),
+                                       *memory_pages.routes(site)]
     root_routes: list[BaseRoute] = [*home_routes, *schedules.routes(site)]
 
     async def guard(request: Request, call_next: Any) -> Response:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,21 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from dashboard import security
+from dashboard.launcher import error_line
 from dashboard.runindex import RunIndex
 from orchestrator.projects import ProjectStore, UsedProject, project_key
 from orchestrator.schedules import ScheduleError, ScheduleStore
 from strawpot.model.layout import Project
+from strawpot.model.settings import Settings, layered
 
+# A project's effective settings (`strawpot ui` gives strawpot.settings' layers, which the dashboard may not import).
+SettingsOf = Callable[[Path], Settings]
 SPAWN_TIMEOUT = 60  # seconds a cancel or prune may take (a whole-run cancel waits up to 15 s for the end)
+
+
+def defaults_only(project_dir: Path) -> Settings:
+    """The built-in defaults, for an app made without the settings layer (it reads no file)."""
+    return layered([])
 
 
 def when(ts: Any) -> str:
@@ -62,6 +72,7 @@ class Site:
     command: list[str]  # how to run strawpot (`[python, -m, strawpot.cli]`)
     store: ProjectStore
     home: Path | None = None  # the project `strawpot ui` was started in (listed even if never `start`ed)
+    settings: SettingsOf = defaults_only  # read when a page is served, so a changed strawpot.toml counts at once
     env: Environment = field(init=False)
     runs: RunIndex = field(default_factory=RunIndex)
     failed_starts: dict[str, str] = field(default_factory=dict)  # project key -> the last failed start's error
@@ -105,7 +116,4 @@ class Site:
                                   timeout=SPAWN_TIMEOUT, check=False)
         except subprocess.TimeoutExpired:
             return f"`strawpot {args[0]}` did not finish in {SPAWN_TIMEOUT} s; see `strawpot sessions`"
-        if done.returncode == 0:
-            return ""
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        return lines[-1] if lines else f"the strawpot command exited {done.returncode}"
+        return "" if done.returncode == 0 else error_line(done.stderr, done.returncode)

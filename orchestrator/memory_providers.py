@@ -19,6 +19,7 @@ from orchestrator.memory import (
     check_entry,
 )
 from orchestrator.memory_sqlite import SqliteMemory
+from strawpot.model.layout import Project, global_root
 
 
 def load_provider(name: str, directory: Path, global_directory: Path | None = None) -> MemoryProvider:
@@ -35,6 +36,12 @@ def load_provider(name: str, directory: Path, global_directory: Path | None = No
     except Exception as exc:
         raise MemoryFailure(f"memory provider {name!r} failed to load: {type(exc).__name__}: {exc}") from None
     return provider
+
+
+def open_memory(name: str, project: Project) -> MemoryProvider:
+    """The memory of `project` by provider `name` (`[memory] provider`), the user's global memory beside it
+    (but for the global scope itself); raises MemoryFailure."""
+    return load_provider(name, project.memory_dir, None if project.is_global else global_root() / "memory")
 
 
 class GuardedMemory:

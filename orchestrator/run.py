@@ -336,7 +336,10 @@ class Run:
     def ask_user(self, caller: Caller, question: str, choices: list[str], default: str, why: str,
                  want_json: bool) -> Outcome:
         self.session.event("ask_user", caller=caller.agent_id, question=question)
-        return self.asker.ask(caller.agent_id, question, choices, default, why, want_json)
+        # a question waiting in the run folder stops waiting once its agent or the run has ended
+        return self.asker.ask(caller.agent_id, question, choices, default, why, want_json,
+                              run_dir=self.session.directory,
+                              stop=lambda: self._closing or self._caller(caller) is None)
 
     def _role_of(self, caller: Caller) -> str:
         with self._lock:

@@ -226,3 +226,8 @@ def env_policy(settings: Settings | None = None) -> EnvPolicy:
     tokens = load_config().get("tokens", {})
     return EnvPolicy(tuple(settings.get("session.pass_env")), tuple(settings.get("session.hide_env")),
                      secret_values(os.environ, tokens.values() if isinstance(tokens, dict) else ()))
+
+
+def ask_wait(settings: Settings) -> float | None:
+    """Seconds a question of a run without a terminal waits in the run folder (`[session] ask = "run"`), else None."""
+    return float(settings.get("session.ask_timeout")) if settings.get("session.ask") == "run" else None

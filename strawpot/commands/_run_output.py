@@ -27,14 +27,15 @@ def _prompt(message: str) -> str:
 class RunOutput:
     """The terminal side of one run: the asker of its agents' questions, its progress observer, its messages."""
 
-    def __init__(self, run_id: str, *, terminal: bool, progress: str) -> None:
+    def __init__(self, run_id: str, *, terminal: bool, progress: str, run_wait: float | None = None) -> None:
+        """`run_wait`: without a terminal, how long a question waits in the run folder (`[session] ask = "run"`)."""
         from orchestrator.ask import Asker
         from orchestrator.progress import JsonProgress
         from strawpot.console import new_console
 
         self.err: Console = new_console(stderr=True, quiet=progress == "json")
         self.asker: Asker = Asker(_prompt if terminal else None,
-                                  write=lambda text: print(text, end="", file=sys.stderr))
+                                  write=lambda text: print(text, end="", file=sys.stderr), run_wait=run_wait)
         self.observer: JsonProgress | None = JsonProgress(sys.stderr, run_id) if progress == "json" else None
 
     def started(self, launch: Launch) -> None:

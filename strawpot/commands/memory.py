@@ -19,15 +19,14 @@ T = TypeVar("T")
 
 def project_memory(project: Path | None) -> MemoryProvider:
     from orchestrator.memory import MemoryFailure
-    from orchestrator.memory_providers import load_provider
+    from orchestrator.memory_providers import open_memory
     from strawpot.model.errors import StrawpotError
-    from strawpot.model.layout import Project, global_root
+    from strawpot.model.layout import Project
     from strawpot.settings import load_settings
 
     the_project = Project.at(project)
     try:
-        return load_provider(load_settings(the_project).get("memory.provider"), the_project.memory_dir,
-                             global_root() / "memory")
+        return open_memory(load_settings(the_project).get("memory.provider"), the_project)
     except MemoryFailure as exc:
         raise StrawpotError(str(exc)) from None
 

@@ -38,7 +38,8 @@ def _target(data: dict[str, Any], agent_id: str | None) -> dict[str, Any]:
 @click.argument("run_id")
 @click.option("--agent", "agent_id", metavar="ID", help="The agent to resume (default: the run's orchestrator).")
 @click.option("--task", metavar="TEXT", help="What to tell the resumed agent; without it, it is interactive.")
-@click.option("--headless", is_flag=True, help="No terminal: ask_user gets defaults; needs --task.")
+@click.option("--headless", is_flag=True, help="No terminal: ask_user gets defaults (or waits in the run folder: "
+              "[session] ask); needs --task.")
 @project_option
 @json_option
 def command(run_id: str, agent_id: str | None, task: str | None, headless: bool, project: Path | None,
@@ -58,7 +59,7 @@ def command(run_id: str, agent_id: str | None, task: str | None, headless: bool,
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
-    from strawpot.settings import env_policy, load_settings
+    from strawpot.settings import ask_wait, env_policy, load_settings
 
     the_project = Project.at(project)
     data = load_session(the_project.sessions_dir, run_id)
@@ -75,7 +76,7 @@ def command(run_id: str, agent_id: str | None, task: str | None, headless: bool,
     prepared = prepare(the_project, settings, role=str(data.get("role")), saved_env=settings.saved_env())
     if missing := prepared.missing_env():
         raise missing_env_error(missing)
-    shown = RunOutput(run_id, terminal=terminal, progress="text")
+    shown = RunOutput(run_id, terminal=terminal, progress="text", run_wait=ask_wait(settings))
     launch = Launch.resume(prepared, run_id, asker=shown.asker, observer=shown.observer,
                            env_policy=env_policy(load_settings(the_project)))
     shown.started(launch)

@@ -1,4 +1,4 @@
-"""`strawpot sessions [show RUN_ID] [--prune]`: list the runs of this project, show one, remove leftover worktrees."""
+"""`strawpot sessions [show RUN | answer RUN QUESTION TEXT] [--prune]`: list, show, answer a waiting question, prune."""
 
 from __future__ import annotations
 
@@ -34,15 +34,19 @@ def _sandbox(run: dict[str, Any]) -> str:
 
 
 @click.command()
-@click.argument("action", required=False, type=click.Choice(["show"]))
+@click.argument("action", required=False, type=click.Choice(["show", "answer"]))
 @click.argument("run_id", required=False)
+@click.argument("answer", nargs=-1, metavar="[QUESTION TEXT]")
 @click.option("--prune", is_flag=True, help="Remove the worktrees (and branches) that ended runs left behind.")
 @project_option
 @json_option
-def command(action: str | None, run_id: str | None, prune: bool, project: Path | None, as_json: bool) -> None:
+def command(action: str | None, run_id: str | None, answer: tuple[str, ...], prune: bool, project: Path | None,
+            as_json: bool) -> None:
     """List the runs recorded under .strawpot/sessions/ (newest first), with their agents' states and worktrees.
 
-    `show RUN_ID` prints one run: its agents, its worktree, and the inputs it ran from. `--prune` removes the
+    `show RUN_ID` prints one run: its agents, its worktree, its agents' questions and the inputs it ran from.
+    `answer RUN_ID QUESTION TEXT` answers question QUESTION (a number `show` lists) of a run whose questions
+    wait in its folder (`[session] ask = "run"`, as in runs `strawpot ui` starts). `--prune` removes the
     worktrees and `strawpot/<run id>` branches of ended runs that kept them (failed, interrupted, unmerged).
     """
     from orchestrator.session import list_sessions, load_session
@@ -50,13 +54,18 @@ def command(action: str | None, run_id: str | None, prune: bool, project: Path |
     from strawpot.model.layout import Project
 
     the_project = Project.at(project)
+    if action == "answer":
+        _answer(the_project.sessions_dir, run_id, answer)
+        return
+    if answer:
+        raise UsageError(f"unexpected argument {answer[0]!r}", hint="`strawpot sessions --help` shows the forms")
     if action == "show":
         if not run_id:
             raise UsageError("sessions show needs a RUN_ID", hint="`strawpot sessions` lists them")
         data = load_session(the_project.sessions_dir, run_id)
         if data is None:
             raise UsageError(f"no run {run_id!r} in {the_project.sessions_dir}", hint="`strawpot sessions` lists them")
-        _show(data, as_json)
+        _show(data, as_json, the_project.sessions_dir)
         return
     if run_id:
         raise UsageError(f"unexpected argument {run_id!r}", hint="did you mean `strawpot sessions show RUN_ID`?")
@@ -99,7 +108,7 @@ def _list(runs: list[dict[str, Any]], as_json: bool) -> None:
     new_console(stderr=False).print(table)
 
 
-def _show(data: dict[str, Any], as_json: bool) -> None:
+def _show(data: dict[str, Any], as_json: bool, sessions_root: Path) -> None:
     if as_json:
         print_json(data)
         return
@@ -112,8 +121,40 @@ def _show(data: dict[str, Any], as_json: bool) -> None:
                      f"{agent.get('state')}{session}")
         if agent.get("via_wildcard"):
             lines.append(f"  staged through `*`: {', '.join(map(str, agent['via_wildcard']))}")
+    lines += _question_lines(sessions_root / str(data.get("run_id")))
     inputs = data.get("inputs")
     if isinstance(inputs, dict):
         lines.append("inputs:")
         lines += ["  " + line for line in json.dumps(inputs, indent=2, sort_keys=True).splitlines()]
     click.echo("\n".join(lines))
+
+
+def _question_lines(run_dir: Path) -> list[str]:
+    """The run's askUser questions kept in its folder, each with its answer or `open`."""
+    from orchestrator import questions
+    from strawpot.model.display import terminal_safe
+
+    lines = []
+    for q in questions.questions(run_dir):
+        said = "open" if q.is_open else f"answered by {q.answered_by}: {q.answer if q.answer is not None else '-'}"
+        lines.append(terminal_safe(f"question {q.ask_id} from {q.agent_id}: {q.question} ({said})"))
+    return lines
+
+
+def _answer(sessions_root: Path, run_id: str | None, answer: tuple[str, ...]) -> None:
+    from orchestrator import questions
+    from orchestrator.session import load_session
+    from strawpot.model.errors import StrawpotError, UsageError
+
+    hint = f"`strawpot sessions show {run_id or 'RUN_ID'}` lists its questions"
+    if not run_id or len(answer) != 2:
+        raise UsageError("sessions answer needs RUN_ID QUESTION TEXT", hint=hint)
+    if load_session(sessions_root, run_id) is None:
+        raise UsageError(f"no run {run_id!r} in {sessions_root}", hint="`strawpot sessions` lists them")
+    try:
+        questions.answer(sessions_root / run_id, answer[0], answer[1], "cli")
+    except questions.AnswerRefused as exc:
+        if exc.reason in ("unknown", "invalid"):
+            raise UsageError(str(exc), hint=hint) from None
+        raise StrawpotError(str(exc)) from None
+    click.echo(f"answered question {answer[0]} of run {run_id}", err=True)

@@ -20,7 +20,8 @@ SECTION = "sessions"
 @click.option("--role", metavar="ROLE", help="Role to start (default: [orchestrator].role).")
 @click.option("--runtime", metavar="AGENT", help="Agent that plays every role (overrides all other bindings).")
 @click.option("--task", metavar="TEXT", help="Task for the orchestrator role; without it the agent is interactive.")
-@click.option("--headless", is_flag=True, help="No terminal: ask_user gets defaults; needs --task.")
+@click.option("--headless", is_flag=True, help="No terminal: ask_user gets defaults (or waits in the run folder: "
+              "[session] ask); needs --task.")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="Set a param of the agent that plays the started role, for this run (repeatable).")
 @click.option("--attach", "attach_mode", type=click.Choice(["tmux", "direct"]), default=None,
@@ -89,10 +90,10 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     from orchestrator.launch import Launch
     from orchestrator.tmux import session_name
     from strawpot.commands._run_output import RunOutput
-    from strawpot.settings import env_policy
+    from strawpot.settings import ask_wait, env_policy
 
     run_id = given_run or new_run_id()
-    shown = RunOutput(run_id, terminal=terminal, progress=progress)
+    shown = RunOutput(run_id, terminal=terminal, progress=progress, run_wait=ask_wait(settings))
     launch = Launch.start(prepared, task=task or "", asker=shown.asker, run_id=run_id,
                           tmux=session_name(run_id) if given_run is not None and not headless else "", observer=shown.observer,
                           env_policy=env_policy(load_settings(the_project)))

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import rich_click as click
 
 from strawpot.commands._options import project_option
+
+if TYPE_CHECKING:
+    from strawpot.model.settings import Settings
 
 SECTION = "sessions"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -21,7 +25,8 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 @project_option
 def command(port: int, host: str, allow_remote: bool, no_browser: bool, project: Path | None) -> None:
     """Serve a local web page of the projects you have used, their runs and your schedules: agent trees, log
-    tails, cancel buttons. Opens on this project when run in one.
+    tails, cancel and resume buttons, the agents' questions to answer, each project's memory (browse, search,
+    forget). Opens on this project when run in one.
 
     The printed URL carries a secret made for this launch; it becomes a cookie, and requests without it are
     refused (403).
@@ -51,7 +56,7 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     click.echo(f"StrawPot UI{f' for {home}' if home else ''}: {url}", err=True)
     if not no_browser:
         webbrowser.open(url)
-    app = create_app(home, secret)
+    app = create_app(home, secret, settings=project_settings)
     # The one scheduler fires schedules while the UI runs, if no `schedule serve` holds its lock.
     from orchestrator.scheduler import serve_in_background
     from orchestrator.schedules import default_data_dir
@@ -61,3 +66,11 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
                         lambda line: click.echo(line, err=True))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])
+
+
+def project_settings(project_dir: Path) -> Settings:
+    """A project's effective settings, read afresh each time (the UI's pages ask per project, per request)."""
+    from strawpot.model.layout import Project
+    from strawpot.settings import load_settings
+
+    return load_settings(Project(project_dir))

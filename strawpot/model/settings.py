@@ -91,6 +91,11 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         minimum=0),
     Key("session.git_timeout", "number", 120.0, "seconds one git call of a worktree session may take",
         minimum=0.001),
+    Key("session.ask", "choice", "default", "how askUser is answered in a run without a terminal: default (the "
+        "question's default or first choice, at once) or run (it waits in the run folder for `strawpot ui`)",
+        choices=("default", "run")),
+    Key("session.ask_timeout", "number", 600.0, "seconds a question waits in the run folder before the default "
+        "answers it", minimum=0),
     Key("memory.provider", "string", "builtin", "the memory provider: builtin, or an entry point of strawpot.memory"),
     Key("memory.max_prompt_bytes", "integer", 16 * 1024, "bytes of memory prompt an agent is given at most",
         minimum=1024),

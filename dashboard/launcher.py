@@ -1,0 +1,24 @@
+"""How the UI starts a command that runs a session (`start`, `resume`): detached, its questions asked through the run folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import IO
+
+# A session the UI starts has no terminal: its agents' askUser questions wait in the run folder for the UI's
+# answer (`[session] ask = "run"`, orchestrator/questions.py) instead of being answered by their defaults.
+UI_SESSION_ENV = {"STRAWPOT_SESSION_ASK": "run"}
+
+
+def detach(args: list[str], cwd: Path, *, stderr: IO[bytes] | int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+    """Run `args` in `cwd` in a session of its own (it outlives the UI), with the UI's session settings."""
+    return subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+                            start_new_session=True, env={**os.environ, **UI_SESSION_ENV})
+
+
+def error_line(stderr: str, code: int | None) -> str:
+    """What the UI shows of a strawpot command that failed: its last line of stderr (its own one-line error)."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else f"the strawpot command exited {code}"
