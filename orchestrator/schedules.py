@@ -14,11 +14,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
+from orchestrator.session import State
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write, file_lock
 
 OVERLAP_POLICIES = ("skip", "queue", "parallel")
-RUNNING = "running"  # a ScheduleRun's outcome while its session runs; then the session's end state
+RUNNING = State.RUNNING  # a ScheduleRun's outcome while its session runs; then the session's end state
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
