@@ -1,4 +1,4 @@
-"""The registry a command talks to, the token it may send there, and its time limits (strawpot/settings.py)."""
+"""The registry a command talks to, the token it may send there, and its time limits (strawpot/registry_choice.py)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from strawpot import settings
+from strawpot.config_files import load_settings
 from strawpot.model.errors import UsageError
 from strawpot.model.layout import Project
-from strawpot.settings import (
+from strawpot.registry_choice import (
     DEFAULT_REGISTRY_URL,
     Registry,
+    Timeouts,
     choose_registry,
-    load_settings,
     registry_token,
     timeouts,
     withheld_token,
@@ -100,16 +100,16 @@ def test_a_stored_token_belongs_to_its_url(monkeypatch: pytest.MonkeyPatch, clea
 def test_time_limits_by_layer(monkeypatch: pytest.MonkeyPatch, clean: Path) -> None:
     project = clean.parent / "project"
     project.mkdir()
-    assert timeouts(load_settings(Project(project))) == settings.Timeouts(120.0, 600.0)
+    assert timeouts(load_settings(Project(project))) == Timeouts(120.0, 600.0)
     assert timeouts(load_settings(Project(project))).read == 10.0
     clean.write_text("[registry]\ntimeout = 30\ndeadline = 100\n")
-    assert timeouts(load_settings(Project(project))) == settings.Timeouts(30.0, 100.0)
+    assert timeouts(load_settings(Project(project))) == Timeouts(30.0, 100.0)
     (project / "strawpot.toml").write_text("[registry]\ntimeout = 5\n")
-    assert timeouts(load_settings(Project(project))) == settings.Timeouts(5.0, 100.0)
+    assert timeouts(load_settings(Project(project))) == Timeouts(5.0, 100.0)
     assert timeouts(load_settings(Project(project))).read == 5.0
     monkeypatch.setenv("STRAWPOT_HTTP_TIMEOUT", "2.5")
     monkeypatch.setenv("STRAWPOT_REGISTRY_DEADLINE", "9")
-    assert timeouts(load_settings(Project(project))) == settings.Timeouts(2.5, 9.0)
+    assert timeouts(load_settings(Project(project))) == Timeouts(2.5, 9.0)
 
 
 @pytest.mark.parametrize(("bad", "message"), [

@@ -55,10 +55,10 @@ def command(run_id: str, agent_id: str | None, task: str | None, headless: bool,
     from orchestrator.session import load_session
     from strawpot.commands._interactive import on_terminal
     from strawpot.commands.start import _run
+    from strawpot.config_files import load_settings
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
-    from strawpot.settings import load_settings
 
     the_project = Project.at(project)
     data = load_session(the_project.sessions_dir, run_id)

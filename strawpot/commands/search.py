@@ -22,7 +22,7 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     from strawpot.commands._install_output import parse_kind
     from strawpot.hub import hub_errors, open_client
     from strawpot.model.layout import Project
-    from strawpot.settings import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry, registry_token
 
     if not query.strip():
         from strawpot.model.errors import UsageError

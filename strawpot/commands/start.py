@@ -79,7 +79,7 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     if tmux_run is not None and not RUN_ID_RE.fullmatch(tmux_run):
         raise UsageError(f"--run-id {tmux_run!r} is not a run id")
     in_tmux = _wants_tmux(attach_mode, task, terminal) and tmux_run is None
-    from strawpot.settings import load_settings
+    from strawpot.config_files import load_settings
 
     the_project = Project.at(project)
     settings = load_settings(the_project, {"session.isolation": ("--isolation", isolation),
@@ -151,10 +151,10 @@ def _run(prepared: Prepared, run_id: str, task: str | None, *, terminal: bool, i
     from orchestrator.staging import StagingError
     from orchestrator.tmux import forget_own_socket, session_name
     from strawpot.commands._interactive import exit_code_of
+    from strawpot.config_files import env_policy, load_settings
     from strawpot.console import new_console
     from strawpot.model.errors import StrawpotError
     from strawpot.model.plural import count
-    from strawpot.settings import env_policy, load_settings
 
     err = new_console(stderr=True, quiet=progress == "json")
     asker = Asker(_prompt if terminal else None, write=lambda text: print(text, end="", file=sys.stderr))
