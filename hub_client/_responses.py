@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
@@ -11,7 +12,7 @@ import httpx
 from ._exceptions import ProtocolError, _map_error
 from ._models import parse_json
 
-__all__ = ["MAX_ARCHIVE_BYTES", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "DeadlineStream", "discard_if_cut_off",
+__all__ = ["MAX_ARCHIVE_BYTES", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "DeadlineStream", "Limits", "discard_if_cut_off",
            "json_object", "read_capped", "versions_outcome"]
 
 T = TypeVar("T")
@@ -23,6 +24,15 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 # An archive holds at most 50 MB of files (the registry's limit) plus tar headers; one declared
 # larger is refused before a byte of it is fetched, and one without a declared size stops here.
 MAX_ARCHIVE_BYTES = 60 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The largest answers a client accepts, in bytes: a JSON answer or error body, a v1 file, an archive."""
+
+    json: int = MAX_JSON_BYTES
+    file: int = MAX_FILE_BYTES
+    archive: int = MAX_ARCHIVE_BYTES
 
 
 class DeadlineStream(httpx.SyncByteStream):
@@ -74,9 +84,10 @@ def discard_if_cut_off(read: Callable[[httpx.Response], T]) -> Callable[[httpx.R
     return whole
 
 
-def json_object(response: httpx.Response) -> dict[str, Any]:
-    """The body as a JSON object, or ProtocolError naming what came instead."""
-    read_capped(response)
+def json_object(response: httpx.Response, limit: int | None = None) -> dict[str, Any]:
+    """The body (at most `limit` bytes, default MAX_JSON_BYTES) as a JSON object, or ProtocolError naming
+    what came instead."""
+    read_capped(response, limit)
     try:
         body = parse_json(response.content)
     except ValueError as exc:
@@ -100,15 +111,15 @@ def _is_json_error(response: httpx.Response) -> bool:
     return isinstance(body, dict) and "error" in body
 
 
-def versions_outcome(response: httpx.Response) -> tuple[int, Any]:
+def versions_outcome(response: httpx.Response, limit: int | None = None) -> tuple[int, Any]:
     """Classify a `/versions` answer: (304, None), (405, None) for "no such route", (404, NotFound),
     or (status, (body, etag))."""
     status = response.status_code
     if status == 304:
         return 304, None
     if status in (404, 405):
-        read_capped(response)
+        read_capped(response, limit)
         if status == 405 or not _is_json_error(response):
             return 405, None
         return 404, _map_error(response, str(response.request.url))
-    return status, (json_object(response), response.headers.get("ETag"))
+    return status, (json_object(response, limit), response.headers.get("ETag"))

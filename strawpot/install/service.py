@@ -292,7 +292,7 @@ class _Run:
             e.name: agent for e in manifest.entries()
             if e.kind is Kind.ROLE and isinstance(agent := e.settings.get("default_agent"), str)
         }
-        limit = self.client.request_deadline
+        limit = self.client.retry.deadline
         with self.reporter.waiting(f"waiting for {self.url}" + (f" (at most {limit:g} s a request)" if limit else "")):
             from strawpot.install.local import local_packages
 

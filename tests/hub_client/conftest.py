@@ -15,7 +15,6 @@ import pytest
 import respx
 
 from hub_client import Cache, HubClient
-from hub_client import _session as session_module
 
 BASE = "http://hub.test"
 
@@ -59,12 +58,10 @@ class FakeRegistry:
         return httpx.MockTransport(self)
 
 
-@pytest.fixture(autouse=True)
-def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Retries never really sleep in tests; the requested delays are recorded here."""
-    slept: list[float] = []
-    monkeypatch.setattr(session_module, "_sleep", slept.append)
-    return slept
+@pytest.fixture
+def sleeps() -> list[float]:
+    """The delays `make_client`'s clients sleep between retries, recorded here instead of slept."""
+    return []
 
 
 @pytest.fixture
@@ -78,12 +75,13 @@ def cache(tmp_path: Path) -> Cache:
 
 
 @pytest.fixture
-def make_client(registry: FakeRegistry, cache: Cache) -> Iterator[Callable[..., HubClient]]:
+def make_client(registry: FakeRegistry, cache: Cache, sleeps: list[float]) -> Iterator[Callable[..., HubClient]]:
     made: list[HubClient] = []
 
     def make(**kwargs: Any) -> HubClient:
         kwargs.setdefault("transport", registry.transport)
         kwargs.setdefault("cache", cache)
+        kwargs.setdefault("sleep", sleeps.append)
         client = HubClient(kwargs.pop("base_url", BASE), **kwargs)
         made.append(client)
         return client
