@@ -36,14 +36,15 @@ class Limits:
 
 
 class DeadlineStream(httpx.SyncByteStream):
-    """A response body that raises ReadTimeout once `deadline` (time.monotonic()) has passed."""
+    """A response body that raises ReadTimeout once `deadline` (an instant of `clock`) has passed."""
 
-    def __init__(self, stream: Iterable[bytes], deadline: float) -> None:
-        self._stream, self._deadline = stream, deadline
+    def __init__(self, stream: Iterable[bytes], deadline: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._stream, self._deadline, self._clock = stream, deadline, clock
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._stream:
-            if time.monotonic() > self._deadline:
+            if self._clock() > self._deadline:
                 raise httpx.ReadTimeout("the request deadline passed")
             yield chunk
 

@@ -201,14 +201,16 @@ class Session:
             left = tries.left()
             request = self._http.build_request(
                 method, path, params=params, json=json_body, data=data, files=files, headers=headers,
-                timeout=min(self.timeout, left), extensions={"deadline": tries.end} if tries.end != NEVER else None,
+                timeout=min(self.timeout, left),
+                # the transport's deadline is a time.monotonic() instant, whatever clock the client runs on
+                extensions={"deadline": time.monotonic() + left} if tries.end != NEVER else None,
             )
             url = str(request.url)
             started = self._clock()
             try:
                 response = self._http.send(request, stream=True)
                 if tries.end != NEVER and isinstance(response.stream, httpx.SyncByteStream):
-                    response.stream = DeadlineStream(response.stream, tries.end)
+                    response.stream = DeadlineStream(response.stream, tries.end, self._clock)
                 try:
                     wait = tries.after_answer(response, idempotent)
                     if wait is None:
