@@ -90,16 +90,19 @@ class _Body(httpx.SyncByteStream):
         self._transport, self._conn, self._response = transport, conn, response
 
     def __iter__(self) -> Iterator[bytes]:
+        received = 0
         try:
             while chunk := self._response.read(_CHUNK):
+                received += len(chunk)
                 yield chunk
         except TimeoutError as exc:
             raise httpx.ReadTimeout(str(exc) or "timed out") from exc
         except (OSError, http.client.HTTPException) as exc:
             raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
         if self._response.length:  # http.client's read(n) ends quietly when the server closes early
-            raise httpx.RemoteProtocolError(
-                f"the connection closed with {self._response.length} bytes of the body not sent"
+            raise httpx.RemoteProtocolError(  # httpcore's words, so that both transports tell it alike
+                "peer closed connection without sending complete message body "
+                f"(received {received} bytes, expected {received + self._response.length})"
             )
 
     def close(self) -> None:

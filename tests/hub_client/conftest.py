@@ -102,3 +102,13 @@ def router() -> respx.MockRouter:
 def client(router: respx.MockRouter, make_client: Callable[..., HubClient]) -> HubClient:
     """A client whose requests go to `router`."""
     return make_client(transport=httpx.MockTransport(router.handler))
+
+
+@pytest.fixture(params=["plain", "httpcore"])
+def wire(request: pytest.FixtureRequest) -> Callable[[], dict[str, Any]]:
+    """HubClient keyword arguments for each transport an `http://` registry may be spoken to over: the default
+    (PlainHTTPTransport) and httpx's own (what https:// uses). Tests on real sockets take it, so both
+    transports pass the same tests."""
+    if request.param == "plain":
+        return dict
+    return lambda: {"transport": httpx.HTTPTransport(verify=False)}
