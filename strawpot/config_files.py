@@ -39,13 +39,8 @@ def load_config() -> dict[str, Any]:
     source = _file_source(config_path(), "global")
     if source is None:
         return {}
-    layered([source])  # a setting of the wrong type is one line naming file, line and key
-    config = dict(source.data)
-    tokens = config.get("tokens", {})
-    if not isinstance(tokens, dict) or not all(isinstance(v, str) for v in tokens.values()):
-        raise UsageError(f'{config_path()}: [tokens] must be a table of "registry URL" = "token" strings',
-                         hint="fix or delete it, then `strawpot login` again")
-    return config
+    layered([source])  # a setting of the wrong type, or `[tokens]` of the wrong shape, is one line naming the file
+    return dict(source.data)
 
 
 def save_config(config: dict[str, Any]) -> None:
@@ -68,10 +63,13 @@ def load_settings(
     flags: Mapping[str, tuple[str, Any]] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Every setting with its origin: defaults < global config < project strawpot.toml < STRAWPOT_* < flags.
+    """Every setting with its origin: defaults < global config < project strawpot.toml < STRAWPOT_* < flags;
+    and the registry tokens (STRAWPOT_TOKEN, STRAWPOT_TOKEN_REGISTRY, the global config's `[tokens]`).
 
     `flags` maps dotted keys to (the flag as typed, its value); a value of None was not given.
     """
+    from dataclasses import replace
+
     from strawpot.model.settings import SCHEMA, Source, layered
 
     environ = os.environ if environ is None else environ
@@ -81,7 +79,10 @@ def load_settings(
     env = {name: environ[var] for name, key in SCHEMA.items() if (var := key.env_var) and environ.get(var, "").strip()}
     sources.append(Source("env", "", env))
     sources += [Source("flag", flag, {name: value}) for name, (flag, value) in (flags or {}).items() if value is not None]
-    return layered(sources)
+    settings = layered(sources)
+    settings.tokens = replace(settings.tokens, env=environ.get("STRAWPOT_TOKEN") or None,
+                              env_scope=(environ.get("STRAWPOT_TOKEN_REGISTRY") or "").rstrip("/") or None)
+    return settings
 
 
 def _file_source(path: Path, layer: str) -> Source | None:
@@ -106,6 +107,5 @@ def env_policy(settings: Settings | None = None) -> EnvPolicy:
     from strawpot.model.child_env import EnvPolicy, secret_values
 
     settings = settings or load_settings()
-    tokens = load_config().get("tokens", {})
     return EnvPolicy(tuple(settings.get("session.pass_env")), tuple(settings.get("session.hide_env")),
-                     secret_values(os.environ, tokens.values() if isinstance(tokens, dict) else ()))
+                     secret_values(os.environ, settings.tokens.stored.values()))

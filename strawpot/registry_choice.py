@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from strawpot.config_files import Project, load_config, load_settings
+from strawpot.config_files import Project, load_settings
 from strawpot.model.errors import UsageError
-from strawpot.model.settings import DEFAULT_REGISTRY_URL as DEFAULT_REGISTRY_URL  # the schema's default
 
 if TYPE_CHECKING:
     from strawpot.model.settings import Settings
@@ -27,6 +25,8 @@ class Registry:
     url: str
     origin: str
     timeouts: Timeouts | None = None  # from the same settings (None: open_client reads them)
+    # the settings it was chosen from, which also say which token may go there (None: read them when asked)
+    settings: Settings | None = field(default=None, compare=False, repr=False)
 
 
 def choose_registry(project: Project | None, explicit: str | None = None, lock_source: str | None = None,
@@ -36,10 +36,10 @@ def choose_registry(project: Project | None, explicit: str | None = None, lock_s
     settings = settings or load_settings(project, {"registry.url": ("--registry", explicit)})
     layer = settings.origin("registry.url").layer
     if layer == "default" and lock_source:
-        return Registry(lock_source.rstrip("/"), "lock", timeouts(settings))
+        return Registry(lock_source.rstrip("/"), "lock", timeouts(settings), settings)
     url = str(settings.get("registry.url")).rstrip("/")
     _check_url(url, str(settings.origin("registry.url")))
-    return Registry(url, layer, timeouts(settings))
+    return Registry(url, layer, timeouts(settings), settings)
 
 
 def _check_url(url: str, origin: str) -> None:
@@ -56,24 +56,24 @@ def _check_url(url: str, origin: str) -> None:
                          hint="e.g. --registry https://strawhub.dev or http://127.0.0.1:8080")
 
 
-def _config_registry() -> str | None:
-    url = load_config().get("registry", {}).get("url")
-    return str(url).rstrip("/") if url else None
-
-
 def _same_registry(a: str, b: str) -> bool:
     return a.strip().rstrip("/").lower() == b.strip().rstrip("/").lower()
+
+
+def _settings(registry: Registry) -> Settings:
+    return registry.settings if registry.settings is not None else load_settings()
 
 
 def token_registries(chosen: Registry) -> list[str]:
     """The registries STRAWPOT_TOKEN is meant for: the one STRAWPOT_TOKEN_REGISTRY names, else every one
     the user chose outside the project (a flag, STRAWPOT_REGISTRY_URL, the config file's or the default)."""
-    scope = os.environ.get("STRAWPOT_TOKEN_REGISTRY")
-    if scope:
-        return [scope.rstrip("/")]
-    homes = [_config_registry() or DEFAULT_REGISTRY_URL]
-    if env := os.environ.get("STRAWPOT_REGISTRY_URL"):
-        homes.append(env.rstrip("/"))
+    settings = _settings(chosen)
+    if settings.tokens.env_scope:
+        return [settings.tokens.env_scope]
+    user = settings.in_layer("registry.url", "global") or settings.in_layer("registry.url", "default")
+    homes = [str(user.value).rstrip("/")] if user is not None else []
+    if env := settings.in_layer("registry.url", "env"):
+        homes.append(str(env.value).rstrip("/"))
     if chosen.origin == "flag":
         homes.append(chosen.url)
     return homes
@@ -87,17 +87,15 @@ def registry_token(registry: Registry) -> str | None:
     """The token to send to `registry`: STRAWPOT_TOKEN if it is meant for that registry (see
     `token_registries`), else the token `strawpot login` stored for that URL. A read needs none: a withheld
     STRAWPOT_TOKEN is said only where a token is needed (`withheld_token`)."""
-    env = os.environ.get("STRAWPOT_TOKEN")
-    if env and any(_same_registry(home, registry.url) for home in token_registries(registry)):
-        return env
-    tokens = load_config().get("tokens", {})
-    token = tokens.get(registry.url) if isinstance(tokens, dict) else None
-    return token if isinstance(token, str) else None
+    tokens = _settings(registry).tokens
+    if tokens.env and any(_same_registry(home, registry.url) for home in token_registries(registry)):
+        return tokens.env
+    return tokens.stored.get(registry.url)
 
 
 def withheld_token(registry: Registry) -> str | None:
     """Why STRAWPOT_TOKEN, though set, is not sent to `registry`, or None when it is sent or not set."""
-    if not os.environ.get("STRAWPOT_TOKEN"):
+    if not _settings(registry).tokens.env:
         return None
     homes = token_registries(registry)
     if any(_same_registry(home, registry.url) for home in homes):

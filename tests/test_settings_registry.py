@@ -9,8 +9,8 @@ import pytest
 from strawpot.config_files import load_settings
 from strawpot.model.errors import UsageError
 from strawpot.model.layout import Project
+from strawpot.model.settings import DEFAULT_REGISTRY_URL
 from strawpot.registry_choice import (
-    DEFAULT_REGISTRY_URL,
     Registry,
     Timeouts,
     choose_registry,
@@ -95,6 +95,30 @@ def test_a_stored_token_belongs_to_its_url(monkeypatch: pytest.MonkeyPatch, clea
     monkeypatch.setenv("STRAWPOT_TOKEN", "sh_env")
     assert registry_token(Registry(B, "project")) == "sh_b"  # the env token is withheld; B's own is sent
     assert registry_token(Registry(A, "global")) == "sh_env"
+
+
+@pytest.mark.parametrize(
+    ("environ", "stored", "expected"),
+    [
+        ({"STRAWPOT_TOKEN": "sh_env"}, "sh_stored", "sh_env"),  # STRAWPOT_TOKEN, meant for this registry, first
+        ({}, "sh_stored", "sh_stored"),  # else what `strawpot login` stored for the URL
+        ({"STRAWPOT_TOKEN": "sh_env", "STRAWPOT_TOKEN_REGISTRY": B}, "sh_stored", "sh_stored"),  # meant elsewhere
+        ({"STRAWPOT_TOKEN": "sh_env", "STRAWPOT_TOKEN_REGISTRY": A + "/"}, None, "sh_env"),
+        ({}, None, None),
+    ],
+)
+def test_the_token_is_read_from_the_settings_the_registry_was_chosen_with(
+        clean: Path, tmp_path: Path, environ: dict[str, str], stored: str | None, expected: str | None) -> None:
+    """The environment given to the settings layer decides, not the process's own (which has no token here)."""
+    clean.write_text(f'[registry]\nurl = "{A}"\n' + (f'[tokens]\n"{A}" = "{stored}"\n' if stored else ""))
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "strawpot.toml").write_text(f'[tokens]\n"{A}" = "sh_project"\n')  # a project never holds one
+    settings = load_settings(Project(project), environ=environ)
+    chosen = choose_registry(Project(project), settings=settings)
+    assert (chosen.url, chosen.origin) == (A, "global")
+    assert registry_token(chosen) == expected
+    assert (withheld_token(chosen) is None) is ("STRAWPOT_TOKEN" not in environ or expected == "sh_env")
 
 
 def test_time_limits_by_layer(monkeypatch: pytest.MonkeyPatch, clean: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +54,7 @@ def show(with_origin: bool, project: Path | None, registry: str | None, as_json:
     }
     secret = registry_token(choose_registry(the_project, settings=effective))
     token = "set" if secret else "not set"
-    token_from = ("" if not secret else "env STRAWPOT_TOKEN" if secret == os.environ.get("STRAWPOT_TOKEN")
+    token_from = ("" if not secret else "env STRAWPOT_TOKEN" if secret == effective.tokens.env
                   else f"global config {config_files.config_path()}")
     _warn(effective)
     if as_json:
