@@ -5,7 +5,9 @@ SSL context even when no request will ever use TLS. A registry reached over plai
 loopback server, or one behind a reverse proxy on the same host) gains nothing from either:
 http.client parses responses in C-accelerated code and needs no TLS setup. Measured on loopback,
 a small GET costs about 0.45 ms of client CPU this way against 1.1 ms through httpcore, and opening
-the client skips loading CA certificates (~0.1 s) and importing httpcore.
+the client skips loading CA certificates (~0.1 s) and importing httpcore. A cold install of 100 packages
+takes about 15% less CPU this way than over httpx's transport with `verify=False`. Both transports pass the
+same tests (tests/hub_client/test_transport_parity.py, and the real-socket tests run over each).
 
 Keep-alive connections are pooled (one request at a time on each). A request that fails on a
 reused connection before any answer arrived (the server closed an idle connection) is sent again
