@@ -14,13 +14,14 @@ import httpx
 from ._closure import ClosureAnswer, ClosureDocuments, parse_closure
 from ._exceptions import HubError, OfflineMiss, ProtocolError, RegistryUnreachable
 from ._models import PackageVersions, check_slug, kind_and_plural, parse_json
-from ._responses import discard_if_cut_off, read_capped, versions_outcome
+from ._responses import SizeLimits, discard_if_cut_off, read_capped, versions_outcome
+from ._retry import RetryPolicy
 from ._session import API, Session, _log, printable
 
 if TYPE_CHECKING:
     from ._cache import Cache
 
-__all__ = ["ArchiveItem", "HubClient"]
+__all__ = ["ArchiveItem", "HubClient", "RetryPolicy", "SizeLimits"]  # the last two: its constructor's
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)

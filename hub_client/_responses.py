@@ -12,8 +12,8 @@ import httpx
 from ._exceptions import ProtocolError, _map_error
 from ._models import parse_json
 
-__all__ = ["MAX_ARCHIVE_BYTES", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "DeadlineStream", "Limits", "discard_if_cut_off",
-           "json_object", "read_capped", "versions_outcome"]
+__all__ = ["MAX_ARCHIVE_BYTES", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "DeadlineStream", "SizeLimits",
+           "discard_if_cut_off", "json_object", "read_capped", "versions_outcome"]
 
 T = TypeVar("T")
 
@@ -27,7 +27,7 @@ MAX_ARCHIVE_BYTES = 60 * 1024 * 1024
 
 
 @dataclass(frozen=True)
-class Limits:
+class SizeLimits:
     """The largest answers a client accepts, in bytes: a JSON answer or error body, a v1 file, an archive."""
 
     json: int = MAX_JSON_BYTES

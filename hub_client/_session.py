@@ -17,7 +17,7 @@ import httpx
 from ._capabilities import Capabilities
 from ._exceptions import OfflineMiss, _map_error
 from ._plain import PlainHTTPTransport
-from ._responses import DeadlineStream, Limits, json_object, read_capped
+from ._responses import DeadlineStream, SizeLimits, json_object, read_capped
 from ._retry import NEVER, Attempts, RetryPolicy
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class Session:
         retries: int = 3,
         user_agent: str | None = None,
         retry: RetryPolicy | None = None,
-        limits: Limits | None = None,
+        limits: SizeLimits | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -83,7 +83,7 @@ class Session:
             raise ValueError("max_workers must be >= 1 and retries >= 0")
         # `retries` and `request_deadline` are the common knobs; `retry` (a whole policy) overrides them
         self.retry = retry or RetryPolicy(retries=retries, deadline=request_deadline)
-        self.limits = limits or Limits()
+        self.limits = limits or SizeLimits()
         self._sleep, self._clock = sleep, clock
         root = base_url.strip().rstrip("/")
         self.base_url = root.removesuffix(API).rstrip("/")

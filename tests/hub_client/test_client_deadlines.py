@@ -82,12 +82,11 @@ def test_an_archive_declared_over_the_limit_is_refused_before_any_byte_is_fetche
 
 
 def test_an_archive_without_a_declared_size_stops_at_the_limit(tmp_path: Path) -> None:
-    from hub_client import IntegrityError
-    from hub_client._responses import Limits
+    from hub_client import IntegrityError, SizeLimits
 
     transport = httpx.MockTransport(lambda r: httpx.Response(200, content=b"x" * 5000))
     with (HubClient("http://hub.test", transport=transport, cache=Cache(tmp_path / "cache"), retries=0,
-                    limits=Limits(archive=1000)) as client,
+                    limits=SizeLimits(archive=1000)) as client,
           pytest.raises(IntegrityError, match="expected 1000 bytes")):
         client.fetch_archive("skill", "big", "1.0.0", "a" * 64, None)
     assert [p for p in (tmp_path / "cache").rglob("*") if p.is_file()] == []

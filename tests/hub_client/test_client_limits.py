@@ -7,8 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from hub_client import ProtocolError
-from hub_client._responses import Limits
+from hub_client import ProtocolError, SizeLimits
 
 CHUNK = b"x" * 65536
 
@@ -26,8 +25,8 @@ class Endless(httpx.SyncByteStream):
 
 
 @pytest.fixture
-def small_caps() -> Limits:
-    return Limits(json=1 << 20, file=1 << 20)
+def small_caps() -> SizeLimits:
+    return SizeLimits(json=1 << 20, file=1 << 20)
 
 
 def test_an_endless_json_answer_is_refused(registry, make_client, small_caps) -> None:

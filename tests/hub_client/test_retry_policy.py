@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from hub_client import DeadlineExceeded, HubClient, RegistryUnreachable, ServerError
+from hub_client import DeadlineExceeded, HubClient, RegistryUnreachable, RetryPolicy, ServerError
 from hub_client._capabilities import Capabilities
-from hub_client._retry import Attempts, RetryPolicy
+from hub_client._retry import Attempts
 
 URL = "http://hub.test/api/v1/whoami"
 
