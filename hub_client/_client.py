@@ -66,10 +66,11 @@ class HubClient(Session):
     Kinds may be given singular (`role`) or plural (`roles`); slugs and versions are validated
     before they go into a URL (ValueError).
 
-    Transport: an `http://` registry is spoken to over http.client (`PlainHTTPTransport`: no TLS
-    context, no httpcore); `https://` goes through httpx's default transport. `max_workers` bounds the
-    connections and the one thread pool the client runs its concurrent work on (`submit`, the
-    `*_many` methods).
+    Transport: `http://` and `https://` registries alike are spoken to over http.client (`StdlibTransport`:
+    no httpcore; the TLS context httpx would build, made on the first https connection); `transport=`
+    replaces it (httpx's own, a mock). `verify` is True (the CA bundle httpx would use), False, or the path of a CA bundle to trust.
+    `max_workers` bounds the connections and the one thread pool the client runs its concurrent work on
+    (`submit`, the `*_many` methods).
 
     Retries (`RetryPolicy`, `_retry.py`; `retries` and `request_deadline` set its two common fields,
     `retry=` gives a whole policy): GETs are retried on 429, 5xx, connect errors and timeouts (also

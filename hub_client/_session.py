@@ -16,9 +16,9 @@ import httpx
 
 from ._capabilities import Capabilities
 from ._exceptions import OfflineMiss, _map_error
-from ._plain import PlainHTTPTransport
 from ._responses import DeadlineStream, SizeLimits, json_object, read_capped
 from ._retry import NEVER, Attempts, RetryPolicy
+from ._stdlib import StdlibTransport, tls_context
 
 if TYPE_CHECKING:
     from ._cache import Cache
@@ -66,6 +66,7 @@ class Session:
         *,
         token: str | None = None,
         transport: httpx.BaseTransport | None = None,
+        verify: bool | str = True,
         cache: Cache | None = None,
         offline: bool = False,
         timeout: float = 30.0,
@@ -96,11 +97,13 @@ class Session:
         headers = {"Accept": "application/json", "User-Agent": user_agent or _default_user_agent()}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        if transport is None and self.base_url.lower().startswith("http://"):
-            transport = PlainHTTPTransport(max_idle=max_workers)
+        if transport is None:
+            transport = StdlibTransport(max_idle=max_workers, verify=verify)
         self._http = httpx.Client(
             base_url=self.base_url,
             transport=transport,
+            # for the transports httpx mounts itself (a proxy named in the environment)
+            verify=verify if isinstance(verify, bool) else tls_context(verify),
             timeout=timeout,
             headers=headers,
             follow_redirects=False,

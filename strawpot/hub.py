@@ -37,7 +37,7 @@ def open_client(
 ) -> HubClient:
     """A HubClient on `url` with the shared download cache; `max_workers` requests at once at most.
 
-    An `http://` URL is spoken to without TLS machinery (see hub_client's PlainHTTPTransport).
+    http:// and https:// go over the standard library's http.client (see hub_client's StdlibTransport).
     `timeouts` (default: the settings without a project's) bound each request and the client's whole life.
     """
     from hub_client import Cache, HubClient

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ import pytest
 import respx
 
 from hub_client import Cache, HubClient
+from hub_client._stdlib import tls_context
+from tests._loopback_servers import TLS_CERT
 
 BASE = "http://hub.test"
 
@@ -104,11 +107,36 @@ def client(router: respx.MockRouter, make_client: Callable[..., HubClient]) -> H
     return make_client(transport=httpx.MockTransport(router.handler))
 
 
-@pytest.fixture(params=["plain", "httpcore"])
-def wire(request: pytest.FixtureRequest) -> Callable[[], dict[str, Any]]:
-    """HubClient keyword arguments for each transport an `http://` registry may be spoken to over: the default
-    (PlainHTTPTransport) and httpx's own (what https:// uses). Tests on real sockets take it, so both
-    transports pass the same tests."""
-    if request.param == "plain":
-        return dict
-    return lambda: {"transport": httpx.HTTPTransport(verify=False)}
+@dataclass(frozen=True)
+class Wire:
+    """One way to reach a registry on a real socket: a transport (`stdlib`, the default; `httpcore`, httpx's
+    own) and a scheme (`https` against tests/_loopback_servers.py's TLS servers, trusting TLS_CERT)."""
+
+    transport: str
+    scheme: str
+
+    @property
+    def tls(self) -> bool:
+        return self.scheme == "https"
+
+    def client(self) -> dict[str, Any]:
+        """HubClient keyword arguments for this wire."""
+        verify: bool | str = str(TLS_CERT) if self.tls else True
+        if self.transport == "stdlib":
+            return {"verify": verify}
+        return {"transport": httpx.HTTPTransport(verify=tls_context(verify) if self.tls else True)}
+
+
+WIRES = [Wire(t, s) for s in ("http", "https") for t in ("stdlib", "httpcore")]
+
+
+@pytest.fixture(params=WIRES, ids=lambda w: f"{w.transport}-{w.scheme}")
+def wire(request: pytest.FixtureRequest) -> Wire:
+    """Tests on real sockets take it, so both transports pass the same tests over http and https."""
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture(params=WIRES[:2], ids=lambda w: f"{w.transport}-{w.scheme}")
+def http_wire(request: pytest.FixtureRequest) -> Wire:
+    """`wire` for the tests whose server speaks plain HTTP only."""
+    return request.param  # type: ignore[no-any-return]

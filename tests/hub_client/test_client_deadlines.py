@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -13,8 +14,8 @@ from hub_client import Cache, DeadlineExceeded, HubClient, ProtocolError, Regist
 from tests._loopback_servers import scripted_server, silent_server, trickling_server
 
 
-def test_a_trickling_answer_ends_at_the_request_deadline(wire) -> None:
-    with trickling_server(interval=0.2) as url, HubClient(url, timeout=5, request_deadline=1.5, **wire()) as client:
+def test_a_trickling_answer_ends_at_the_request_deadline(wire: Any) -> None:
+    with trickling_server(interval=0.2, tls=wire.tls) as url, HubClient(url, timeout=5, request_deadline=1.5, **wire.client()) as client:
         start = time.monotonic()
         with pytest.raises(DeadlineExceeded) as info:
             client.search("x")
@@ -25,17 +26,17 @@ def test_a_trickling_answer_ends_at_the_request_deadline(wire) -> None:
     assert took < 1.5 + 3  # the per-read timeout (5 s) never fired: each byte came within 0.2 s
 
 
-def test_a_server_that_never_answers_ends_at_the_request_deadline(wire) -> None:
-    with silent_server() as url, HubClient(url, timeout=30, request_deadline=1.0, **wire()) as client:
+def test_a_server_that_never_answers_ends_at_the_request_deadline(wire: Any) -> None:
+    with silent_server(tls=wire.tls) as url, HubClient(url, timeout=30, request_deadline=1.0, **wire.client()) as client:
         start = time.monotonic()
         with pytest.raises(DeadlineExceeded):
             client.package_versions("skill", "x")
         assert time.monotonic() - start < 1.0 + 3
 
 
-def test_the_client_deadline_bounds_every_request_it_makes(wire) -> None:
-    with trickling_server(interval=0.2) as url, \
-            HubClient(url, timeout=5, request_deadline=60, deadline=1.0, **wire()) as client:
+def test_the_client_deadline_bounds_every_request_it_makes(wire: Any) -> None:
+    with trickling_server(interval=0.2, tls=wire.tls) as url, \
+            HubClient(url, timeout=5, request_deadline=60, deadline=1.0, **wire.client()) as client:
         with pytest.raises(DeadlineExceeded) as info:
             client.search("x")
         assert info.value.scope == "client"
@@ -61,9 +62,9 @@ def test_the_https_path_checks_the_deadline_between_body_chunks() -> None:
         assert time.monotonic() - start < 0.5 + 2
 
 
-def test_without_deadlines_a_fast_answer_is_unchanged(wire) -> None:
+def test_without_deadlines_a_fast_answer_is_unchanged(wire: Any) -> None:
     routes = {"/api/v1/search": (200, b'{"results": [], "count": 0}')}
-    with scripted_server(routes) as url, HubClient(url, request_deadline=5, deadline=10, **wire()) as client:
+    with scripted_server(routes, tls=wire.tls) as url, HubClient(url, request_deadline=5, deadline=10, **wire.client()) as client:
         assert client.search("x") == {"results": [], "count": 0}
         assert client.search("y") == {"results": [], "count": 0}  # the connection is reused after a deadline-armed read
 

@@ -1,6 +1,6 @@
-"""The two transports an `http://` registry may be spoken to over answer alike: the same requests, sent to a
-live `strawpot registry serve` through PlainHTTPTransport (the default for http://) and through httpx's own
-transport (what https:// uses), give the same results, errors included."""
+"""The two transports a registry may be spoken to over answer alike: the same requests, sent to a live
+`strawpot registry serve` through StdlibTransport (the default) and through httpx's own transport, over
+http:// and over https:// (a TLS relay in front of it), give the same results, errors included."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from hub_client import Cache, HubClient, HubError
-from hub_client._plain import PlainHTTPTransport
+from hub_client._stdlib import StdlibTransport
 from tests._live_registry import LiveRegistry, start_registry
+from tests._loopback_servers import tls_relay
 
 SKILL = "---\nname: {slug}\ndescription: parity skill {slug}\nversion: {version}\n{deps}---\n# {slug}\n\nBody.\n"
 
@@ -72,26 +72,41 @@ def _session(client: HubClient, token_client: HubClient, cache: Cache) -> dict[s
     seen["no token"] = _outcome(client.whoami)
     seen["has batch"] = client.has_batch()
     client.settle_writes()
-    seen["cache"] = sorted(str(p.relative_to(cache.root)) for p in cache.root.rglob("*") if p.is_file())
+    files = [p.relative_to(cache.root).parts for p in cache.root.rglob("*") if p.is_file()]
+    # metadata is kept per registry URL, which the TLS relay changes
+    seen["cache"] = sorted("/".join((*parts[:1], "REGISTRY", *parts[2:]) if parts[0].startswith("metadata") else parts)
+                           for parts in files)
     return seen
 
 
-def _through(transport: Callable[[], httpx.BaseTransport | None], live: LiveRegistry, root: Path) -> dict[str, Any]:
+def _through(url: str, wire: Any, live: LiveRegistry, root: Path) -> dict[str, Any]:
     cache = Cache(root / "cache")
-    with HubClient(live.url, cache=cache, transport=transport()) as client, \
-            HubClient(live.url, token=live.token, transport=transport()) as token_client:
+    with HubClient(url, cache=cache, **wire.client()) as client, \
+            HubClient(url, token=live.token, **wire.client()) as token_client:
         return _session(client, token_client, cache)
 
 
-def test_both_transports_give_the_same_answers(live: LiveRegistry, tmp_path: Path) -> None:
-    plain = _through(lambda: None, live, tmp_path / "plain")
-    httpcore = _through(lambda: httpx.HTTPTransport(verify=False), live, tmp_path / "httpcore")
-    assert plain == httpcore
-    assert plain["unknown"][0] == "NotFound" and plain["no token"][0] == "AuthError"
-    assert plain["closure"] is not None and plain["bundle"] and plain["has batch"] is True
+@pytest.fixture(scope="module")
+def reference(live: LiveRegistry, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What the default transport over plain HTTP gets: every wire must get the same."""
+    cache = Cache(tmp_path_factory.mktemp("reference") / "cache")
+    with HubClient(live.url, cache=cache) as client, HubClient(live.url, token=live.token) as token_client:
+        return _session(client, token_client, cache)
 
 
-def test_http_and_https_urls_go_through_one_transport_choice() -> None:
+def test_every_wire_gives_the_same_answers(live: LiveRegistry, reference: dict[str, Any], wire: Any,
+                                           tmp_path: Path) -> None:
+    if wire.tls:
+        with tls_relay(live.url) as url:
+            seen = _through(url, wire, live, tmp_path)
+    else:
+        seen = _through(live.url, wire, live, tmp_path)
+    assert seen == reference
+    assert reference["unknown"][0] == "NotFound" and reference["no token"][0] == "AuthError"
+    assert reference["closure"] is not None and reference["bundle"] and reference["has batch"] is True
+
+
+def test_http_and_https_urls_go_through_one_transport() -> None:
     with HubClient("http://127.0.0.1:9") as plain, HubClient("https://hub.example") as tls:
-        assert isinstance(plain._http._transport, PlainHTTPTransport)
-        assert isinstance(tls._http._transport, httpx.HTTPTransport)
+        assert isinstance(plain._http._transport, StdlibTransport)
+        assert isinstance(tls._http._transport, StdlibTransport)
