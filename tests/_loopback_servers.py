@@ -93,19 +93,24 @@ def _read_request(conn: socket.socket) -> bytes:
 
 
 @contextmanager
-def trickling_server(interval: float = 0.3, body_size: int = 10_000, *, tls: bool = False) -> Iterator[str]:
+def trickling_server(interval: float = 0.3, body_size: int = 10_000, *, tls: bool = False,
+                     head_too: bool = False) -> Iterator[str]:
     """Every request gets a 200 with a JSON content type and a body of `body_size` bytes, sent one
-    byte every `interval` seconds: each read succeeds, the whole answer never arrives in time."""
+    byte every `interval` seconds (with `head_too`, the status line and headers as well): each read
+    succeeds, the whole answer never arrives in time."""
 
     def handle(conn: socket.socket, stop: threading.Event) -> None:
         try:
             _read_request(conn)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         + f"Content-Length: {body_size}\r\n\r\n".encode())
-            for _ in range(body_size):
+            head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {body_size}\r\n\r\n".encode())
+            trickled = [head[i:i + 1] for i in range(len(head))] if head_too else []
+            if not head_too:
+                conn.sendall(head)
+            for byte in [*trickled, *[b" "] * body_size]:
                 if stop.wait(interval):
                     return
-                conn.sendall(b" ")
+                conn.sendall(byte)
         except OSError:
             return
 

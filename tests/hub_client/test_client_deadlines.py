@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from hub_client import Cache, DeadlineExceeded, HubClient, ProtocolError, RegistryUnreachable
-from tests._loopback_servers import scripted_server, silent_server, trickling_server
+from tests._loopback_servers import TLS_CERT, scripted_server, silent_server, trickling_server
 
 
 def test_a_trickling_answer_ends_at_the_request_deadline(wire: Any) -> None:
@@ -24,6 +24,18 @@ def test_a_trickling_answer_ends_at_the_request_deadline(wire: Any) -> None:
     assert "within 1.5 s (the request deadline)" in str(info.value)
     assert isinstance(info.value, RegistryUnreachable)
     assert took < 1.5 + 3  # the per-read timeout (5 s) never fired: each byte came within 0.2 s
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "https"])
+def test_headers_trickled_a_byte_at_a_time_end_at_the_request_deadline(tls: bool) -> None:
+    """The default transport bounds every read by the deadline, the status line and headers too
+    (httpx's own holds each read to the network-wait limit only)."""
+    with trickling_server(interval=0.1, tls=tls, head_too=True) as url, \
+            HubClient(url, timeout=5, request_deadline=1.0, verify=str(TLS_CERT)) as client:
+        start = time.monotonic()
+        with pytest.raises(DeadlineExceeded):
+            client.search("x")
+        assert time.monotonic() - start < 1.0 + 2
 
 
 def test_a_server_that_never_answers_ends_at_the_request_deadline(wire: Any) -> None:
