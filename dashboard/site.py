@@ -22,7 +22,7 @@ from orchestrator.schedules import ScheduleError, ScheduleStore
 from strawpot.model.layout import Project
 from strawpot.model.settings import Settings, layered
 
-# A project's effective settings (`strawpot ui` gives strawpot.settings' layers, which the dashboard may not import).
+# A project's effective settings (`strawpot ui` gives strawpot.config_files' layers, which the dashboard may not import).
 SettingsOf = Callable[[Path], Settings]
 SPAWN_TIMEOUT = 60  # seconds a cancel or prune may take (a whole-run cancel waits up to 15 s for the end)
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from . import _lean  # noqa: F401 - first: httpx without its CLI (see _lean)
-from ._cache import Cache, CachedMetadata
-from ._client import ArchiveItem, HubClient
+from ._cache import Cache, CachedMetadata, CacheLimits
+from ._client import ArchiveItem, HubClient, RetryPolicy, SizeLimits
 from ._exceptions import (
     AuthError,
     DeadlineExceeded,
@@ -23,6 +23,7 @@ __all__ = [
     "ArchiveItem",
     "AuthError",
     "Cache",
+    "CacheLimits",
     "CachedMetadata",
     "DeadlineExceeded",
     "FileInfo",
@@ -36,6 +37,8 @@ __all__ = [
     "ProtocolError",
     "RateLimited",
     "RegistryUnreachable",
+    "RetryPolicy",
     "ServerError",
+    "SizeLimits",
     "VersionInfo",
 ]

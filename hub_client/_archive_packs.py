@@ -33,9 +33,11 @@ Location = tuple[Path, int, int]  # (pack, offset, size)
 class ArchivePacks:
     """The packs in one folder: which archives they hold (read once, from the index lines), reading and writing."""
 
-    def __init__(self, folder: Path, *, max_entry: int, write: Callable[[Path, list[bytes]], None]) -> None:
+    def __init__(self, folder: Path, *, max_entry: int, write: Callable[[Path, list[bytes]], None],
+                 max_entries: int = MAX_ENTRIES, merge_batch: int = MERGE_BATCH_BYTES) -> None:
         self.folder = folder
         self.max_entry = max_entry  # bytes: a larger entry makes the index a lie
+        self.max_entries, self.merge_batch = max_entries, merge_batch
         self._write = write  # (target, chunks): the cache's atomic temp-then-rename writer
         self._lock = threading.Lock()
         self._index: dict[str, list[Location]] | None = None
@@ -55,10 +57,10 @@ class ArchivePacks:
         return None
 
     def write(self, archives: list[tuple[str, bytes]]) -> list[Path]:
-        """Write `archives` ((sha256, bytes) each) as packs of at most MAX_ENTRIES; returns the packs."""
+        """Write `archives` ((sha256, bytes) each) as packs of at most `max_entries`; returns the packs."""
         written = []
-        for start in range(0, len(archives), MAX_ENTRIES):
-            part = archives[start:start + MAX_ENTRIES]
+        for start in range(0, len(archives), self.max_entries):
+            part = archives[start:start + self.max_entries]
             pack = self.folder / f"{secrets.token_hex(16)}.pack"
             head = json.dumps([[digest, len(data)] for digest, data in part]).encode() + b"\n"
             self._write(pack, [head, *(data for _, data in part)])
@@ -100,7 +102,7 @@ class ArchivePacks:
         for digest in kept:  # read and written a batch at a time: a cache may hold more than memory should
             if (data := self.read(digest)) is not None:
                 batch.append((digest, data))
-            if sum(len(d) for _, d in batch) >= MERGE_BATCH_BYTES:
+            if sum(len(d) for _, d in batch) >= self.merge_batch:
                 written += self.write(batch)
                 batch = []
         written += self.write(batch) if batch else []

@@ -20,7 +20,7 @@ archive write identical bytes, so no lock is needed.
 
 A package's own file, when there is one, is newer than its pack entry: writing the pack removes the files of
 the packages it holds. The pack is one file because creating a hundred small files costs more than the
-install they serve (0.3-0.9 ms each on a slow disk); past `_PACK_LIMIT` bytes its oldest entries go.
+install they serve (0.3-0.9 ms each on a slow disk); past `CacheLimits.metadata_pack` bytes its oldest entries go.
 For the same reason archives written together (`_ARCHIVE_PACK_MIN` or more, kept in memory by the bundled
 downloads so far) go to one archive pack (`_archive_packs`), never changed after; an archive's own file, when
 there is one, is read first, and `strawpot cache prune` merges the packs.
@@ -45,20 +45,30 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from ._archive_packs import ArchivePacks
+from ._archive_packs import MAX_ENTRIES, MERGE_BATCH_BYTES, ArchivePacks
 from ._exceptions import IntegrityError
 from ._models import check_slug, kind_and_plural, parse_json
 from ._responses import MAX_ARCHIVE_BYTES
 from ._session import _log
 
-__all__ = ["Cache", "CachedMetadata"]
+__all__ = ["Cache", "CacheLimits", "CachedMetadata"]
 
 ARCHIVES_BUCKET = "archives-v1"
 METADATA_BUCKET = "metadata-v1"
 _CHUNK = 1 << 16
 _PACK = "closure-pack.json"
-_PACK_LIMIT = 8 << 20  # bytes of closure documents kept per registry
-_RECENT_LIMIT = 128 << 20  # bytes of archives kept in memory while their files are written
+
+
+@dataclass(frozen=True)
+class CacheLimits:
+    """How much a Cache holds: bytes of closure documents kept per registry (`metadata_pack`), bytes of archives
+    kept in memory while their files are written (`recent`), archives per pack file (`pack_entries`), and
+    archive bytes held in memory at once while packs are merged (`merge_batch`)."""
+
+    metadata_pack: int = 8 << 20
+    recent: int = 128 << 20
+    pack_entries: int = MAX_ENTRIES
+    merge_batch: int = MERGE_BATCH_BYTES
 _ARCHIVE_PACKS = "packs"
 _ARCHIVE_PACK_MIN = 8  # archives written at once that go to one pack file rather than a file each
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
@@ -124,8 +134,9 @@ class CachedMetadata:
 class Cache:
     """The download cache rooted at `root` (created on first write)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, limits: CacheLimits | None = None) -> None:
         self.root = Path(root)
+        self.limits = limits or CacheLimits()
         # for `-v`: archives this Cache stored (not hits) or already reported as hits (told once)
         self._seen: set[str] = set()
         self._seen_lock = threading.Lock()
@@ -136,7 +147,8 @@ class Cache:
         self._packs: dict[str, dict[str, Any]] = {}  # registry_key -> the pack's entries, read once
         self._pack_lock = threading.Lock()
         self.packs = ArchivePacks(self.root / ARCHIVES_BUCKET / _ARCHIVE_PACKS, max_entry=MAX_ARCHIVE_BYTES,
-                                  write=_write_chunks)
+                                  write=_write_chunks, max_entries=self.limits.pack_entries,
+                                  merge_batch=self.limits.merge_batch)
 
     def report_hit(self, sha256: str, what: str) -> None:
         """Log (INFO, once per archive) that `what` came from the cache, unless this Cache stored it itself."""
@@ -217,14 +229,14 @@ class Cache:
 
         The bytes are checked now (IntegrityError, nothing kept, on a mismatch) and kept in memory for this
         process, so `read_archive` and `get_archive` find them before the file is there. Past
-        `_RECENT_LIMIT` bytes kept, the file is written now instead.
+        `CacheLimits.recent` bytes kept, the file is written now instead.
         """
         expected = _check_sha256(sha256)
         actual = hashlib.sha256(data).hexdigest()
         if actual != expected or (size is not None and len(data) != size):
             raise IntegrityError(what, expected, actual, expected_size=size, actual_size=len(data))
         with self._seen_lock:
-            keep = self._recent_bytes + len(data) <= _RECENT_LIMIT
+            keep = self._recent_bytes + len(data) <= self.limits.recent
             if keep and expected not in self._recent:
                 self._recent[expected] = data
                 self._recent_bytes += len(data)
@@ -330,7 +342,7 @@ class Cache:
             kept = {k: v for k, v in self._pack(registry).items() if k not in fresh}  # oldest first
             merged = {**kept, **fresh}
             payload = json.dumps(merged).encode()
-            while len(payload) > _PACK_LIMIT and kept:
+            while len(payload) > self.limits.metadata_pack and kept:
                 kept = dict(list(kept.items())[len(kept) // 2:])  # drop the older half of what came before
                 merged = {**kept, **fresh}
                 payload = json.dumps(merged).encode()

@@ -11,17 +11,17 @@ from urllib.parse import quote
 
 import httpx
 
-from . import _responses
 from ._closure import ClosureAnswer, ClosureDocuments, parse_closure
 from ._exceptions import HubError, OfflineMiss, ProtocolError, RegistryUnreachable
 from ._models import PackageVersions, check_slug, kind_and_plural, parse_json
-from ._responses import discard_if_cut_off, json_object, read_capped, versions_outcome
+from ._responses import SizeLimits, discard_if_cut_off, read_capped, versions_outcome
+from ._retry import RetryPolicy
 from ._session import API, Session, _log, printable
 
 if TYPE_CHECKING:
     from ._cache import Cache
 
-__all__ = ["ArchiveItem", "HubClient"]
+__all__ = ["ArchiveItem", "HubClient", "RetryPolicy", "SizeLimits"]  # the last two: its constructor's
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
@@ -47,11 +47,6 @@ def _check_relative_path(path: str) -> str:
     return path
 
 
-def _closure_outcome(response: httpx.Response) -> tuple[int, dict[str, Any] | None]:
-    if response.status_code in (404, 405, 501):
-        read_capped(response)
-        return response.status_code, None
-    return response.status_code, json_object(response)
 
 
 def _valid(items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -71,15 +66,21 @@ class HubClient(Session):
     Kinds may be given singular (`role`) or plural (`roles`); slugs and versions are validated
     before they go into a URL (ValueError).
 
-    Transport: an `http://` registry is spoken to over http.client (`PlainHTTPTransport`: no TLS
-    context, no httpcore); `https://` goes through httpx's default transport. `max_workers` bounds the
-    connections and the one thread pool the client runs its concurrent work on (`submit`, the
-    `*_many` methods).
+    Transport: `http://` and `https://` registries alike are spoken to over http.client (`StdlibTransport`:
+    no httpcore; the TLS context httpx would build, made on the first https connection); `transport=`
+    replaces it (httpx's own, a mock). `verify` is True (the CA bundle httpx would use), False, or the path of a CA bundle to trust.
+    `max_workers` bounds the connections and the one thread pool the client runs its concurrent work on
+    (`submit`, the `*_many` methods).
 
-    Retries: GETs are retried on 429, 5xx, connect errors and timeouts (also mid-body); POSTs only
-    when they cannot have taken effect (429, 503, connect errors). Backoff is exponential with jitter,
-    `Retry-After` is honoured, and one request never sleeps more than 30 s in total: a longer
-    `Retry-After` raises RateLimited at once. Other 4xx are never retried.
+    Retries (`RetryPolicy`, `_retry.py`; `retries` and `request_deadline` set its two common fields,
+    `retry=` gives a whole policy): GETs are retried on 429, 5xx, connect errors and timeouts (also
+    mid-body); POSTs only when they cannot have taken effect (429, 503, connect errors). Backoff is
+    exponential with jitter, `Retry-After` is honoured, and one request never sleeps more than 30 s in
+    total: a longer `Retry-After` raises RateLimited at once. Other 4xx are never retried. `sleep=` and
+    `clock=` replace time.sleep and time.monotonic (tests); `limits=` caps the size of answers.
+
+    What the registry supports (its extensions) is learnt from its first telling answer and kept in
+    `capabilities` for the client's lifetime.
 
     Time: `timeout` bounds each wait for the network (connect, or one read); `request_deadline`
     bounds one request from its first attempt to the last byte of its answer, retries and backoff
@@ -113,13 +114,13 @@ class HubClient(Session):
             if cached is None:
                 raise OfflineMiss(f"{kind} {slug!r} is not in the cache (offline)", url=None)
             return cached[0]
-        if self._has_extensions is not False:
+        if self.capabilities.has("versions") is not False:
             found = self._versions_extension(kind, plural, slug, cached)
             if found is not None:
                 return found
         body = self._get_json(f"{API}/{plural}/{slug}")
         result = self._parse(lambda: PackageVersions.from_detail_json(kind, body), f"{API}/{plural}/{slug}")
-        self._has_extensions = False
+        self.capabilities.learn("versions", False)
         if self.cache:
             self.cache.put_metadata(self.base_url, kind, slug, body, etag=None, source="detail")
         return result
@@ -134,18 +135,18 @@ class HubClient(Session):
             headers["If-None-Match"] = cached[1]
 
         status, payload = self._call(
-            "GET", path, versions_outcome, headers=headers, passthrough=frozenset({404, 405})
+            "GET", path, lambda r: versions_outcome(r, self.limits.json), headers=headers, passthrough=frozenset({404, 405})
         )
         if status == 304 and cached is not None:
-            self._has_extensions = True
+            self.capabilities.learn("versions", True)
             _log.info("cache: %s %s metadata revalidated (ETag %s, 304 Not Modified)", kind, slug,
                       printable(cached[1] or ""))
             return cached[0]
         if status == 405:  # the server has no /versions: remember, and let the caller use the v1 detail
-            self._has_extensions = False
+            self.capabilities.learn("versions", False)
             return None
         if status == 404:  # an unknown slug, or a server that answers unknown routes in JSON
-            if self._has_extensions:
+            if self.capabilities.has("versions"):
                 raise payload
             return None  # the v1 detail decides: it raises NotFound for an unknown slug
         if payload is None:
@@ -156,7 +157,7 @@ class HubClient(Session):
             raise ProtocolError(
                 f"asked for {kind} {slug}, got {result.kind} {result.slug}", url=self.base_url + path
             )
-        self._has_extensions = True
+        self.capabilities.learn("versions", True)
         if self.cache:
             self.cache.put_metadata(self.base_url, kind, slug, body, etag=etag, source="versions")
         return result
@@ -172,7 +173,8 @@ class HubClient(Session):
         (packages likely in the closure, e.g. a lock's) are sent, so unchanged ones come from the cache.
         A package the answer leaves out is absent from the result. Raises only RegistryUnreachable.
         """
-        if self.offline or self._has_closure is False or self._has_extensions is False:
+        known_absent = self.capabilities.has("closure") is False or self.capabilities.has("versions") is False
+        if self.offline or known_absent:
             return None
         wanted = [(kind_and_plural(k)[0], check_slug(s)) for k, s in roots][:_MAX_ROOTS]  # the rest: per package
         if not wanted:
@@ -187,17 +189,17 @@ class HubClient(Session):
         path = f"{API}/closure"
         body = {"roots": [{"kind": k, "slug": s} for k, s in wanted], "known": known}
         try:
-            _, answer = self._call("POST", path, discard_if_cut_off(_closure_outcome), json_body=body,
+            _, answer = self._call("POST", path, discard_if_cut_off(self._closure_outcome), json_body=body,
                                         passthrough=frozenset({404, 405, 501}))
             if answer is None:
-                self._has_closure = False
+                self.capabilities.learn("closure", False)
                 return None
             parsed: ClosureAnswer = self._parse(lambda: parse_closure(answer), path)
         except RegistryUnreachable:
             raise
         except HubError:
             return None  # a server error or a malformed answer: per-package requests decide
-        self._has_closure = True
+        self.capabilities.learn("closure", True)
         found = {key: cached[key] for key in parsed.unchanged if key in cached}
         for kind, slug in found:
             _log.info("cache: %s %s metadata revalidated (ETag %s, unchanged in the closure)", kind, slug,
@@ -207,6 +209,12 @@ class HubClient(Session):
         if self.cache and parsed.documents:  # one file for all, written while the solver runs
             self.write_behind(self._store_closure, parsed.documents)
         return found
+
+    def _closure_outcome(self, response: httpx.Response) -> tuple[int, dict[str, Any] | None]:
+        if response.status_code in (404, 405, 501):
+            read_capped(response, self.limits.json)
+            return response.status_code, None
+        return response.status_code, self._json(response)
 
     def _store_closure(self, documents: ClosureDocuments) -> None:
         assert self.cache is not None
@@ -273,16 +281,16 @@ class HubClient(Session):
         if self.offline:
             raise OfflineMiss(f"{what} is not in the cache (offline)")
         path = f"{API}/{plural}/{slug}/versions/{quote(version, safe='')}/archive"
-        if size is not None and not 0 <= size <= _responses.MAX_ARCHIVE_BYTES:
+        if size is not None and not 0 <= size <= self.limits.archive:
             raise ProtocolError(
-                f"the registry declares the {what} as {size} bytes, over the limit of {_responses.MAX_ARCHIVE_BYTES} bytes;"
+                f"the registry declares the {what} as {size} bytes, over the limit of {self.limits.archive} bytes;"
                 " refused before downloading it", url=self.base_url + path,
             )
 
         def store(response: httpx.Response) -> Path:
             url = str(response.request.url)
             return cache.put_archive_stream(
-                response.iter_bytes(), sha256, size=size, what=what, url=url, limit=_responses.MAX_ARCHIVE_BYTES
+                response.iter_bytes(), sha256, size=size, what=what, url=url, limit=self.limits.archive
             )
 
         return self._call(
@@ -313,11 +321,11 @@ class HubClient(Session):
                 cache.report_hit(item[3], f"archive of {kind_and_plural(item[0])[0]} {item[1]} {item[2]}")
                 stored.add(item)
         items = [item for item in items if item not in stored]
-        if self.offline or self._has_bundle is False or not items:
+        if self.offline or self.capabilities.has("bundle") is False or not items:
             return stored
         wanted = {(kind_and_plural(k)[0], s, v): (k, s, v, sha, size) for k, s, v, sha, size in items}
         body = {"items": [{"kind": k, "slug": s, "version": v} for k, s, v in wanted]}
-        limit = _responses.MAX_JSON_BYTES + (1 << 20)  # the reference server sends at most 64 MB of archives
+        limit = self.limits.json + (1 << 20)  # the reference server sends at most 64 MB of archives
 
         def read(response: httpx.Response) -> bytes | None:
             return None if response.status_code in (404, 405, 501) else read_capped(response, limit)
@@ -330,9 +338,9 @@ class HubClient(Session):
         except HubError:
             return stored
         if data is None:
-            self._has_bundle = False
+            self.capabilities.learn("bundle", False)
             return stored
-        self._has_bundle = True
+        self.capabilities.learn("bundle", True)
         head, _, rest = data.partition(b"\n")
         try:
             index = parse_json(head)
@@ -364,7 +372,7 @@ class HubClient(Session):
         return self._call(
             "GET",
             f"{API}/{plural}/{slug}/file",
-            lambda r: read_capped(r, _responses.MAX_FILE_BYTES),
+            lambda r: read_capped(r, self.limits.file),
             params=params,
             headers={"Accept": "*/*"},
         )
@@ -429,7 +437,7 @@ class HubClient(Session):
             ("files", (_check_relative_path(path), content, "application/octet-stream"))
             for path, content in files
         ]
-        return self._call("POST", f"{API}/{plural}", json_object, data=dict(fields), files=parts)
+        return self._call("POST", f"{API}/{plural}", self._json, data=dict(fields), files=parts)
 
     def publish_batch(
         self, members: Sequence[tuple[str, Mapping[str, str], Sequence[tuple[str, bytes]]]]
@@ -444,12 +452,12 @@ class HubClient(Session):
             data.update({f"{n}.{key}": value for key, value in fields.items()})
             parts += [(f"{n}.files", (_check_relative_path(path), content, "application/octet-stream"))
                       for path, content in files]
-        return self._call("POST", f"{API}/batch", json_object, data=data, files=parts)
+        return self._call("POST", f"{API}/batch", self._json, data=data, files=parts)
 
     def has_batch(self) -> bool:
         """Whether the registry has the `/batch` extension: an empty form is sent, which publishes nothing
         (an extension-less server answers 404 or 405)."""
-        status = self._call("POST", f"{API}/batch", lambda r: (read_capped(r), r.status_code)[1], data={},
+        status = self._call("POST", f"{API}/batch", lambda r: (read_capped(r, self.limits.json), r.status_code)[1], data={},
                             passthrough=frozenset(range(400, 600)), retries=0)
         return status not in (404, 405, 501)
 
@@ -458,4 +466,4 @@ class HubClient(Session):
         _, plural = kind_and_plural(kind)
         check_slug(slug)
         path = f"{API}/{plural}/{slug}/versions/{quote(_check_version(version), safe='')}/yank"
-        return self._call("POST", path, json_object, json_body={"yanked": yanked})
+        return self._call("POST", path, self._json, json_body={"yanked": yanked})

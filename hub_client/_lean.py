@@ -5,6 +5,11 @@ progress, syntax, table) and pygments for the `httpx` console script: about 45 m
 command's start-up that no library use needs. Importing this module first puts a stand-in for
 `httpx._main` in place while httpx initialises, then removes it, so `httpx.main` loads the real
 client on first call and `import httpx._main` still finds the real module.
+
+It also keeps httpcore unimported until a transport needs it (`_main` imports it), which the default transport
+(`_stdlib`) never does. Measured: `import hub_client` 0.13 s of CPU with it against 0.20 s without, 5 MiB less
+memory. It relies on httpx's `__init__` importing `._main`: tests/hub_client/test_lean_import.py pins the httpx
+versions it was checked against and fails once httpx no longer needs it.
 """
 
 from __future__ import annotations

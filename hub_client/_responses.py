@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
@@ -11,8 +12,8 @@ import httpx
 from ._exceptions import ProtocolError, _map_error
 from ._models import parse_json
 
-__all__ = ["MAX_ARCHIVE_BYTES", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "DeadlineStream", "discard_if_cut_off",
-           "json_object", "read_capped", "versions_outcome"]
+__all__ = ["MAX_ARCHIVE_BYTES", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "DeadlineStream", "SizeLimits",
+           "discard_if_cut_off", "json_object", "read_capped", "versions_outcome"]
 
 T = TypeVar("T")
 
@@ -25,15 +26,25 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 60 * 1024 * 1024
 
 
-class DeadlineStream(httpx.SyncByteStream):
-    """A response body that raises ReadTimeout once `deadline` (time.monotonic()) has passed."""
+@dataclass(frozen=True)
+class SizeLimits:
+    """The largest answers a client accepts, in bytes: a JSON answer or error body, a v1 file, an archive."""
 
-    def __init__(self, stream: Iterable[bytes], deadline: float) -> None:
-        self._stream, self._deadline = stream, deadline
+    json: int = MAX_JSON_BYTES
+    file: int = MAX_FILE_BYTES
+    archive: int = MAX_ARCHIVE_BYTES
+
+
+class DeadlineStream(httpx.SyncByteStream):
+    """A response body that raises ReadTimeout once `deadline` (an instant of `clock`) has passed."""
+
+    def __init__(self, stream: Iterable[bytes], deadline: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._stream, self._deadline, self._clock = stream, deadline, clock
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._stream:
-            if time.monotonic() > self._deadline:
+            if self._clock() > self._deadline:
                 raise httpx.ReadTimeout("the request deadline passed")
             yield chunk
 
@@ -74,9 +85,10 @@ def discard_if_cut_off(read: Callable[[httpx.Response], T]) -> Callable[[httpx.R
     return whole
 
 
-def json_object(response: httpx.Response) -> dict[str, Any]:
-    """The body as a JSON object, or ProtocolError naming what came instead."""
-    read_capped(response)
+def json_object(response: httpx.Response, limit: int | None = None) -> dict[str, Any]:
+    """The body (at most `limit` bytes, default MAX_JSON_BYTES) as a JSON object, or ProtocolError naming
+    what came instead."""
+    read_capped(response, limit)
     try:
         body = parse_json(response.content)
     except ValueError as exc:
@@ -100,15 +112,15 @@ def _is_json_error(response: httpx.Response) -> bool:
     return isinstance(body, dict) and "error" in body
 
 
-def versions_outcome(response: httpx.Response) -> tuple[int, Any]:
+def versions_outcome(response: httpx.Response, limit: int | None = None) -> tuple[int, Any]:
     """Classify a `/versions` answer: (304, None), (405, None) for "no such route", (404, NotFound),
     or (status, (body, etag))."""
     status = response.status_code
     if status == 304:
         return 304, None
     if status in (404, 405):
-        read_capped(response)
+        read_capped(response, limit)
         if status == 405 or not _is_json_error(response):
             return 405, None
         return 404, _map_error(response, str(response.request.url))
-    return status, (json_object(response), response.headers.get("ETag"))
+    return status, (json_object(response, limit), response.headers.get("ETag"))

@@ -4,19 +4,21 @@ retries, backoff, `Retry-After` and deadlines. HubClient (`_client.py`) speaks t
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import httpx
 
-from ._exceptions import DeadlineExceeded, OfflineMiss, _map_error, _retry_after
-from ._plain import PlainHTTPTransport
-from ._responses import DeadlineStream, json_object, read_capped
+from ._capabilities import Capabilities
+from ._exceptions import OfflineMiss, _map_error
+from ._responses import DeadlineStream, SizeLimits, json_object, read_capped
+from ._retry import NEVER, Attempts, RetryPolicy
+from ._stdlib import StdlibTransport, tls_context
 
 if TYPE_CHECKING:
     from ._cache import Cache
@@ -42,21 +44,7 @@ def _tell(method: str, url: str, started: float, outcome: httpx.Response | Excep
 
 
 API = "/api/v1"
-_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-# a POST may have taken effect unless the server said it did not (429, 503) or it was never sent
-_UNSENT_STATUSES = frozenset({429, 503})
-_UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-_NEVER = float("inf")
-_MAX_WAIT = 30.0  # seconds slept in total for one request, across its retries (429s aside)
-_MAX_RATE_WAIT = 120.0  # seconds one request may wait out 429s (Retry-After), across as many as come
-_BACKOFF_BASE = 0.25
 _BEHIND_TIMEOUT = 30.0  # seconds close() waits for cache writes (local disk)
-_BACKOFF_CAP = 8.0
-
-
-def _sleep(seconds: float) -> None:
-    """Sleep between retries (one name, so tests can replace it)."""
-    time.sleep(seconds)
 
 
 def _default_user_agent() -> str:
@@ -69,12 +57,6 @@ def _default_user_agent() -> str:
     return f"strawpot/{version} (hub_client) httpx/{httpx.__version__}"
 
 
-def _backoff(attempt: int) -> float:
-    """Exponential backoff with jitter: somewhere in [b/2, b] with b = base * 2**attempt."""
-    ceiling = min(_BACKOFF_CAP, _BACKOFF_BASE * 2.0**attempt)
-    return ceiling / 2 + random.uniform(0, ceiling / 2)
-
-
 class Session:
     """Connections, threads and retried requests for one registry (see HubClient for the whole contract)."""
 
@@ -84,6 +66,7 @@ class Session:
         *,
         token: str | None = None,
         transport: httpx.BaseTransport | None = None,
+        verify: bool | str = True,
         cache: Cache | None = None,
         offline: bool = False,
         timeout: float = 30.0,
@@ -92,35 +75,41 @@ class Session:
         max_workers: int = 16,
         retries: int = 3,
         user_agent: str | None = None,
+        retry: RetryPolicy | None = None,
+        limits: SizeLimits | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_workers < 1 or retries < 0:
             raise ValueError("max_workers must be >= 1 and retries >= 0")
+        # `retries` and `request_deadline` are the common knobs; `retry` (a whole policy) overrides them
+        self.retry = retry or RetryPolicy(retries=retries, deadline=request_deadline)
+        self.limits = limits or SizeLimits()
+        self._sleep, self._clock = sleep, clock
         root = base_url.strip().rstrip("/")
         self.base_url = root.removesuffix(API).rstrip("/")
         self.cache = cache
         self.offline = offline
         self.max_workers = max_workers
-        self.retries = retries
         self.timeout = timeout
-        self.request_deadline = request_deadline
         self.deadline = deadline
-        self._ends_at = None if deadline is None else time.monotonic() + deadline
+        self._ends_at = None if deadline is None else clock() + deadline
         headers = {"Accept": "application/json", "User-Agent": user_agent or _default_user_agent()}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        if transport is None and self.base_url.lower().startswith("http://"):
-            transport = PlainHTTPTransport(max_idle=max_workers)
+        if transport is None:
+            transport = StdlibTransport(max_idle=max_workers, verify=verify)
         self._http = httpx.Client(
             base_url=self.base_url,
             transport=transport,
+            # for the transports httpx mounts itself (a proxy named in the environment)
+            verify=verify if isinstance(verify, bool) else tls_context(verify),
             timeout=timeout,
             headers=headers,
             follow_redirects=False,
             limits=httpx.Limits(max_connections=max_workers, max_keepalive_connections=max_workers),
         )
-        self._has_extensions: bool | None = None  # None until a server answer tells us
-        self._has_closure: bool | None = None  # False once the server said it has no POST /closure
-        self._has_bundle: bool | None = None  # False once the server said it has no POST /archives
+        self.capabilities = Capabilities()
         # told once, the first time a 429 is waited out (e.g. the install reporter's status line)
         self.on_rate_limit: Callable[[str], None] | None = None
         self._rate_told = False
@@ -200,45 +189,36 @@ class Session:
         passthrough: frozenset[int] = frozenset(),
         retries: int | None = None,
     ) -> T:
-        """Send a request, retrying what may be retried, and hand a successful response to `handler`.
+        """Send a request, retrying what the retry policy retries, and hand a successful response to `handler`.
 
         Statuses >= 400 become HubErrors unless listed in `passthrough`. Transport errors while the
         handler reads the body are retried like connect errors (for GETs).
         """
         if self.offline:
             raise OfflineMiss(f"offline: {method} {path} needs the registry", url=self.base_url + path)
-        retries = self.retries if retries is None else retries
+        policy = self.retry if retries is None else replace(self.retry, retries=retries)
         idempotent = method in ("GET", "HEAD")
-        waited = rate_waited = 0.0
-        attempt = 0
-        end, scope, budget = self._end()
+        tries = Attempts(policy, self._clock, self.base_url + path, self._ends_at,
+                         0.0 if self.deadline is None else self.deadline)
         while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                raise DeadlineExceeded(scope, budget, url=self.base_url + path)
+            left = tries.left()
             request = self._http.build_request(
                 method, path, params=params, json=json_body, data=data, files=files, headers=headers,
-                timeout=min(self.timeout, left), extensions={"deadline": end} if end != _NEVER else None,
+                timeout=min(self.timeout, left),
+                # the transport's deadline is a time.monotonic() instant, whatever clock the client runs on
+                extensions={"deadline": time.monotonic() + left} if tries.end != NEVER else None,
             )
             url = str(request.url)
-            last = attempt >= retries
-            delay: float | None
-            limited = False
+            started = self._clock()
             try:
-                started = time.monotonic()
                 response = self._http.send(request, stream=True)
-                if end != _NEVER and isinstance(response.stream, httpx.SyncByteStream):
-                    response.stream = DeadlineStream(response.stream, end)
+                if tries.end != NEVER and isinstance(response.stream, httpx.SyncByteStream):
+                    response.stream = DeadlineStream(response.stream, tries.end, self._clock)
                 try:
-                    limited = response.status_code == 429 and retries > 0
-                    delay = None if last and not limited else self._status_delay(response, attempt, idempotent)
-                    if limited and delay is not None:
-                        over = rate_waited + delay > _MAX_RATE_WAIT
-                    else:
-                        over = delay is not None and waited + delay > _MAX_WAIT
-                    if delay is None or over or time.monotonic() + delay >= end:
+                    wait = tries.after_answer(response, idempotent)
+                    if wait is None:
                         if response.status_code >= 400 and response.status_code not in passthrough:
-                            read_capped(response)
+                            read_capped(response, self.limits.json)
                             raise _map_error(response, url)
                         return handler(response)
                 finally:
@@ -246,50 +226,27 @@ class Session:
                     _tell(method, url, started, response)
             except httpx.TransportError as exc:
                 _tell(method, url, started, exc)
-                if time.monotonic() >= end:
-                    raise DeadlineExceeded(scope, budget, url=url) from None
-                retryable = idempotent or isinstance(exc, _UNSENT_ERRORS)
-                delay = min(_backoff(attempt), _MAX_WAIT - waited)
-                if last or not retryable or delay <= 0:
+                delay = tries.after_error(exc, idempotent, url)
+                if delay is None:
                     raise _map_error(exc, url) from exc
-            delay = min(delay, max(0.0, end - time.monotonic()))
-            if limited:  # waited out apart from the retries: a busy registry is not a broken one
-                self._tell_rate_limited(delay)
-                rate_waited += delay
-            else:
-                attempt += 1
-                waited += delay
-            _sleep(delay)
+                wait = (delay, False)
+            delay = tries.spend(*wait)
+            if wait[1]:  # a 429 waited out apart from the retries: a busy registry is not a broken one
+                self._tell_rate_limited(delay, policy)
+            self._sleep(delay)
 
-    def _tell_rate_limited(self, delay: float) -> None:
+    def _tell_rate_limited(self, delay: float, policy: RetryPolicy) -> None:
         with self._pool_lock:
             told, self._rate_told = self._rate_told, True
         if not told and self.on_rate_limit is not None:
             self.on_rate_limit(
                 f"{self.base_url} is rate limiting this client; waiting as it asks (Retry-After {delay:.0f} s, "
-                f"at most {_MAX_RATE_WAIT:g} s a request)"
+                f"at most {policy.max_rate_wait:g} s a request)"
             )
 
-    def _end(self) -> tuple[float, str, float]:
-        """(the instant this request must be done by, "request" or "client", that budget in seconds)."""
-        end, scope, budget = _NEVER, "request", 0.0
-        if self.request_deadline is not None:
-            end, budget = time.monotonic() + self.request_deadline, self.request_deadline
-        if self._ends_at is not None and self._ends_at < end and self.deadline is not None:
-            end, scope, budget = self._ends_at, "client", self.deadline
-        return end, scope, budget
-
-    @staticmethod
-    def _status_delay(response: httpx.Response, attempt: int, idempotent: bool) -> float | None:
-        """Seconds to wait before retrying this response, or None if it is final."""
-        status = response.status_code
-        if status not in _RETRY_STATUSES or (not idempotent and status not in _UNSENT_STATUSES):
-            return None
-        if status == 429:  # at least a moment, jittered so that the client's threads do not return as one
-            return max(float(_retry_after(response)), _BACKOFF_BASE) + random.uniform(0, 0.5)
-        if "Retry-After" in response.headers:
-            return float(_retry_after(response))
-        return _backoff(attempt)
-
     def _get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> dict[str, Any]:
-        return self._call("GET", path, json_object, params=params)
+        return self._call("GET", path, self._json, params=params)
+
+    def _json(self, response: httpx.Response) -> dict[str, Any]:
+        """The answer as a JSON object within this client's limit (a `_call` handler)."""
+        return json_object(response, self.limits.json)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import httpx
 
     from hub_client import HubClient
-    from strawpot.settings import Timeouts
+    from strawpot.registry_choice import Timeouts
 
 # Requests one command keeps in flight to one registry. Over a 50 ms link a cold install of 100
 # packages (about 200 requests) takes 2.0 s with 16, 1.5 s with 32 and 1.35 s with 48; on loopback
@@ -37,13 +37,13 @@ def open_client(
 ) -> HubClient:
     """A HubClient on `url` with the shared download cache; `max_workers` requests at once at most.
 
-    An `http://` URL is spoken to without TLS machinery (see hub_client's PlainHTTPTransport).
+    http:// and https:// go over the standard library's http.client (see hub_client's StdlibTransport).
     `timeouts` (default: the settings without a project's) bound each request and the client's whole life.
     """
     from hub_client import Cache, HubClient
     from strawpot import __version__
-    from strawpot.settings import cache_dir, load_settings
-    from strawpot.settings import timeouts as settings_timeouts
+    from strawpot.config_files import cache_dir, load_settings
+    from strawpot.registry_choice import timeouts as settings_timeouts
 
     limits = timeouts or settings_timeouts(load_settings(None))
     return HubClient(

@@ -4,6 +4,9 @@
     with silent_server() as url:                     # accepts connections and never answers
     with scripted_server({"/api/v1/skills/x/versions": (200, b"...")}) as url:
     with recording_proxy(upstream_url) as proxy:      # proxy.url; proxy.seen: [(method, path, authorization)]
+    with tls_relay(upstream_url) as url:              # https:// in front of an http:// server (TLS_CERT)
+
+The first three take `tls=True` to speak TLS with TLS_CERT (fixtures/tls/), which clients trust as their CA.
 
 Each server runs on daemon threads and is shut down (sockets closed) when the block exits. Stdlib only.
 """
@@ -13,17 +16,43 @@ from __future__ import annotations
 import http.client
 import http.server
 import socket
+import ssl
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
+
+# a self-signed certificate for 127.0.0.1 and localhost (test use only): the servers' and the clients' CA
+TLS_CERT = Path(__file__).resolve().parents[1] / "fixtures" / "tls" / "loopback.pem"
+TLS_KEY = TLS_CERT.with_suffix(".key")
+
+Handler = Callable[[socket.socket, threading.Event], None]
+
+
+def _tls(handle: Handler) -> Handler:
+    """`handle` behind a TLS handshake with TLS_CERT."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(TLS_CERT, TLS_KEY)
+
+    def secured(conn: socket.socket, stop: threading.Event) -> None:
+        try:
+            conn.settimeout(5)
+            tls = context.wrap_socket(conn, server_side=True)
+        except OSError:
+            return
+        handle(tls, stop)
+
+    return secured
 
 
 @contextmanager
-def _listening(handle: object) -> Iterator[str]:
+def _listening(handle: Handler, tls: bool = False) -> Iterator[str]:
     """Accept connections on a loopback port and run `handle(conn, stop)` on a thread for each."""
+    if tls:
+        handle = _tls(handle)
     stop = threading.Event()
     server = socket.create_server(("127.0.0.1", 0))
     server.settimeout(0.1)
@@ -38,12 +67,12 @@ def _listening(handle: object) -> Iterator[str]:
             except OSError:
                 return
             conns.append(conn)
-            threading.Thread(target=handle, args=(conn, stop), daemon=True).start()  # type: ignore[arg-type]
+            threading.Thread(target=handle, args=(conn, stop), daemon=True).start()
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.getsockname()[1]}"
     finally:
         stop.set()
         thread.join(5)
@@ -64,28 +93,33 @@ def _read_request(conn: socket.socket) -> bytes:
 
 
 @contextmanager
-def trickling_server(interval: float = 0.3, body_size: int = 10_000) -> Iterator[str]:
+def trickling_server(interval: float = 0.3, body_size: int = 10_000, *, tls: bool = False,
+                     head_too: bool = False) -> Iterator[str]:
     """Every request gets a 200 with a JSON content type and a body of `body_size` bytes, sent one
-    byte every `interval` seconds: each read succeeds, the whole answer never arrives in time."""
+    byte every `interval` seconds (with `head_too`, the status line and headers as well): each read
+    succeeds, the whole answer never arrives in time."""
 
     def handle(conn: socket.socket, stop: threading.Event) -> None:
         try:
             _read_request(conn)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         + f"Content-Length: {body_size}\r\n\r\n".encode())
-            for _ in range(body_size):
+            head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {body_size}\r\n\r\n".encode())
+            trickled = [head[i:i + 1] for i in range(len(head))] if head_too else []
+            if not head_too:
+                conn.sendall(head)
+            for byte in [*trickled, *[b" "] * body_size]:
                 if stop.wait(interval):
                     return
-                conn.sendall(b" ")
+                conn.sendall(byte)
         except OSError:
             return
 
-    with _listening(handle) as url:
+    with _listening(handle, tls) as url:
         yield url
 
 
 @contextmanager
-def silent_server() -> Iterator[str]:
+def silent_server(*, tls: bool = False) -> Iterator[str]:
     """Accepts every connection, reads the request, and never answers."""
 
     def handle(conn: socket.socket, stop: threading.Event) -> None:
@@ -95,12 +129,12 @@ def silent_server() -> Iterator[str]:
             return
         stop.wait()
 
-    with _listening(handle) as url:
+    with _listening(handle, tls) as url:
         yield url
 
 
 @contextmanager
-def scripted_server(routes: dict[str, tuple[int, bytes]]) -> Iterator[str]:
+def scripted_server(routes: dict[str, tuple[int, bytes]], *, tls: bool = False) -> Iterator[str]:
     """Answers each path in `routes` with (status, JSON body); anything else with a JSON 404."""
 
     def handle(conn: socket.socket, stop: threading.Event) -> None:
@@ -116,7 +150,36 @@ def scripted_server(routes: dict[str, tuple[int, bytes]]) -> Iterator[str]:
         except OSError:
             return
 
-    with _listening(handle) as url:
+    with _listening(handle, tls) as url:
+        yield url
+
+
+@contextmanager
+def tls_relay(upstream: str) -> Iterator[str]:
+    """An https:// URL whose connections are relayed, bytes as they come, to the http:// server `upstream`."""
+    target = urlsplit(upstream)
+
+    def pipe(source: socket.socket, sink: socket.socket) -> None:
+        with suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with suppress(OSError):
+            if isinstance(sink, ssl.SSLSocket):
+                sink.close()  # the server is done: so is the client's connection
+            else:
+                sink.shutdown(socket.SHUT_WR)  # the client is done sending: the server sees the end
+
+    def handle(conn: socket.socket, stop: threading.Event) -> None:
+        conn.settimeout(None)
+        try:
+            back = socket.create_connection((target.hostname or "127.0.0.1", target.port or 80))
+        except OSError:
+            conn.close()
+            return
+        threading.Thread(target=pipe, args=(back, conn), daemon=True).start()
+        pipe(conn, back)
+
+    with _listening(handle, tls=True) as url:
         yield url
 
 

@@ -25,7 +25,7 @@ RULES: dict[str, tuple[str, ...]] = {
 
 # Inside the composition root (`strawpot/`), the services sit below the commands: they never import a
 # command module or the console (presentation is the commands' job, as in PDM's cli/commands).
-SERVICES = ("strawpot.install", "strawpot.publishing", "strawpot.settings", "strawpot.hub")
+SERVICES = ("strawpot.install", "strawpot.publishing", "strawpot.config_files", "strawpot.registry_choice", "strawpot.hub")
 PRESENTATION = ("strawpot.commands", "strawpot.console", "strawpot.cli", "strawpot.cli_group")
 
 
@@ -137,7 +137,7 @@ def test_checker_flags_each_wrong_arrow(tmp_path: Path) -> None:
         "resolver/__init__.py": "import strawpot\n",
         "hub_client/_client.py": "def f():\n    from resolver import Version\n",  # inside a function too
         "strawpot/__init__.py": "",
-        "strawpot/model/package.py": "from resolver import Version\nfrom strawpot.settings import x\n",
+        "strawpot/model/package.py": "from resolver import Version\nfrom strawpot.config_files import x\n",
         "strawpot/model/lockfile.py": "from ..hub import open_client\nfrom . import kinds\n",
         "strawpot/commands/publish.py": "import hub_client, registry_server, orchestrator\n",
         "orchestrator/runtime.py": "from strawpot import model\nfrom strawpot import console\nimport resolver\n",
@@ -152,7 +152,7 @@ def test_checker_flags_each_wrong_arrow(tmp_path: Path) -> None:
         "registry_server/app.py:4: registry_server.app (registry_server) imports orchestrator",
         "resolver/__init__.py:1: resolver (resolver) imports strawpot",
         "strawpot/model/lockfile.py:1: strawpot.model.lockfile (strawpot.model) imports strawpot.hub",
-        "strawpot/model/package.py:2: strawpot.model.package (strawpot.model) imports strawpot.settings",
+        "strawpot/model/package.py:2: strawpot.model.package (strawpot.model) imports strawpot.config_files",
     ]
 
 

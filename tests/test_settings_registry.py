@@ -1,4 +1,4 @@
-"""The registry a command talks to, the token it may send there, and its time limits (strawpot/settings.py)."""
+"""The registry a command talks to, the token it may send there, and its time limits (strawpot/registry_choice.py)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from strawpot import settings
+from strawpot.config_files import load_settings
 from strawpot.model.errors import UsageError
 from strawpot.model.layout import Project
-from strawpot.settings import (
-    DEFAULT_REGISTRY_URL,
+from strawpot.model.settings import DEFAULT_REGISTRY_URL
+from strawpot.registry_choice import (
     Registry,
+    Timeouts,
     choose_registry,
-    load_settings,
     registry_token,
     timeouts,
     withheld_token,
@@ -97,19 +97,43 @@ def test_a_stored_token_belongs_to_its_url(monkeypatch: pytest.MonkeyPatch, clea
     assert registry_token(Registry(A, "global")) == "sh_env"
 
 
+@pytest.mark.parametrize(
+    ("environ", "stored", "expected"),
+    [
+        ({"STRAWPOT_TOKEN": "sh_env"}, "sh_stored", "sh_env"),  # STRAWPOT_TOKEN, meant for this registry, first
+        ({}, "sh_stored", "sh_stored"),  # else what `strawpot login` stored for the URL
+        ({"STRAWPOT_TOKEN": "sh_env", "STRAWPOT_TOKEN_REGISTRY": B}, "sh_stored", "sh_stored"),  # meant elsewhere
+        ({"STRAWPOT_TOKEN": "sh_env", "STRAWPOT_TOKEN_REGISTRY": A + "/"}, None, "sh_env"),
+        ({}, None, None),
+    ],
+)
+def test_the_token_is_read_from_the_settings_the_registry_was_chosen_with(
+        clean: Path, tmp_path: Path, environ: dict[str, str], stored: str | None, expected: str | None) -> None:
+    """The environment given to the settings layer decides, not the process's own (which has no token here)."""
+    clean.write_text(f'[registry]\nurl = "{A}"\n' + (f'[tokens]\n"{A}" = "{stored}"\n' if stored else ""))
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "strawpot.toml").write_text(f'[tokens]\n"{A}" = "sh_project"\n')  # a project never holds one
+    settings = load_settings(Project(project), environ=environ)
+    chosen = choose_registry(Project(project), settings=settings)
+    assert (chosen.url, chosen.origin) == (A, "global")
+    assert registry_token(chosen) == expected
+    assert (withheld_token(chosen) is None) is ("STRAWPOT_TOKEN" not in environ or expected == "sh_env")
+
+
 def test_time_limits_by_layer(monkeypatch: pytest.MonkeyPatch, clean: Path) -> None:
     project = clean.parent / "project"
     project.mkdir()
-    assert timeouts(load_settings(Project(project))) == settings.Timeouts(120.0, 600.0)
+    assert timeouts(load_settings(Project(project))) == Timeouts(120.0, 600.0)
     assert timeouts(load_settings(Project(project))).read == 10.0
     clean.write_text("[registry]\ntimeout = 30\ndeadline = 100\n")
-    assert timeouts(load_settings(Project(project))) == settings.Timeouts(30.0, 100.0)
+    assert timeouts(load_settings(Project(project))) == Timeouts(30.0, 100.0)
     (project / "strawpot.toml").write_text("[registry]\ntimeout = 5\n")
-    assert timeouts(load_settings(Project(project))) == settings.Timeouts(5.0, 100.0)
+    assert timeouts(load_settings(Project(project))) == Timeouts(5.0, 100.0)
     assert timeouts(load_settings(Project(project))).read == 5.0
     monkeypatch.setenv("STRAWPOT_HTTP_TIMEOUT", "2.5")
     monkeypatch.setenv("STRAWPOT_REGISTRY_DEADLINE", "9")
-    assert timeouts(load_settings(Project(project))) == settings.Timeouts(2.5, 9.0)
+    assert timeouts(load_settings(Project(project))) == Timeouts(2.5, 9.0)
 
 
 @pytest.mark.parametrize(("bad", "message"), [

@@ -34,7 +34,7 @@ def ask_for_env(prepared: Prepared, missing: list[EnvNeed], *,
     An empty answer leaves it missing: exit 7 naming every variable still missing.
     """
     from orchestrator.launch import missing_env_error
-    from strawpot.settings import config_path, save_config_value
+    from strawpot.config_files import config_path, save_config_value
 
     confirm = confirm or (lambda text: click.confirm(text, default=False, err=True))
     still: list[EnvNeed] = []

@@ -21,7 +21,7 @@ def command() -> None:
 @command.command("dir")
 def show_dir() -> None:
     """Print the cache folder."""
-    from strawpot.settings import cache_dir
+    from strawpot.config_files import cache_dir
 
     click.echo(str(cache_dir()))
 
@@ -29,7 +29,7 @@ def show_dir() -> None:
 @command.command("clean")
 def clean() -> None:
     """Remove everything in the cache (the next install downloads again)."""
-    from strawpot.settings import cache_dir
+    from strawpot.config_files import cache_dir
 
     root = cache_dir()
     size = _size(root)
@@ -41,7 +41,7 @@ def clean() -> None:
 @command.command("prune")
 def prune() -> None:
     """Remove cached registry answers and leftover temporary files; keep the verified archives (packs merged)."""
-    from strawpot.settings import cache_dir
+    from strawpot.config_files import cache_dir
 
     root = cache_dir()
     freed = 0

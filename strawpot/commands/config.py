@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,21 +40,22 @@ def command(ctx: click.Context, with_origin: bool, project: Path | None, registr
 @_show_options
 def show(with_origin: bool, project: Path | None, registry: str | None, as_json: bool) -> None:
     """Print every setting's effective value (and, with --origin, where it came from)."""
-    from strawpot import settings
+    from strawpot import config_files
+    from strawpot.registry_choice import choose_registry, registry_token
 
-    the_project = settings.Project.at(project)
-    effective = settings.load_settings(the_project, {"registry.url": ("--registry", registry)})
+    the_project = config_files.Project.at(project)
+    effective = config_files.load_settings(the_project, {"registry.url": ("--registry", registry)})
     url = effective.get("registry.url")
     paths = {
         "project": str(the_project.dir), "manifest": str(the_project.manifest_path),
         "lock": str(the_project.lock_path), "tree": str(the_project.tree_root),
-        "cache_dir": str(settings.cache_dir()), "global_root": str(settings.global_root()),
-        "config_file": str(settings.config_path()),
+        "cache_dir": str(config_files.cache_dir()), "global_root": str(config_files.global_root()),
+        "config_file": str(config_files.config_path()),
     }
-    secret = settings.registry_token(settings.choose_registry(the_project, settings=effective))
+    secret = registry_token(choose_registry(the_project, settings=effective))
     token = "set" if secret else "not set"
-    token_from = ("" if not secret else "env STRAWPOT_TOKEN" if secret == os.environ.get("STRAWPOT_TOKEN")
-                  else f"global config {settings.config_path()}")
+    token_from = ("" if not secret else "env STRAWPOT_TOKEN" if secret == effective.tokens.env
+                  else f"global config {config_files.config_path()}")
     _warn(effective)
     if as_json:
         from strawpot.commands._options import print_json
@@ -86,14 +86,14 @@ def set_(key: str, value: str, is_global: bool, project: Path | None) -> None:
     KEY is a dotted name from `strawpot config show` (e.g. policy.max_depth), an agent param
     (agents.NAME.PARAM) or, with --global only, an agent's environment value (agents.NAME.env.VAR).
     """
-    from strawpot import settings
+    from strawpot import config_files
     from strawpot.model.config_edit import set_value
     from strawpot.model.errors import UsageError
 
     if is_global:
-        path = settings.config_path()
+        path = config_files.config_path()
     else:
-        path = settings.Project.at(project).manifest_path
+        path = config_files.Project.at(project).manifest_path
         if not path.exists():
             raise UsageError(f"no strawpot.toml in {path.parent}", hint="use --global, or run this in a project")
     set_value(path, key, value, is_global=is_global)

@@ -27,11 +27,11 @@ def command(project: Path | None, as_json: bool) -> None:
     from orchestrator.doctor import check_agents, check_sandbox
     from orchestrator.envvars import EnvValues
     from orchestrator.staging import Stager
+    from strawpot.config_files import config_path, load_settings
     from strawpot.model.installed import InstalledTree
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
     from strawpot.model.manifest import Manifest
-    from strawpot.settings import config_path, load_settings
 
     the_project = Project.at(project)
     stager = Stager(InstalledTree(the_project.tree_root), Lockfile.load(the_project.lock_path))

@@ -29,7 +29,7 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
     from strawpot.model.layout import Project
     from strawpot.model.package import slug_error
     from strawpot.model.registry_answer import from_registry
-    from strawpot.settings import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry, registry_token
 
     the_kind = parse_kind(kind)
     if "@" in slug:  # `info skill alpha@1.0.0`, as install names a version

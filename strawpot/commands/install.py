@@ -50,9 +50,9 @@ def command(
     import time
 
     from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
+    from strawpot.config_files import Project
     from strawpot.install.options import Edit, Options
     from strawpot.install.service import run
-    from strawpot.settings import Project
 
     started = time.perf_counter()
     edit = Edit(add=tuple(parse_packages(packages)))

@@ -10,8 +10,8 @@ import rich_click as click
 from strawpot.commands._options import registry_project_options
 
 if TYPE_CHECKING:
+    from strawpot.config_files import Project
     from strawpot.model.kinds import Kind
-    from strawpot.settings import Project
 
 SECTION = "packages"
 
@@ -27,8 +27,8 @@ def command(
 ) -> None:
     """List installed packages with their versions and whether they match strawpot.lock."""
     from strawpot.commands._install_output import parse_kind
+    from strawpot.config_files import Project
     from strawpot.model.kinds import KIND_ORDER
-    from strawpot.settings import Project
 
     kinds = [parse_kind(kind)] if kind else list(KIND_ORDER)
     the_project = Project.at(project, is_global=is_global)
@@ -77,7 +77,7 @@ def _installed(project: Project, kinds: list[Kind]) -> list[dict[str, object]]:
 
 def _remote(project: Project, kinds: list[Kind], registry: str | None, limit: int) -> list[dict[str, object]]:
     from strawpot.hub import hub_errors, open_client
-    from strawpot.settings import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry, registry_token
 
     chosen = choose_registry(project, registry)
     url = chosen.url

@@ -32,10 +32,10 @@ def command(
             sys.stderr.write(f"strawpot.lock is up to date ({plural.count(count, 'package')})\n")
             return
     from strawpot.commands._install_output import RichReporter
+    from strawpot.config_files import Project
     from strawpot.install.options import LockMode, Options, TreeMode
     from strawpot.install.service import run
     from strawpot.model.errors import LockOutdated
-    from strawpot.settings import Project
 
     the_project = Project.at(project, is_global=is_global)
     options = Options(registry=registry, offline=offline, lock=LockMode.CHECK if check else LockMode.RESOLVE,

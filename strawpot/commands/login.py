@@ -20,11 +20,11 @@ def command(registry: str | None, token_stdin: bool) -> None:
     """
     import sys
 
+    from strawpot.config_files import config_path
     from strawpot.console import out_console
     from strawpot.model.errors import UsageError
     from strawpot.publishing.account import check_token
     from strawpot.publishing.auth import registry_for, store_token
-    from strawpot.settings import config_path
 
     chosen = registry_for(registry)
     url = chosen.url

@@ -20,9 +20,9 @@ T = TypeVar("T")
 def project_memory(project: Path | None) -> MemoryProvider:
     from orchestrator.memory import MemoryFailure
     from orchestrator.memory_providers import open_memory
+    from strawpot.config_files import load_settings
     from strawpot.model.errors import StrawpotError
     from strawpot.model.layout import Project
-    from strawpot.settings import load_settings
 
     the_project = Project.at(project)
     try:

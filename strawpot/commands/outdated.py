@@ -23,7 +23,7 @@ def command(
     from hub_client import NotFound, PackageVersions
     from strawpot.hub import hub_errors, open_client
     from strawpot.install.queries import load_roots, locked_project, outdated, roots_of
-    from strawpot.settings import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry, registry_token
 
     the_project, lock = locked_project(project, is_global)
     from strawpot.commands._install_output import note_stale_lock

@@ -97,8 +97,8 @@ def _public_url(flag: str | None) -> str | None:
     """`--public-url`, else the `registry.public_url` setting; a usage error unless it is an http(s) address."""
     from urllib.parse import urlsplit
 
+    from strawpot.config_files import load_settings
     from strawpot.model.errors import UsageError
-    from strawpot.settings import load_settings
 
     settings = load_settings(None, {"registry.public_url": ("--public-url", flag)})
     value = settings.get("registry.public_url")

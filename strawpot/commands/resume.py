@@ -56,10 +56,10 @@ def command(run_id: str, agent_id: str | None, task: str | None, headless: bool,
     from orchestrator.session import load_session
     from strawpot.commands._interactive import on_terminal
     from strawpot.commands._run_output import RunOutput
+    from strawpot.config_files import ask_wait, env_policy, load_settings
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
-    from strawpot.settings import ask_wait, env_policy, load_settings
 
     the_project = Project.at(project)
     data = load_session(the_project.sessions_dir, run_id)

@@ -151,9 +151,9 @@ def serve() -> None:
 
     from orchestrator.scheduler import Scheduler, SchedulerLock, held_message
     from orchestrator.schedules import ScheduleStore, default_data_dir
+    from strawpot.config_files import load_settings
     from strawpot.model.errors import StrawpotError
     from strawpot.model.plural import count
-    from strawpot.settings import load_settings
 
     store = ScheduleStore(default_data_dir())
     catch_up = str(load_settings().get("schedule.catch_up"))

@@ -23,7 +23,7 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     from strawpot.hub import hub_errors, open_client
     from strawpot.model.layout import Project
     from strawpot.model.registry_answer import from_registry
-    from strawpot.settings import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry, registry_token
 
     if not query.strip():
         from strawpot.model.errors import UsageError

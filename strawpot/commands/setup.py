@@ -24,6 +24,7 @@ def command(agent: str, project: Path | None) -> None:
     from orchestrator.binding import Binder, BindingError
     from orchestrator.envvars import EnvValues, package_needs
     from orchestrator.staging import Stager, StagingError
+    from strawpot.config_files import env_policy, load_settings
     from strawpot.model.child_env import child_env
     from strawpot.model.errors import MissingToolError
     from strawpot.model.installed import InstalledTree
@@ -31,7 +32,6 @@ def command(agent: str, project: Path | None) -> None:
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
     from strawpot.model.manifest import Manifest
-    from strawpot.settings import env_policy, load_settings
 
     the_project = Project.at(project)
     stager = Stager(InstalledTree(the_project.tree_root), Lockfile.load(the_project.lock_path))

@@ -68,7 +68,7 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     if given_run is not None and not RUN_ID_RE.fullmatch(given_run):
         raise UsageError(f"--run-id {given_run!r} is not a run id")
     in_tmux = _wants_tmux(attach_mode, task, terminal) and given_run is None
-    from strawpot.settings import load_settings
+    from strawpot.config_files import load_settings
 
     the_project = Project.at(project)
     settings = load_settings(the_project, {"session.isolation": ("--isolation", isolation),
@@ -90,7 +90,7 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     from orchestrator.launch import Launch
     from orchestrator.tmux import session_name
     from strawpot.commands._run_output import RunOutput
-    from strawpot.settings import ask_wait, env_policy
+    from strawpot.config_files import ask_wait, env_policy
 
     run_id = given_run or new_run_id()
     shown = RunOutput(run_id, terminal=terminal, progress=progress, run_wait=ask_wait(settings))

@@ -38,9 +38,9 @@ def command(
 
     from strawpot.commands._install_output import RichReporter, render_outcome
     from strawpot.commands._options import parse_user_id
+    from strawpot.config_files import Project
     from strawpot.install.options import Options, TreeMode
     from strawpot.install.service import run
-    from strawpot.settings import Project
 
     started = time.perf_counter()
     options = Options(

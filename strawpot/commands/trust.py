@@ -26,12 +26,12 @@ def command(packages: tuple[str, ...], is_global: bool, project: Path | None, re
 
     from strawpot.commands._install_output import RichReporter, render_outcome
     from strawpot.commands._options import parse_user_id
+    from strawpot.config_files import Project
     from strawpot.install.options import Options
     from strawpot.install.service import run
     from strawpot.model.fs import file_lock
     from strawpot.model.ids import package_id
     from strawpot.model.manifest import Manifest
-    from strawpot.settings import Project
 
     ids = [package_id(*parse_user_id(text)) for text in packages]
     started = time.perf_counter()

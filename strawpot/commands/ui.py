@@ -60,7 +60,7 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     # The one scheduler fires schedules while the UI runs, if no `schedule serve` holds its lock.
     from orchestrator.scheduler import serve_in_background
     from orchestrator.schedules import default_data_dir
-    from strawpot.settings import load_settings
+    from strawpot.config_files import load_settings
 
     serve_in_background(default_data_dir(), str(load_settings().get("schedule.catch_up")),
                         lambda line: click.echo(line, err=True))
@@ -70,7 +70,7 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
 
 def project_settings(project_dir: Path) -> Settings:
     """A project's effective settings, read afresh each time (the UI's pages ask per project, per request)."""
+    from strawpot.config_files import load_settings
     from strawpot.model.layout import Project
-    from strawpot.settings import load_settings
 
     return load_settings(Project(project_dir))

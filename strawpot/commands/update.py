@@ -28,12 +28,12 @@ def command(
     import time
 
     from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
+    from strawpot.config_files import Project
     from strawpot.install.options import Edit, Options
     from strawpot.install.queries import load_lock
     from strawpot.install.service import run
     from strawpot.model.errors import UsageError
     from strawpot.model.ids import package_id
-    from strawpot.settings import Project
 
     started = time.perf_counter()
     the_project = Project.at(project, is_global=is_global)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from strawpot.config_files import Project
 from strawpot.install.apply import commit, discard, recover, remove, stage
 from strawpot.install.options import Edit, LockMode, Options, TreeMode
 from strawpot.install.outcome import Outcome, QuietReporter, Reporter
@@ -28,7 +29,6 @@ from strawpot.model.layout import escaping_link, remove_empty_tree
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.model.plural import noun
-from strawpot.settings import Project
 
 if TYPE_CHECKING:
     from hub_client import HubClient
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from strawpot.model.child_env import EnvPolicy
     from strawpot.model.lockfile import LockedPackage
     from strawpot.model.settings import Settings
-    from strawpot.settings import Registry
+    from strawpot.registry_choice import Registry
 
 
 def run(
@@ -170,7 +170,7 @@ class _Run:
     def settings(self) -> Settings:
         """The settings layer, read once a run (the registry, its time limits, install scripts)."""
         if self._settings is None:
-            from strawpot.settings import load_settings
+            from strawpot.config_files import load_settings
 
             self._settings = load_settings(self.project, {"registry.url": ("--registry", self.options.registry)})
         return self._settings
@@ -178,14 +178,14 @@ class _Run:
     @property
     def env_policy(self) -> EnvPolicy:
         """What install scripts and tool hints inherit (an allow-list; never a token)."""
-        from strawpot.settings import env_policy
+        from strawpot.config_files import env_policy
 
         return env_policy(self.settings)
 
     def _registry(self, previous: Lockfile | None) -> Registry:
         """--registry > STRAWPOT_REGISTRY_URL > [registry].url > config file > where the lock came from > default."""
         from strawpot.install.local import is_path_source
-        from strawpot.settings import choose_registry
+        from strawpot.registry_choice import choose_registry
 
         sources = [p.source for p in previous.packages if not is_path_source(p)] if previous is not None else []
         lock_source = sources[0] if sources else None
@@ -195,7 +195,7 @@ class _Run:
     def client(self) -> HubClient:
         if self._client is None:
             from strawpot.hub import open_client
-            from strawpot.settings import registry_token, timeouts
+            from strawpot.registry_choice import registry_token, timeouts
 
             assert self.registry is not None
             self._client = open_client(
@@ -292,7 +292,7 @@ class _Run:
             e.name: agent for e in manifest.entries()
             if e.kind is Kind.ROLE and isinstance(agent := e.settings.get("default_agent"), str)
         }
-        limit = self.client.request_deadline
+        limit = self.client.retry.deadline
         with self.reporter.waiting(f"waiting for {self.url}" + (f" (at most {limit:g} s a request)" if limit else "")):
             from strawpot.install.local import local_packages
 

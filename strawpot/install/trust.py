@@ -167,7 +167,7 @@ def trust_policy(project: Project, tree: InstalledTree, trusted: Iterable[str], 
                  trust_project: bool = False, trust_now: Iterable[str] = ()) -> TrustPolicy:
     """The policy of one run: `[scripts] trusted`, the lock's pins, this machine's confirmations (in the global
     config folder); with `trust_now` (`strawpot trust`), every command of those installed packages is trusted."""
-    from strawpot.settings import config_path
+    from strawpot.config_files import config_path
 
     policy = TrustPolicy.of(project.dir.resolve(), trusted, lock, LocalTrust(config_path().parent / LOCAL_FILE),
                             trust_project=trust_project, trust_now=trust_now)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from strawpot.model.errors import UsageError
@@ -173,20 +173,40 @@ class Source:
     lines: Mapping[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Tokens:
+    """Registry tokens: STRAWPOT_TOKEN (`env`) and the one registry STRAWPOT_TOKEN_REGISTRY limits it to
+    (`env_scope`), and those `strawpot login` stored in the global config's `[tokens]`, by registry URL."""
+
+    env: str | None = None
+    env_scope: str | None = None
+    stored: Mapping[str, str] = field(default_factory=dict)
+
+
 @dataclass
 class Settings:
-    """The effective settings: a value and an origin for every key of SCHEMA, plus agents' tables."""
+    """The effective settings: a value and an origin for every key of SCHEMA, plus agents' tables and tokens."""
 
     values: dict[str, Value]
     agents: dict[str, dict[str, Value]] = field(default_factory=dict)
     env_tables: dict[tuple[Kind, str], dict[str, Value]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    layers: dict[tuple[str, str], Value] = field(default_factory=dict)  # (key, layer) -> what that layer said
+    tokens: Tokens = field(default_factory=Tokens)
 
     def get(self, key: str) -> Any:
         return self.values[key].value
 
     def origin(self, key: str) -> Origin:
         return self.values[key].origin
+
+    def in_layer(self, key: str, layer: str) -> Value | None:
+        """What one layer (`default`, `global`, `project`, `env`, `flag`) set `key` to, or None if it did not."""
+        return self.layers.get((key, layer))
+
+    def _set(self, value: Value) -> None:
+        self.values[value.key] = value
+        self.layers[(value.key, value.origin.layer)] = value
 
     def agent(self, name: str) -> dict[str, Any]:
         """`[agents.<name>]` params, project over global (an agent's own defaults are not included)."""
@@ -203,7 +223,9 @@ class Settings:
 
 def layered(sources: Iterable[Source]) -> Settings:
     """Fold the layers, lowest first, into effective values; raises UsageError on a wrong type."""
-    settings = Settings({name: Value(name, key.default, Origin("default")) for name, key in SCHEMA.items()})
+    settings = Settings({})
+    for name, key in SCHEMA.items():
+        settings._set(Value(name, key.default, Origin("default")))
     for source in sources:
         if source.layer in ("global", "project"):
             _fold_file(settings, source)
@@ -216,6 +238,8 @@ def _fold_file(settings: Settings, source: Source) -> None:
     for table, content in source.data.items():
         if table in _ENV_KINDS:
             _fold_package_tables(settings, source, _ENV_KINDS[table], content)
+        elif table == "tokens" and source.layer == "global":
+            settings.tokens = replace(settings.tokens, stored=_stored_tokens(source, content))
         elif (table in REQUIREMENT_TABLES | _PROJECT_ONLY_TABLES and source.layer == "project"
               or table in _GLOBAL_ONLY_TABLES and source.layer == "global"):
             continue
@@ -232,7 +256,14 @@ def _fold_file(settings: Settings, source: Source) -> None:
                     continue
                 where = _at(source, dotted)
                 value = check(key, raw, where)
-                settings.values[dotted] = Value(dotted, value, Origin(source.layer, where))
+                settings._set(Value(dotted, value, Origin(source.layer, where)))
+
+
+def _stored_tokens(source: Source, content: Any) -> dict[str, str]:
+    if not isinstance(content, dict) or not all(isinstance(v, str) for v in content.values()):
+        raise UsageError(f'{source.where}: [tokens] must be a table of "registry URL" = "token" strings',
+                         hint="fix or delete it, then `strawpot login` again")
+    return dict(content)
 
 
 def _fold_package_tables(settings: Settings, source: Source, kind: Kind, content: Any) -> None:
@@ -271,7 +302,7 @@ def _fold_flat(settings: Settings, source: Source) -> None:
         if source.layer == "env":
             raw = from_text(key, str(raw), where)
         value = check(key, raw, where)
-        settings.values[dotted] = Value(dotted, value, Origin(source.layer, where))
+        settings._set(Value(dotted, value, Origin(source.layer, where)))
 
 
 def check(key: Key, raw: Any, where: str) -> Any:

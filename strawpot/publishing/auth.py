@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 from strawpot.model.errors import StrawpotError, UsageError
 
 if TYPE_CHECKING:
-    from strawpot.settings import Registry
+    from strawpot.registry_choice import Registry
 
 
 def registry_for(explicit: str | None) -> Registry:
     """--registry > STRAWPOT_REGISTRY_URL > [registry].url of ./strawpot.toml > config file > StrawHub."""
     from strawpot.model.layout import Project
-    from strawpot.settings import choose_registry
+    from strawpot.registry_choice import choose_registry
 
     chosen = choose_registry(Project.at(None), explicit)
     if not chosen.url.startswith(("http://", "https://")):
@@ -30,7 +30,7 @@ def login_hint(url: str) -> str:
 
 def require_token(registry: Registry) -> str:
     """The token for `registry` (STRAWPOT_TOKEN when meant for it, else the stored one), or an error saying how to get one."""
-    from strawpot.settings import registry_token, withheld_token
+    from strawpot.registry_choice import registry_token, withheld_token
 
     token = registry_token(registry)
     if token:
@@ -44,7 +44,7 @@ def require_token(registry: Registry) -> str:
 
 def store_token(url: str, token: str) -> None:
     """Keep `token` for `url` in the config file (`[tokens]`, mode 0600, written atomically)."""
-    from strawpot.settings import load_config, save_config
+    from strawpot.config_files import load_config, save_config
 
     config = load_config()
     tokens = config.get("tokens")
@@ -57,7 +57,7 @@ def store_token(url: str, token: str) -> None:
 
 def forget_token(url: str) -> bool:
     """Remove the stored token for `url`; False when there was none."""
-    from strawpot.settings import load_config, save_config
+    from strawpot.config_files import load_config, save_config
 
     config = load_config()
     tokens = config.get("tokens")

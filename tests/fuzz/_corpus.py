@@ -245,12 +245,12 @@ def _only(folder: Path, expected: set[Path]) -> None:
 def check_manifest(data: bytes, folder: Path) -> None:
     """Manifest.load and what commands do next (entries, hash, registry URL and time limits, edit, dump),
     and the no-op path's own reader: only StrawpotError may come out."""
+    from strawpot.config_files import load_settings
     from strawpot.install.fastcheck import manifest_hash
     from strawpot.model.errors import StrawpotError
     from strawpot.model.kinds import Kind
     from strawpot.model.layout import Project
     from strawpot.model.manifest import Manifest
-    from strawpot.settings import load_settings
 
     path = folder / "strawpot.toml"
     path.write_bytes(data)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ import pytest
 import respx
 
 from hub_client import Cache, HubClient
-from hub_client import _session as session_module
+from hub_client._stdlib import tls_context
+from tests._loopback_servers import TLS_CERT
 
 BASE = "http://hub.test"
 
@@ -59,12 +61,10 @@ class FakeRegistry:
         return httpx.MockTransport(self)
 
 
-@pytest.fixture(autouse=True)
-def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Retries never really sleep in tests; the requested delays are recorded here."""
-    slept: list[float] = []
-    monkeypatch.setattr(session_module, "_sleep", slept.append)
-    return slept
+@pytest.fixture
+def sleeps() -> list[float]:
+    """The delays `make_client`'s clients sleep between retries, recorded here instead of slept."""
+    return []
 
 
 @pytest.fixture
@@ -78,12 +78,13 @@ def cache(tmp_path: Path) -> Cache:
 
 
 @pytest.fixture
-def make_client(registry: FakeRegistry, cache: Cache) -> Iterator[Callable[..., HubClient]]:
+def make_client(registry: FakeRegistry, cache: Cache, sleeps: list[float]) -> Iterator[Callable[..., HubClient]]:
     made: list[HubClient] = []
 
     def make(**kwargs: Any) -> HubClient:
         kwargs.setdefault("transport", registry.transport)
         kwargs.setdefault("cache", cache)
+        kwargs.setdefault("sleep", sleeps.append)
         client = HubClient(kwargs.pop("base_url", BASE), **kwargs)
         made.append(client)
         return client
@@ -104,3 +105,38 @@ def router() -> respx.MockRouter:
 def client(router: respx.MockRouter, make_client: Callable[..., HubClient]) -> HubClient:
     """A client whose requests go to `router`."""
     return make_client(transport=httpx.MockTransport(router.handler))
+
+
+@dataclass(frozen=True)
+class Wire:
+    """One way to reach a registry on a real socket: a transport (`stdlib`, the default; `httpcore`, httpx's
+    own) and a scheme (`https` against tests/_loopback_servers.py's TLS servers, trusting TLS_CERT)."""
+
+    transport: str
+    scheme: str
+
+    @property
+    def tls(self) -> bool:
+        return self.scheme == "https"
+
+    def client(self) -> dict[str, Any]:
+        """HubClient keyword arguments for this wire."""
+        verify: bool | str = str(TLS_CERT) if self.tls else True
+        if self.transport == "stdlib":
+            return {"verify": verify}
+        return {"transport": httpx.HTTPTransport(verify=tls_context(verify) if self.tls else True)}
+
+
+WIRES = [Wire(t, s) for s in ("http", "https") for t in ("stdlib", "httpcore")]
+
+
+@pytest.fixture(params=WIRES, ids=lambda w: f"{w.transport}-{w.scheme}")
+def wire(request: pytest.FixtureRequest) -> Wire:
+    """Tests on real sockets take it, so both transports pass the same tests over http and https."""
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture(params=WIRES[:2], ids=lambda w: f"{w.transport}-{w.scheme}")
+def http_wire(request: pytest.FixtureRequest) -> Wire:
+    """`wire` for the tests whose server speaks plain HTTP only."""
+    return request.param  # type: ignore[no-any-return]

@@ -148,10 +148,10 @@ def test_an_archive_put_behind_is_checked_first(cache: Cache) -> None:
     assert cache.read_archive(DIGEST) is None and stored_files(cache.root) == []
 
 
-def test_past_the_memory_bound_an_archive_is_written_at_once(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hub_client import _cache
+def test_past_the_memory_bound_an_archive_is_written_at_once(cache: Cache) -> None:
+    from hub_client import CacheLimits
 
-    monkeypatch.setattr(_cache, "_RECENT_LIMIT", len(DATA) - 1)
+    cache = Cache(cache.root, limits=CacheLimits(recent=len(DATA) - 1))
     path = cache.put_archive_behind(DATA, DIGEST, size=len(DATA), what="archive")
     assert path.read_bytes() == DATA
 
@@ -182,10 +182,10 @@ def test_the_newest_answer_wins_between_a_package_file_and_the_pack(cache: Cache
     assert Cache(cache.root).get_metadata(HUB, "skill", "b") is not None
 
 
-def test_a_pack_past_its_bound_drops_its_oldest_entries(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hub_client import _cache
+def test_a_pack_past_its_bound_drops_its_oldest_entries(cache: Cache) -> None:
+    from hub_client import CacheLimits
 
-    monkeypatch.setattr(_cache, "_PACK_LIMIT", 4000)
+    cache = Cache(cache.root, limits=CacheLimits(metadata_pack=4000))
     for batch in range(5):
         cache.put_metadata_many(HUB, [("skill", f"b{batch}-{i}", {"pad": "x" * 100}, None, "versions")
                                       for i in range(8)])

@@ -199,23 +199,21 @@ def test_prune_merges_the_packs_without_what_has_its_own_file(cache: Cache) -> N
     assert Cache(cache.root).merge_packs() == 0  # one pack, nothing to drop: left as it is
 
 
-def test_more_archives_than_one_pack_holds_are_split(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hub_client import _archive_packs
+def test_more_archives_than_one_pack_holds_are_split(cache: Cache) -> None:
+    from hub_client import CacheLimits
 
-    monkeypatch.setattr(_archive_packs, "MAX_ENTRIES", _ARCHIVE_PACK_MIN)
-    put_all(cache)
+    put_all(Cache(cache.root, limits=CacheLimits(pack_entries=_ARCHIVE_PACK_MIN)))
     packs = sorted((cache.root / "archives-v1" / "packs").iterdir())
     assert len(packs) == 2 and MAX_ENTRIES >= 1000
     assert [Cache(cache.root).read_archive(d) for d in DIGESTS] == ARCHIVES
 
 
-def test_a_merge_writes_a_batch_at_a_time(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hub_client import _archive_packs
+def test_a_merge_writes_a_batch_at_a_time(cache: Cache) -> None:
+    from hub_client import CacheLimits
 
     put_all(cache)
     put_all(Cache(cache.root), [b"more %d" % i for i in range(8)])
-    monkeypatch.setattr(_archive_packs, "MERGE_BATCH_BYTES", sum(len(a) for a in ARCHIVES) // 2)
-    Cache(cache.root).merge_packs()
+    Cache(cache.root, limits=CacheLimits(merge_batch=sum(len(a) for a in ARCHIVES) // 2)).merge_packs()
     packs = list((cache.root / "archives-v1" / "packs").iterdir())
     assert len(packs) >= 2  # never all archives in memory at once
     assert [Cache(cache.root).read_archive(d) for d in DIGESTS] == ARCHIVES

@@ -12,8 +12,7 @@ import httpx
 import pytest
 import respx
 
-from hub_client import Cache, PackageVersions, RegistryUnreachable
-from hub_client import _responses as responses_module
+from hub_client import Cache, PackageVersions, RegistryUnreachable, SizeLimits
 
 BASE = "http://hub.test"
 CLOSURE = "/api/v1/closure"
@@ -214,9 +213,9 @@ def test_a_body_that_is_not_a_json_object_is_discarded(router, client, content) 
     assert client.closure([("role", "lead")]) is None
 
 
-def test_an_oversized_body_is_refused_while_it_streams(router, client, cache, monkeypatch) -> None:
+def test_an_oversized_body_is_refused_while_it_streams(router, make_client, cache) -> None:
     body = json.dumps(answer(LEAD, LEAF)).encode()
-    monkeypatch.setattr(responses_module, "MAX_JSON_BYTES", len(body) - 1)
+    client = make_client(transport=httpx.MockTransport(router.handler), limits=SizeLimits(json=len(body) - 1))
     router.post(CLOSURE).respond(200, content=body, headers={"Content-Type": "application/json"})
     assert client.closure([("role", "lead")]) is None
     client.close()  # no cache write is still under way

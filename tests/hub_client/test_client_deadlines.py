@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from hub_client import Cache, DeadlineExceeded, HubClient, ProtocolError, RegistryUnreachable
-from tests._loopback_servers import scripted_server, silent_server, trickling_server
+from tests._loopback_servers import TLS_CERT, scripted_server, silent_server, trickling_server
 
 
-def test_a_trickling_answer_ends_at_the_request_deadline() -> None:
-    with trickling_server(interval=0.2) as url, HubClient(url, timeout=5, request_deadline=1.5) as client:
+def test_a_trickling_answer_ends_at_the_request_deadline(wire: Any) -> None:
+    with trickling_server(interval=0.2, tls=wire.tls) as url, HubClient(url, timeout=5, request_deadline=1.5, **wire.client()) as client:
         start = time.monotonic()
         with pytest.raises(DeadlineExceeded) as info:
             client.search("x")
@@ -25,16 +26,29 @@ def test_a_trickling_answer_ends_at_the_request_deadline() -> None:
     assert took < 1.5 + 3  # the per-read timeout (5 s) never fired: each byte came within 0.2 s
 
 
-def test_a_server_that_never_answers_ends_at_the_request_deadline() -> None:
-    with silent_server() as url, HubClient(url, timeout=30, request_deadline=1.0) as client:
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "https"])
+def test_headers_trickled_a_byte_at_a_time_end_at_the_request_deadline(tls: bool) -> None:
+    """The default transport bounds every read by the deadline, the status line and headers too
+    (httpx's own holds each read to the network-wait limit only)."""
+    with trickling_server(interval=0.1, tls=tls, head_too=True) as url, \
+            HubClient(url, timeout=5, request_deadline=1.0, verify=str(TLS_CERT)) as client:
+        start = time.monotonic()
+        with pytest.raises(DeadlineExceeded):
+            client.search("x")
+        assert time.monotonic() - start < 1.0 + 2
+
+
+def test_a_server_that_never_answers_ends_at_the_request_deadline(wire: Any) -> None:
+    with silent_server(tls=wire.tls) as url, HubClient(url, timeout=30, request_deadline=1.0, **wire.client()) as client:
         start = time.monotonic()
         with pytest.raises(DeadlineExceeded):
             client.package_versions("skill", "x")
         assert time.monotonic() - start < 1.0 + 3
 
 
-def test_the_client_deadline_bounds_every_request_it_makes() -> None:
-    with trickling_server(interval=0.2) as url, HubClient(url, timeout=5, request_deadline=60, deadline=1.0) as client:
+def test_the_client_deadline_bounds_every_request_it_makes(wire: Any) -> None:
+    with trickling_server(interval=0.2, tls=wire.tls) as url, \
+            HubClient(url, timeout=5, request_deadline=60, deadline=1.0, **wire.client()) as client:
         with pytest.raises(DeadlineExceeded) as info:
             client.search("x")
         assert info.value.scope == "client"
@@ -60,9 +74,9 @@ def test_the_https_path_checks_the_deadline_between_body_chunks() -> None:
         assert time.monotonic() - start < 0.5 + 2
 
 
-def test_without_deadlines_a_fast_answer_is_unchanged() -> None:
+def test_without_deadlines_a_fast_answer_is_unchanged(wire: Any) -> None:
     routes = {"/api/v1/search": (200, b'{"results": [], "count": 0}')}
-    with scripted_server(routes) as url, HubClient(url, request_deadline=5, deadline=10) as client:
+    with scripted_server(routes, tls=wire.tls) as url, HubClient(url, request_deadline=5, deadline=10, **wire.client()) as client:
         assert client.search("x") == {"results": [], "count": 0}
         assert client.search("y") == {"results": [], "count": 0}  # the connection is reused after a deadline-armed read
 
@@ -80,12 +94,12 @@ def test_an_archive_declared_over_the_limit_is_refused_before_any_byte_is_fetche
     assert [p for p in (tmp_path / "cache").rglob("*") if p.is_file()] == []
 
 
-def test_an_archive_without_a_declared_size_stops_at_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hub_client import IntegrityError, _responses
+def test_an_archive_without_a_declared_size_stops_at_the_limit(tmp_path: Path) -> None:
+    from hub_client import IntegrityError, SizeLimits
 
-    monkeypatch.setattr(_responses, "MAX_ARCHIVE_BYTES", 1000)
     transport = httpx.MockTransport(lambda r: httpx.Response(200, content=b"x" * 5000))
-    with (HubClient("http://hub.test", transport=transport, cache=Cache(tmp_path / "cache"), retries=0) as client,
+    with (HubClient("http://hub.test", transport=transport, cache=Cache(tmp_path / "cache"), retries=0,
+                    limits=SizeLimits(archive=1000)) as client,
           pytest.raises(IntegrityError, match="expected 1000 bytes")):
         client.fetch_archive("skill", "big", "1.0.0", "a" * 64, None)
     assert [p for p in (tmp_path / "cache").rglob("*") if p.is_file()] == []

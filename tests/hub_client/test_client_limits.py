@@ -7,8 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from hub_client import ProtocolError
-from hub_client import _responses as responses_module
+from hub_client import ProtocolError, SizeLimits
 
 CHUNK = b"x" * 65536
 
@@ -26,9 +25,8 @@ class Endless(httpx.SyncByteStream):
 
 
 @pytest.fixture
-def small_caps(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(responses_module, "MAX_JSON_BYTES", 1 << 20)
-    monkeypatch.setattr(responses_module, "MAX_FILE_BYTES", 1 << 20)
+def small_caps() -> SizeLimits:
+    return SizeLimits(json=1 << 20, file=1 << 20)
 
 
 def test_an_endless_json_answer_is_refused(registry, make_client, small_caps) -> None:
@@ -36,7 +34,7 @@ def test_an_endless_json_answer_is_refused(registry, make_client, small_caps) ->
     registry.on("GET", "/api/v1/skills/x", lambda r: httpx.Response(200, stream=body,
                                                                      headers={"content-type": "application/json"}))
     with pytest.raises(ProtocolError, match="larger than 1048576 bytes"):
-        make_client().detail("skill", "x")
+        make_client(limits=small_caps).detail("skill", "x")
     assert body.pulled <= (1 << 20) + len(CHUNK)
 
 
@@ -44,7 +42,7 @@ def test_an_endless_v1_file_is_refused(registry, make_client, small_caps) -> Non
     body = Endless()
     registry.on("GET", "/api/v1/skills/x/file", lambda r: httpx.Response(200, stream=body))
     with pytest.raises(ProtocolError, match="larger than"):
-        make_client().fetch_file("skill", "x", "SKILL.md", "1.0.0")
+        make_client(limits=small_caps).fetch_file("skill", "x", "SKILL.md", "1.0.0")
     assert body.pulled <= (1 << 20) + len(CHUNK)
 
 
@@ -52,10 +50,10 @@ def test_an_endless_error_body_is_refused(registry, make_client, small_caps) -> 
     body = Endless()
     registry.on("GET", "/api/v1/skills/x", lambda r: httpx.Response(400, stream=body))
     with pytest.raises(ProtocolError, match="larger than"):
-        make_client().detail("skill", "x")
+        make_client(limits=small_caps).detail("skill", "x")
     assert body.pulled <= (1 << 20) + len(CHUNK)
 
 
 def test_answers_within_the_cap_still_parse(registry, make_client, small_caps) -> None:
     registry.on("GET", "/api/v1/skills/x", httpx.Response(200, json={"slug": "x"}))
-    assert make_client().detail("skill", "x") == {"slug": "x"}
+    assert make_client(limits=small_caps).detail("skill", "x") == {"slug": "x"}

@@ -115,7 +115,7 @@ def test_a_timeout_then_success(registry, make_client) -> None:
 
 def test_unreachable_for_real_on_a_closed_port(sleeps) -> None:
     with (
-        HubClient("http://127.0.0.1:9", retries=1, timeout=2) as client,
+        HubClient("http://127.0.0.1:9", retries=1, timeout=2, sleep=sleeps.append) as client,
         pytest.raises(RegistryUnreachable) as info,
     ):
         client.whoami()

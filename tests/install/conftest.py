@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from hub_client import Cache, HubClient
+from strawpot.config_files import Project
 from strawpot.model.archive import build_archive
-from strawpot.settings import Project
 
 BASE = "http://hub.test"
 PLURAL = {"skill": "skills", "role": "roles", "agent": "agents", "memory": "memories", "integration": "integrations"}

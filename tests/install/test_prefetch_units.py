@@ -14,7 +14,6 @@ import pytest
 import respx
 
 from hub_client import Cache, HubClient, VersionInfo
-from hub_client import _session as session_module
 from strawpot.install.background import Speculator
 from strawpot.install.provider import HubProvider
 
@@ -46,10 +45,8 @@ def closure_answer(*keys: tuple[str, str], complete: bool = True) -> dict[str, A
 
 
 @pytest.fixture
-def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    waits: list[float] = []
-    monkeypatch.setattr(session_module, "_sleep", waits.append)
-    return waits
+def slept() -> list[float]:
+    return []
 
 
 @pytest.fixture
@@ -59,8 +56,9 @@ def router(slept: list[float]) -> respx.MockRouter:
 
 
 @pytest.fixture
-def client(router: respx.MockRouter, tmp_path) -> Any:
-    made = HubClient(BASE, transport=httpx.MockTransport(router.handler), cache=Cache(tmp_path / "cache"))
+def client(router: respx.MockRouter, tmp_path, slept: list[float]) -> Any:
+    made = HubClient(BASE, transport=httpx.MockTransport(router.handler), cache=Cache(tmp_path / "cache"),
+                     sleep=slept.append)
     yield made
     made.close()
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from strawpot.config_files import Project
 from strawpot.model.lockfile import LockedTool, Lockfile
-from strawpot.settings import Project
 
 
 def write(project: Project, text: str) -> None:

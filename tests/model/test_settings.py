@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from strawpot.config_files import load_settings
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 from strawpot.model.settings import SCHEMA, Origin, Source, key_lines, layered
-from strawpot.settings import load_settings
 
 
 def _file(layer: str, path: str, text: str) -> Source:

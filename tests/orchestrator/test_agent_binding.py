@@ -6,11 +6,11 @@ import pytest
 
 from orchestrator.binding import Binder, BindingError, choose_agent, role_env_var
 from orchestrator.staging import Stager
+from strawpot.config_files import load_settings
 from strawpot.model.installed import InstalledTree
 from strawpot.model.layout import Project
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
-from strawpot.settings import load_settings
 
 ALL = dict(cli="cli-agent", env="env-agent", manifest="manifest-agent", role="role-agent", runtime="runtime-agent")
 

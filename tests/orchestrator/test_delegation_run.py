@@ -16,7 +16,7 @@ from orchestrator._proto import denden_pb2_grpc as pb_grpc
 from orchestrator.ask import Asker
 from orchestrator.launch import Launch, Project, prepare
 from orchestrator.run import LiveAgent
-from strawpot.settings import load_settings
+from strawpot.config_files import load_settings
 
 pytestmark = pytest.mark.e2e
 

@@ -19,8 +19,8 @@ import pytest
 from orchestrator.ask import Asker
 from orchestrator.endpoint import MAX_SOCKET_PATH, SOCKET_NAME
 from orchestrator.launch import Launch, Project, prepare
+from strawpot.config_files import load_settings
 from strawpot.model.errors import UsageError
-from strawpot.settings import load_settings
 from tests._short_paths import short_folder
 
 pytestmark = pytest.mark.compat

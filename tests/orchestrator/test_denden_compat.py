@@ -12,7 +12,7 @@ import pytest
 
 from orchestrator.ask import Asker
 from orchestrator.launch import Launch, Project, prepare
-from strawpot.settings import load_settings
+from strawpot.config_files import load_settings
 
 pytestmark = pytest.mark.compat
 # denden-server 0.1.21 is a test dependency: a missing one is a failure, never a skip

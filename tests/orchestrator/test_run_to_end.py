@@ -11,7 +11,7 @@ import pytest
 from orchestrator.ask import Asker
 from orchestrator.launch import Ended, Launch, Project, prepare
 from orchestrator.session import STOPPED_EXIT_CODE, State, load_session
-from strawpot.settings import load_settings
+from strawpot.config_files import load_settings
 from tests.orchestrator._agents import resumable_agent
 
 pytestmark = pytest.mark.e2e

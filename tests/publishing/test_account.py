@@ -76,7 +76,8 @@ def test_login_with_the_hidden_prompt(registry, monkeypatch: pytest.MonkeyPatch,
     import rich_click
 
     from strawpot.cli import main
-    from strawpot.settings import choose_registry, config_path, registry_token
+    from strawpot.config_files import config_path
+    from strawpot.registry_choice import choose_registry, registry_token
 
     asked: list[dict[str, object]] = []
 

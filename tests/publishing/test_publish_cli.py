@@ -205,9 +205,7 @@ def test_auth_refusals_show_the_server_text_and_how_to_log_in(
     assert "strawpot login" in err
 
 
-def test_unreachable_registry_is_exit_6(capsys: pytest.CaptureFixture[str], closed_port_url: str, token: None,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("hub_client._session._sleep", lambda seconds: None)
+def test_unreachable_registry_is_exit_6(capsys: pytest.CaptureFixture[str], closed_port_url: str, token: None) -> None:
     code, _, err = run(capsys, "publish", str(FIXTURES / "skills" / "git-workflow"), "--registry", closed_port_url)
     assert code == 6 and "registry unreachable" in err
 

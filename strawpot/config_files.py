@@ -1,0 +1,116 @@
+"""Where strawpot's files are (the global config, the cache) and the settings layer read from them and the environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from strawpot.model.errors import UsageError
+from strawpot.model.fs import atomic_write
+from strawpot.model.layout import Project as Project  # re-exported: commands find the layout here
+from strawpot.model.layout import global_root as global_root
+
+if TYPE_CHECKING:
+    from strawpot.model.child_env import EnvPolicy
+    from strawpot.model.settings import Settings, Source
+
+
+def config_path() -> Path:
+    from platformdirs import user_config_dir
+
+    return Path(os.environ.get("STRAWPOT_CONFIG_DIR") or user_config_dir("strawpot")) / "config.toml"
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("STRAWPOT_CACHE_DIR")
+    if env:
+        return Path(env)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("strawpot"))
+
+
+def load_config() -> dict[str, Any]:
+    """The global config file as data, its settings checked by the settings layer and `[tokens]` by shape."""
+    from strawpot.model.settings import layered
+
+    source = _file_source(config_path(), "global")
+    if source is None:
+        return {}
+    layered([source])  # a setting of the wrong type, or `[tokens]` of the wrong shape, is one line naming the file
+    return dict(source.data)
+
+
+def save_config(config: dict[str, Any]) -> None:
+    import tomlkit
+
+    atomic_write(config_path(), tomlkit.dumps(config), mode=0o600)
+
+
+def save_config_value(keys: Sequence[str], value: str) -> Path:
+    """Set one value of the global config (e.g. agents.NAME.env.VAR) keeping its comments and order; 0600, atomic."""
+    from strawpot.model.config_edit import set_value
+
+    path = config_path()
+    set_value(path, ".".join(keys), value, is_global=True)
+    return path
+
+
+def load_settings(
+    project: Project | None = None,
+    flags: Mapping[str, tuple[str, Any]] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Every setting with its origin: defaults < global config < project strawpot.toml < STRAWPOT_* < flags;
+    and the registry tokens (STRAWPOT_TOKEN, STRAWPOT_TOKEN_REGISTRY, the global config's `[tokens]`).
+
+    `flags` maps dotted keys to (the flag as typed, its value); a value of None was not given.
+    """
+    from dataclasses import replace
+
+    from strawpot.model.settings import SCHEMA, Source, layered
+
+    environ = os.environ if environ is None else environ
+    sources = [source for path, layer in ((config_path(), "global"),
+                                          (project.manifest_path if project else None, "project"))
+               if path is not None and (source := _file_source(path, layer)) is not None]
+    env = {name: environ[var] for name, key in SCHEMA.items() if (var := key.env_var) and environ.get(var, "").strip()}
+    sources.append(Source("env", "", env))
+    sources += [Source("flag", flag, {name: value}) for name, (flag, value) in (flags or {}).items() if value is not None]
+    settings = layered(sources)
+    settings.tokens = replace(settings.tokens, env=environ.get("STRAWPOT_TOKEN") or None,
+                              env_scope=(environ.get("STRAWPOT_TOKEN_REGISTRY") or "").rstrip("/") or None)
+    return settings
+
+
+def _file_source(path: Path, layer: str) -> Source | None:
+    from strawpot.model.settings import Source, key_lines
+    from strawpot.model.toml_text import not_utf8, parse_toml
+
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(not_utf8(path, exc)) from None
+    return Source(layer, str(path), parse_toml(text, path, hint="fix the file"), key_lines(text))
+
+
+def env_policy(settings: Settings | None = None) -> EnvPolicy:
+    """What package-provided code inherits: `[session] pass_env` and `hide_env`, and the tokens it never sees."""
+    from strawpot.model.child_env import EnvPolicy, secret_values
+
+    settings = settings or load_settings()
+    return EnvPolicy(tuple(settings.get("session.pass_env")), tuple(settings.get("session.hide_env")),
+                     secret_values(os.environ, settings.tokens.stored.values()))
+
+
+def ask_wait(settings: Settings) -> float | None:
+    """Seconds a question of a run without a terminal waits in the run folder (`[session] ask = "run"`), else None."""
+    return float(settings.get("session.ask_timeout")) if settings.get("session.ask") == "run" else None

@@ -1,0 +1,42 @@
+"""`_lean` (httpx without its command-line client) against the httpx it was checked with: still needed, still
+working, and an httpx outside the checked range fails here first, before the stand-in meets internals it
+was not written for."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+
+# httpx/__init__.py of these versions runs `from ._main import main` (under try/except ImportError), and
+# `_main` imports click, rich and pygments for the `httpx` console script; `_lean` relies on exactly that.
+CHECKED = ((0, 27), (0, 28))
+HEAVY = ("httpx._main", "pygments", "rich.syntax", "httpcore")
+
+
+def _loaded_after(statement: str) -> list[str]:
+    code = f"import sys\n{statement}\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.split()
+
+
+def test_httpx_is_a_version_lean_was_checked_against() -> None:
+    major_minor = tuple(int(part) for part in httpx.__version__.split(".")[:2])
+    assert major_minor in CHECKED, (
+        f"httpx {httpx.__version__}: check that httpx/__init__.py still imports ._main eagerly and that "
+        "hub_client/_lean.py still keeps it out (these tests), then add the version to CHECKED; or delete _lean"
+    )
+
+
+def test_plain_httpx_still_loads_its_cli_so_lean_is_still_needed() -> None:
+    assert "httpx._main" in _loaded_after("import httpx")  # when this fails, httpx has fixed it: delete _lean
+
+
+def test_hub_client_loads_httpx_without_its_cli_or_httpcore() -> None:
+    assert _loaded_after("import hub_client") == []
+
+
+def test_the_real_cli_module_is_still_found_after_lean() -> None:
+    loaded = _loaded_after("import hub_client, httpx._main\nassert callable(httpx._main.main.main)")
+    assert "httpx._main" in loaded and "pygments" in loaded
