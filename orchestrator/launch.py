@@ -23,7 +23,7 @@ from orchestrator.inputs import run_inputs
 from orchestrator.isolation import ACTIVE, KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
 from orchestrator.isolators import isolator_for, isolator_of
 from orchestrator.memory import DEFAULT_PROMPT_BYTES
-from orchestrator.memory_providers import GuardedMemory, load_provider
+from orchestrator.memory_providers import GuardedMemory, open_memory
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
 from orchestrator.runtime import RuntimeFailure
@@ -36,7 +36,7 @@ from strawpot.model.child_env import EnvPolicy
 from strawpot.model.errors import IntegrityFailure, MissingToolError, StrawpotError, UsageError
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
-from strawpot.model.layout import LOCK_NAME, Project, global_root, leads_out
+from strawpot.model.layout import LOCK_NAME, Project, leads_out
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.model.plural import count, noun
@@ -388,6 +388,5 @@ def _memory(prepared: Prepared, session: Session, warn: Callable[[str], None] | 
     def report(message: str) -> None:
         _warn(session, message, warn, event="memory_failed")
 
-    global_dir = None if project.is_global else global_root() / "memory"
-    return GuardedMemory(lambda: load_provider(name, project.memory_dir, global_dir), report,
+    return GuardedMemory(lambda: open_memory(name, project), report,
                          prepared.memory_prompt_bytes)
