@@ -22,15 +22,6 @@ def command(
     dry_run: bool,
 ) -> None:
     """Resolve the requirements in strawpot.toml and write strawpot.lock (locked versions are kept)."""
-    if not as_json and not dry_run:
-        import sys
-
-        from strawpot.install.fastcheck import lock_current
-
-        count = lock_current(project, is_global)
-        if count is not None:
-            sys.stderr.write(f"strawpot.lock is up to date ({plural.count(count, 'package')})\n")
-            return
     from strawpot.commands._install_output import RichReporter
     from strawpot.install.options import LockMode, Options, TreeMode
     from strawpot.install.service import run

@@ -104,6 +104,17 @@ class Options:
     rebuild: frozenset[tuple[Kind, str]] = frozenset()  # reinstall from the lock and run the script again (`sync --rebuild`)
     faults: Faults = field(default_factory=Faults)
 
+    @classmethod
+    def for_install(
+        cls, *, registry: str | None = None, offline: bool = False, lock: LockMode = LockMode.RESOLVE,
+        dry_run: bool = False, no_save: bool = False, ignore_scripts: bool = False, install_tools: bool = False,
+        skip_tools: bool = False, trust_project: bool = False,
+    ) -> Options:
+        """What `strawpot install`'s flags ask for: the command and the entry point's early parse build it alike."""
+        return cls(registry=registry, offline=offline, lock=lock, dry_run=dry_run, save=not no_save,
+                   scripts="ignore" if ignore_scripts else "run",
+                   tools="skip" if skip_tools else ("run" if install_tools else "check"), trust_project=trust_project)
+
     @property
     def writes(self) -> bool:
         """Whether the run may write anything (it takes the project's file lock then)."""
