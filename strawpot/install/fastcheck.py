@@ -1,8 +1,8 @@
 """The first step of every install-family run: is there nothing to do? Answered from the files, stdlib only.
 
-`strawpot.install.service.run` asks `nothing_to_do` before anything else, and the entry point
-(`strawpot.cli`) asks the same function for a bare `strawpot install` before click, rich, tomlkit or httpx
-are imported. It must stay cheap (no tomlkit, httpx, rich or resolver, not even the TOML lock parser): the
+`strawpot.install.service.run` asks `nothing_to_do` before anything else (for the runs
+`Options.only_current` admits), and the entry point (`strawpot.cli`) asks the same function the same
+question for a bare `strawpot install` before click, rich, tomlkit or httpx are imported. It must stay cheap (no tomlkit, httpx, rich or resolver, not even the TOML lock parser): the
 full path leaves `.strawpot/.install-index.json`, the lock's package and file list as JSON keyed by the
 sha256 of the lock's bytes, so a no-op reads one small JSON file and stats the tree. Without a matching
 index it parses the lock. The manifest hash and the tree's file names come from `strawpot.model.tree_facts`,
@@ -19,7 +19,6 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from strawpot.install.options import Edit, LockMode, Options, TreeMode
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.tree_facts import (
     INDEX_FORMAT,
@@ -41,38 +40,25 @@ if TYPE_CHECKING:
 Entry = list[Any]
 
 
-def nothing_to_do(project: Project, edit: Edit | None, options: Options) -> int | None:
-    """The number of locked packages when this run would change nothing (the lock matches strawpot.toml and,
-    unless the run locks only, the tree matches the lock and every agent's tools are on PATH); None when the
-    rest of the pipeline must decide, including for every run asked to do more than make the tree current."""
-    if not _answerable(edit, options):
-        return None
-    if options.tree is TreeMode.NONE:
+def nothing_to_do(project: Project, *, frozen: bool = False, lock_only: bool = False,
+                  check_tools: bool = True) -> int | None:
+    """The number of locked packages when the lock matches strawpot.toml (unless `frozen`) and, unless
+    `lock_only`, the tree matches the lock and (with `check_tools`) every agent's tools are on PATH; else
+    None, and the rest of the pipeline decides. `Options.only_current` says which runs may ask."""
+    if lock_only:
         found = _entries(project.lock_path, project.tree_root)
         if found is None or manifest_hash(project.manifest_path) != found[0]:
             return None
         return len(found[1])
-    packages = up_to_date(project.manifest_path, project.lock_path, project.tree_root,
-                          frozen=options.lock is LockMode.FROZEN)
+    packages = up_to_date(project.manifest_path, project.lock_path, project.tree_root, frozen=frozen)
     if packages is None:
         return None
-    if options.tools != "skip":
+    if check_tools:
         import shutil
 
         if any(shutil.which(tool) is None for _p, _n, _v, _f, tools, _s in packages for tool in tools):
             return None  # the full path reports them, with their install hints
     return len(packages)
-
-
-def _answerable(edit: Edit | None, options: Options) -> bool:
-    """Whether a current project is all this run needs: no edit, nothing forced, nothing dry, and a run that
-    installs the lock (not `sync`, which also removes packages the lock does not hold) or only locks."""
-    return (
-        (edit is None or not edit.any)
-        and not (options.dry_run or options.rebuild or options.trust_now or options.trust_project)
-        and options.save and options.scripts == "run" and options.tools != "run"
-        and options.tree is not TreeMode.EXACT
-    )
 
 
 def manifest_hash(path: Path) -> str | None:

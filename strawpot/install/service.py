@@ -54,7 +54,7 @@ def run(
 ) -> Outcome:
     """Run one install-family operation on `project` (raises StrawpotError subclasses)."""
     options = options or Options()
-    if (current := nothing_to_do(project, edit, options)) is not None:  # the plan's first step: nothing to do
+    if (current := first_step(project, edit, options)) is not None:
         return Outcome(project, lock=Lockfile.load(project.lock_path), unchanged=current, dry_run=options.dry_run)
     operation = _Run(project, edit or Edit(), options, reporter or QuietReporter(), client)
     operation.inputs = _preflight(project, operation.options)
@@ -72,6 +72,14 @@ def run(
     if fresh_tree and not project.is_global and project.tree_root.is_dir():
         outcome.gitignored = ignore_tree(project.dir)  # run state never shows in `git status`
     return outcome
+
+
+def first_step(project: Project, edit: Edit | None, options: Options) -> int | None:
+    """The plan's first step: the number of locked packages when the run has nothing to do, answered from the
+    files alone (`fastcheck.nothing_to_do`, which the entry point asks too, before click); else None."""
+    if not options.only_current(edit):
+        return None
+    return nothing_to_do(project, **options.current_question())
 
 
 def _preflight(project: Project, options: Options) -> Inputs:

@@ -15,9 +15,9 @@ import pytest
 
 from strawpot import cli as entry
 from strawpot.install import fastcheck
-from strawpot.install.fastcheck import manifest_hash, nothing_to_do
+from strawpot.install.fastcheck import manifest_hash
 from strawpot.install.options import Edit, LockMode, Options, Requested
-from strawpot.install.service import run
+from strawpot.install.service import first_step, run
 from strawpot.model import tree_facts
 from strawpot.model.kinds import Kind
 from strawpot.model.manifest import Manifest
@@ -64,6 +64,40 @@ def test_a_new_install_option_without_a_row_fails_the_flag_table_check() -> None
     options = _options_of(widened)
     known = set(entry._INSTALL_FLAGS) | set(entry._INSTALL_VALUES) | entry._CLICK_ONLY
     assert set(options) - known == {"--no-cache"}
+
+
+def _install_argument_sets(tmp_path: Path) -> list[list[str]]:
+    """Every option of click's install command, alone and in pairs (a value option with a sample value)."""
+    from strawpot.commands.install import command as install
+
+    samples = {"project": str(tmp_path), "registry": "http://hub.test"}
+    each = [[p.opts[0]] if p.is_flag else [p.opts[0], samples[p.name or ""]]
+            for p in install.params if isinstance(p, click.Option) and p.name != "help"]
+    return [[*a] for a in each] + [[*a, *b] for i, a in enumerate(each) for b in each[i + 1:]]
+
+
+def test_the_early_parse_asks_what_the_pipeline_asks_for_every_option_click_knows(tmp_path: Path) -> None:
+    """Click parses each argument set: the entry point takes a set only when the options click builds admit the
+    first step, declines one they admit only for an option in its click-only table, and asks the same question."""
+    from strawpot.commands.install import command as install
+
+    for args in _install_argument_sets(tmp_path):
+        params = install.make_context("install", list(args)).params
+        found = entry._bare_install(["install", *args])
+        if params["locked"] and params["frozen"]:
+            assert found is None  # click refuses the pair
+            continue
+        lock = LockMode.from_flags(locked=params["locked"], frozen=params["frozen"])
+        names = ("registry", "offline", "dry_run", "no_save", "ignore_scripts", "install_tools", "skip_tools",
+                 "trust_project")
+        options = Options.for_install(lock=lock, **{name: params[name] for name in names})
+        admitted = options.only_current() and not params["as_json"]  # JSON wants the whole outcome
+        assert found is None or admitted, args  # never answers a run the pipeline would not
+        assert found is not None or not admitted or set(args) & entry._CLICK_ONLY, args  # declines only by the table
+        if found is not None:
+            assert entry.current_question(found) == options.current_question(), args
+            assert all(params[name] == (value if not isinstance(value, Path) else value.resolve())
+                       or params[name] == value for name, value in found.items() if name in params), args
 
 
 def test_the_env_var_click_reads_for_an_option_sends_the_install_through_click(monkeypatch) -> None:
@@ -143,7 +177,7 @@ def test_the_early_answer_and_the_full_plan_agree(fakehub, hub_client, project,
     run(project, Edit(add=(Requested(Kind.SKILL, "a"),)), OPTS, client=hub_client)
     if change is not None:
         change(project)
-    early = nothing_to_do(project, None, OPTS)
+    early = first_step(project, None, OPTS)
     has_work = _full_plan_has_work(project, hub_client)
     if change is _leave_a_temp_folder:  # for `recover` to clear (a dry run does not): the early step defers
         assert early is None
@@ -171,10 +205,10 @@ def test_service_run_answers_with_its_first_step_and_asks_the_registry_nothing(f
 def test_runs_asking_for_more_than_a_current_tree_skip_the_early_step(fakehub, hub_client, project, options):
     fakehub.add("skill", "a", "1.0.0")
     run(project, Edit(add=(Requested(Kind.SKILL, "a"),)), OPTS, client=hub_client)
-    assert nothing_to_do(project, None, OPTS) == 1
-    assert nothing_to_do(project, None, options) is None
-    assert nothing_to_do(project, Edit(upgrade_all=True), OPTS) is None
-    assert nothing_to_do(project, None, Options(lock=LockMode.FROZEN)) == 1
+    assert first_step(project, None, OPTS) == 1
+    assert first_step(project, None, options) is None
+    assert first_step(project, Edit(upgrade_all=True), OPTS) is None
+    assert first_step(project, None, Options(lock=LockMode.FROZEN)) == 1
 
 
 def test_an_unreadable_manifest_is_left_to_the_full_reader(tmp_path: Path) -> None:
