@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 # What `[global flags] install [install flags]` may carry and still get the early answer: each option as click
-# spells it, with the name of the click parameter it sets. tests/install/test_noop_entry.py derives these tables
+# spells it, with the name of the click parameter it sets. tests/install/test_early_answer.py derives these tables
 # from the click commands, so an option added there and not here fails it. `_CLICK_ONLY` always goes through
 # click: help, or a run asking for more than "nothing to do" (JSON, a dry run...); click reports every mistake.
 _GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet", "-v": "verbose", "--verbose": "verbose"}

@@ -2,11 +2,12 @@
 
 `strawpot.install.service.run` asks `nothing_to_do` before anything else (for the runs
 `Options.only_current` admits), and the entry point (`strawpot.cli`) asks the same function the same
-question for a bare `strawpot install` before click, rich, tomlkit or httpx are imported. It must stay cheap (no tomlkit, httpx, rich or resolver, not even the TOML lock parser): the
-full path leaves `.strawpot/.install-index.json`, the lock's package and file list as JSON keyed by the
-sha256 of the lock's bytes, so a no-op reads one small JSON file and stats the tree. Without a matching
-index it parses the lock. The manifest hash and the tree's file names come from `strawpot.model.tree_facts`,
-as they do for `Manifest` and the pipeline. Any doubt answers None and the rest of the pipeline decides.
+question for a bare `strawpot install` before click, rich, tomlkit or httpx are imported. So it must stay
+cheap (not even the TOML lock parser): the full path leaves `.strawpot/.install-index.json`, the lock's
+package and file list as JSON keyed by the sha256 of the lock's bytes, so a no-op reads one small JSON
+file and stats the tree; without a matching index it parses the lock. The manifest hash and the tree's
+file names come from `strawpot.model.tree_facts`, as they do for `Manifest` and the pipeline. Any doubt
+answers None and the rest of the pipeline decides.
 """
 
 from __future__ import annotations
