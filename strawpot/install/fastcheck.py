@@ -33,12 +33,22 @@ from strawpot.model.tree_facts import (
 )
 
 if TYPE_CHECKING:
+    from strawpot.install.options import Edit, Options
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
 
 # one package of the index: [plural, name, version, [[path, size, executable], ...], [agent tool names],
 # has an install script for this OS (True / False / None: not known without parsing the main file)]
 Entry = list[Any]
+
+
+def first_step(project: Project, edit: Edit | None, options: Options) -> int | None:
+    """The plan's first step (`service.run` takes it before anything else): the number of locked packages when
+    the run has nothing to do, answered from the files alone; else None. The entry point asks `nothing_to_do`
+    the same question for a bare install, before click."""
+    if not options.only_current(edit):
+        return None
+    return nothing_to_do(project, **options.current_question())
 
 
 def nothing_to_do(project: Project, *, frozen: bool = False, lock_only: bool = False,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from strawpot.install.apply import commit, discard, recover, remove, stage
-from strawpot.install.fastcheck import nothing_to_do
+from strawpot.install.fastcheck import first_step
 from strawpot.install.options import Edit, LockMode, Options, TreeMode
 from strawpot.install.outcome import Outcome, QuietReporter, Reporter
 from strawpot.install.plan import Plan, make_plan
@@ -72,14 +72,6 @@ def run(
     if fresh_tree and not project.is_global and project.tree_root.is_dir():
         outcome.gitignored = ignore_tree(project.dir)  # run state never shows in `git status`
     return outcome
-
-
-def first_step(project: Project, edit: Edit | None, options: Options) -> int | None:
-    """The plan's first step: the number of locked packages when the run has nothing to do, answered from the
-    files alone (`fastcheck.nothing_to_do`, which the entry point asks too, before click); else None."""
-    if not options.only_current(edit):
-        return None
-    return nothing_to_do(project, **options.current_question())
 
 
 def _preflight(project: Project, options: Options) -> Inputs:

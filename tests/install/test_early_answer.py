@@ -15,9 +15,9 @@ import pytest
 
 from strawpot import cli as entry
 from strawpot.install import fastcheck
-from strawpot.install.fastcheck import manifest_hash
+from strawpot.install.fastcheck import first_step, manifest_hash
 from strawpot.install.options import Edit, LockMode, Options, Requested
-from strawpot.install.service import first_step, run
+from strawpot.install.service import run
 from strawpot.model import tree_facts
 from strawpot.model.kinds import Kind
 from strawpot.model.manifest import Manifest
