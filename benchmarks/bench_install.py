@@ -8,7 +8,10 @@ The repository's packages are byte-compiled first, as installing a wheel does: s
 the .pyc files in site-packages, and with PYTHONDONTWRITEBYTECODE set (as in some sandboxes) an
 editable checkout would otherwise recompile every strawpot module on every run (~0.1 s).
 
-    .venv/bin/python benchmarks/bench_install.py [--packages 100] [--delay-ms 50] [--repeat 3]
+With `--baseline DIR`, a second strawpot checkout (its `.venv`, e.g. the commit before a change) takes its
+turn too, so before and after are measured in one run on one machine; the ratio is taken pair by pair.
+
+    .venv/bin/python benchmarks/bench_install.py [--packages 100] [--delay-ms 50] [--repeat 3] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -71,11 +74,29 @@ def _publish(client, prepare_upload, folder: Path, main: str, text: str, extra: 
     client.publish(upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files])
 
 
-def compile_sources() -> None:
+def compile_sources(checkout: Path = REPO) -> None:
     import compileall
 
     for package in ("strawpot", "hub_client", "resolver", "registry_server", "orchestrator"):
-        compileall.compile_dir(REPO / package, quiet=1)
+        compileall.compile_dir(checkout / package, quiet=1)
+
+
+def strawpot_program(checkout: Path | None) -> list[str]:
+    """The `strawpot` program of a checkout (its `.venv`), or of the interpreter running this script (None)."""
+    if checkout is None:
+        return [str(BIN / "strawpot")]
+    script = checkout / ".venv" / "bin" / "strawpot"
+    if script.exists():
+        return [str(script)]
+    python = checkout / ".venv" / "bin" / "python"
+    if not python.exists():
+        raise SystemExit(f"--baseline {checkout}: no .venv/bin/strawpot or .venv/bin/python (run scripts/bootstrap.sh there)")
+    return [str(python), "-m", "strawpot.cli"]
+
+
+def paired_ratio(slow: list[float], fast: list[float]) -> float:
+    """The median of slow/fast over runs that took turns: steadier than a ratio of medians on a busy machine."""
+    return statistics.median(s / f for s, f in zip(slow, fast, strict=True))
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
@@ -93,15 +114,16 @@ def count_installed(project: Path) -> int:
                for p in (root / kind).iterdir() if (p / ".version").is_file())
 
 
-def run_once(tool: str, url: str, role: str, scratch: Path, expected: int) -> float:
+def run_once(tool: str, url: str, role: str, scratch: Path, expected: int, program: list[str] | None = None) -> float:
+    """One cold install by `tool` ("strawhub", or a strawpot `program`) into an empty project and cache."""
     project = Path(tempfile.mkdtemp(prefix=f"{tool}-proj-", dir=scratch))
     home = Path(tempfile.mkdtemp(prefix=f"{tool}-home-", dir=scratch))
     env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
            "XDG_CACHE_HOME": str(home / "cache"), "STRAWPOT_HOME": str(home / "global")}
-    if tool == "strawpot":
+    if tool != "strawhub":
         env.update(STRAWPOT_REGISTRY_URL=url, STRAWPOT_CACHE_DIR=str(home / "sp-cache"),
                    STRAWPOT_CONFIG_DIR=str(home / "sp-config"))
-        cmd = [str(BIN / "strawpot"), "install", "role", role, "--skip-tools"]
+        cmd = [*(program or strawpot_program(None)), "install", "role", role, "--skip-tools"]
     else:
         env.update(STRAWHUB_API_URL=url)
         cmd = [str(BIN / "strawhub"), "install", "role", role, "--skip-tools"]
@@ -120,10 +142,16 @@ def main() -> None:
     parser.add_argument("--delay-ms", type=float, default=50.0, help="latency the proxy adds to every request")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tool and setting (the median is shown)")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="another strawpot checkout with its own .venv, run in turn with this one (before/after)")
     args = parser.parse_args()
     if args.smoke:
         args.packages, args.delay_ms, args.repeat = 3, 5.0, 1
-    tools = ["strawpot"] + (["strawhub"] if not args.smoke or (BIN / "strawhub").exists() else [])
+    programs = {"strawpot": strawpot_program(None)}
+    if args.baseline is not None:
+        programs["baseline"] = strawpot_program(args.baseline.resolve())
+        compile_sources(args.baseline.resolve())
+    tools = [*programs] + (["strawhub"] if not args.smoke or (BIN / "strawhub").exists() else [])
     compile_sources()
 
     with tempfile.TemporaryDirectory(prefix="bench-install-") as tmp:
@@ -133,25 +161,29 @@ def main() -> None:
             t0 = time.perf_counter()
             role = publish_graph(live.url, live.token, scratch / "packages", args.packages)
             print(f"published {args.packages} packages to {live.url} in {time.perf_counter() - t0:.1f}s")
-            results: dict[str, dict[str, float]] = {}
+            results: dict[str, dict[str, list[float]]] = {}
             with LoopbackProxy(live.url, delay=args.delay_ms / 1000) as proxy:
                 for label, url in (("loopback", live.url), (f"+{args.delay_ms:g} ms", proxy.url)):
                     # the tools take turns, so a machine that speeds up or slows down mid-run moves both alike
                     runs: dict[str, list[float]] = {tool: [] for tool in tools}
                     for _ in range(args.repeat):
                         for tool, times in runs.items():
-                            times.append(run_once(tool, url, role, scratch, args.packages))
+                            times.append(run_once(tool, url, role, scratch, args.packages, programs.get(tool)))
                     for tool, times in runs.items():
-                        results.setdefault(label, {})[tool] = statistics.median(times)
                         print(f"  {label:>10}  {tool:<9} " + "  ".join(f"{r:6.2f}s" for r in times), flush=True)
-    print(f"\ncold install of a role with {args.packages} packages (median of {args.repeat}):")
-    for label, row in results.items():
-        if "strawhub" not in row:
-            print(f"  {label:>10}: strawpot {row['strawpot']:6.2f}s   (strawhub not installed)")
-            continue
-        ratio = row["strawhub"] / row["strawpot"]
-        print(f"  {label:>10}: strawpot {row['strawpot']:6.2f}s   strawhub {row['strawhub']:6.2f}s   "
-              f"strawpot is {ratio:5.1f}x faster")
+                    results[label] = runs
+    print(f"\ncold install of a role with {args.packages} packages (median of {args.repeat}; x: paired ratio):")
+    for label, runs in results.items():
+        line = f"  {label:>10}: " + "   ".join(f"{tool} {statistics.median(times):6.2f}s" for tool, times in runs.items())
+        if "strawhub" in runs:
+            line += f"   strawhub/strawpot {paired_ratio(runs['strawhub'], runs['strawpot']):5.1f}x"
+            if "baseline" in runs:
+                line += f"   strawhub/baseline {paired_ratio(runs['strawhub'], runs['baseline']):5.1f}x"
+        else:
+            line += "   (strawhub not installed)"
+        if "baseline" in runs:
+            line += f"   baseline/strawpot {paired_ratio(runs['baseline'], runs['strawpot']):5.2f}x"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from strawpot.model.fs import atomic_write
+
 SESSION_FILE = "session.json"
 TRACE_FILE = "trace.jsonl"
 SESSION_FORMAT = 1
@@ -209,13 +211,8 @@ class Session:
         No fsync: it is a live status record rewritten on every state change, and a crash loses the run anyway.
         """
         with self._lock:
-            target = self.directory / SESSION_FILE
-            tmp = target.with_name(f".{SESSION_FILE}.{os.getpid()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                os.fchmod(fd, PRIVATE_FILE)  # a leftover temp file keeps its old mode otherwise
-                fh.write(json.dumps(self.to_dict(), indent=2) + "\n")
-            os.replace(tmp, target)
+            atomic_write(self.directory / SESSION_FILE, json.dumps(self.to_dict(), indent=2) + "\n",
+                         mode=PRIVATE_FILE, durable=False)
 
     def event(self, kind: str, **data: Any) -> None:
         """Append one event to trace.jsonl as a single write, so lines never interleave."""

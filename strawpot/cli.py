@@ -7,11 +7,18 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-# The flags a bare `strawpot install` may carry and still take the no-op path; anything else (help, --json,
-# --dry-run, packages, a flag spelt another way) goes through click, which also reports every mistake.
-_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet", "-v": None, "--verbose": None}
-_INSTALL_FLAGS = {"--frozen": "frozen", "--locked": "locked", "--skip-tools": "skip_tools", "--offline": None,
-                  "-y": None, "--yes": None, "-g": "is_global", "--global": "is_global"}
+# What `[global flags] install [install flags]` may carry and still get the early answer: each option as click
+# spells it, with the name of the click parameter it sets. tests/install/test_early_answer.py derives these tables
+# from the click commands, so an option added there and not here fails it. `_CLICK_ONLY` always goes through
+# click: help, or a run asking for more than "nothing to do" (JSON, a dry run...); click reports every mistake.
+_GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet", "-v": "verbose", "--verbose": "verbose"}
+_GLOBAL_VALUES = {"--color": "color"}
+_INSTALL_FLAGS = {"--frozen": "frozen", "--locked": "locked", "--skip-tools": "skip_tools", "--offline": "offline",
+                  "-y": "yes", "--yes": "yes", "-g": "is_global", "--global": "is_global"}
+_INSTALL_VALUES = {"--project": "project", "-p": "project", "--registry": "registry"}
+_CLICK_ONLY = frozenset({"-h", "--help", "--version", "--json", "--dry-run", "--no-save", "--ignore-scripts",
+                         "--install-tools", "--trust-project"})
+_CLICK_ONLY_ENV = frozenset({"STRAWPOT_TRUST_PROJECT"})  # set, click reads it as --trust-project
 _COLORS = ("auto", "always", "never")
 
 
@@ -38,30 +45,47 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _noop_install(args: list[str]) -> bool:
-    """True when `args` are a bare install (with only the flags above) and the tree already equals the lock."""
+    """True (after saying so on stderr, unless quiet) when `args` are a bare install and the first step of the
+    install pipeline (`strawpot.install.fastcheck.nothing_to_do`) finds nothing to do."""
     found = _bare_install(args)
     if found is None:
         return False
-    from strawpot.install.fastcheck import noop_install
+    import time
 
+    from strawpot.install.fastcheck import nothing_to_do
+    from strawpot.model.layout import Project
+    from strawpot.model.plural import count
+
+    started = time.perf_counter()
+    project = found.get("project")
     try:
-        project = found["project"]
-        return noop_install(project if isinstance(project, Path) else None, bool(found["is_global"]), frozen=bool(found["frozen"]),
-                            skip_tools=bool(found["skip_tools"]), quiet=bool(found["quiet"]))
-    except Exception:  # noqa: BLE001 - whatever the quick look trips on, the full path reports properly
+        where = Project.at(project if isinstance(project, Path) else None, is_global="is_global" in found)
+        current = nothing_to_do(where, **current_question(found))
+    except OSError:  # the working folder vanished, a folder cannot be read: the full path says so properly
         return False
+    if current is None:
+        return False
+    if "quiet" not in found:
+        sys.stderr.write(f"Already up to date ({count(current, 'package')}) in {time.perf_counter() - started:.2f}s\n")
+    return True
+
+
+def current_question(found: dict[str, object]) -> dict[str, bool]:
+    """`Options.current_question()` of the options click would build from these parameters (a test holds the
+    two equal; importing the options module here would add ~3 ms to a ~65 ms no-op)."""
+    return {"frozen": "frozen" in found, "lock_only": False, "check_tools": "skip_tools" not in found}
 
 
 def _bare_install(args: list[str]) -> dict[str, object] | None:
-    """The options of `[global flags] install [install flags]`, or None if `args` are anything else."""
-    seen: dict[str, object] = {"quiet": False, "is_global": False, "frozen": False, "locked": False,
-                               "skip_tools": False, "project": None}
+    """The click parameters `[global flags] install [install flags]` set (flags as True), or None if `args` are
+    anything else, or both --frozen and --locked (click refuses the pair)."""
+    if any(os.environ.get(name) for name in _CLICK_ONLY_ENV):
+        return None
+    seen: dict[str, object] = {}
     rest = iter(args)
     if not _global_flags(rest, seen) or not _install_flags(rest, seen):
         return None
-    if seen["frozen"] and seen["locked"]:
-        return None  # click refuses the pair
-    return seen
+    return None if "frozen" in seen and "locked" in seen else seen
 
 
 def _global_flags(rest: Iterator[str], seen: dict[str, object]) -> bool:
@@ -70,14 +94,15 @@ def _global_flags(rest: Iterator[str], seen: dict[str, object]) -> bool:
         if arg == "install":
             return True
         if arg in _GLOBAL_FLAGS:
-            name = _GLOBAL_FLAGS[arg]
-            if name is not None:
-                seen[name] = True
-        elif arg == "--color" or arg.startswith("--color="):
-            if (arg.partition("=")[2] if "=" in arg else next(rest, None)) not in _COLORS:
-                return False
-        else:
+            seen[_GLOBAL_FLAGS[arg]] = True
+            continue
+        option, equals, value = arg.partition("=")
+        if option not in _GLOBAL_VALUES:
             return False
+        given = value if equals else next(rest, None)
+        if given not in _COLORS:
+            return False
+        seen[_GLOBAL_VALUES[option]] = given
     return False
 
 
@@ -85,21 +110,22 @@ def _install_flags(rest: Iterator[str], seen: dict[str, object]) -> bool:
     """Read the flags after `install` into `seen`; False on anything else."""
     for arg in rest:
         if arg in _INSTALL_FLAGS:
-            name = _INSTALL_FLAGS[arg]
-            if name is not None:
-                seen[name] = True
+            seen[_INSTALL_FLAGS[arg]] = True
             continue
         option, equals, value = arg.partition("=")
-        if option not in ("--project", "-p", "--registry") or (equals and option == "-p"):
+        if option not in _INSTALL_VALUES or (equals and option == "-p"):
             return False
         given = value if equals else next(rest, None)
         if given is None or given.startswith("-"):
             return False
-        if option != "--registry":
+        if _INSTALL_VALUES[option] == "project":
             if not (os.path.isdir(given) and os.access(given, os.R_OK)):
                 return False  # click names the missing or unreadable folder
             seen["project"] = Path(given)
+        else:
+            seen[_INSTALL_VALUES[option]] = given
     return True
+
 
 if __name__ == "__main__":
     sys.exit(main())

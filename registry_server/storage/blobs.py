@@ -7,12 +7,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, Protocol
+
+from strawpot.model.fs import atomic_write
 
 SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 CHUNK = 256 * 1024  # what one read of a streamed blob holds in memory
@@ -59,17 +60,7 @@ class DirectoryBlobs:
         if target.is_file() and target.stat().st_size == len(data):
             os.utime(target)  # young again: gc's grace period starts over
             return digest
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(target, data, mode=0o600)  # owner-only, as the registry's blobs always were
         return digest
 
     def get(self, sha256: str) -> bytes | None:

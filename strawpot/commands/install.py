@@ -40,13 +40,6 @@ def command(
     (`reviewer`, `reviewer@^1.2`, `'reviewer>=1,<2'`); without one, `^X.Y.Z` of the installed
     version is saved.
     """
-    if not packages and not (dry_run or as_json or no_save or ignore_scripts or install_tools or trust_project):
-        from strawpot.console import err_console
-        from strawpot.install.fastcheck import noop_install
-
-        if noop_install(project, is_global, frozen=lock is LockMode.FROZEN, skip_tools=skip_tools,
-                        quiet=err_console.quiet):
-            return
     import time
 
     from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
@@ -56,12 +49,9 @@ def command(
 
     started = time.perf_counter()
     edit = Edit(add=tuple(parse_packages(packages)))
-    options = Options(
-        registry=registry, offline=offline, lock=lock, dry_run=dry_run,
-        save=not no_save,
-        scripts="ignore" if ignore_scripts else "run",
-        tools="skip" if skip_tools else ("run" if install_tools else "check"), trust_project=trust_project,
-    )
+    options = Options.for_install(registry=registry, offline=offline, lock=lock, dry_run=dry_run, no_save=no_save,
+                                  ignore_scripts=ignore_scripts, install_tools=install_tools, skip_tools=skip_tools,
+                                  trust_project=trust_project)
     the_project = Project.at(project, is_global=is_global)
     new = not is_global and not the_project.exists
     if new and not packages:

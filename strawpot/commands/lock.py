@@ -22,24 +22,22 @@ def command(
     dry_run: bool,
 ) -> None:
     """Resolve the requirements in strawpot.toml and write strawpot.lock (locked versions are kept)."""
-    if not as_json and not dry_run:
-        import sys
-
-        from strawpot.install.fastcheck import lock_current
-
-        count = lock_current(project, is_global)
-        if count is not None:
-            sys.stderr.write(f"strawpot.lock is up to date ({plural.count(count, 'package')})\n")
-            return
-    from strawpot.commands._install_output import RichReporter
-    from strawpot.config_files import Project
+    from strawpot.install.fastcheck import first_step
     from strawpot.install.options import LockMode, Options, TreeMode
-    from strawpot.install.service import run
-    from strawpot.model.errors import LockOutdated
+    from strawpot.model.layout import Project
 
     the_project = Project.at(project, is_global=is_global)
     options = Options(registry=registry, offline=offline, lock=LockMode.CHECK if check else LockMode.RESOLVE,
                       tree=TreeMode.NONE, tools="skip", dry_run=dry_run)
+    if not as_json and (current := first_step(the_project, None, options)) is not None:
+        import sys  # the pipeline's first step answered: neither it nor rich is imported
+
+        sys.stderr.write(f"{the_project.lock_path.name} is up to date ({plural.count(current, 'package')})\n")
+        return
+    from strawpot.commands._install_output import RichReporter
+    from strawpot.install.service import run
+    from strawpot.model.errors import LockOutdated
+
     outcome = run(the_project, None, options, reporter=RichReporter(quiet=as_json or check))
     if as_json:
         from strawpot.commands._options import print_json

@@ -17,12 +17,10 @@ from pathlib import Path
 
 from strawpot.install.options import Faults
 from strawpot.install.prepare import Prepared
-from strawpot.model.installed import VERSION_FILE, InstalledTree
+from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import KIND_ORDER, Kind
+from strawpot.model.tree_facts import DEL_PREFIX, OLD_PREFIX, TMP_PREFIX, VERSION_FILE
 
-TMP_PREFIX = ".tmp-"
-OLD_PREFIX = ".old-"
-DEL_PREFIX = ".del-"
 _WRITERS = 4  # threads writing staged packages
 
 

@@ -19,11 +19,12 @@ from strawpot.install.apply import Staged, discard
 from strawpot.install.scripts import ScriptRun, run_script
 from strawpot.model.fs import atomic_write
 from strawpot.model.ids import package_id
-from strawpot.model.install_record import RECORD_FILE, make_record, snapshot
+from strawpot.model.install_record import make_record, snapshot
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
 from strawpot.model.platform import current_os
+from strawpot.model.tree_facts import RECORD_FILE
 
 if TYPE_CHECKING:
     from hub_client import HubClient

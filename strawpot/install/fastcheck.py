@@ -1,10 +1,13 @@
-"""The no-op check of a bare `strawpot install`: lock current and tree equal to it, with stdlib imports only.
+"""The first step of every install-family run: is there nothing to do? Answered from the files, stdlib only.
 
-It must stay cheap (no tomlkit, httpx, rich or resolver, not even the TOML lock parser): the full path
-leaves `.strawpot/.install-index.json`, the lock's package and file list as JSON keyed by the sha256 of
-the lock's bytes, so a no-op reads one small JSON file and stats the tree. Without a matching index it
-parses the lock. The manifest's dependency hash is recomputed from `tomllib`; a test keeps it equal to
-`Manifest.dependency_hash`. Any doubt returns False and the full path decides.
+`strawpot.install.service.run` asks `nothing_to_do` before anything else (for the runs
+`Options.only_current` admits), and the entry point (`strawpot.cli`) asks the same function the same
+question for a bare `strawpot install` before click, rich, tomlkit or httpx are imported. So it must stay
+cheap (not even the TOML lock parser): the full path leaves `.strawpot/.install-index.json`, the lock's
+package and file list as JSON keyed by the sha256 of the lock's bytes, so a no-op reads one small JSON
+file and stats the tree; without a matching index it parses the lock. The manifest hash and the tree's
+file names come from `strawpot.model.tree_facts`, as they do for `Manifest` and the pipeline. Any doubt
+answers None and the rest of the pipeline decides.
 """
 
 from __future__ import annotations
@@ -18,70 +21,70 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strawpot.model.kinds import KIND_ORDER, Kind
-from strawpot.model.path_source import path_row, workspace_rows
-from strawpot.model.plural import count
+from strawpot.model.tree_facts import (
+    INDEX_FORMAT,
+    INDEX_NAME,
+    LEFTOVER_PREFIXES,
+    RECORD_FILE,
+    RECORD_FORMAT,
+    VERSION_FILE,
+    Unhashable,
+    dependency_hash,
+)
 
 if TYPE_CHECKING:
+    from strawpot.install.options import Edit, Options
+    from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
-
-INDEX_NAME = ".install-index.json"
-INDEX_FORMAT = 2
-_LEFTOVER_PREFIXES = (".tmp-", ".old-", ".del-")
-_RECORD_FILE = ".install-record.json"  # strawpot.model.install_record.RECORD_FILE (a test keeps them equal)
 
 # one package of the index: [plural, name, version, [[path, size, executable], ...], [agent tool names],
 # has an install script for this OS (True / False / None: not known without parsing the main file)]
 Entry = list[Any]
 
 
+def first_step(project: Project, edit: Edit | None, options: Options) -> int | None:
+    """The plan's first step (`service.run` takes it before anything else): the number of locked packages when
+    the run has nothing to do, answered from the files alone; else None. The entry point asks `nothing_to_do`
+    the same question for a bare install, before click."""
+    if not options.only_current(edit):
+        return None
+    return nothing_to_do(project, **options.current_question())
+
+
+def nothing_to_do(project: Project, *, frozen: bool = False, lock_only: bool = False,
+                  check_tools: bool = True) -> int | None:
+    """The number of locked packages when the lock matches strawpot.toml (unless `frozen`) and, unless
+    `lock_only`, the tree matches the lock and (with `check_tools`) every agent's tools are on PATH; else
+    None, and the rest of the pipeline decides. `Options.only_current` says which runs may ask."""
+    if lock_only:
+        found = _entries(project.lock_path, project.tree_root)
+        if found is None or manifest_hash(project.manifest_path) != found[0]:
+            return None
+        return len(found[1])
+    packages = up_to_date(project.manifest_path, project.lock_path, project.tree_root, frozen=frozen)
+    if packages is None:
+        return None
+    if check_tools:
+        import shutil
+
+        if any(shutil.which(tool) is None for _p, _n, _v, _f, tools, _s in packages for tool in tools):
+            return None  # the full path reports them, with their install hints
+    return len(packages)
+
+
 def manifest_hash(path: Path) -> str | None:
-    """`Manifest.dependency_hash()` of the file at `path`, or None if it cannot be read simply."""
+    """`Manifest.dependency_hash()` of the file at `path` (the same function, over `tomllib`'s reading), or
+    None if the manifest cannot be read or hashed (the full reader says why)."""
     try:
         data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         data = {}
-    except (OSError, ValueError, RecursionError):
+    except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8 (a ValueError) or not TOML
         return None
-    from strawpot.model.settings import mistyped_table
-
-    if mistyped_table(data) is not None:
-        return None  # the full path refuses it
-    rows: list[list[Any]] = []
-    for kind in KIND_ORDER:
-        section = data.get(kind.plural)
-        if section is None:
-            continue
-        if not isinstance(section, dict):
-            return None
-        for name, value in section.items():
-            row = _row(kind, str(name), value, path.parent)
-            if row is None:
-                return None
-            if row:
-                rows.append(row)
-    rows.sort(key=lambda row: (row[0], row[1]))
-    members = workspace_rows(path.parent, data)
-    if members is None:
+    try:
+        return dependency_hash(path.parent, data)
+    except (Unhashable, OSError, RecursionError):
         return None
-    rows += members
-    return "sha256:" + hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
-
-
-def _row(kind: Kind, name: str, value: Any, folder: Path) -> list[Any] | None:
-    """One requirement's row of the hash; [] for `[agents.<name>]` settings; None when unsure."""
-    if isinstance(value, str):
-        return [kind.value, name, value.strip() or "*", None]
-    if not (isinstance(value, dict) and isinstance(value.get("version", "*"), str)):
-        return None
-    where = value.get("path")
-    if kind is Kind.AGENT and "version" not in value and where is None:
-        return []  # settings only: not a requirement
-    agent = value.get("default_agent") if kind is Kind.ROLE else None
-    row = [kind.value, name, value.get("version", "*").strip() or "*", agent]
-    if where is None:
-        return row
-    extra = path_row(folder, where) if isinstance(where, str) else None
-    return None if extra is None else row + extra
 
 
 # -- the index -----------------------------------------------------------------------------------------
@@ -124,11 +127,12 @@ def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry]] | None
             return str(index["manifest_hash"]), list(index["packages"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         pass
+    from strawpot.model.errors import UsageError
     from strawpot.model.lockfile import Lockfile
 
     try:
         lock = Lockfile.load(lock_path)
-    except Exception:  # noqa: BLE001 - any problem is for the full path to report
+    except UsageError:  # the lock reader's refusal (LockfileError): the full path reports it
         return None
     return lock.manifest_hash, [
         [p.kind.plural, p.name, p.version, [[f.path, f.size, f.executable] for f in p.files],
@@ -169,7 +173,7 @@ def up_to_date(manifest_path: Path, lock_path: Path, tree_root: Path, *, frozen:
 def _package_matches(base: Path, version: str, files: list[list[Any]], scripted: bool | None) -> bool:
     """`.version`, the locked files and, for a built package, what its install record lists (sizes and bits)."""
     try:
-        if (base / ".version").read_text(encoding="utf-8").strip() != version:
+        if (base / VERSION_FILE).read_text(encoding="utf-8").strip() != version:
             return False
     except (OSError, UnicodeDecodeError):
         return False
@@ -187,20 +191,23 @@ def _package_matches(base: Path, version: str, files: list[list[Any]], scripted:
         if not stat.S_ISREG(st.st_mode) or st.st_size != size or bool(st.st_mode & stat.S_IXUSR) != executable:
             return False
     # every expected file, .version and the record if any; anything more is an extra file
-    return _count_files(base) == len(expected) + 1 + has_record
+    try:
+        return _count_files(base) == len(expected) + 1 + has_record
+    except OSError:
+        return False
 
 
 def _built(base: Path) -> tuple[dict[str, tuple[int, bool]], set[str], bool] | None:
     """(outputs, removed paths, True) of a package's install record; ({}, set(), False) without one;
     None if it cannot be used here."""
     try:
-        data = json.loads((base / _RECORD_FILE).read_bytes())
+        data = json.loads((base / RECORD_FILE).read_bytes())
     except FileNotFoundError:
         return {}, set(), False
     except (OSError, ValueError):
         return None
     try:
-        if data["format"] != 1 or any(f.get("link") is not None for f in data["outputs"]):
+        if data["format"] != RECORD_FORMAT or any(f.get("link") is not None for f in data["outputs"]):
             return None  # links are checked by the full path
         outputs = {str(f["path"]): (int(f["size"]), bool(f["executable"])) for f in data["outputs"]}
         return outputs, {str(p) for p in data.get("removed", [])}, True
@@ -225,44 +232,8 @@ def _leftovers(tree_root: Path) -> bool:
             names = os.listdir(tree_root / kind.plural)
         except (FileNotFoundError, NotADirectoryError):
             continue
-        if any(name.startswith(_LEFTOVER_PREFIXES) for name in names):
+        except OSError:
+            return True  # cannot tell: the full path looks
+        if any(name.startswith(LEFTOVER_PREFIXES) for name in names):
             return True
     return False
-
-
-def project_paths(project: Path | None, is_global: bool) -> tuple[Path, Path, Path]:
-    """(manifest, lock, tree root) of the project, from the import-light layout module."""
-    from strawpot.model.layout import Project
-
-    where = Project.at(project, is_global=is_global)
-    return where.manifest_path, where.lock_path, where.tree_root
-
-
-def lock_current(project: Path | None, is_global: bool) -> int | None:
-    """The number of locked packages if strawpot.lock matches strawpot.toml, else None."""
-    manifest, lock_path, tree_root = project_paths(project, is_global)
-    found = _entries(lock_path, tree_root)
-    if found is None or manifest_hash(manifest) != found[0]:
-        return None
-    return len(found[1])
-
-
-def noop_install(project: Path | None, is_global: bool, *, frozen: bool, skip_tools: bool, quiet: bool) -> bool:
-    """True (after saying so on stderr, unless `quiet`) when a bare install has nothing to do."""
-    import sys
-    import time
-
-    started = time.perf_counter()
-    manifest, lock_path, tree_root = project_paths(project, is_global)
-    packages = up_to_date(manifest, lock_path, tree_root, frozen=frozen)
-    if packages is None:
-        return False
-    if not skip_tools:
-        import shutil
-
-        if any(shutil.which(tool) is None for _p, _n, _v, _f, tools, _s in packages for tool in tools):
-            return False  # the full path reports them, with their install hints
-    elapsed = time.perf_counter() - started
-    if not quiet:
-        sys.stderr.write(f"Already up to date ({count(len(packages), 'package')}) in {elapsed:.2f}s\n")
-    return True

@@ -104,6 +104,32 @@ class Options:
     rebuild: frozenset[tuple[Kind, str]] = frozenset()  # reinstall from the lock and run the script again (`sync --rebuild`)
     faults: Faults = field(default_factory=Faults)
 
+    @classmethod
+    def for_install(
+        cls, *, registry: str | None = None, offline: bool = False, lock: LockMode = LockMode.RESOLVE,
+        dry_run: bool = False, no_save: bool = False, ignore_scripts: bool = False, install_tools: bool = False,
+        skip_tools: bool = False, trust_project: bool = False,
+    ) -> Options:
+        """What `strawpot install`'s flags ask for: the command and the entry point's early parse build it alike."""
+        return cls(registry=registry, offline=offline, lock=lock, dry_run=dry_run, save=not no_save,
+                   scripts="ignore" if ignore_scripts else "run",
+                   tools="skip" if skip_tools else ("run" if install_tools else "check"), trust_project=trust_project)
+
+    def only_current(self, edit: Edit | None = None) -> bool:
+        """Whether a project already current is all this run asks for (so the pipeline's first step,
+        `fastcheck.nothing_to_do`, may answer): no edit, nothing forced, dry or unsaved, and a run that
+        installs the lock (not `sync`, which also removes packages the lock does not hold) or only locks."""
+        return (
+            (edit is None or not edit.any)
+            and not (self.dry_run or self.rebuild or self.trust_now or self.trust_project)
+            and self.save and self.scripts == "run" and self.tools != "run" and self.tree is not TreeMode.EXACT
+        )
+
+    def current_question(self) -> dict[str, bool]:
+        """What this run asks `fastcheck.nothing_to_do` (the entry point asks the same for a bare install)."""
+        return {"frozen": self.lock is LockMode.FROZEN, "lock_only": self.tree is TreeMode.NONE,
+                "check_tools": self.tools == "check"}
+
     @property
     def writes(self) -> bool:
         """Whether the run may write anything (it takes the project's file lock then)."""

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING
 from strawpot.install.local import is_path_source, read_path_source
 from strawpot.model.archive import ArchiveError, read_archive
 from strawpot.model.errors import IntegrityFailure
-from strawpot.model.install_record import RECORD_FILE
-from strawpot.model.installed import VERSION_FILE
 from strawpot.model.lockfile import LockedPackage
 from strawpot.model.paths import UnsafePath, safe_relative_path
+from strawpot.model.tree_facts import RECORD_FILE, VERSION_FILE
 
 if TYPE_CHECKING:
     from hub_client import HubClient

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from strawpot.config_files import Project
 from strawpot.install.apply import commit, discard, recover, remove, stage
+from strawpot.install.fastcheck import first_step
 from strawpot.install.options import Edit, LockMode, Options, TreeMode
 from strawpot.install.outcome import Outcome, QuietReporter, Reporter
 from strawpot.install.plan import Plan, make_plan
@@ -52,7 +53,10 @@ def run(
     client: HubClient | None = None,
 ) -> Outcome:
     """Run one install-family operation on `project` (raises StrawpotError subclasses)."""
-    operation = _Run(project, edit or Edit(), options or Options(), reporter or QuietReporter(), client)
+    options = options or Options()
+    if (current := first_step(project, edit, options)) is not None:
+        return Outcome(project, lock=Lockfile.load(project.lock_path), unchanged=current, dry_run=options.dry_run)
+    operation = _Run(project, edit or Edit(), options, reporter or QuietReporter(), client)
     operation.inputs = _preflight(project, operation.options)
     fresh_tree = not project.tree_root.exists()
     try:

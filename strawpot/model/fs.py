@@ -10,11 +10,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None) -> None:
-    """Write `data` to a temp file beside `path`, fsync it, then rename it over `path`.
+def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, durable: bool = True) -> None:
+    """Write `data` to a temp file beside `path`, fsync it (unless not `durable`), then rename it over `path`:
+    readers see the old file or the new one, never a mix, and a failure leaves the old one and no temp file.
 
-    The file keeps the mode it had (a user's `chmod 644` survives); a new file gets `mode`, else 0644
-    less the umask, as `open()` would have made it (mkstemp alone would leave 0600).
+    The file gets `mode`; without one it keeps the mode it had (a user's `chmod 644` survives), and a new
+    file gets 0644 less the umask, as `open()` would have made it (mkstemp alone would leave 0600).
+    `durable=False` skips the fsync, for a file rewritten often whose loss in a power cut costs nothing.
+    The one atomic write of the tree (`hub_client` keeps its own, streaming, for it imports nothing of ours;
+    tests/test_atomic_write.py holds the two alike).
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -26,8 +30,9 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None) -> N
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-RECORD_FILE = ".install-record.json"
-RECORD_FORMAT = 1
+from strawpot.model.tree_facts import RECORD_FILE as RECORD_FILE  # re-exported: the record's name
+from strawpot.model.tree_facts import RECORD_FORMAT
 
 
 @dataclass(frozen=True)

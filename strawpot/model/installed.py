@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from strawpot.model.install_record import (
-    RECORD_FILE,
     InstallRecord,
     RecordUnreadable,
     check_output,
@@ -18,8 +17,8 @@ from strawpot.model.install_record import (
 )
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
-
-VERSION_FILE = ".version"
+from strawpot.model.tree_facts import RECORD_FILE
+from strawpot.model.tree_facts import VERSION_FILE as VERSION_FILE  # re-exported: the version file's name
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,26 +140,21 @@ class Manifest:
         return added
 
     def dependency_hash(self) -> str:
-        """A hash of everything resolution reads from the manifest, to detect a stale lock: the requirements,
-        and the files of every path source and workspace member (`strawpot.model.path_source`)."""
-        from strawpot.model.path_source import path_row, workspace_rows
+        """`strawpot.model.tree_facts.dependency_hash` of this manifest (what the early no-op answer computes
+        from `tomllib`): a changed requirement or path source's content makes the lock stale."""
+        from strawpot.model.tree_facts import MissingPathSource, Unhashable, dependency_hash
 
-        inputs: list[list[Any]] = []
-        for e in self.entries():
-            row = [e.kind.value, e.name, e.spec, e.settings.get("default_agent") if e.kind is Kind.ROLE else None]
-            if e.path is not None:
-                extra = path_row(self.path.parent, e.path)
-                if extra is None:
-                    raise UsageError(
-                        f"{self.path}: {e.kind.plural}.{e.name}: path {e.path!r} is not a folder "
-                        f"({(self.path.parent / e.path).resolve()} does not exist)",
-                        hint="fix the path, or check out the repository that holds it beside this project",
-                    )
-                row += extra
-            inputs.append(row)
-        inputs.sort(key=lambda row: (row[0], row[1]))
-        inputs += workspace_rows(self.path.parent, _plain(self.doc)) or []
-        return "sha256:" + hashlib.sha256(json.dumps(inputs, separators=(",", ":")).encode()).hexdigest()
+        self.entries()  # every shape problem in the reader's words first
+        try:
+            return dependency_hash(self.path.parent, _plain(self.doc))
+        except MissingPathSource as exc:
+            raise UsageError(
+                f"{self.path}: {exc.kind.plural}.{exc.name}: path {exc.path!r} is not a folder "
+                f"({(self.path.parent / exc.path).resolve()} does not exist)",
+                hint="fix the path, or check out the repository that holds it beside this project",
+            ) from None
+        except Unhashable as exc:
+            raise UsageError(f"{self.path}: {exc}") from None
 
     # -- edits -------------------------------------------------------------------------------------
 

@@ -87,8 +87,10 @@ def test_trusted_script_runs_in_the_package_and_its_record_is_verified(cli, proj
 
 def test_the_no_op_check_reads_the_record_file_the_model_writes():
     from strawpot.install import fastcheck
+    from strawpot.model import install_record, tree_facts
 
-    assert fastcheck._RECORD_FILE == RECORD_FILE
+    assert fastcheck.RECORD_FILE is install_record.RECORD_FILE is RECORD_FILE is tree_facts.RECORD_FILE
+    assert fastcheck.RECORD_FORMAT is install_record.RECORD_FORMAT  # one definition, imported by both
 
 
 def test_untrusted_script_is_skipped_under_yes_then_trust_runs_it(cli, project, registry):

@@ -103,3 +103,18 @@ def test_a_settings_table_next_to_a_requirement_tables_name_is_read_alike_by_bot
     assert done.returncode == 2, done.stderr
     assert "[memory] has no setting 'code-review'; did you mean [memories]?" in done.stderr
     assert cli("install", "--project", project.dir).code == 2
+
+
+def test_a_current_lock_is_answered_by_the_pipelines_first_step_without_the_pipeline(cli, project):
+    assert cli("install", "role", "reviewer", "--project", project.dir).code == 0
+    probe = ("import sys\nfrom strawpot.cli import main\ncode = main(sys.argv[1:])\n"
+             "print(','.join(m for m in ('strawpot.install.service', 'tomlkit', 'httpx') if m in sys.modules))\n"
+             "sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", probe, "lock"], cwd=project.dir, capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, ""), done.stderr
+    assert "strawpot.lock is up to date (11 packages)" in done.stderr
+    (project.dir / "strawpot.toml").write_text((project.dir / "strawpot.toml").read_text() + "\n[skills]\nx = \"*\"\n")
+    stale = subprocess.run([sys.executable, "-c", probe, "lock", "--check"], cwd=project.dir, capture_output=True,
+                           text=True, timeout=60)
+    assert stale.returncode == 4 and "strawpot.install.service" in stale.stdout, stale.stderr
