@@ -1,6 +1,8 @@
 """The runs list's rows: one summary per run folder, re-read only when its session.json changes (mtime and size).
 
 The run folder stays the one source of truth: this is a cache of what was read from it, never written anywhere.
+A running run's open askUser questions are not in session.json: they are counted afresh (one listing of its
+`asks/` folder) each time a page shows the run.
 """
 
 from __future__ import annotations
@@ -9,11 +11,12 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.session import RUN_ID_RE, SESSION_FILE
+from orchestrator.questions import open_count
+from orchestrator.session import RUN_ID_RE, SESSION_FILE, State
 
 PAGE_SIZE = 50
 
@@ -28,6 +31,7 @@ class RunRow:
     started_at: float = 0.0
     agents: int = 0
     readable: bool = True
+    open_questions: int = 0  # askUser questions waiting for an answer (counted for a running run only)
 
 
 def _summary(run_id: str, path: Path) -> RunRow:
@@ -95,4 +99,6 @@ class RunIndex:
         keyed.sort(reverse=True)
         shown = [row for _, name in keyed[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]
                  if (row := self._row(known, folder, name)) is not None]
-        return shown, len(keyed)
+        # only a running run can still take an answer; an ended one's questions were settled or are moot
+        return [replace(row, open_questions=open_count(sessions_root / row.run_id)) if row.state == State.RUNNING
+                else row for row in shown], len(keyed)

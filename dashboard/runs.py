@@ -55,7 +55,19 @@ def snapshot(data: dict[str, Any]) -> dict[str, Any]:
                      "state": a.get("state"), "duration": duration(a), "parent": a.get("parent") or "-",
                      "active": a.get("state") not in FINAL_STATES,
                      "log": tail(log) if log else ""})
-    return {"state": data.get("state"), "agents": rows}
+    isolation = _isolation(data)
+    return {"state": data.get("state"), "agents": rows, "worktree_state": isolation.get("state"),
+            "merge_result": merge_result(data)}
+
+
+def _isolation(data: dict[str, Any]) -> dict[str, Any]:
+    isolation = data.get("isolation")
+    return isolation if isinstance(isolation, dict) else {}
+
+
+def merge_result(data: dict[str, Any]) -> str:
+    """The merge's one-line result the run recorded at its end ("" before it ends, or with nothing to merge)."""
+    return str(data.get("merge_result") or "")
 
 
 def _stamp(session: Path, data: dict[str, Any] | None) -> tuple[int, ...]:
@@ -117,8 +129,8 @@ def run_context(project: ProjectView, run_id: str) -> dict[str, Any] | None:
     logs = {a.get("agent_id"): tail(log) for a in agents if (log := _log_path(a))}
     trace, trace_ok = _trace(root, run_id)
     inputs = data.get("inputs") if isinstance(data.get("inputs"), dict) else {}
-    isolation = data.get("isolation") if isinstance(data.get("isolation"), dict) else {}
-    return {"data": data, "tree": tree(agents), "logs": logs, "inputs": inputs, "isolation": isolation,
+    return {"data": data, "tree": tree(agents), "logs": logs, "inputs": inputs, "isolation": _isolation(data),
+            "merge_result": merge_result(data),
             "memory": _memory(data, trace), "trace_ok": trace_ok, "final": FINAL_STATES,
             "inputs_json": json.dumps(inputs, indent=2, sort_keys=True)}
 

@@ -20,6 +20,7 @@ from dashboard.runindex import RunIndex
 from orchestrator.projects import ProjectStore, UsedProject, project_key
 from orchestrator.schedules import ScheduleError, ScheduleStore
 from strawpot.model.layout import Project
+from strawpot.model.plural import count
 from strawpot.model.settings import Settings, layered
 
 # A project's effective settings (`strawpot ui` gives strawpot.config_files' layers, which the dashboard may not import).
@@ -80,7 +81,7 @@ class Site:
     def __post_init__(self) -> None:
         self.env = Environment(loader=PackageLoader("dashboard", "templates"),
                                autoescape=select_autoescape(default=True))
-        self.env.globals.update(when=when, duration=duration, csrf=security.csrf_token(self.secret))
+        self.env.globals.update(when=when, duration=duration, count=count, csrf=security.csrf_token(self.secret))
 
     def render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(self.env.get_template(name).render(**context), status_code=status)

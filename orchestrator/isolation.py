@@ -45,6 +45,14 @@ class Merged:
     error: StrawpotError | None = None
     failed: bool = False  # the merge itself broke (a git call failed or hung): the run ends `failed`
 
+    def summary(self) -> str:
+        """The one line session.json keeps as the merge's result: the last line of `message` that is neither a
+        warning nor a `refused:` line, then the error's message ("" when the run had nothing to merge)."""
+        said = [line for line in self.message.splitlines()
+                if line.strip() and not line.startswith(("warning:", "refused:"))]
+        parts = [*said[-1:], *([self.error.message] if self.error is not None else [])]
+        return " ".join("; ".join(parts).split())
+
 
 class Isolator(Protocol):
     name: str

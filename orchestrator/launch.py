@@ -371,7 +371,7 @@ class Launch:
             undone = "".join(f"{line}\n" for line in isolator.keep(self.env))
             self.merged = Merged(f"{undone}the session's worktree is kept at {self.env.info.get('path')} "
                                  f"(branch {self.env.info.get('branch')}); {then}", keep=True)
-        self.session.isolation = self.env.to_dict()
+        self.session.isolation_ended(self.env.to_dict(), self.merged.summary())
 
 
 def _warn(session: Session, message: str, warn: Callable[[str], None] | None, *, event: str) -> None:

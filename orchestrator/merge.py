@@ -131,8 +131,10 @@ def _patch(env: IsolatedEnv, g: SafeGit, top: Path, path: Path, branch: str, new
     if not refused:
         return Merged(_lines(lines))
     env.info["keep_branch"] = True
+    more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+    verb = "was" if len(refused) == 1 else "were"
     return Merged(_lines([*lines, *(f"refused: {line}" for line in refused)]), error=ConflictError(
-        f"{count(len(refused), 'change')} of the session were not brought back (listed above); "
+        f"{count(len(refused), 'change')} of the session {verb} not brought back: {terminal_safe(refused[0])}{more}; "
         f"they are on branch {branch}",
         hint=f"look at them with `git diff {base} {branch} -- PATH`; take one with "
              f"`git checkout {branch} -- PATH`; delete the branch with `git branch -D {branch}`"))

@@ -9,6 +9,7 @@ run stopped). Every write is atomic and made under the folder's lock, so one que
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -148,6 +149,18 @@ def questions(run_dir: Path) -> list[Question]:
         return []
     ids = sorted(int(p.stem) for p in folder.glob("*.json") if valid_id(p.stem))
     return [q for i in ids if (q := read(run_dir, str(i))) is not None]
+
+
+def open_count(run_dir: Path) -> int:
+    """How many of the run's questions wait for an answer, told by the file names alone (nothing is read): one
+    listing of `asks/`, so a list of many runs can ask it of each running one."""
+    try:
+        names = os.listdir(_folder(run_dir))
+    except OSError:
+        return 0
+    asked = {name[:-5] for name in names if name.endswith(".json") and valid_id(name[:-5])}
+    answered = {name[:-len(ANSWER_SUFFIX)] for name in names if name.endswith(ANSWER_SUFFIX)}
+    return len(asked - answered)
 
 
 def _number(value: Any) -> float:

@@ -120,6 +120,7 @@ class Session:
     tmux: str = ""  # the tmux session (and socket) name when the run lives in tmux, for `strawpot attach`
     owner_pid: int = field(default_factory=os.getpid)  # the strawpot process that owns the run
     isolation: dict[str, Any] = field(default_factory=dict)  # IsolatedEnv.to_dict(): where the agents work
+    merge_result: str = ""  # one line: what the end of the run made of the worktree's work (Merged.summary)
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from: lock hash, packages, settings
     sandbox: dict[str, Any] = field(default_factory=dict)  # SandboxSettings.record(): what confined the agents
     agents: dict[str, AgentRecord] = field(default_factory=dict)
@@ -179,6 +180,12 @@ class Session:
             record.state, record.exit_code, record.error, record.ended_at = state, exit_code, error, time.time()
             self.save()
 
+    def isolation_ended(self, isolation: dict[str, Any], merge_result: str) -> None:
+        """Record what became of the run's isolated environment at its end, and the merge's one-line result."""
+        with self._lock:
+            self.isolation, self.merge_result = isolation, merge_result
+            self.save()
+
     def finish(self, state: State, exit_code: int | None) -> None:
         exit_code = exit_code_for(state, exit_code)
         with self._lock:
@@ -200,6 +207,7 @@ class Session:
             "tmux": self.tmux,
             "owner_pid": self.owner_pid,
             "isolation": self.isolation,
+            "merge_result": self.merge_result,
             "inputs": self.inputs,
             "sandbox": self.sandbox or {"kind": "none"},
             "agents": [asdict(a) for a in self.agents.values()],

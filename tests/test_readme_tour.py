@@ -242,6 +242,7 @@ def check_sessions_show(step: Step, tour: Tour) -> None:
     assert step.out.startswith(f"run {run_id}: role lead, succeeded"), step.out
     assert '"lock_sha256"' in step.out, step.out
     assert f"worktree: strawpot/{run_id} (merged)" in step.out, step.out
+    assert "merge: applied the session's changes to your working tree (1 file): hello.txt" in step.out, step.out
     # the runs, the memory database: none of it is for git (the session's hello.txt and .mcp.json are)
     assert sorted(git_status(tour.project)) == ["?? .mcp.json", "?? hello.txt"], git_status(tour.project)
 

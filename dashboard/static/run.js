@@ -88,6 +88,15 @@
       if (a.active) actions.appendChild(cancelForm(a.agent_id));
     }
     drawLogs(snap.agents);
+    const worktree = document.getElementById("worktree-state");
+    if (worktree && snap.worktree_state) worktree.textContent = snap.worktree_state;
+    const active = document.getElementById("worktree-active");
+    if (active && snap.worktree_state && snap.worktree_state !== "active") active.remove();
+    const merge = document.getElementById("merge-result");
+    if (merge && snap.merge_result) {
+      merge.querySelector("q").textContent = snap.merge_result;
+      merge.hidden = false;
+    }
   };
   source.addEventListener("end", function () { source.close(); });
 })();

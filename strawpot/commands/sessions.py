@@ -114,7 +114,12 @@ def _show(data: dict[str, Any], as_json: bool, sessions_root: Path) -> None:
         return
     lines = [f"run {data.get('run_id')}: role {data.get('role')}, {data.get('state')} "
              f"(exit code {data.get('exit_code')}), started {_when(data.get('started_at'))}",
-             f"worktree: {_worktree(data)}", f"sandbox: {_sandbox(data)}"]
+             f"worktree: {_worktree(data)}"]
+    if data.get("merge_result"):
+        from strawpot.model.display import terminal_safe
+
+        lines.append(terminal_safe(f"merge: {data['merge_result']}"))
+    lines.append(f"sandbox: {_sandbox(data)}")
     for agent in data.get("agents", []):
         session = f", session {agent['session_id']}" if agent.get("session_id") else ""
         lines.append(f"agent {agent.get('agent_id')}: role {agent.get('role')}, {agent.get('agent')}, "

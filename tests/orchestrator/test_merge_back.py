@@ -336,6 +336,10 @@ def test_links_out_of_the_repository_big_files_and_git_paths_stay_on_the_branch(
                        "refused: passwd: a symlink to '/etc/passwd', outside the repository",
                        "refused: pkg/sneaky: a symlink to '../../outside', outside the repository",
                        "refused: up: a symlink to '../../..', outside the repository"]
+    # session.json's one-line result: what was applied, then what stayed on the branch (no "listed above")
+    assert merged.summary() == ("applied the session's changes to your working tree (2 files): inside, small.txt; "
+                                "6 changes of the session were not brought back: .github/ci.yml: a change under a "
+                                f".git* path (and 5 more); they are on branch strawpot/{RUN}")
     for name in ("passwd", "up", "pkg/sneaky", "big.bin", ".github"):
         assert not os.path.lexists(repo / name), name
     assert (repo / ".gitignore").read_text().startswith(".strawpot")

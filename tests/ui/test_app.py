@@ -107,7 +107,7 @@ def test_the_run_page_shows_inputs_memory_and_the_worktree_as_recorded(project: 
     page = _client(project).get(f"{_p(project)}/runs/run2").text
     assert "ab" * 32 in page and "role:lead" in page and "1.2.0" in page
     assert "Provider <b>builtin</b>" in page and "4096 bytes" in page and "memory provider &#39;x&#39; failed" in page
-    assert "strawpot/run2" in page and "<b>kept</b>" in page and "fix the bug" in page
+    assert "strawpot/run2" in page and '<b id="worktree-state">kept</b>' in page and "fix the bug" in page
 
 
 def test_a_corrupt_session_json_renders_as_unreadable(project: Path) -> None:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from dashboard.runindex import PAGE_SIZE, RunIndex
+from orchestrator import questions
 from orchestrator.session import list_sessions
 
 
@@ -54,3 +55,24 @@ def test_the_paged_cached_list_matches_reading_every_session(tmp_path: Path) -> 
     (root / gone / "session.json").unlink()
     (root / gone).rmdir()
     assert _fast(index, root) == _slow(root)
+
+
+def test_a_running_runs_open_questions_are_counted_afresh_and_an_ended_runs_not_at_all(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    for i, state in enumerate(["running", "succeeded"]):
+        _write(root, f"run_20260105_09000{i}_00000{i}", 1.7e9 + i, state)
+    running, ended = root / "run_20260105_090000_000000", root / "run_20260105_090001_000001"
+    index = RunIndex()
+
+    def counted() -> dict[str, int]:
+        return {r.run_id: r.open_questions for r in index.page(root, 0)[0]}
+
+    assert counted() == {running.name: 0, ended.name: 0}
+    for run_dir in (running, ended):  # an ended run's open question (its run was killed) waits for nobody
+        questions.post(run_dir, "lead-1", "Which colour?", [], "blue", "")
+        questions.post(run_dir, "lead-1", "Which size?", [], "", "")
+    assert counted() == {running.name: 2, ended.name: 0}  # session.json did not change: counted anyway
+    questions.answer(running, "1", "green", "ui")
+    assert counted()[running.name] == 1
+    questions.settle(running, "2", None, "ended")
+    assert counted()[running.name] == 0

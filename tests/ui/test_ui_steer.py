@@ -95,6 +95,8 @@ def test_a_question_from_a_session_the_ui_started_is_answered_in_the_ui(project:
     assert asked.question == "Which <colour>?" and asked.default == "blue" and asked.is_open
     assert json.loads((run_dir / "asks" / "1.json").read_text())["agent_id"] == asked.agent_id
 
+    waiting = f'<a class="asking" href="{base}/runs/{run_id}#asks">1 question waiting for you</a>'
+    assert waiting in client.get(f"{base}/").text  # the runs list marks the run that waits for an answer
     page = client.get(f"{base}/runs/{run_id}").text
     assert "Which &lt;colour&gt;?" in page and "<colour>" not in page
     assert f'action="{base}/runs/{run_id}/asks/1"' in page and "/static/steer.js" in page
@@ -103,6 +105,7 @@ def test_a_question_from_a_session_the_ui_started_is_answered_in_the_ui(project:
     ended = _until(lambda: _ended(project.root))
     assert ended["state"] == "succeeded" and _result(ended).splitlines() == ["green", "done"]
     assert "Answered: <b>green</b>" in client.get(f"{base}/runs/{run_id}").text
+    assert 'class="asking"' not in client.get(f"{base}/").text
     second = _post(client, f"{base}/runs/{run_id}/asks/1", text="red")
     assert second.status_code == 409 and "answered already" in second.text
 

@@ -1,0 +1,171 @@
+"""A worktree run's merge result: recorded in session.json at the run's end, shown by the run page and `sessions show`."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from markupsafe import escape
+from selenium.webdriver.common.by import By
+from starlette.testclient import TestClient
+
+from dashboard.app import create_app, home_path
+from dashboard.security import COOKIE
+from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "registry_server" / "web"))
+from _browser import start_chromium  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+SECRET = "merge-result-secret"
+STRAWPOT = [sys.executable, "-m", "strawpot.cli"]
+IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.org"}
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env={**os.environ, **IDENTITY})
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A locked project of stub agents that is a git repository (README.md committed, .strawpot/ ignored)."""
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.setenv("STRAWPOT_CONFIG_DIR", str(tmp_path / "config"))
+    root = tmp_path / "proj"
+    root.mkdir()
+    ProjectFixture(root, standard_roles(), standard_skills(),
+                   policy={"max_depth": 3, "agent_timeout": 30, "kill_grace": 0.5}).build()
+    (root / ".gitignore").write_text(".strawpot/\n")
+    (root / "README.md").write_text("original\n")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "first")
+    return root
+
+
+def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=90,
+                          env={**os.environ, **IDENTITY})
+
+
+def _the_run(root: Path) -> dict[str, Any]:
+    [found] = (root / ".strawpot" / "sessions").glob("*/session.json")
+    data: dict[str, Any] = json.loads(found.read_text())
+    return data
+
+
+def _run_page(root: Path, run_id: str, data_dir: Path) -> str:
+    client = TestClient(create_app(root, SECRET, data_dir=data_dir), base_url="http://testserver")
+    client.cookies.set(COOKIE, SECRET)
+    response = client.get(f"{home_path(root)}runs/{run_id}")
+    assert response.status_code == 200
+    return response.text
+
+
+@pytest.mark.parametrize(("task", "code", "state", "result"), [
+    ("write:README.md=edited by the agent then write:src/new.txt=added", 0, "merged",
+     "applied the session's changes to your working tree (2 files): README.md, src/new.txt"),
+    # The user edits README.md while the run works (the agent does it for them, by absolute path): a conflict.
+    ("write:{root}/README.md=the user's edit then write:README.md=the agent's edit", 3, "kept",
+     "the session's changes do not apply cleanly to your working tree: README.md changed in your tree "
+     "since the session started; nothing in it was changed"),
+    ("write:half.txt=half done then fail:4", 4, "kept",
+     "the session's worktree is kept at {path} (branch {branch}); `strawpot sessions --prune` removes it"),
+])
+def test_the_merge_result_is_recorded_and_shown(repo: Path, tmp_path: Path, task: str, code: int, state: str,
+                                                result: str) -> None:
+    proc = _cli(repo, "start", "--headless", "--isolation", "worktree", "--merge", "patch",
+                "--task", task.format(root=repo))
+    assert proc.returncode == code, proc.stderr
+    data = _the_run(repo)
+    isolation = data["isolation"]
+    expected = result.format(path=isolation["path"], branch=isolation["branch"])
+    assert (isolation["state"], data["merge_result"]) == (state, expected)
+    assert "\n" not in data["merge_result"]
+
+    page = _run_page(repo, data["run_id"], tmp_path / "data")
+    assert f'<p id="merge-result">Merge result: <q>{escape(expected)}</q></p>' in page
+    assert f'<b id="worktree-state">{state}</b>' in page
+
+    shown = _cli(repo, "sessions", "show", data["run_id"])
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[lines.index(f"worktree: {isolation['branch']} ({state})") + 1] == f"merge: {expected}"
+
+
+def test_a_run_without_a_worktree_records_no_merge_result(repo: Path, tmp_path: Path) -> None:
+    proc = _cli(repo, "start", "--headless", "--task", "echo:done")
+    assert proc.returncode == 0, proc.stderr
+    data = _the_run(repo)
+    assert data["merge_result"] == ""
+    page = _run_page(repo, data["run_id"], tmp_path / "data")
+    assert '<p id="merge-result" hidden>' in page
+    assert "merge:" not in _cli(repo, "sessions", "show", data["run_id"]).stdout
+
+
+def test_an_open_run_page_fills_in_the_merge_result_when_the_run_ends(tmp_path: Path) -> None:
+    """run.js redraws the worktree's state and shows the merge result from the live feed, without a reload."""
+    project = tmp_path / "project"
+    folder = project / ".strawpot" / "sessions" / "run1"
+    folder.mkdir(parents=True)
+    (project / "strawpot.toml").write_text("")
+    session: dict[str, Any] = {
+        "run_id": "run1", "role": "lead", "state": "running", "started_at": time.time(), "merge_result": "",
+        "isolation": {"kind": "worktree", "working_dir": "/w/run1", "path": "/w/run1", "branch": "strawpot/run1",
+                      "merge": "patch", "state": "active"},
+        "agents": [{"agent_id": "lead-1", "role": "lead", "agent": "stub", "parent": None, "state": "running",
+                    "started_at": time.time()}]}
+    (folder / "session.json").write_text(json.dumps(session))
+    result = "applied the session's changes to your working tree (1 file): <b>x</b>.md"
+    driver = start_chromium(tmp_path / "profile")
+    try:
+        with _serving(create_app(project, SECRET, data_dir=tmp_path / "data")) as base:
+            driver.get(f"{base}{home_path(project)}runs/run1?token={SECRET}")
+            assert not driver.find_element(By.ID, "merge-result").is_displayed()
+            assert "still working in it" in driver.find_element(By.ID, "worktree").text
+            driver.execute_script("window.notReloaded = true")
+            session["agents"][0]["state"] = session["state"] = "succeeded"
+            session["isolation"]["state"], session["merge_result"] = "merged", result
+            (folder / "session.json").write_text(json.dumps(session))
+            _wait_for(lambda: driver.find_element(By.ID, "merge-result").is_displayed())
+            assert driver.find_element(By.CSS_SELECTOR, "#merge-result q").text == result  # as text, inert
+            assert driver.find_element(By.ID, "worktree-state").text == "merged"
+            assert "still working in it" not in driver.find_element(By.ID, "worktree").text
+            assert driver.execute_script("return window.notReloaded") is True
+            assert not [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and e["source"] != "network"]
+    finally:
+        driver.quit()
+
+
+def _wait_for(predicate: Callable[[], object], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+@contextmanager
+def _serving(app: object) -> Iterator[str]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))  # type: ignore[arg-type]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
