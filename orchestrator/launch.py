@@ -284,7 +284,7 @@ class Launch:
                env_policy: EnvPolicy | None) -> Launch:
         """The run of `session` in `env`, with its Denden server listening and its sandbox set."""
         project = prepared.project
-        session.isolation = env.to_dict()
+        session.isolation_started(env.to_dict())
         files_dirs, files_warning = attached_files(project)
         if files_warning:
             _warn(session, files_warning, warn, event="files_dir_skipped")

@@ -180,6 +180,12 @@ class Session:
             record.state, record.exit_code, record.error, record.ended_at = state, exit_code, error, time.time()
             self.save()
 
+    def isolation_started(self, isolation: dict[str, Any]) -> None:
+        """Record the isolated environment (worktree, sandbox) the run works in, as it starts or resumes there."""
+        with self._lock:
+            self.isolation = isolation
+            self.save()
+
     def isolation_ended(self, isolation: dict[str, Any], merge_result: str) -> None:
         """Record what became of the run's isolated environment at its end, and the merge's one-line result."""
         with self._lock:

@@ -33,8 +33,8 @@ def test_state_text_in_session_json_is_unchanged() -> None:
 
 
 # What `Session` records of a run or an agent; only its typed methods (agent_started, agent_ended, finish,
-# isolation_ended) set them.
-RECORDED = {"state", "exit_code", "pid", "started_at", "ended_at", "error", "merge_result"}
+# isolation_started, isolation_ended) set them.
+RECORDED = {"state", "exit_code", "pid", "started_at", "ended_at", "error", "merge_result", "isolation"}
 
 
 def state_assignments(source: str) -> list[str]:
