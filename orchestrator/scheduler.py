@@ -99,8 +99,17 @@ def serve_in_background(data_dir: Path, catch_up: str, say: Callable[[str], None
         say(f"schedules: {held_message(holder, data_dir)}; this UI does not fire them")
         return None
     scheduler = Scheduler(ScheduleStore(data_dir), catch_up=catch_up, say=say)
-    threading.Thread(target=scheduler.serve, daemon=True, name="scheduler").start()
-    return scheduler  # the lock stays held (its file open) until the process ends
+    threading.Thread(target=_serve_holding, args=(scheduler, lock), daemon=True, name="scheduler").start()
+    return scheduler
+
+
+def _serve_holding(scheduler: Scheduler, lock: SchedulerLock) -> None:
+    """Serve while `lock` stays referenced, so its file stays open (and flocked) for as long as the thread lives:
+    a lock nothing refers to is collected, and closing its file would let a second scheduler in."""
+    try:
+        scheduler.serve()
+    finally:
+        lock.release()
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,26 @@ def test_ui_runs_the_scheduler_unless_a_serve_holds_the_lock(project, env, tmp_p
         ui.communicate(timeout=30)
 
 
+def test_a_serve_started_while_the_ui_runs_refuses_naming_the_ui(tmp_path, env) -> None:  # type: ignore[no-untyped-def]
+    """The UI keeps the scheduler's lock for as long as it runs, not only while it starts its scheduler."""
+    ui = subprocess.Popen([*STRAWPOT, "ui", "--no-browser"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert ui.stderr is not None
+        assert "StrawPot UI: http://127.0.0.1:" in ui.stderr.readline()
+        lock = tmp_path / "data" / "scheduler.lock"
+        wait_for(lambda: lock.is_file() and lock.read_text().strip() == str(ui.pid))
+        # without the lock this serve would serve until killed: a short bound makes that a quick failure
+        second = subprocess.run([*STRAWPOT, "schedule", "serve"], cwd=tmp_path, env=env, capture_output=True,
+                                text=True, timeout=15, stdin=subprocess.DEVNULL, check=False)
+        assert second.returncode == 1, second.stderr
+        assert second.stderr.strip() == (f"error: another scheduler (pid {ui.pid}: `strawpot schedule serve` "
+                                         f"or `strawpot ui`) already serves {tmp_path / 'data'}: stop it first")
+    finally:
+        ui.terminate()
+        ui.communicate(timeout=30)
+
+
 def test_ctrl_c_on_run_stops_the_session_and_the_history_says_so(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
     project.build()
     add("slow", project.root, "sleep:30", env)
