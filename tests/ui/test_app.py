@@ -276,6 +276,23 @@ def test_a_session_that_fails_to_start_says_why_on_the_project_page(project: Pat
     assert "The last session started here failed: error: no live run" in page
 
 
+def test_a_failed_start_shows_its_error_and_hint_not_only_its_last_line(project: Path, tmp_path: Path) -> None:
+    """`strawpot start` ends with a hint line after its error: the page shows both, the error first."""
+    script = tmp_path / "no_role.py"
+    script.write_text("import sys\nprint('run x: starting', file=sys.stderr)\n"
+                      "print('error: no role to start', file=sys.stderr)\n"
+                      "print('hint: pass --role, or set [orchestrator].role in strawpot.toml', file=sys.stderr)\n"
+                      "sys.exit(2)\n")
+    client = _client(project, command=[sys.executable, str(script)])
+    assert client.post(f"{_p(project)}/start", data={"csrf": csrf_token(SECRET), "task": "echo:x"},
+                       headers={"origin": BASE}).status_code == 303
+    deadline = time.monotonic() + 10
+    while "failed-start" not in (page := client.get(f"{_p(project)}/").text) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ("The last session started here failed: error: no role to start (hint: pass --role, or set "
+            "[orchestrator].role in strawpot.toml)") in page
+
+
 def test_forms_post_with_their_origin_a_same_origin_referrer_policy(project: Path) -> None:
     # "no-referrer" would make Chromium send `Origin: null` on a form POST, which the Origin check refuses.
     assert _client(project).get(f"{_p(project)}/").headers["referrer-policy"] == "same-origin"
