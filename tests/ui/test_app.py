@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -310,6 +311,22 @@ def test_strawpot_ui_outside_a_project_opens_on_the_projects_list(tmp_path: Path
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_strawpot_ui_on_a_busy_port_or_an_unknown_host_says_so_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        busy = subprocess.run([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser", "--port", str(port)],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert busy.returncode == 1
+    assert busy.stderr == (f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+                           "hint: pick another --port (0 picks a free one), or stop what is using it\n")
+    unknown = subprocess.run([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser", "--allow-remote",
+                              "--host", "no-such-host.invalid"], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=60, check=False)
+    assert unknown.returncode == 2 and unknown.stderr.startswith("error: --host 'no-such-host.invalid': "), unknown.stderr
 
 
 def test_a_cancel_that_hangs_is_one_line_not_a_500(project: Path, tmp_path: Path,
