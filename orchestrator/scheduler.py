@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -148,7 +149,7 @@ def _first_error(text: str) -> str:
 def precheck(schedule: Schedule) -> str:
     """Why `schedule` cannot start a session, found without starting one ("" when nothing is wrong here)."""
     if not schedule.project.is_dir():
-        return f"project folder {schedule.project} is gone: remove the schedule or recreate the folder"
+        return f"project folder {schedule.project} does not exist: create it or remove the schedule"
     if not Project(schedule.project).lock_path.is_file():
         return f"no strawpot.lock in {schedule.project}: run `strawpot lock` there"
     return ""
@@ -374,6 +375,8 @@ class Scheduler:
                 interrupted, code = True, proc.wait()
             err.seek(0)
             error = _first_error(err.read())
+            if re.fullmatch(rf"run {run.run_id} \w+ \(exit code -?\d+\)", error):
+                error = ""  # `start`'s own end line: the outcome and exit code say it already, no reason to add
         ended = session_end(schedule, started, code, error if code else "", self.now())
         self.store.update(ended)
         if interrupted:

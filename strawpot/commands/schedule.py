@@ -37,6 +37,7 @@ def command() -> None:
 def add(name: str, cron: str, role: str, task: str, project: Path | None, params: tuple[str, ...],
         timezone: str | None, overlap: str) -> None:
     """Store a schedule; refuses a cron expression that is invalid or never fires."""
+    from orchestrator.scheduler import precheck
     from orchestrator.schedules import Schedule, ScheduleStore, default_data_dir, local_timezone, validate
     from strawpot.model.errors import UsageError
 
@@ -52,6 +53,8 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
     validate(schedule, datetime.now(UTC))
     ScheduleStore(default_data_dir()).add(schedule)
     click.echo(f"Added schedule {name} ({cron}, {schedule.timezone})", err=True)
+    if problem := precheck(schedule):  # stored all the same: the folder may be cloned or locked later
+        click.echo(f"warning: schedule {name} cannot fire yet: {problem}", err=True)
 
 
 @command.command("list")
@@ -92,8 +95,13 @@ def history(name: str, as_json: bool) -> None:
     """Every recorded fire of a schedule: when, its run id, and what came of it (with the one-line error)."""
     from orchestrator.scheduler import settle
     from orchestrator.schedules import ScheduleStore, default_data_dir
+    from strawpot.model.errors import UsageError
 
-    runs = settle(ScheduleStore(default_data_dir()), name, datetime.now(UTC))
+    store = ScheduleStore(default_data_dir())
+    runs = settle(store, name, datetime.now(UTC))
+    known = store.get(name) is not None
+    if not runs and not known:  # a removed schedule's history stays readable; a name never used is a typo
+        raise UsageError(f"no schedule named {name!r}, and no history of one", hint="see `strawpot schedule list`")
     if as_json:
         print_json({"schedule": name, "runs": [
             {"run_id": r.run_id, "fired_at": r.fired_at.isoformat(), "outcome": r.outcome,
@@ -101,6 +109,8 @@ def history(name: str, as_json: bool) -> None:
              "ended_at": r.ended_at.isoformat() if r.ended_at else None, "exit_code": r.exit_code,
              "error": r.error} for r in runs]})
         return
+    if not runs:
+        click.echo(f"schedule {name} has not fired yet (`strawpot schedule run {name}` fires it now)", err=True)
     for r in runs:
         code = "" if r.exit_code is None else f" (exit code {r.exit_code})"
         why = f": {terminal_safe(r.error)}" if r.error else ""
