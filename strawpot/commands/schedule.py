@@ -10,7 +10,7 @@ import rich_click as click
 from strawpot.commands._options import json_option, print_json
 from strawpot.model.display import terminal_safe
 
-SECTION = "other"
+SECTION = "sessions"
 
 
 @click.group()
@@ -29,7 +29,9 @@ def command() -> None:
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Project folder the session runs in (default: the nearest folder from the current one upward that "
                    "holds strawpot.toml or strawpot.lock, else the current folder).")
-@click.option("--param", "params", multiple=True, metavar="K=V", help="A role parameter; repeatable.")
+@click.option("--param", "params", multiple=True, metavar="K=V",
+              help="A param of the agent that plays the role (as `start --param`: one its AGENT.md declares, "
+                   "`strawpot info agent NAME` lists them); repeatable.")
 @click.option("--timezone", default=None, help="IANA zone the cron is read in (default: the local zone).")
 @click.option("--overlap", type=click.Choice(["skip", "queue", "parallel"]), default="skip",
               help="What a fire does while the previous one still runs: skip it, start it when that one ends, "
@@ -73,9 +75,10 @@ def list_schedules(as_json: bool) -> None:
     if as_json:
         print_json({"schedules": rows})
         return
+    width = max((len(str(row["name"])) for row in rows), default=0)
     for row in rows:
-        click.echo(f"{row['name']}  {row['cron']} ({row['timezone']})  next {row['next_fire'] or 'never'}  "
-                   f"{row['role']}: {row['task']}")
+        click.echo(f"{str(row['name']):<{width}}  {row['cron']} ({row['timezone']})  next {row['next_fire'] or 'never'}  "
+                   f"in {row['project']}  {row['role']}: {terminal_safe(str(row['task']))}")
 
 
 @command.command("remove")
