@@ -19,6 +19,15 @@ def detach(args: list[str], cwd: Path, *, stderr: IO[bytes] | int = subprocess.D
 
 
 def error_line(stderr: str, code: int | None) -> str:
-    """What the UI shows of a strawpot command that failed: its last line of stderr (its own one-line error)."""
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    return lines[-1] if lines else f"the strawpot command exited {code}"
+    """What the UI shows of a strawpot command that failed: its (last) `error:` line, with the `hint:` lines that
+    follow it in parentheses; else its last line of stderr."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [i for i, line in enumerate(lines) if line.startswith("error:")]
+    if not errors:
+        return lines[-1] if lines else f"the strawpot command exited {code}"
+    hints = []
+    for line in lines[errors[-1] + 1:]:
+        if not line.startswith("hint:"):
+            break
+        hints.append(line)
+    return lines[errors[-1]] + (f" ({'; '.join(hints)})" if hints else "")

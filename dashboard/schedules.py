@@ -23,6 +23,7 @@ class ScheduleRow:
     last_fired: str
     last_state: str  # the run's own state when its run folder has it, else what the history recorded
     last_run: str | None  # the run page's URL when that run exists in the project
+    last_error: str = ""  # the history's one line on why that fire failed, if it says
 
 
 def _row(store: ScheduleStore, schedule: Schedule, project: ProjectView, now: datetime) -> ScheduleRow:
@@ -41,7 +42,7 @@ def _row(store: ScheduleStore, schedule: Schedule, project: ProjectView, now: da
     data = load_session(project.sessions_root, last.run_id) if last.run_id else None
     url = f"{project.base}/runs/{last.run_id}" if data is not None else None
     state = str(data.get("state")) if data is not None else last.outcome
-    return ScheduleRow(schedule, project, shown, last.fired_at.strftime("%Y-%m-%d %H:%M %Z"), state, url)
+    return ScheduleRow(schedule, project, shown, last.fired_at.strftime("%Y-%m-%d %H:%M %Z"), state, url, last.error)
 
 
 def routes(site: Site) -> list[Route]:

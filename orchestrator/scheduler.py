@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -99,8 +100,17 @@ def serve_in_background(data_dir: Path, catch_up: str, say: Callable[[str], None
         say(f"schedules: {held_message(holder, data_dir)}; this UI does not fire them")
         return None
     scheduler = Scheduler(ScheduleStore(data_dir), catch_up=catch_up, say=say)
-    threading.Thread(target=scheduler.serve, daemon=True, name="scheduler").start()
-    return scheduler  # the lock stays held (its file open) until the process ends
+    threading.Thread(target=_serve_holding, args=(scheduler, lock), daemon=True, name="scheduler").start()
+    return scheduler
+
+
+def _serve_holding(scheduler: Scheduler, lock: SchedulerLock) -> None:
+    """Serve while `lock` stays referenced, so its file stays open (and flocked) for as long as the thread lives:
+    a lock nothing refers to is collected, and closing its file would let a second scheduler in."""
+    try:
+        scheduler.serve()
+    finally:
+        lock.release()
 
 
 @dataclass(frozen=True)
@@ -139,7 +149,7 @@ def _first_error(text: str) -> str:
 def precheck(schedule: Schedule) -> str:
     """Why `schedule` cannot start a session, found without starting one ("" when nothing is wrong here)."""
     if not schedule.project.is_dir():
-        return f"project folder {schedule.project} is gone: remove the schedule or recreate the folder"
+        return f"project folder {schedule.project} does not exist: create it or remove the schedule"
     if not Project(schedule.project).lock_path.is_file():
         return f"no strawpot.lock in {schedule.project}: run `strawpot lock` there"
     return ""
@@ -365,6 +375,8 @@ class Scheduler:
                 interrupted, code = True, proc.wait()
             err.seek(0)
             error = _first_error(err.read())
+            if re.fullmatch(rf"run {run.run_id} \w+ \(exit code -?\d+\)", error):
+                error = ""  # `start`'s own end line: the outcome and exit code say it already, no reason to add
         ended = session_end(schedule, started, code, error if code else "", self.now())
         self.store.update(ended)
         if interrupted:

@@ -18,6 +18,9 @@ def test_add_list_history_remove_round_trip(tmp_path: Path) -> None:
     [row] = listed["schedules"]
     assert row["name"] == "triage" and row["params"] == {"repo": "acme/app"} and row["overlap"] == "skip"
     assert row["project"] == str(tmp_path.resolve()) and row["next_fire"].endswith(("+01:00", "+02:00"))
+    said = run("schedule", "list", cwd=tmp_path, env=env).stdout.splitlines()
+    assert said == [f"triage  0 9 * * 1-5 (Europe/Paris)  next {row['next_fire']}  in {tmp_path.resolve()}  "
+                    "issue-triager: triage new issues"]
     history = json.loads(run("schedule", "history", "triage", "--json", cwd=tmp_path, env=env).stdout)
     assert history["runs"] == []
     assert run("schedule", "remove", "triage", cwd=tmp_path, env=env).returncode == 0

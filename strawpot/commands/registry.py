@@ -76,11 +76,12 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
 
     Refuses (exit 2) a database whose schema is older or newer than this version's: run `registry migrate`."""
     from registry_server.server import serve as run
+    from strawpot.commands._listen import bound_socket
     from strawpot.model.errors import StrawpotError
 
     spec = _spec(data_dir, database, blobs, s3_endpoint)
     public = _public_url(public_url)
-    _check_listen(host, port)  # before the data folder is created: a busy port leaves nothing behind
+    bound_socket(host, port).close()  # before the data folder is created: a busy port leaves nothing behind
     _open_storage(spec).close()
     try:
         run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=access_log and not quiet,
@@ -150,28 +151,6 @@ def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str
     for sha in report.removed:
         click.echo(f"{verb} {sha}")
     click.echo(f"{verb} {count(len(report.removed), 'blob')}; kept {report.kept} ({report.young} younger than {grace})")
-
-
-def _check_listen(host: str, port: int) -> None:
-    """Fail with one line if `host:port` cannot be listened on (unknown host, port in use, no permission)."""
-    import socket
-
-    from strawpot.model.errors import StrawpotError, UsageError
-
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise UsageError(f"--host {host!r}: {exc.strerror}") from None
-    family, kind, proto, _name, address = infos[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
-        try:
-            probe.bind(address)
-        except OSError as exc:
-            raise StrawpotError(
-                f"cannot listen on {host}:{port}: {exc.strerror}",
-                hint="pick another --port (0 picks a free one), or stop what is using it",
-            ) from None
 
 
 def _open_storage(spec: StorageSpec, *, migrate: bool = False) -> SQLStorage:

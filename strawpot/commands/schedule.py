@@ -10,7 +10,7 @@ import rich_click as click
 from strawpot.commands._options import json_option, print_json
 from strawpot.model.display import terminal_safe
 
-SECTION = "other"
+SECTION = "sessions"
 
 
 @click.group()
@@ -29,7 +29,9 @@ def command() -> None:
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Project folder the session runs in (default: the nearest folder from the current one upward that "
                    "holds strawpot.toml or strawpot.lock, else the current folder).")
-@click.option("--param", "params", multiple=True, metavar="K=V", help="A role parameter; repeatable.")
+@click.option("--param", "params", multiple=True, metavar="K=V",
+              help="A param of the agent that plays the role (as `start --param`: one its AGENT.md declares, "
+                   "`strawpot info agent NAME` lists them); repeatable.")
 @click.option("--timezone", default=None, help="IANA zone the cron is read in (default: the local zone).")
 @click.option("--overlap", type=click.Choice(["skip", "queue", "parallel"]), default="skip",
               help="What a fire does while the previous one still runs: skip it, start it when that one ends, "
@@ -37,6 +39,7 @@ def command() -> None:
 def add(name: str, cron: str, role: str, task: str, project: Path | None, params: tuple[str, ...],
         timezone: str | None, overlap: str) -> None:
     """Store a schedule; refuses a cron expression that is invalid or never fires."""
+    from orchestrator.scheduler import precheck
     from orchestrator.schedules import Schedule, ScheduleStore, default_data_dir, local_timezone, validate
     from strawpot.model.errors import UsageError
 
@@ -52,6 +55,8 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
     validate(schedule, datetime.now(UTC))
     ScheduleStore(default_data_dir()).add(schedule)
     click.echo(f"Added schedule {name} ({cron}, {schedule.timezone})", err=True)
+    if problem := precheck(schedule):  # stored all the same: the folder may be cloned or locked later
+        click.echo(f"warning: schedule {name} cannot fire yet: {problem}", err=True)
 
 
 @command.command("list")
@@ -70,9 +75,10 @@ def list_schedules(as_json: bool) -> None:
     if as_json:
         print_json({"schedules": rows})
         return
+    width = max((len(str(row["name"])) for row in rows), default=0)
     for row in rows:
-        click.echo(f"{row['name']}  {row['cron']} ({row['timezone']})  next {row['next_fire'] or 'never'}  "
-                   f"{row['role']}: {row['task']}")
+        click.echo(f"{str(row['name']):<{width}}  {row['cron']} ({row['timezone']})  next {row['next_fire'] or 'never'}  "
+                   f"in {row['project']}  {row['role']}: {terminal_safe(str(row['task']))}")
 
 
 @command.command("remove")
@@ -92,8 +98,13 @@ def history(name: str, as_json: bool) -> None:
     """Every recorded fire of a schedule: when, its run id, and what came of it (with the one-line error)."""
     from orchestrator.scheduler import settle
     from orchestrator.schedules import ScheduleStore, default_data_dir
+    from strawpot.model.errors import UsageError
 
-    runs = settle(ScheduleStore(default_data_dir()), name, datetime.now(UTC))
+    store = ScheduleStore(default_data_dir())
+    runs = settle(store, name, datetime.now(UTC))
+    known = store.get(name) is not None
+    if not runs and not known:  # a removed schedule's history stays readable; a name never used is a typo
+        raise UsageError(f"no schedule named {name!r}, and no history of one", hint="see `strawpot schedule list`")
     if as_json:
         print_json({"schedule": name, "runs": [
             {"run_id": r.run_id, "fired_at": r.fired_at.isoformat(), "outcome": r.outcome,
@@ -101,6 +112,8 @@ def history(name: str, as_json: bool) -> None:
              "ended_at": r.ended_at.isoformat() if r.ended_at else None, "exit_code": r.exit_code,
              "error": r.error} for r in runs]})
         return
+    if not runs:
+        click.echo(f"schedule {name} has not fired yet (`strawpot schedule run {name}` fires it now)", err=True)
     for r in runs:
         code = "" if r.exit_code is None else f" (exit code {r.exit_code})"
         why = f": {terminal_safe(r.error)}" if r.error else ""

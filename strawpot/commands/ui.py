@@ -31,13 +31,13 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     The printed URL carries a secret made for this launch; it becomes a cookie, and requests without it are
     refused (403).
     """
-    import socket
     import webbrowser
 
     import uvicorn
 
     from dashboard.app import create_app, home_path
     from dashboard.security import new_secret
+    from strawpot.commands._listen import bound_socket
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
 
@@ -47,9 +47,7 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     the_project = Project.at(project)
     home = the_project.dir if the_project.exists else None
     secret = new_secret()
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    sock = bound_socket(host, port)
     sock.listen(128)  # connections queue from now on, so the printed URL works at once
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{sock.getsockname()[1]}{home_path(home)}?token={secret}"

@@ -71,8 +71,11 @@ def test_run_fires_now_waits_and_exits_with_the_sessions_code(project, env) -> N
     failed = cli("schedule", "run", "broken", env=env, cwd=project.root)
     [bad] = history("broken", env, project.root)
     assert failed.returncode == 4
-    assert failed.stderr.strip().endswith(f"run {bad['run_id']} failed (exit code 4)")
-    assert (bad["outcome"], bad["exit_code"]) == ("failed", 4)
+    # the session ran and failed: its end line once, not repeated as its own reason
+    assert failed.stderr.strip().splitlines()[-1] == f"run {bad['run_id']} failed (exit code 4)"
+    assert (bad["outcome"], bad["exit_code"], bad["error"]) == ("failed", 4, "")
+    said = cli("schedule", "history", "broken", env=env, cwd=project.root).stdout
+    assert said.strip().endswith(f"  {bad['run_id']}  failed (exit code 4)"), said
 
 
 def test_run_of_a_broken_project_is_one_line_and_recorded(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -93,11 +96,44 @@ def test_run_of_a_broken_project_is_one_line_and_recorded(project, env, tmp_path
     gone.rmdir()
     done = cli("schedule", "run", "gone", env=env, cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.splitlines()[0] == (f"error: schedule gone: project folder {gone} is gone: remove the "
-                                           "schedule or recreate the folder")
+    assert done.stderr.splitlines()[0] == (f"error: schedule gone: project folder {gone} does not exist: create "
+                                           "it or remove the schedule")
     assert [r["outcome"] for r in history("gone", env, tmp_path)] == ["failed"]
     missing = cli("schedule", "run", "nope", env=env, cwd=tmp_path)
     assert missing.returncode == 2 and "error: no schedule named 'nope'" in missing.stderr
+
+
+def test_history_of_an_unknown_name_exits_2_and_of_a_schedule_that_never_fired_says_so(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    unknown = cli("schedule", "history", "nope", env=env, cwd=tmp_path)
+    assert (unknown.returncode, unknown.stdout) == (2, "")
+    assert unknown.stderr.splitlines()[0] == "error: no schedule named 'nope', and no history of one"
+    project.build()
+    add("fresh", project.root, "echo:x", env)
+    fresh = cli("schedule", "history", "fresh", env=env, cwd=tmp_path)
+    assert (fresh.returncode, fresh.stdout) == (0, "")
+    assert fresh.stderr.strip() == "schedule fresh has not fired yet (`strawpot schedule run fresh` fires it now)"
+    assert history("fresh", env, tmp_path) == []
+
+
+def test_add_warns_when_the_project_cannot_run_it_yet(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    nowhere = tmp_path / "src" / "app"
+    done = cli("schedule", "add", "later", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
+               str(nowhere), env=env, cwd=tmp_path)
+    assert done.returncode == 0
+    assert done.stderr.splitlines() == [
+        "Added schedule later (0 9 * * *, " + done.stderr.split("(0 9 * * *, ", 1)[1].split(")", 1)[0] + ")",
+        f"warning: schedule later cannot fire yet: project folder {nowhere} does not exist: create it or remove "
+        "the schedule"]
+    unlocked = tmp_path / "unlocked"
+    unlocked.mkdir()
+    done = cli("schedule", "add", "unlocked", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
+               str(unlocked), env=env, cwd=tmp_path)
+    assert done.stderr.splitlines()[-1] == (f"warning: schedule unlocked cannot fire yet: no strawpot.lock in "
+                                            f"{unlocked}: run `strawpot lock` there")
+    project.build()
+    done = cli("schedule", "add", "ready", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
+               str(project.root), env=env, cwd=tmp_path)
+    assert "warning" not in done.stderr
 
 
 def _due_an_hour_ago(data: Path, project: Path) -> None:
@@ -159,6 +195,26 @@ def test_ui_runs_the_scheduler_unless_a_serve_holds_the_lock(project, env, tmp_p
                           stderr=subprocess.PIPE, text=True)
     try:
         wait_for(lambda: any(r["outcome"] == "succeeded" for r in history("minutely", env, tmp_path)), timeout=60)
+    finally:
+        ui.terminate()
+        ui.communicate(timeout=30)
+
+
+def test_a_serve_started_while_the_ui_runs_refuses_naming_the_ui(tmp_path, env) -> None:  # type: ignore[no-untyped-def]
+    """The UI keeps the scheduler's lock for as long as it runs, not only while it starts its scheduler."""
+    ui = subprocess.Popen([*STRAWPOT, "ui", "--no-browser"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert ui.stderr is not None
+        assert "StrawPot UI: http://127.0.0.1:" in ui.stderr.readline()
+        lock = tmp_path / "data" / "scheduler.lock"
+        wait_for(lambda: lock.is_file() and lock.read_text().strip() == str(ui.pid))
+        # without the lock this serve would serve until killed: a short bound makes that a quick failure
+        second = subprocess.run([*STRAWPOT, "schedule", "serve"], cwd=tmp_path, env=env, capture_output=True,
+                                text=True, timeout=15, stdin=subprocess.DEVNULL, check=False)
+        assert second.returncode == 1, second.stderr
+        assert second.stderr.strip() == (f"error: another scheduler (pid {ui.pid}: `strawpot schedule serve` "
+                                         f"or `strawpot ui`) already serves {tmp_path / 'data'}: stop it first")
     finally:
         ui.terminate()
         ui.communicate(timeout=30)

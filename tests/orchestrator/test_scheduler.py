@@ -212,7 +212,7 @@ def test_a_broken_project_is_recorded_as_failed_and_the_others_still_fire(projec
     assert not (tampered / ".strawpot" / "sessions").exists()  # the session refused before it began
     assert (unlocked_run.outcome, unlocked_run.run_id) == ("failed", None)
     assert unlocked_run.error == f"no strawpot.lock in {unlocked}: run `strawpot lock` there"
-    assert gone.error == f"project folder {tmp_path / 'gone'} is gone: remove the schedule or recreate the folder"
+    assert gone.error == f"project folder {tmp_path / 'gone'} does not exist: create it or remove the schedule"
     assert all("\n" not in r.error for r in (bad, unlocked_run, gone))
     assert any(line.startswith("schedule tampered: run ") and "failed (exit code 5)" in line for line in said)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -276,6 +277,23 @@ def test_a_session_that_fails_to_start_says_why_on_the_project_page(project: Pat
     assert "The last session started here failed: error: no live run" in page
 
 
+def test_a_failed_start_shows_its_error_and_hint_not_only_its_last_line(project: Path, tmp_path: Path) -> None:
+    """`strawpot start` ends with a hint line after its error: the page shows both, the error first."""
+    script = tmp_path / "no_role.py"
+    script.write_text("import sys\nprint('run x: starting', file=sys.stderr)\n"
+                      "print('error: no role to start', file=sys.stderr)\n"
+                      "print('hint: pass --role, or set [orchestrator].role in strawpot.toml', file=sys.stderr)\n"
+                      "sys.exit(2)\n")
+    client = _client(project, command=[sys.executable, str(script)])
+    assert client.post(f"{_p(project)}/start", data={"csrf": csrf_token(SECRET), "task": "echo:x"},
+                       headers={"origin": BASE}).status_code == 303
+    deadline = time.monotonic() + 10
+    while "failed-start" not in (page := client.get(f"{_p(project)}/").text) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ("The last session started here failed: error: no role to start (hint: pass --role, or set "
+            "[orchestrator].role in strawpot.toml)") in page
+
+
 def test_forms_post_with_their_origin_a_same_origin_referrer_policy(project: Path) -> None:
     # "no-referrer" would make Chromium send `Origin: null` on a form POST, which the Origin check refuses.
     assert _client(project).get(f"{_p(project)}/").headers["referrer-policy"] == "same-origin"
@@ -293,6 +311,22 @@ def test_strawpot_ui_outside_a_project_opens_on_the_projects_list(tmp_path: Path
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_strawpot_ui_on_a_busy_port_or_an_unknown_host_says_so_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        busy = subprocess.run([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser", "--port", str(port)],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert busy.returncode == 1
+    assert busy.stderr == (f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+                           "hint: pick another --port (0 picks a free one), or stop what is using it\n")
+    unknown = subprocess.run([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser", "--allow-remote",
+                              "--host", "no-such-host.invalid"], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=60, check=False)
+    assert unknown.returncode == 2 and unknown.stderr.startswith("error: --host 'no-such-host.invalid': "), unknown.stderr
 
 
 def test_a_cancel_that_hangs_is_one_line_not_a_500(project: Path, tmp_path: Path,

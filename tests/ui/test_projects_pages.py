@@ -111,6 +111,16 @@ def test_the_schedules_page_shows_next_fire_and_links_the_last_run(tmp_path: Pat
     assert client.get(link).status_code == 200  # the schedule's project is served even if never started by hand
 
 
+def test_the_schedules_page_says_why_the_last_fire_failed(tmp_path: Path) -> None:
+    store = ScheduleStore(tmp_path / "data")
+    store.add(Schedule("triage", "0 9 * * 1-5", tmp_path / "gone", "triager", "triage <issues>"))
+    store.record(ScheduleRun("triage", None, datetime(2026, 11, 23, 8, 0, tzinfo=UTC), "failed",
+                             error="project folder /x <y> does not exist: create it or remove the schedule"))
+    page = _client(tmp_path / "data").get("/schedules").text
+    assert ('>failed</span>: <span class="why">project folder /x &lt;y&gt; does not exist: create it or remove the '
+            'schedule</span>') in page
+
+
 def test_an_unreadable_schedules_file_is_one_line_and_the_page_renders(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "schedules.json").write_text("[")
