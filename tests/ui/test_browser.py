@@ -6,16 +6,12 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-import uvicorn
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
@@ -23,41 +19,12 @@ from dashboard.app import create_app, home_path
 from orchestrator.projects import ProjectStore
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
+from tests.ui._live import no_script_errors, serving, wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "registry_server" / "web"))
 from _browser import save_screenshot, start_chromium  # noqa: E402
 
 SECRET = "browser-test-secret"
-
-
-def _wait_for(predicate: Callable[[], object], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(Exception):  # an element redrawn under us: look again
-            if predicate():
-                return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@contextlib.contextmanager
-def _serving(app: object) -> Iterator[str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))  # type: ignore[arg-type]
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
-def _no_script_errors(driver: WebDriver) -> None:
-    """No CSP violation or script error (a refused page or the absent favicon are network entries)."""
-    assert not [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and e["source"] != "network"]
 
 
 def _cell(driver: WebDriver, agent_id: str, column: int) -> str:
@@ -76,7 +43,7 @@ def test_the_run_page_follows_the_run_folder_live(tmp_path: Path) -> None:
     (folder / "session.json").write_text(json.dumps(session))
     driver = start_chromium(tmp_path / "profile")
     try:
-        with _serving(create_app(project, SECRET, data_dir=tmp_path / "data")) as base:
+        with serving(create_app(project, SECRET, data_dir=tmp_path / "data")) as base:
             page = f"{base}{home_path(project)}runs/run1"
             driver.get(page)
             assert "forbidden" in driver.page_source
@@ -90,10 +57,10 @@ def test_the_run_page_follows_the_run_folder_live(tmp_path: Path) -> None:
             session["agents"][0]["state"] = "cancelled"
             session["state"] = "cancelled"
             (folder / "session.json").write_text(json.dumps(session))
-            _wait_for(lambda: "impl-2" in driver.find_element(By.ID, "agents").text, "the new agent")
+            wait_for(lambda: "impl-2" in driver.find_element(By.ID, "agents").text, "the new agent")
             assert driver.find_element(By.ID, "run-state").text == "cancelled"
             assert driver.execute_script("return window.notReloaded") is True
-            _no_script_errors(driver)
+            no_script_errors(driver)
             assert save_screenshot(driver, "ui-run-live").is_file()
     finally:
         driver.quit()
@@ -118,34 +85,34 @@ def test_start_from_the_form_watch_a_sub_agent_and_cancel_it_without_reloading(
     driver = start_chromium(tmp_path / "profile")
     run_id = ""
     try:
-        with _serving(create_app(root, SECRET, data_dir=data)) as base:
+        with serving(create_app(root, SECRET, data_dir=data)) as base:
             driver.get(f"{base}{home_path(root)}?token={SECRET}")
             assert "stub-agent" in driver.find_element(By.ID, "packages").text  # the lock, verified
             # The orchestrator waits a little before it delegates, so the page is open when the sub-agent appears.
             driver.find_element(By.NAME, "task").send_keys(
                 "sleep:6 then delegate:implementer:echo:working then sleep:60")
             driver.find_element(By.CSS_SELECTOR, "form[action$='/start'] button").click()
-            _wait_for(lambda: any(project.sessions_dir.glob("*/session.json")), "the run folder")
+            wait_for(lambda: any(project.sessions_dir.glob("*/session.json")), "the run folder")
             [run_id] = [p.name for p in project.sessions_dir.iterdir()]
             driver.get(f"{base}{home_path(root)}")
             driver.find_element(By.LINK_TEXT, run_id).click()
             driver.execute_script("window.notReloaded = true")
             assert "implementer" not in driver.find_element(By.ID, "agents").text
 
-            _wait_for(lambda: "implementer" in driver.find_element(By.ID, "agents").text, "the sub-agent", 60)
+            wait_for(lambda: "implementer" in driver.find_element(By.ID, "agents").text, "the sub-agent", 60)
             sub = json.loads((project.sessions_dir / run_id / "session.json").read_text())
             [impl] = [a["agent_id"] for a in sub["agents"] if a["role"] == "implementer"]
-            _wait_for(lambda: _cell(driver, impl, 3) == "running", "the sub-agent running")
+            wait_for(lambda: _cell(driver, impl, 3) == "running", "the sub-agent running")
             log = f'#logs section[data-agent="{impl}"] pre'
-            _wait_for(lambda: "working" in driver.find_element(By.CSS_SELECTOR, log).text, "its log tail")
+            wait_for(lambda: "working" in driver.find_element(By.CSS_SELECTOR, log).text, "its log tail")
             assert save_screenshot(driver, "ui-run-mid-run").is_file()
 
             driver.find_element(By.CSS_SELECTOR, f'#agents tr[data-agent="{impl}"] button').click()
-            _wait_for(lambda: _cell(driver, impl, 3) == "cancelled", "the sub-agent cancelled")
-            _wait_for(lambda: driver.find_element(By.ID, "run-state").text != "running", "the run to end")
+            wait_for(lambda: _cell(driver, impl, 3) == "cancelled", "the sub-agent cancelled")
+            wait_for(lambda: driver.find_element(By.ID, "run-state").text != "running", "the run to end")
             assert driver.execute_script("return window.notReloaded") is True
             assert driver.find_element(By.ID, "action-error").text == ""
-            _no_script_errors(driver)
+            no_script_errors(driver)
             assert not driver.find_elements(By.ID, "cancel-run")  # the run ended: nothing left to cancel
             assert save_screenshot(driver, "ui-run-after-cancel").is_file()
             driver.execute_script("document.getElementById('worktree').scrollIntoView()")
@@ -164,7 +131,7 @@ def test_start_from_the_form_watch_a_sub_agent_and_cancel_it_without_reloading(
             assert run_id in driver.find_element(By.TAG_NAME, "h1").text
             driver.back()
             assert save_screenshot(driver, "ui-schedules").is_file()
-            _no_script_errors(driver)
+            no_script_errors(driver)
     finally:
         driver.quit()
         if run_id:  # whatever the test saw, leave no run behind

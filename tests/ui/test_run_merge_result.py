@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from markupsafe import escape
 from selenium.webdriver.common.by import By
 from starlette.testclient import TestClient
@@ -23,6 +18,7 @@ from starlette.testclient import TestClient
 from dashboard.app import create_app, home_path
 from dashboard.security import COOKIE
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
+from tests.ui._live import no_script_errors, serving, wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "registry_server" / "web"))
 from _browser import start_chromium  # noqa: E402
@@ -131,7 +127,7 @@ def test_an_open_run_page_fills_in_the_merge_result_when_the_run_ends(tmp_path: 
     result = "applied the session's changes to your working tree (1 file): <b>x</b>.md"
     driver = start_chromium(tmp_path / "profile")
     try:
-        with _serving(create_app(project, SECRET, data_dir=tmp_path / "data")) as base:
+        with serving(create_app(project, SECRET, data_dir=tmp_path / "data")) as base:
             driver.get(f"{base}{home_path(project)}runs/run1?token={SECRET}")
             assert not driver.find_element(By.ID, "merge-result").is_displayed()
             assert "still working in it" in driver.find_element(By.ID, "worktree").text
@@ -139,33 +135,13 @@ def test_an_open_run_page_fills_in_the_merge_result_when_the_run_ends(tmp_path: 
             session["agents"][0]["state"] = session["state"] = "succeeded"
             session["isolation"]["state"], session["merge_result"] = "merged", result
             (folder / "session.json").write_text(json.dumps(session))
-            _wait_for(lambda: driver.find_element(By.ID, "merge-result").is_displayed())
+            wait_for(lambda: driver.find_element(By.ID, "merge-result").is_displayed())
             assert driver.find_element(By.CSS_SELECTOR, "#merge-result q").text == result  # as text, inert
             assert driver.find_element(By.ID, "worktree-state").text == "merged"
             assert "still working in it" not in driver.find_element(By.ID, "worktree").text
             assert driver.execute_script("return window.notReloaded") is True
-            assert not [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and e["source"] != "network"]
+            no_script_errors(driver)
     finally:
         driver.quit()
 
 
-def _wait_for(predicate: Callable[[], object], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
-
-
-@contextmanager
-def _serving(app: object) -> Iterator[str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))  # type: ignore[arg-type]
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)

@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from markupsafe import escape
 from selenium.webdriver.common.by import By
 
@@ -28,6 +23,7 @@ from orchestrator.scheduler import Scheduler
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
 from orchestrator.session import load_session
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
+from tests.ui._live import no_script_errors, serving, wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "registry_server" / "web"))
 from _browser import save_screenshot, start_chromium  # noqa: E402
@@ -106,22 +102,6 @@ def _fire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fired:
     return Fired(root, data, run)
 
 
-@contextmanager
-def _serving(fired: Fired) -> Iterator[str]:
-    """`strawpot ui`'s app for the fired project's data folder, on a free loopback port."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    server = uvicorn.Server(uvicorn.Config(create_app(None, SECRET, data_dir=fired.data), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
 def _row(page: str, name: str) -> str:
     """The `<tr>` of schedule `name` in the schedules table."""
     [row] = [r for r in re.findall(r"<tr>.*?</tr>", page, re.S) if f"<td>{name}</td>" in r]
@@ -131,7 +111,7 @@ def _row(page: str, name: str) -> str:
 def test_a_fired_schedule_is_listed_with_its_succeeded_run_whose_page_draws_the_agent_tree(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fired = _fire(tmp_path, monkeypatch)
-    with _serving(fired) as base, httpx.Client(base_url=base, cookies={COOKIE: SECRET}) as client:
+    with serving(create_app(None, SECRET, data_dir=fired.data)) as base, httpx.Client(base_url=base, cookies={COOKIE: SECRET}) as client:
         assert httpx.get(f"{base}/schedules").status_code == 403  # without the secret: nothing
         listing = client.get("/schedules")
         assert listing.status_code == 200
@@ -157,15 +137,15 @@ def test_the_browser_shows_the_fired_schedule_and_follows_it_to_the_run(
     fired = _fire(tmp_path, monkeypatch)
     driver = start_chromium(tmp_path / "profile")
     try:
-        with _serving(fired) as base:
+        with serving(create_app(None, SECRET, data_dir=fired.data)) as base:
             driver.get(f"{base}/schedules?token={SECRET}")
             row = driver.find_element(By.XPATH, "//table[@id='schedules']//tr[td[1]='triage']")
             assert row.find_element(By.CLASS_NAME, "state").text == "succeeded"
             assert "2026-01-05 09:00 UTC" in row.text
             assert save_screenshot(driver, "ui-schedule-fired").is_file()
             row.find_element(By.LINK_TEXT, "run page").click()
-            assert driver.current_url == f"{base}{fired.run_page}"
-            assert driver.find_element(By.ID, "run-state").text == "succeeded"
+            wait_for(lambda: driver.current_url == f"{base}{fired.run_page}", "the run page to load")
+            wait_for(lambda: driver.find_element(By.ID, "run-state").text == "succeeded", "the run's state")
             roles = [r.find_elements(By.TAG_NAME, "td")[1].text
                      for r in driver.find_elements(By.CSS_SELECTOR, "#agents tbody tr")]
             assert roles == ["orchestrator", "implementer"]
@@ -173,6 +153,6 @@ def test_the_browser_shows_the_fired_schedule_and_follows_it_to_the_run(
             assert driver.find_element(By.CSS_SELECTOR, "#merge-result q").text == MERGED
             driver.execute_script("document.getElementById('worktree').scrollIntoView()")
             assert save_screenshot(driver, "ui-schedule-fired-run").is_file()
-            assert not [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and e["source"] != "network"]
+            no_script_errors(driver)
     finally:
         driver.quit()
