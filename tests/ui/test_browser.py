@@ -107,7 +107,9 @@ def test_start_from_the_form_watch_a_sub_agent_and_cancel_it_without_reloading(
             wait_for(lambda: "working" in driver.find_element(By.CSS_SELECTOR, log).text, "its log tail")
             assert save_screenshot(driver, "ui-run-mid-run").is_file()
 
-            driver.find_element(By.CSS_SELECTOR, f'#agents tr[data-agent="{impl}"] button').click()
+            # the live tree may redraw the row between finding its button and clicking it: find it again then
+            wait_for(lambda: driver.find_element(By.CSS_SELECTOR, f'#agents tr[data-agent="{impl}"] button').click()
+                     or True, "the sub-agent's cancel button")
             wait_for(lambda: _cell(driver, impl, 3) == "cancelled", "the sub-agent cancelled")
             wait_for(lambda: driver.find_element(By.ID, "run-state").text != "running", "the run to end")
             assert driver.execute_script("return window.notReloaded") is True

@@ -146,11 +146,14 @@ def test_the_browser_shows_the_fired_schedule_and_follows_it_to_the_run(
             row.find_element(By.LINK_TEXT, "run page").click()
             wait_for(lambda: driver.current_url == f"{base}{fired.run_page}", "the run page to load")
             wait_for(lambda: driver.find_element(By.ID, "run-state").text == "succeeded", "the run's state")
-            roles = [r.find_elements(By.TAG_NAME, "td")[1].text
-                     for r in driver.find_elements(By.CSS_SELECTOR, "#agents tbody tr")]
-            assert roles == ["orchestrator", "implementer"]
-            assert driver.find_element(By.ID, "worktree-state").text == "merged"
-            assert driver.find_element(By.CSS_SELECTOR, "#merge-result q").text == MERGED
+
+            def roles() -> list[str]:  # run.js redraws the tree once it loads: a row may go stale under us
+                return [r.find_elements(By.TAG_NAME, "td")[1].text
+                        for r in driver.find_elements(By.CSS_SELECTOR, "#agents tbody tr")]
+
+            wait_for(lambda: roles() == ["orchestrator", "implementer"], "the agent tree")
+            wait_for(lambda: driver.find_element(By.ID, "worktree-state").text == "merged", "the worktree state")
+            wait_for(lambda: driver.find_element(By.CSS_SELECTOR, "#merge-result q").text == MERGED, "the merge result")
             driver.execute_script("document.getElementById('worktree').scrollIntoView()")
             assert save_screenshot(driver, "ui-schedule-fired-run").is_file()
             no_script_errors(driver)
