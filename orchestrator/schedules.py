@@ -137,11 +137,12 @@ class ScheduleStore:
         """All stored schedules, sorted by name."""
         try:
             raw = json.loads(self._file.read_text(encoding="utf-8"))
+            found = [_from_json(item) for item in raw.get("schedules", [])]
         except FileNotFoundError:
             return []
-        except (OSError, ValueError) as exc:
-            raise ScheduleError(f"cannot read {self._file}: {exc}; fix or remove the file") from None
-        return sorted((_from_json(item) for item in raw.get("schedules", [])), key=lambda s: s.name)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # a file edited into another shape
+            raise ScheduleError(f"cannot read {self._file}: {_why(exc)}; fix or remove the file") from None
+        return sorted(found, key=lambda s: s.name)
 
     def get(self, name: str) -> Schedule | None:
         """The schedule called `name`, or None."""
@@ -167,12 +168,12 @@ class ScheduleStore:
             raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
         try:
             raw = json.loads((self._history / f"{name}.json").read_text(encoding="utf-8"))
+            return [_run_from_json(r) for r in raw.get("runs", [])]
         except FileNotFoundError:
             return []
-        except (OSError, ValueError) as exc:
-            raise ScheduleError(f"cannot read the history of {name!r}: {exc}; fix or remove "
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # a file edited into another shape
+            raise ScheduleError(f"cannot read the history of {name!r}: {_why(exc)}; fix or remove "
                                 f"{self._history / (name + '.json')}") from None
-        return [_run_from_json(r) for r in raw.get("runs", [])]
 
     def record(self, run: ScheduleRun) -> None:
         """Append `run` to its schedule's history."""
@@ -193,6 +194,11 @@ class ScheduleStore:
     def _write(self, schedules: builtins.list[Schedule]) -> None:
         items = [_to_json(s) for s in sorted(schedules, key=lambda s: s.name)]
         atomic_write(self._file, json.dumps({"schedules": items}, indent=2) + "\n")
+
+
+def _why(exc: Exception) -> str:
+    """What is wrong with a stored file, in words (a KeyError alone says only the key)."""
+    return f"no {exc.args[0]!r} field" if isinstance(exc, KeyError) else str(exc)
 
 
 def _to_json(schedule: Schedule) -> dict[str, Any]:
