@@ -131,6 +131,7 @@ class ScheduleStore:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self._file = data_dir / "schedules.json"
+        self._lock = data_dir / ".schedules.json.lock"
         self._history = data_dir / "schedule-history"
 
     def list(self) -> list[Schedule]:
@@ -150,17 +151,19 @@ class ScheduleStore:
 
     def add(self, schedule: Schedule) -> None:
         """Store `schedule`; refuses a name already taken."""
-        current = self.list()
-        if any(s.name == schedule.name for s in current):
-            raise ScheduleError(f"schedule {schedule.name!r} already exists: remove it first")
-        self._write([*current, schedule])
+        with file_lock(self._lock):  # two `schedule add` at once: each keeps the other's schedule
+            current = self.list()
+            if any(s.name == schedule.name for s in current):
+                raise ScheduleError(f"schedule {schedule.name!r} already exists: remove it first")
+            self._write([*current, schedule])
 
     def remove(self, name: str) -> None:
         """Delete the schedule `name` (its history stays readable)."""
-        current = self.list()
-        if not any(s.name == name for s in current):
-            raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
-        self._write([s for s in current if s.name != name])
+        with file_lock(self._lock):
+            current = self.list()
+            if not any(s.name == name for s in current):
+                raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
+            self._write([s for s in current if s.name != name])
 
     def history(self, name: str) -> builtins.list[ScheduleRun]:
         """Every recorded fire of `name`, oldest first."""
