@@ -95,8 +95,8 @@ def test_two_adds_at_once_keep_both_schedules(tmp_path: Path, monkeypatch: pytes
     import threading
 
     from orchestrator import schedules
+    from strawpot.model.fs import atomic_write as real_write
 
-    real_write = schedules.atomic_write
     first_writing, release = threading.Event(), threading.Event()
 
     def slow_first_write(path: Path, data: str, **kwargs: object) -> None:
