@@ -34,8 +34,10 @@ def _row(store: ScheduleStore, schedule: Schedule, project: ProjectView, now: da
         shown = str(exc)
     try:
         history = settle(store, schedule.name, now)  # runs a stopped scheduler left `running` get their end
-    except (OSError, ValueError, KeyError, TypeError):
-        history = []
+    except ScheduleError as exc:  # its history file is unreadable: that row says so
+        return ScheduleRow(schedule, project, shown, "-", str(exc), None)
+    except OSError as exc:
+        return ScheduleRow(schedule, project, shown, "-", f"cannot record its history: {exc.strerror or exc}", None)
     if not history:
         return ScheduleRow(schedule, project, shown, "-", "never ran", None)
     last = history[-1]

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-COOKIE = "strawpot_ui"
+COOKIE = "strawpot_ui"  # the cookie's name; `cookie_name` adds the UI's port
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 SAFE_METHODS = {"GET", "HEAD"}
@@ -17,6 +17,13 @@ SAFE_METHODS = {"GET", "HEAD"}
 
 def new_secret() -> str:
     return secrets.token_urlsafe(32)
+
+
+def cookie_name(port: int | None) -> str:
+    """The secret's cookie for the UI on `port`: a browser sends a host's cookies to all its ports, so two UIs
+    (each with its own secret) would otherwise overwrite each other's and log each other out (Jupyter does
+    the same)."""
+    return COOKIE if port is None else f"{COOKIE}_{port}"
 
 
 def csrf_token(secret: str) -> str:
@@ -32,12 +39,13 @@ async def check(request: Request, secret: str,
                 call_next: Callable[[Request], Awaitable[Response]]) -> Response:
     """403 unless the request carries the secret; state changes also need the CSRF token and our Origin."""
     token = request.query_params.get("token")
+    cookie = cookie_name(request.url.port)
     if token is not None and _same(token, secret) and request.method in SAFE_METHODS:
         # Trade the URL secret for a cookie and drop it from the address bar (as Jupyter does).
         response: Response = RedirectResponse(request.url.path, status_code=303)
-        response.set_cookie(COOKIE, secret, httponly=True, samesite="strict", path="/")
+        response.set_cookie(cookie, secret, httponly=True, samesite="strict", path="/")
         return _harden(response)
-    if not _same(request.cookies.get(COOKIE, ""), secret):
+    if not _same(request.cookies.get(cookie, ""), secret):
         return _harden(PlainTextResponse("forbidden: open the URL `strawpot ui` printed", status_code=403))
     if request.method not in SAFE_METHODS:
         origin = request.headers.get("origin", "")

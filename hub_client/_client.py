@@ -67,8 +67,9 @@ class HubClient(Session):
     before they go into a URL (ValueError).
 
     Transport: `http://` and `https://` registries alike are spoken to over http.client (`StdlibTransport`:
-    no httpcore; the TLS context httpx would build, made on the first https connection); `transport=`
-    replaces it (httpx's own, a mock). `verify` is True (the CA bundle httpx would use), False, or the path of a CA bundle to trust.
+    no httpcore; the TLS context httpx would build, made on the first https connection), unless the environment
+    names a proxy for the registry's scheme (HTTPS_PROXY, ...): then httpx's own, through that proxy (NO_PROXY
+    honoured). `transport=` replaces it (httpx's own, a mock). `verify` is True (the CA bundle httpx would use), False, or the path of a CA bundle to trust.
     `max_workers` bounds the connections and the one thread pool the client runs its concurrent work on
     (`submit`, the `*_many` methods).
 

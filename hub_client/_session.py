@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
@@ -57,6 +58,13 @@ def _default_user_agent() -> str:
     return f"strawpot/{version} (hub_client) httpx/{httpx.__version__}"
 
 
+def _proxy_named_for(url: str) -> bool:
+    """Whether HTTP_PROXY/HTTPS_PROXY/ALL_PROXY (any case) name a proxy for `url`'s scheme; NO_PROXY is httpx's
+    to apply then."""
+    proxies = urllib.request.getproxies()
+    return url.split(":", 1)[0].lower() in proxies or "all" in proxies
+
+
 class Session:
     """Connections, threads and retried requests for one registry (see HubClient for the whole contract)."""
 
@@ -97,12 +105,12 @@ class Session:
         headers = {"Accept": "application/json", "User-Agent": user_agent or _default_user_agent()}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        if transport is None:
+        if transport is None and not _proxy_named_for(self.base_url):
             transport = StdlibTransport(max_idle=max_workers, verify=verify)
         self._http = httpx.Client(
             base_url=self.base_url,
-            transport=transport,
-            # for the transports httpx mounts itself (a proxy named in the environment)
+            transport=transport,  # None: httpx's own, and the proxies the environment names (it mounts them
+            # only when given no transport; StdlibTransport speaks to the host directly)
             verify=verify if isinstance(verify, bool) else tls_context(verify),
             timeout=timeout,
             headers=headers,

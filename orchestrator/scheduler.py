@@ -398,10 +398,11 @@ class Scheduler:
                 self.tick()
                 said = ""
                 wake = self.next_wake(self.now())
-            except ScheduleError as exc:  # a store edited into nonsense: said once, read again until fixed
-                if str(exc) != said:
-                    self.say(f"schedules: {exc}")
-                said, wake = str(exc), POLL
+            except (ScheduleError, OSError) as exc:  # a store edited into nonsense, or that cannot be written:
+                problem = str(exc)  # said once, tried again until fixed (the UI's scheduler thread must not die)
+                if problem != said:
+                    self.say(f"schedules: {problem}")
+                said, wake = problem, POLL
             self.sleep(wake)
 
     def stop(self) -> None:

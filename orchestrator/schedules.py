@@ -131,17 +131,19 @@ class ScheduleStore:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self._file = data_dir / "schedules.json"
+        self._lock = data_dir / ".schedules.json.lock"
         self._history = data_dir / "schedule-history"
 
     def list(self) -> list[Schedule]:
         """All stored schedules, sorted by name."""
         try:
             raw = json.loads(self._file.read_text(encoding="utf-8"))
+            found = [_from_json(item) for item in raw.get("schedules", [])]
         except FileNotFoundError:
             return []
-        except (OSError, ValueError) as exc:
-            raise ScheduleError(f"cannot read {self._file}: {exc}; fix or remove the file") from None
-        return sorted((_from_json(item) for item in raw.get("schedules", [])), key=lambda s: s.name)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # a file edited into another shape
+            raise ScheduleError(f"cannot read {self._file}: {_why(exc)}; fix or remove the file") from None
+        return sorted(found, key=lambda s: s.name)
 
     def get(self, name: str) -> Schedule | None:
         """The schedule called `name`, or None."""
@@ -149,17 +151,19 @@ class ScheduleStore:
 
     def add(self, schedule: Schedule) -> None:
         """Store `schedule`; refuses a name already taken."""
-        current = self.list()
-        if any(s.name == schedule.name for s in current):
-            raise ScheduleError(f"schedule {schedule.name!r} already exists: remove it first")
-        self._write([*current, schedule])
+        with file_lock(self._lock):  # two `schedule add` at once: each keeps the other's schedule
+            current = self.list()
+            if any(s.name == schedule.name for s in current):
+                raise ScheduleError(f"schedule {schedule.name!r} already exists: remove it first")
+            self._write([*current, schedule])
 
     def remove(self, name: str) -> None:
         """Delete the schedule `name` (its history stays readable)."""
-        current = self.list()
-        if not any(s.name == name for s in current):
-            raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
-        self._write([s for s in current if s.name != name])
+        with file_lock(self._lock):
+            current = self.list()
+            if not any(s.name == name for s in current):
+                raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
+            self._write([s for s in current if s.name != name])
 
     def history(self, name: str) -> builtins.list[ScheduleRun]:
         """Every recorded fire of `name`, oldest first."""
@@ -167,12 +171,12 @@ class ScheduleStore:
             raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
         try:
             raw = json.loads((self._history / f"{name}.json").read_text(encoding="utf-8"))
+            return [_run_from_json(r) for r in raw.get("runs", [])]
         except FileNotFoundError:
             return []
-        except (OSError, ValueError) as exc:
-            raise ScheduleError(f"cannot read the history of {name!r}: {exc}; fix or remove "
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # a file edited into another shape
+            raise ScheduleError(f"cannot read the history of {name!r}: {_why(exc)}; fix or remove "
                                 f"{self._history / (name + '.json')}") from None
-        return [_run_from_json(r) for r in raw.get("runs", [])]
 
     def record(self, run: ScheduleRun) -> None:
         """Append `run` to its schedule's history."""
@@ -193,6 +197,11 @@ class ScheduleStore:
     def _write(self, schedules: builtins.list[Schedule]) -> None:
         items = [_to_json(s) for s in sorted(schedules, key=lambda s: s.name)]
         atomic_write(self._file, json.dumps({"schedules": items}, indent=2) + "\n")
+
+
+def _why(exc: Exception) -> str:
+    """What is wrong with a stored file, in words (a KeyError alone says only the key)."""
+    return f"no {exc.args[0]!r} field" if isinstance(exc, KeyError) else str(exc)
 
 
 def _to_json(schedule: Schedule) -> dict[str, Any]:

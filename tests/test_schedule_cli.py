@@ -44,3 +44,18 @@ def test_an_unreadable_history_is_one_line_exit_2(tmp_path: Path) -> None:
     result = run("schedule", "history", "triage", cwd=tmp_path, env=env)
     assert_clean_failure(result, 2, "cannot read the history of 'triage'", "fix or remove")
     assert_clean_failure(run("schedule", "history", "../x", cwd=tmp_path, env=env), 2, "no schedule named '../x'")
+
+
+def test_a_schedules_file_edited_into_another_shape_is_one_line_exit_2(tmp_path: Path) -> None:
+    env = {"STRAWPOT_DATA_DIR": str(tmp_path / "data")}
+    (tmp_path / "data" / "schedule-history").mkdir(parents=True)
+    for text in ("[]", '{"schedules": [{}]}', '{"schedules": [1]}', '{"schedules": [{"name": "a", "params": [1]}]}'):
+        (tmp_path / "data" / "schedules.json").write_text(text)
+        for args in (("list",), ("run", "a"), ("remove", "a")):
+            assert_clean_failure(run("schedule", *args, cwd=tmp_path, env=env), 2, "cannot read", "fix or remove")
+    (tmp_path / "data" / "schedules.json").unlink()
+    for text in ('{"runs": [{"schedule": "a"}]}', '{"runs": [{"schedule": "a", "fired_at": "soon", "outcome": "x"}]}',
+                 '{"runs": 3}'):
+        (tmp_path / "data" / "schedule-history" / "a.json").write_text(text)
+        assert_clean_failure(run("schedule", "history", "a", cwd=tmp_path, env=env), 2,
+                             "cannot read the history of 'a'", "fix or remove")

@@ -168,3 +168,43 @@ def test_submit_from_inside_the_pool_runs_inline(server: _Server, http_wire: Any
             return client.submit(lambda: 41).result() + 1  # would deadlock on a 1-thread pool if queued
 
         assert client.submit(outer).result(timeout=5) == 42
+
+
+def test_https_checks_the_certificate_and_the_name_by_default_and_sends_sni() -> None:
+    import ssl
+
+    from tests._loopback_servers import TLS_CERT, TLS_KEY
+
+    names: list[str | None] = []
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(TLS_CERT, TLS_KEY)
+    context.sni_callback = lambda sock, name, ctx: names.append(name)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        body = b'{"results": [], "count": 0}'
+        while True:
+            try:
+                conn, _ = listener.accept()
+                with context.wrap_socket(conn, server_side=True) as tls:
+                    tls.recv(65536)
+                    tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                                b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            except ssl.SSLError:
+                continue  # the client refused our certificate
+            except OSError:
+                return
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        with HubClient(f"https://localhost:{port}", retries=0) as client, \
+                pytest.raises(RegistryUnreachable, match="CERTIFICATE_VERIFY_FAILED"):
+            client.search("x")  # a self-signed certificate no CA bundle holds: refused without `verify`
+        with HubClient(f"https://localhost:{port}", retries=0, verify=str(TLS_CERT)) as client:
+            assert client.search("x") == {"results": [], "count": 0}
+        assert names == ["localhost", "localhost"]  # the name goes out as SNI
+        made = StdlibTransport()._context()
+        assert made.check_hostname and made.verify_mode == ssl.CERT_REQUIRED  # a trusted CA for another name fails
+    finally:
+        listener.close()

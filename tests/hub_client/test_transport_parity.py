@@ -14,7 +14,7 @@ import pytest
 from hub_client import Cache, HubClient, HubError
 from hub_client._stdlib import StdlibTransport
 from tests._live_registry import LiveRegistry, start_registry
-from tests._loopback_servers import tls_relay
+from tests._loopback_servers import scripted_server, tls_relay
 
 SKILL = "---\nname: {slug}\ndescription: parity skill {slug}\nversion: {version}\n{deps}---\n# {slug}\n\nBody.\n"
 
@@ -110,3 +110,23 @@ def test_http_and_https_urls_go_through_one_transport() -> None:
     with HubClient("http://127.0.0.1:9") as plain, HubClient("https://hub.example") as tls:
         assert isinstance(plain._http._transport, StdlibTransport)
         assert isinstance(tls._http._transport, StdlibTransport)
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
+def test_a_proxy_the_environment_names_carries_the_requests(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    # The registry's host does not resolve: only a client that goes through the proxy gets an answer.
+    registry = "http://registry.invalid"
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    with scripted_server({f"{registry}/api/v1/search": (200, b'{"results": [], "count": 0}')}) as proxy:
+        monkeypatch.setenv(variable, proxy)
+        with HubClient(registry, retries=0) as client:
+            assert client.search("anything") == {"results": [], "count": 0}
+        monkeypatch.setenv("NO_PROXY", "registry.invalid")  # and a host NO_PROXY names is spoken to directly
+        with HubClient(registry, retries=0) as client, pytest.raises(HubError):
+            client.search("anything")
+    monkeypatch.delenv(variable)
+    monkeypatch.delenv("NO_PROXY")
+    with HubClient(registry) as client:
+        assert isinstance(client._http._transport, StdlibTransport)  # no proxy named: the direct transport

@@ -278,3 +278,21 @@ def test_the_ui_without_a_usable_data_folder_says_so_and_schedules_nothing(tmp_p
     said: list[str] = []
     assert serve_in_background(data, "none", said.append) is None
     assert said == [f"schedules: cannot lock {data / 'scheduler.lock'}: File exists; this UI does not fire them"]
+
+
+def test_a_history_that_cannot_be_written_is_said_and_the_scheduler_goes_on(store, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    store.add(_schedule(tmp_path))  # 09:00 daily since T0; at T0 + 3 days two fires were missed
+    (store.data_dir / "schedule-history" / ".lock").mkdir(parents=True)  # the history's lock cannot be opened
+    clock = Clock(T0 + timedelta(days=2, hours=2))
+    said: list[str] = []
+    scheduler = Scheduler(store, now=clock, say=said.append)
+
+    def sleep(seconds: float) -> None:
+        clock.sleep(seconds)
+        if len(clock.slept) == 2:
+            scheduler.stop()
+
+    scheduler.sleep = sleep
+    scheduler.serve()  # the `strawpot ui` thread: it must not die of it
+    assert clock.slept == [30.0, 30.0]
+    assert len(said) == 1 and said[0].startswith("schedules: ") and "Is a directory" in said[0], said

@@ -89,3 +89,31 @@ def test_update_replaces_the_fire_with_the_same_run_id_and_old_entries_still_rea
     assert (old.run_id, old.scheduled_for, old.exit_code, old.error) == ("run-0", None, None, "")
     with pytest.raises(ScheduleError, match="no schedule named '../old'"):
         store.history("../old")  # a name is never a path
+
+
+def test_two_adds_at_once_keep_both_schedules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from orchestrator import schedules
+    from strawpot.model.fs import atomic_write as real_write
+
+    first_writing, release = threading.Event(), threading.Event()
+
+    def slow_first_write(path: Path, data: str, **kwargs: object) -> None:
+        if not first_writing.is_set():  # the first add stops while it writes, holding what it read
+            first_writing.set()
+            release.wait(5)
+        real_write(path, data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(schedules, "atomic_write", slow_first_write)
+    store = ScheduleStore(tmp_path / "data")
+    first = threading.Thread(target=store.add, args=(_schedule("first"),))
+    first.start()
+    assert first_writing.wait(5)
+    second = threading.Thread(target=store.add, args=(_schedule("second"),))
+    second.start()
+    second.join(0.3)  # unguarded, the second add reads the empty store and writes in this time
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert [s.name for s in store.list()] == ["first", "second"]

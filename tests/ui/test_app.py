@@ -8,13 +8,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
 from dashboard.app import create_app, home_path
 from dashboard.logtail import tail
-from dashboard.security import COOKIE, csrf_token
+from dashboard.security import COOKIE, cookie_name, csrf_token
 
 SECRET = "s3cret-for-this-launch"
 BASE = "http://testserver"
@@ -63,6 +64,20 @@ def test_the_url_secret_becomes_an_httponly_strict_cookie(project: Path) -> None
     assert response.status_code == 303 and response.headers["location"] == f"{_p(project)}/"
     cookie = response.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=strict" in cookie
+
+
+def test_two_uis_on_one_host_each_keep_their_own_cookie(project: Path) -> None:
+    # A browser keeps one cookie jar per host whatever the port: the second UI's login must not log out the first.
+    apps = {port: create_app(project, f"secret-{port}", data_dir=project.parent / "data") for port in (5001, 5002)}
+
+    async def by_port(scope: Any, receive: Any, send: Any) -> None:
+        await apps[scope["server"][1]](scope, receive, send)
+
+    browser = TestClient(by_port, follow_redirects=False)
+    for port in apps:
+        assert browser.get(f"http://127.0.0.1:{port}/?token=secret-{port}").status_code == 303
+    for port in apps:
+        assert browser.get(f"http://127.0.0.1:{port}/").status_code == 200, port
 
 
 @pytest.mark.parametrize("path", ["/", "/schedules", "{p}/", "{p}/runs/run1", "/static/ui.css", "/?token=wrong"])
@@ -204,7 +219,8 @@ def test_strawpot_ui_opens_on_its_project_behind_its_printed_secret(project: Pat
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"{base}{path}runs/run1", timeout=10)
         assert refused.value.code == 403
-        request = urllib.request.Request(f"{base}{path}runs/run1", headers={"Cookie": f"{COOKIE}={token}"})
+        cookie = f"{cookie_name(int(base.rsplit(':', 1)[1]))}={token}"
+        request = urllib.request.Request(f"{base}{path}runs/run1", headers={"Cookie": cookie})
         with urllib.request.urlopen(request, timeout=10) as page:
             assert "impl-2" in page.read().decode()
     finally:

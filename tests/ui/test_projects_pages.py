@@ -128,6 +128,22 @@ def test_an_unreadable_schedules_file_is_one_line_and_the_page_renders(tmp_path:
     assert page.status_code == 200 and "cannot read" in page.text
 
 
+def test_a_schedules_file_or_history_of_another_shape_leaves_every_page_rendering(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    data = tmp_path / "data"
+    ScheduleStore(data).add(Schedule("triage", "0 9 * * 1-5", project, "r", "t"))
+    (data / "schedule-history").mkdir()
+    (data / "schedule-history" / "triage.json").write_text('{"runs": [{"schedule": "triage"}]}')
+    client = _client(data, project)
+    assert client.get("/schedules").status_code == 200  # the history's problem is that row's, not the page's
+    (data / "schedules.json").write_text('{"schedules": [{"name": "triage"}]}')
+    for path in ("/", "/schedules", home_path(project)):
+        page = client.get(path)
+        assert page.status_code == 200, path
+    assert "cannot read" in client.get("/schedules").text
+
+
 def test_strawpot_start_records_its_project(tmp_path: Path) -> None:
     project = _built(tmp_path / "proj")
     env = {**os.environ, "STRAWPOT_DATA_DIR": str(tmp_path / "data"), "STRAWPOT_CONFIG_DIR": str(tmp_path / "config"),

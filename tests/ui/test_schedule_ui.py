@@ -17,7 +17,7 @@ from markupsafe import escape
 from selenium.webdriver.common.by import By
 
 from dashboard.app import create_app
-from dashboard.security import COOKIE
+from dashboard.security import cookie_name
 from orchestrator.projects import project_key
 from orchestrator.scheduler import Scheduler
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
@@ -111,7 +111,8 @@ def _row(page: str, name: str) -> str:
 def test_a_fired_schedule_is_listed_with_its_succeeded_run_whose_page_draws_the_agent_tree(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fired = _fire(tmp_path, monkeypatch)
-    with serving(create_app(None, SECRET, data_dir=fired.data)) as base, httpx.Client(base_url=base, cookies={COOKIE: SECRET}) as client:
+    with serving(create_app(None, SECRET, data_dir=fired.data)) as base, \
+            httpx.Client(base_url=base, cookies={cookie_name(httpx.URL(base).port): SECRET}) as client:
         assert httpx.get(f"{base}/schedules").status_code == 403  # without the secret: nothing
         listing = client.get("/schedules")
         assert listing.status_code == 200
