@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from dashboard.site import ProjectView, Site
+from dashboard.site import ProjectView, Site, page_number
 from orchestrator.memory import MemoryEntry, MemoryFailure, MemoryProvider
 from orchestrator.memory_providers import open_memory
 from strawpot.model.errors import StrawpotError
@@ -18,10 +18,6 @@ from strawpot.model.plural import count
 
 PAGE_SIZE = 50
 MAX_QUERY = 500  # characters of a search; more is no search anyone typed
-
-
-def _page_number(raw: str) -> int:
-    return int(raw) if raw.isdigit() and 0 < int(raw) < 1_000_000 else 1
 
 
 def _address(project: ProjectView, query: str, page: int) -> str:
@@ -54,7 +50,7 @@ def routes(site: Site) -> list[BaseRoute]:
     async def browse(request: Request) -> Response:
         project = site.project(request)
         query = request.query_params.get("q", "")[:MAX_QUERY]
-        page = _page_number(request.query_params.get("page", ""))
+        page = page_number(request)
         context: dict[str, Any] = {"query": query, "page": page, "error": "", "entries": [], "more": False,
                                       "summary": "", "here": _address(project, query, page),
                                       "previous": _address(project, query, page - 1),

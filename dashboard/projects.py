@@ -10,7 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from dashboard.runindex import PAGE_SIZE
-from dashboard.site import ProjectView, Site
+from dashboard.site import ProjectView, Site, page_number
 from strawpot.model.errors import StrawpotError
 from strawpot.model.installed import InstalledTree, Mismatch
 from strawpot.model.layout import Project
@@ -42,11 +42,6 @@ def locked_packages(project: ProjectView) -> tuple[list[PackageRow], list[str], 
     return rows, [str(m) for found in problems.values() for m in found], ""
 
 
-def _page_number(request: Request) -> int:
-    raw = request.query_params.get("page", "0")
-    return int(raw) if raw.isdigit() and len(raw) < 7 else 0
-
-
 def routes(site: Site) -> tuple[list[Route], list[Route]]:
     """(the home page at the root, the project page under its `/p/{project}` prefix)."""
 
@@ -57,7 +52,7 @@ def routes(site: Site) -> tuple[list[Route], list[Route]]:
 
     async def project_page(request: Request) -> Response:
         project = site.project(request)
-        page = _page_number(request)
+        page = page_number(request) - 1  # the runs list counts pages from 0
         context: dict[str, Any] = {"project": project, "page": page, "page_size": PAGE_SIZE,
                                    "failed_start": site.failed_starts.get(project.key, "")}
         if project.missing:

@@ -33,6 +33,12 @@ def defaults_only(project_dir: Path) -> Settings:
     return layered([])
 
 
+def page_number(request: Request) -> int:
+    """The page a list is asked for (`?page=N`), counted from 1; 1 when absent or not a page number."""
+    raw = request.query_params.get("page", "")
+    return int(raw) if raw.isdigit() and 0 < int(raw) < 1_000_000 else 1
+
+
 def when(ts: Any) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "-"
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from orchestrator.binding import Binder, BindingError
 from orchestrator.endpoint import UnixSocket, default_transport, listen_for
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.inputs import run_inputs
+from orchestrator.interrupts import sigterm_as_interrupt
 from orchestrator.isolation import ACTIVE, KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
 from orchestrator.isolators import isolator_for, isolator_of
 from orchestrator.memory import DEFAULT_PROMPT_BYTES
@@ -233,10 +233,6 @@ class Ended:
     stopped: tuple[str, ...] = ()  # the agents Ctrl-C or SIGTERM stopped
 
 
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
 class Launch:
     """A started Denden server and its run; `close` stops every agent and the server.
 
@@ -328,11 +324,11 @@ class Launch:
         Ctrl-C or SIGTERM stops every agent and ends the run `interrupted` (exit code 130). A root agent that
         cannot be staged, bound or spawned ends it `failed`, raised as one line (exit 1).
         """
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
-            root = (self.resume_agent(agent, task, attach=attach) if agent
-                    else self.start_root(task, attach=attach))
-            done = self.wait_root(root)
+            with sigterm_as_interrupt():
+                root = (self.resume_agent(agent, task, attach=attach) if agent
+                        else self.start_root(task, attach=attach))
+                done = self.wait_root(root)
         except KeyboardInterrupt:
             stopped = self.close(State.INTERRUPTED, STOPPED_EXIT_CODE)
             return Ended(self.session.run_id, self.prepared.role, State.INTERRUPTED, STOPPED_EXIT_CODE, "",
@@ -341,7 +337,6 @@ class Launch:
             self.close(State.FAILED, None)
             raise StrawpotError(f"could not start role {self.prepared.role}: {exc}") from None
         finally:
-            signal.signal(signal.SIGTERM, previous)
             if self.session.tmux:
                 forget_own_socket()
         self.close(done.state, done.exit_code)

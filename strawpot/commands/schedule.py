@@ -160,8 +160,7 @@ def serve() -> None:
     Holds scheduler.lock in the data folder: a second scheduler exits 1 naming the pid that holds it. Fires
     missed while nothing served follow the `schedule.catch_up` setting (docs/schedules.md).
     """
-    import signal
-
+    from orchestrator.interrupts import sigterm_as_interrupt
     from orchestrator.scheduler import Scheduler, SchedulerLock, held_message
     from orchestrator.schedules import ScheduleStore, default_data_dir
     from strawpot.config_files import load_settings
@@ -174,23 +173,18 @@ def serve() -> None:
     if (holder := lock.acquire()) is not None:
         raise StrawpotError(f"{held_message(holder, store.data_dir)}: stop it first")
     scheduler = Scheduler(store, catch_up=catch_up)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     click.echo(f"serving {count(len(store.list()), 'schedule')} from {store.data_dir} (catch_up = {catch_up}); "
                "Ctrl-C stops", err=True)
     try:
-        scheduler.serve()
+        with sigterm_as_interrupt():
+            scheduler.serve()
     except KeyboardInterrupt:
         scheduler.stop()
         busy = scheduler.busy()
         left = f"; still running, and recorded by the next scheduler: {', '.join(busy)}" if busy else ""
         click.echo(f"stopped serving schedules{left}", err=True)
     finally:
-        signal.signal(signal.SIGTERM, previous)
         lock.release()
-
-
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 def _nearest_project() -> Path:
