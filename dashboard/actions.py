@@ -22,12 +22,17 @@ from orchestrator.session import load_session
 
 
 def start_options(form: Any) -> list[str] | None:
-    """`strawpot start`'s options from the start form, or None when the form is not a valid session."""
+    """`strawpot start`'s options from the start form, or None when the form is not a valid session.
+
+    Params are NAME=VALUE, one a line; `start` itself checks them against what the agents declare (exit 2).
+    """
     role, task = str(form.get("role", "")).strip(), str(form.get("task", "")).strip()
-    isolation = str(form.get("isolation", "")).strip()
-    if not task or isolation not in ("", "none", "worktree"):
+    runtime, isolation = str(form.get("runtime", "")).strip(), str(form.get("isolation", "")).strip()
+    params = [line.strip() for line in str(form.get("params", "")).splitlines() if line.strip()]
+    if not task or isolation not in ("", "none", "worktree") or any("=" not in p for p in params):
         return None
-    return ["--task", task, *(["--role", role] if role else []), *(["--isolation", isolation] if isolation else [])]
+    return ["--task", task, *(["--role", role] if role else []), *(["--runtime", runtime] if runtime else []),
+            *(arg for p in params for arg in ("--param", p)), *(["--isolation", isolation] if isolation else [])]
 
 
 def _report_failure(site: Site, key: str, process: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
@@ -79,7 +84,8 @@ def routes(site: Site) -> list[Route]:
             return refused
         options = start_options(request.state.form)
         if options is None:
-            return PlainTextResponse("a session needs a task (and isolation none or worktree)", status_code=400)
+            return PlainTextResponse("a session needs a task, isolation none or worktree, and params as NAME=VALUE "
+                                     "(one a line)", status_code=400)
         # Exactly what a user would type in the project folder, so the verified-lock checks apply; the run
         # records itself under .strawpot/sessions/, where the project page finds it, and its agents' questions
         # wait there for an answer from the run page (detach sets `[session] ask = "run"`).

@@ -272,9 +272,17 @@ def test_start_spawns_strawpot_start_headless_in_the_project(project: Path, tmp_
             "isolation": "worktree"}
     url = f"{_p(project)}/start"
     assert client.post(url, data={**form, "isolation": "bogus"}, headers={"origin": BASE}).status_code == 400
+    assert client.post(url, data={**form, "params": "model"}, headers={"origin": BASE}).status_code == 400
+    assert not (tmp_path / "argv.json").exists()  # a refused form spawns nothing
     assert client.post(url, data=form, headers={"origin": BASE}).status_code == 303
     assert _argv(tmp_path) == ["start", "--headless", "--task", "delegate:implementer:sleep:1",
                                "--role", "lead", "--isolation", "worktree"]
+    (tmp_path / "argv.json").unlink()
+    full = {**form, "runtime": "stub-agent", "params": "model=fast\r\n\r\nturns = 3\n"}
+    assert client.post(url, data=full, headers={"origin": BASE}).status_code == 303
+    assert _argv(tmp_path) == ["start", "--headless", "--task", "delegate:implementer:sleep:1", "--role", "lead",
+                               "--runtime", "stub-agent", "--param", "model=fast", "--param", "turns = 3",
+                               "--isolation", "worktree"]
 
 
 def test_a_project_no_one_recorded_is_404(project: Path) -> None:
