@@ -5,14 +5,14 @@ those 50 session.json files are read (and then cached by mtime). Every request i
 The "asking" line is the list's worst case for open askUser questions: the 50 runs it shows all run, each with
 two questions (one answered), so each row lists its run's `asks/` folder on every request.
 
-    .venv/bin/python benchmarks/bench_ui.py [RUNS] [REQUESTS]
+    .venv/bin/python benchmarks/bench_ui.py [--runs 1000] [--requests 100] [--smoke]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -63,10 +63,12 @@ def timed(client: TestClient, path: str, n: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a != "--smoke"]
-    smoke = "--smoke" in sys.argv[1:]  # tiny sizes: the test suite checks the benchmark still runs
-    runs = int(args[0]) if args else (20 if smoke else 1000)
-    n = int(args[1]) if len(args) > 1 else (5 if smoke else 100)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=1000, help="recorded runs in the project")
+    parser.add_argument("--requests", type=int, default=100, help="requests per page (p50/p99 over these)")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
+    args = parser.parse_args()
+    runs, n = (20, 5) if args.smoke else (args.runs, args.requests)
     with tempfile.TemporaryDirectory() as tmp:
         ended, asking = Path(tmp) / "ended", Path(tmp) / "asking"
         ids = make_project(ended, runs)

@@ -25,3 +25,12 @@ def test_smoke_mode_runs(script: str, tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"{script} --smoke failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     assert done.stdout.strip(), f"{script} --smoke printed no figures"
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_names_the_smoke_flag(script: str, tmp_path: Path) -> None:
+    """`--help` prints usage and exits 0 (not a traceback from hand-rolled argument parsing)."""
+    done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"{script} --help failed ({done.returncode}):\n{done.stderr[-3000:]}"
+    assert "usage:" in done.stdout and "--smoke" in done.stdout
