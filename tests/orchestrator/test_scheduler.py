@@ -13,24 +13,10 @@ import pytest
 
 from orchestrator.scheduler import Scheduler, SchedulerLock, serve_in_background, settle
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
+from tests._fake_clock import Clock
 
 pytestmark = pytest.mark.e2e
 T0 = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)  # a Monday
-
-
-class Clock:
-    """The scheduler's time: set by the test; `sleep` moves it on instead of waiting."""
-
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-        self.slept: list[float] = []
-
-    def __call__(self) -> datetime:
-        return self.at
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.at += timedelta(seconds=seconds)
 
 
 @pytest.fixture

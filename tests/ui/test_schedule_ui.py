@@ -22,6 +22,7 @@ from orchestrator.projects import project_key
 from orchestrator.scheduler import Scheduler
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
 from orchestrator.session import load_session
+from tests._fake_clock import Clock
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 from tests.ui._live import no_script_errors, serving, wait_for
 
@@ -35,21 +36,6 @@ TASK = "echo:triaging then delegate:implementer:write:TRIAGE.md=fixed the first 
 MERGED = "applied the session's changes to your working tree (1 file): TRIAGE.md"
 IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
             "GIT_COMMITTER_EMAIL": "t@example.org"}
-
-
-class Clock:
-    """The scheduler's time, set by the test; its `sleep` moves the time on instead of waiting."""
-
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-        self.slept: list[float] = []
-
-    def __call__(self) -> datetime:
-        return self.at
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.at += timedelta(seconds=seconds)
 
 
 @dataclass(frozen=True)
