@@ -6,7 +6,8 @@ then their bytes back to back in that order. Unknown items are left out of the i
 everything past `MAX_BUNDLE_BYTES`; the client fetches what is missing one archive at a time. Each
 archive sent counts one download, as `GET .../archive` does.
 
-The answer is streamed from storage to the socket a chunk (`blobs.CHUNK`) at a time, never held whole,
+The answer is streamed from storage to the socket a chunk (`blobs.CHUNK`) at a time, never held whole
+(small archives are read a run of up to a chunk's bytes together),
 and its bytes are reserved from `ARCHIVES_BUDGET`, the bytes all `/archives` answers of the process may
 have promised and not yet sent: past it the request is a 503 with Retry-After (no token is needed here,
 so this is what keeps a crowd of them from tying the server up).
@@ -27,6 +28,7 @@ from registry_server.errors import ApiError
 from registry_server.requests import json_body
 from registry_server.state import Registry, body_kind, registry
 from registry_server.storage.base import VersionRecord
+from registry_server.storage.blobs import CHUNK
 from strawpot.model.kinds import Kind
 from strawpot.model.package import slug_error
 
@@ -84,15 +86,41 @@ def _archive_chunks(reg: Registry, sha256: str) -> Iterator[bytes]:
     yield from chunks
 
 
+def _read_whole(reg: Registry, group: list[Planned]) -> bytes:
+    """Blocking: the bytes of a run of small archives, back to back (one trip to the thread pool for them all)."""
+    return b"".join(chunk for item in group for chunk in _archive_chunks(reg, item.record.archive_sha256))
+
+
+def _groups(chosen: list[Planned]) -> Iterator[list[Planned]]:
+    """`chosen` in order, cut into runs of at most `CHUNK` archive bytes; an archive larger than that is a run
+    of its own (and is streamed a chunk at a time)."""
+    group: list[Planned] = []
+    size = 0
+    for item in chosen:
+        if group and size + item.record.archive_size > CHUNK:
+            yield group
+            group, size = [], 0
+        group.append(item)
+        size += item.record.archive_size
+    if group:
+        yield group
+
+
 async def _stream(reg: Registry, chosen: list[Planned], head: bytes, reserved: int) -> AsyncGenerator[bytes, None]:
+    """The head, then the archives. Small ones are read a run of up to `CHUNK` bytes at a time, in one trip to the
+    thread pool: a bundle is mostly archives of a few KiB, and a trip per archive cost more than reading it."""
     try:
         yield head
-        for item in chosen:
-            async for chunk in iterate_in_threadpool(_archive_chunks(reg, item.record.archive_sha256)):
-                yield chunk
-            reg.archives_in_flight.give(item.record.archive_size)
-            reserved -= item.record.archive_size
-            reg.downloads.add(item.kind, item.slug)
+        for group in _groups(chosen):
+            if len(group) == 1 and group[0].record.archive_size > CHUNK:
+                async for chunk in iterate_in_threadpool(_archive_chunks(reg, group[0].record.archive_sha256)):
+                    yield chunk
+            else:
+                yield await run_in_threadpool(_read_whole, reg, group)
+            for item in group:
+                reg.archives_in_flight.give(item.record.archive_size)
+                reserved -= item.record.archive_size
+                reg.downloads.add(item.kind, item.slug)
     finally:  # also when the client went away mid-answer
         reg.archives_in_flight.give(reserved)
 
