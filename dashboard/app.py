@@ -8,6 +8,8 @@ which project a request is about); the others at the root.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +34,16 @@ def home_path(project_dir: Path | None) -> str:
 
 
 def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | None = None,
-               data_dir: Path | None = None, settings: SettingsOf = defaults_only) -> Starlette:
+               data_dir: Path | None = None, settings: SettingsOf = defaults_only,
+               now: Callable[[], datetime] | None = None) -> Starlette:
     """The UI over every recorded project (and `project_dir`); every request must carry `secret` (see security).
     `settings` reads one project's effective settings when a page needs them (`strawpot ui` passes the settings
-    layer's; the dashboard may not import it)."""
+    layer's; the dashboard may not import it). `now` is the clock schedules' next fires are counted from: the
+    scheduler's, when a test injects one."""
     site = Site(secret=secret, command=strawpot_cmd or [sys.executable, "-m", "strawpot.cli"],
                 store=ProjectStore(data_dir), home=project_dir, settings=settings)
+    if now is not None:
+        site.now = now
     home_routes, project_page = projects.routes(site)
 
     # The one place route lists are combined: a new page module adds its list here.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -54,7 +54,7 @@ def routes(site: Site) -> list[Route]:
             found, problem = store.list(), ""
         except ScheduleError as exc:
             found, problem = [], str(exc)
-        now = datetime.now(UTC)
+        now = site.now()
         rows = [_row(store, s, site.view(s.project), now) for s in found]
         return site.render("schedules.html", rows=rows, problem=problem)
 

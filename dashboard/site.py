@@ -6,6 +6,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,7 @@ class Site:
     env: Environment = field(init=False)
     runs: RunIndex = field(default_factory=RunIndex)
     failed_starts: dict[str, str] = field(default_factory=dict)  # project key -> the last failed start's error
+    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))  # the scheduler's clock, for next fires
 
     def __post_init__(self) -> None:
         self.env = Environment(loader=PackageLoader("dashboard", "templates"),

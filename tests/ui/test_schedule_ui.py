@@ -43,6 +43,7 @@ class Fired:
     root: Path
     data: Path
     run: ScheduleRun
+    clock: Clock  # the scheduler's, which the UI shows next fires by
 
     @property
     def run_page(self) -> str:
@@ -85,7 +86,7 @@ def _fire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fired:
     session = load_session(root / ".strawpot" / "sessions", str(run.run_id))
     assert session is not None and session["state"] == "succeeded" and session["task"] == TASK
     assert (root / "TRIAGE.md").read_text() == "fixed the first issue"  # the worktree's work came back
-    return Fired(root, data, run)
+    return Fired(root, data, run, clock)
 
 
 def _row(page: str, name: str) -> str:
@@ -97,13 +98,14 @@ def _row(page: str, name: str) -> str:
 def test_a_fired_schedule_is_listed_with_its_succeeded_run_whose_page_draws_the_agent_tree(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fired = _fire(tmp_path, monkeypatch)
-    with serving(create_app(None, SECRET, data_dir=fired.data)) as base, \
+    with serving(create_app(None, SECRET, data_dir=fired.data, now=fired.clock)) as base, \
             httpx.Client(base_url=base, cookies={cookie_name(httpx.URL(base).port): SECRET}) as client:
         assert httpx.get(f"{base}/schedules").status_code == 403  # without the secret: nothing
         listing = client.get("/schedules")
         assert listing.status_code == 200
         row = _row(listing.text, "triage")
         assert '<span class="state">succeeded</span>' in row and "2026-01-05 09:00 UTC" in row
+        assert "<td>2026-01-06 09:00 UTC</td>" in row  # the next weekday 09:00 by the scheduler's clock
         assert f'<a href="{fired.run_page}">run page</a>' in row
 
         page = client.get(fired.run_page)
@@ -124,11 +126,11 @@ def test_the_browser_shows_the_fired_schedule_and_follows_it_to_the_run(
     fired = _fire(tmp_path, monkeypatch)
     driver = start_chromium(tmp_path / "profile")
     try:
-        with serving(create_app(None, SECRET, data_dir=fired.data)) as base:
+        with serving(create_app(None, SECRET, data_dir=fired.data, now=fired.clock)) as base:
             driver.get(f"{base}/schedules?token={SECRET}")
             row = driver.find_element(By.XPATH, "//table[@id='schedules']//tr[td[1]='triage']")
             assert row.find_element(By.CLASS_NAME, "state").text == "succeeded"
-            assert "2026-01-05 09:00 UTC" in row.text
+            assert "2026-01-05 09:00 UTC" in row.text and "2026-01-06 09:00 UTC" in row.text
             assert save_screenshot(driver, "ui-schedule-fired").is_file()
             row.find_element(By.LINK_TEXT, "run page").click()
             wait_for(lambda: driver.current_url == f"{base}{fired.run_page}", "the run page to load")
