@@ -22,7 +22,7 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from dashboard import actions, memory_pages, projects, runs, schedules, security, steer
-from dashboard.site import SettingsOf, Site, defaults_only
+from dashboard.site import SettingsOf, Site, defaults_only, utc_now
 from orchestrator.projects import ProjectStore, project_key
 
 STATIC = Path(__file__).parent / "static"
@@ -35,15 +35,13 @@ def home_path(project_dir: Path | None) -> str:
 
 def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | None = None,
                data_dir: Path | None = None, settings: SettingsOf = defaults_only,
-               now: Callable[[], datetime] | None = None) -> Starlette:
+               now: Callable[[], datetime] = utc_now) -> Starlette:
     """The UI over every recorded project (and `project_dir`); every request must carry `secret` (see security).
     `settings` reads one project's effective settings when a page needs them (`strawpot ui` passes the settings
     layer's; the dashboard may not import it). `now` is the clock schedules' next fires are counted from: the
     scheduler's, when a test injects one."""
     site = Site(secret=secret, command=strawpot_cmd or [sys.executable, "-m", "strawpot.cli"],
-                store=ProjectStore(data_dir), home=project_dir, settings=settings)
-    if now is not None:
-        site.now = now
+                store=ProjectStore(data_dir), home=project_dir, settings=settings, now=now)
     home_routes, project_page = projects.routes(site)
 
     # The one place route lists are combined: a new page module adds its list here.

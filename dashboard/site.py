@@ -72,6 +72,11 @@ class ProjectView:
         return not self.dir.is_dir()
 
 
+def utc_now() -> datetime:
+    """The real clock, in UTC (what `strawpot ui` and its scheduler run by)."""
+    return datetime.now(UTC)
+
+
 @dataclass
 class Site:
     """The shared state of one `strawpot ui`: route modules take it and return their `Route`s."""
@@ -84,7 +89,7 @@ class Site:
     env: Environment = field(init=False)
     runs: RunIndex = field(default_factory=RunIndex)
     failed_starts: dict[str, str] = field(default_factory=dict)  # project key -> the last failed start's error
-    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))  # the scheduler's clock, for next fires
+    now: Callable[[], datetime] = utc_now  # the scheduler's clock, for next fires
 
     def __post_init__(self) -> None:
         self.env = Environment(loader=PackageLoader("dashboard", "templates"),
