@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -28,13 +29,13 @@ def _split(body: bytes) -> tuple[list[dict[str, object]], bytes]:
 
 
 @pytest.fixture
-def api() -> Api:
+def api() -> Iterator[Api]:
     made = make_api(MemoryStorage())
     with made.client:
         for name in NAMES:
             extra = {"data.bin": random.Random(name).randbytes(CHUNK + 50_000)} if name == "heavy" else {}
             made.ok("skill", {**skill(name), **extra})
-        yield made  # type: ignore[misc]
+        yield made
 
 
 def test_small_and_large_archives_arrive_whole_and_in_order(api: Api) -> None:

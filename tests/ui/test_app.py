@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -283,6 +284,16 @@ def test_start_spawns_strawpot_start_headless_in_the_project(project: Path, tmp_
     assert _argv(tmp_path) == ["start", "--headless", "--task", "delegate:implementer:sleep:1", "--role", "lead",
                                "--runtime", "stub-agent", "--param", "model=fast", "--param", "turns = 3",
                                "--isolation", "worktree"]
+
+
+def test_every_field_of_the_start_form_has_its_label(project: Path) -> None:
+    page = _client(project).get(f"{_p(project)}/").text
+    form = re.search(r'<form class="start".*?</form>', page, re.S)
+    assert form is not None
+    fields = re.findall(r'<(?:input|textarea|select) id="([^"]+)" name="([^"]+)"', form.group(0))
+    assert [name for _, name in fields] == ["task", "role", "runtime", "params", "isolation"]
+    labelled = set(re.findall(r'<label for="([^"]+)">[^<]+</label>', form.group(0)))
+    assert {field_id for field_id, _ in fields} == labelled
 
 
 def test_a_project_no_one_recorded_is_404(project: Path) -> None:
