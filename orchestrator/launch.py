@@ -43,6 +43,7 @@ from strawpot.model.plural import count, noun
 from strawpot.model.settings import Settings
 
 MAX_LISTED = 20
+DENDEN = "denden"  # the skill whose program agents delegate, remember and recall with
 
 
 @dataclass
@@ -64,6 +65,7 @@ class Prepared:
     memory_prompt_bytes: int = DEFAULT_PROMPT_BYTES  # [memory] max_prompt_bytes
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from (orchestrator/inputs.py)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # what confines the agents ([session] sandbox)
+    warnings: list[str] = field(default_factory=list)  # said once when the run starts (staging_warnings)
 
     def missing_env(self) -> list[EnvNeed]:
         return self.env.missing(self.env_needs)
@@ -167,7 +169,7 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
         hint = (did_you_mean(role, installed, show="`--role {}` (installed)")
                 or f"run `strawpot install role {role}`")
         raise UsageError(f"role {role!r} is not installed", hint=hint)
-    stager = Stager(tree, lock)
+    stager = Stager(tree, lock, settings.get("session.always_stage"))
     environ = dict(os.environ if environ is None else environ)
     binder = Binder(stager, manifest, settings, cli_agent=cli_agent, environ=environ, param_overrides=params)
     if params:
@@ -184,7 +186,32 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     return Prepared(project, manifest, lock, stager, binder, policy, role, EnvValues(environ, saved_env or {}), needs,
                     transport=transport, isolator=isolator, memory_provider=settings.get("memory.provider"),
                     memory_prompt_bytes=settings.get("memory.max_prompt_bytes"),
-                    inputs=run_inputs(project.lock_path, lock, policy, settings), sandbox=sandbox)
+                    inputs=run_inputs(project.lock_path, lock, policy, settings), sandbox=sandbox,
+                    warnings=staging_warnings(stager, settings, reachable_roles(stager, role)))
+
+
+def staging_warnings(stager: Stager, settings: Settings, roles: list[str]) -> list[str]:
+    """What the agents of a run will lack: `[session] always_stage` skills the user named that are not locked,
+    and `denden` when a role of the run delegates (its `roles` list, or its text names `denden`) without it."""
+    found: list[str] = []
+    if stager.not_locked and settings.origin("session.always_stage").layer != "default":
+        found.append(f"{settings.origin('session.always_stage')}: [session] always_stage names "
+                     f"{', '.join(stager.not_locked)}, not locked in this project; agents run without "
+                     f"{'it' if len(stager.not_locked) == 1 else 'them'} (`strawpot install skill "
+                     f"{' '.join(stager.not_locked)}` adds {'it' if len(stager.not_locked) == 1 else 'them'})")
+    if stager.lock.get(Kind.SKILL, DENDEN) is None:
+        delegating = [r for r in roles if delegates(stager, r)]
+        if delegating:
+            found.append(f"role {delegating[0]} delegates, but the {DENDEN} skill is not locked: its agents have no "
+                         f"`{DENDEN}` program to delegate, remember or recall with; run `strawpot install skill "
+                         f"{DENDEN}`")
+    return found
+
+
+def delegates(stager: Stager, role: str) -> bool:
+    """Whether `role` means to delegate: it lists roles (or `*`), or its text tells its agent to use `denden`."""
+    package = stager.package(Kind.ROLE, role)
+    return bool(stager.delegatable_roles(role)[0]) or package.roles_wildcard or DENDEN in package.body
 
 
 def checked_sandbox(settings: Settings, transport: str) -> SandboxSettings:
@@ -281,6 +308,8 @@ class Launch:
         """The run of `session` in `env`, with its Denden server listening and its sandbox set."""
         project = prepared.project
         session.isolation_started(env.to_dict())
+        for message in prepared.warnings:
+            _warn(session, message, warn, event="staging_warning")
         files_dirs, files_warning = attached_files(project)
         if files_warning:
             _warn(session, files_warning, warn, event="files_dir_skipped")

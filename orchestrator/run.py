@@ -160,7 +160,7 @@ class Run:
             agent_id=agent_id, role=role, agent=runtime.name, parent=parent.agent_id if parent else None,
             depth=parent.depth + 1 if parent else 0, task=task, workspace=str(workspace),
             session_id=str(uuid.uuid4()) if runtime.resume else "", packages=self.stager.staged_packages(role, runtime.name),
-            via_wildcard=self.stager.by_wildcard(role),
+            via_wildcard=self.stager.by_wildcard(role), always_staged=self.stager.by_always_stage(role),
         )
         if again:
             (workspace / STATUS_FILE).unlink(missing_ok=True)

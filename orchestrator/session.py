@@ -91,6 +91,7 @@ class AgentRecord:
     session_id: str = ""  # a resumable agent's conversation id, recorded before it is spawned
     packages: list[str] = field(default_factory=list)  # what was staged for it: "kind:name@version"
     via_wildcard: list[str] = field(default_factory=list)  # those of `packages` only a `*` of its role brought in
+    always_staged: list[str] = field(default_factory=list)  # those only `[session] always_stage` brought in
 
     def restaged(self, task: str) -> AgentRecord:
         """This agent staged again for `task` (`strawpot resume`): same id, workspace and conversation."""

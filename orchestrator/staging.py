@@ -3,13 +3,16 @@
 Everything comes from the lock: which packages (the role's transitive skills, its declared roles) and
 which files of them (the locked file list, from the installed tree that `start` verified). Nothing is
 picked by "whatever is highest on disk". `*` in a role's `skills` or `roles` means every locked package of
-that kind, resolved here, next to the ones the role names.
+that kind, resolved here, next to the ones the role names. The skills of `[session] always_stage` (by default
+`denden` and `strawpot-session-recap`, as upstream) go to every agent whenever they are locked: real roles tell
+their agent to run `denden delegate` without listing the skill.
 """
 
 from __future__ import annotations
 
 import shutil
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,11 +42,17 @@ class StagedAgent:
 
 
 class Stager:
-    """Reads the lock and the installed tree once per package; safe to use from several threads."""
+    """Reads the lock and the installed tree once per package; safe to use from several threads.
 
-    def __init__(self, tree: InstalledTree, lock: Lockfile) -> None:
+    `always_stage` names skills staged for every role when they are locked (`[session] always_stage`); those not
+    locked are in `not_locked`, for the caller to warn about."""
+
+    def __init__(self, tree: InstalledTree, lock: Lockfile, always_stage: Iterable[str] = ()) -> None:
         self.tree = tree
         self.lock = lock
+        wanted = list(dict.fromkeys(always_stage))
+        self.always = tuple(n for n in wanted if lock.get(Kind.SKILL, n) is not None)
+        self.not_locked = tuple(n for n in wanted if lock.get(Kind.SKILL, n) is None)
         self._packages: dict[tuple[Kind, str], Package] = {}
         self._lock = threading.Lock()
 
@@ -85,11 +94,20 @@ class Stager:
         return package
 
     def skill_closure(self, role: str) -> list[str]:
-        """The role's skills (every locked skill for `skills: ["*"]`) and the skills they need, transitively."""
-        named = self._named_skills(role)
+        """The role's skills (every locked skill for `skills: ["*"]`), the always-staged ones, and the skills
+        they need, transitively."""
+        named = self._named_skills(role) + list(self.always)
         if self.package(Kind.ROLE, role).skills_wildcard:
             named += sorted(self.installed_skills)
         return self._closure(named)
+
+    def by_always_stage(self, role: str) -> list[str]:
+        """What only `[session] always_stage` brought in for `role`, as `kind:name@version`."""
+        own = set(self._closure(self._named_skills(role)))
+        if self.package(Kind.ROLE, role).skills_wildcard:
+            own |= set(self.installed_skills)
+        return [f"skill:{s}@{self.locked(Kind.SKILL, s).version}"
+                for s in self._closure(list(self.always)) if s not in own]
 
     def _named_skills(self, role: str) -> list[str]:
         return [d.name for d in self.locked(Kind.ROLE, role).dependencies if d.kind is Kind.SKILL]
@@ -108,7 +126,7 @@ class Stager:
 
     def by_wildcard(self, role: str) -> list[str]:
         """What only a `*` of `role` brought in, as `kind:name@version`: staged, though the role names none of it."""
-        skills = set(self.skill_closure(role)) - set(self._closure(self._named_skills(role)))
+        skills = set(self.skill_closure(role)) - set(self._closure(self._named_skills(role) + list(self.always)))
         roles, wildcard = self.delegatable_roles(role)
         named = {d.name for d in self.locked(Kind.ROLE, role).dependencies if d.kind is Kind.ROLE}
         found = [self.locked(Kind.SKILL, s) for s in sorted(skills)]

@@ -14,6 +14,8 @@ DEFAULT_OUT = PROTO_DIR.parent / "orchestrator" / "_proto"
 # The stub agent fixture ships its own copy (plain protoc output, imported as top-level modules),
 # so the package stays independent of our code, as a real agent package would be.
 FIXTURE_OUT = PROTO_DIR.parent / "fixtures" / "agents" / "stub-agent" / "agent"
+# So does the denden skill fixture, whose `denden` program is the command-line client agents call.
+FIXTURE_OUTS = (FIXTURE_OUT, PROTO_DIR.parent / "fixtures" / "skills" / "denden" / "client")
 GENERATED = ("denden_pb2.py", "denden_pb2.pyi", "denden_pb2_grpc.py")
 INIT_TEXT = '"""Generated Denden stubs (do not edit; run `python proto/generate.py`)."""\n'
 
@@ -54,9 +56,14 @@ def generate(out_dir: Path, *, package: bool = True) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="target directory of the package stubs")
-    parser.add_argument("--fixture-out", type=Path, default=FIXTURE_OUT, help="target of the stub agent's copy")
+    parser.add_argument("--fixture-out", type=Path, action="append", default=None,
+                        help="a target of the fixtures' plain copies (repeatable; default: the stub agent's and "
+                             "the denden skill's)")
     args = parser.parse_args(argv)
-    for path in generate(args.out) + generate(args.fixture_out, package=False):
+    written = generate(args.out)
+    for out in args.fixture_out or FIXTURE_OUTS:
+        written += generate(out, package=False)
+    for path in written:
         print(path)
     return 0
 

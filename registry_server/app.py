@@ -100,6 +100,7 @@ def create_app(
     closure: bool = True,
     closure_limit: int = MAX_CLOSURE,
     public_url: str | None = None,
+    allow_ranges: bool = False,
 ) -> Starlette:
     """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off).
 
@@ -110,7 +111,8 @@ def create_app(
     prove the fast path answers what the handlers answer compare the two). `closure=False` leaves out
     `POST /closure` and `POST /archives` (a registry without the extension, for the client's fallback tests); `closure_limit`
     is the most packages one closure answer visits. `public_url` is the address the pages name in their install
-    hints (never taken from a request's Host header); None leaves the hint out.
+    hints (never taken from a request's Host header); None leaves the hint out. `allow_ranges` lets a publish carry
+    dependency ranges, which StrawHub's grammar (`slug`, `slug==X.Y.Z`, `*`) refuses.
     """
     middleware = [  # outermost first: every early answer, a 429 included, passes the request limits' close
         Middleware(NoSniff),
@@ -127,7 +129,7 @@ def create_app(
     )
     app.router.redirect_slashes = False
     app.state.registry = Registry(storage, slot_wait=slot_wait, upload_budget=upload_budget,
-                                  archives_budget=archives_budget)
+                                  archives_budget=archives_budget, allow_ranges=allow_ranges)
     app.state.site = web.Site(app.state.registry)
     app.state.closure_limit = closure_limit
     app.state.public_url = public_url.rstrip("/") if public_url else None

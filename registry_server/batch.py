@@ -39,7 +39,8 @@ _MAX_PARTS = MAX_BATCH * 10 + 4 * MAX_FILES  # every member's fields, and files 
 async def batch(request: Request) -> JSONResponse:
     reg = registry(request)
     user = await run_in_threadpool(bearer_user, reg.storage, request.headers.get("authorization"))
-    news = await received(request, user, lambda upload: prepare_batch(reg.storage, user, upload),
+    news = await received(request, user,
+                          lambda upload: prepare_batch(reg.storage, user, upload, allow_ranges=reg.allow_ranges),
                           max_total=MAX_BATCH_BYTES, max_parts=_MAX_PARTS, batch=True)
     try:
         with publish_errors():
@@ -109,7 +110,8 @@ class _WithPending:
         return self._storage.put_blob(data)
 
 
-def prepare_batch(storage: Storage, user: User, upload: Upload) -> Sequence[NewVersion]:
+def prepare_batch(storage: Storage, user: User, upload: Upload, *,
+                  allow_ranges: bool = False) -> Sequence[NewVersion]:
     """Check every member as a single publish is checked (every problem of every member in one 400), then
     store their blobs; nothing is visible until `Storage.publish_batch` commits them together."""
     members = split(upload)
@@ -124,7 +126,8 @@ def prepare_batch(storage: Storage, user: User, upload: Upload) -> Sequence[NewV
     for (kind, member), (_, slug, _) in zip(members, named, strict=True):
         others = {(k, s): v for k, s, v in named if (k, s) != (kind, slug) and s and v}
         try:
-            news.append(prepare(cast(Storage, _WithPending(storage, others)), kind, user, member))
+            news.append(prepare(cast(Storage, _WithPending(storage, others)), kind, user, member,
+                                allow_ranges=allow_ranges))
         except ApiError as exc:
             if exc.status != 400:
                 raise

@@ -31,7 +31,13 @@ from registry_server.storage.base import (
     check_publishable,
 )
 from strawpot.model import plural
-from strawpot.model.dependencies import GROUPS, Edge, read_edges, v1_groups, wire_groups
+from strawpot.model.dependencies import (
+    GROUPS,
+    Edge,
+    read_edges,
+    v1_groups,
+    wire_groups,
+)
 from strawpot.model.kinds import Kind
 from strawpot.model.package import Package, PackageInvalid, parse_package, slug_error
 from strawpot.model.storable import text_problem
@@ -46,7 +52,8 @@ async def publish(request: Request) -> JSONResponse:
     kind = path_kind(request)
     reg = registry(request)
     user = await run_in_threadpool(bearer_user, reg.storage, request.headers.get("authorization"))
-    new = await received(request, user, lambda upload: prepare(reg.storage, kind, user, upload), max_total=MAX_UPLOAD)
+    new = await received(request, user, lambda upload: prepare(reg.storage, kind, user, upload,
+                                                                allow_ranges=reg.allow_ranges), max_total=MAX_UPLOAD)
     try:
         with publish_errors():
             done = await run_in_threadpool(reg.storage.publish, new, user)
@@ -167,8 +174,12 @@ class _Check:
             self.issues.extend(str(issue) for issue in exc.issues)
             return None
 
+    def published_forms(self, package: Package) -> None:
+        """Every dependency entry in StrawHub's grammar (a registry started with `--allow-ranges` skips this)."""
+        self.issues.extend(str(issue) for issue in package.published_form_issues())
+
     def dependencies_exist(self, package: Package, slug: str) -> None:
-        from resolver import Version, allows_prereleases, parse_specifier
+        from resolver import Version, matching
 
         for dep in package.dependencies:
             label = f"{dep.kind.value} {dep.name!r}"
@@ -179,12 +190,7 @@ class _Check:
             if not records:
                 self.issues.append(f"dependencies: {label} does not exist in this registry")
                 continue
-            spec, pre = parse_specifier(dep.spec), allows_prereleases(dep.spec)
-            ok = [
-                r.version for r in records
-                if not r.yanked and (pre or not Version.parse(r.version).prerelease) and Version.parse(r.version) in spec
-            ]
-            if not ok:
+            if not matching(dep.spec, [r.version for r in records if not r.yanked]):
                 published = ", ".join(sorted((r.version for r in records if not r.yanked), key=Version.parse)) or "none"
                 self.issues.append(
                     f"dependencies: no published version of {label} satisfies {dep.spec!r} (available: {published})"
@@ -193,12 +199,13 @@ class _Check:
 
 def v1_dependencies(package: Package) -> dict[str, list[str]]:
     """The version's dependencies as the v1 API lists them (`strawpot.model.dependencies.wire_groups`)."""
-    declared = package.frontmatter.get("metadata", {}).get("strawpot", {}).get("dependencies")
-    return wire_groups(package.kind, declared)
+    return wire_groups(package.kind, package.declared_dependencies)
 
 
-def prepare(storage: Storage, kind: Kind, user: User, upload: Upload) -> NewVersion:
-    """Validate an upload (every problem in one 400) and store its blobs; nothing is visible yet."""
+def prepare(storage: Storage, kind: Kind, user: User, upload: Upload, *, allow_ranges: bool = False) -> NewVersion:
+    """Validate an upload (every problem in one 400) and store its blobs; nothing is visible yet.
+
+    `allow_ranges` takes dependency entries with ranges (`^1.0`, `>=1`), which StrawHub refuses."""
     check = _Check(storage, kind, user, list(upload.issues))
     slug, version = check.form(upload.fields)
     check.storable_fields(upload.fields)
@@ -208,6 +215,8 @@ def prepare(storage: Storage, kind: Kind, user: User, upload: Upload) -> NewVers
     declared = check.declared_dependencies(upload.fields.get("dependencies"))
     package = check.package(files, slug) if files else None
     if package is not None:
+        if not allow_ranges:
+            check.published_forms(package)
         check.dependencies_exist(package, slug)
         deps = v1_dependencies(package)
         if declared is not None and declared != set(read_edges(package.kind, deps).edges):

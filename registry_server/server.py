@@ -33,10 +33,11 @@ class _Server(uvicorn.Server):
         _announce(*self.servers[0].sockets[0].getsockname()[:2])
 
 
-def build_app(spec: StorageSpec, rate_limit: float, public_url: str | None = None) -> Starlette:
+def build_app(spec: StorageSpec, rate_limit: float, public_url: str | None = None,
+              allow_ranges: bool = False) -> Starlette:
     """The app over the storage `spec` names; its lifespan's end writes pending counts and closes the storage."""
     storage = open_storage(spec)
-    app = create_app(storage, rate_limit=rate_limit, public_url=public_url)
+    app = create_app(storage, rate_limit=rate_limit, public_url=public_url, allow_ranges=allow_ranges)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -54,25 +55,28 @@ class _Config(uvicorn.Config):
     """A uvicorn config that builds the app where it is loaded: in each worker process, after the spawn
     (it is pickled to the workers with the storage spec, and opens its own connections there)."""
 
-    def __init__(self, spec: StorageSpec, rate_limit: float, public_url: str | None, **options: Any) -> None:
-        self.spec, self.rate_limit, self.public_url = spec, rate_limit, public_url
+    def __init__(self, spec: StorageSpec, rate_limit: float, public_url: str | None, allow_ranges: bool,
+                 **options: Any) -> None:
+        self.spec, self.rate_limit, self.public_url, self.allow_ranges = spec, rate_limit, public_url, allow_ranges
         super().__init__("registry_server.server:build_app", **options)
 
     def load(self) -> None:
-        self.app = build_app(self.spec, self.rate_limit, self.public_url)
+        self.app = build_app(self.spec, self.rate_limit, self.public_url, self.allow_ranges)
         super().load()
         if self.access_log:  # uvicorn sets its access logger to `log_level`; the access lines are INFO
             logging.getLogger("uvicorn.access").setLevel(logging.INFO)
 
 
 def serve(host: str, port: int, spec: StorageSpec, *, rate_limit: float = DEFAULT_RATE, workers: int = 1,
-          log_level: str = "warning", access_log: bool = False, public_url: str | None = None) -> None:
+          log_level: str = "warning", access_log: bool = False, public_url: str | None = None,
+          allow_ranges: bool = False) -> None:
     """Serve until interrupted, with `workers` processes sharing one listening socket.
 
-    `access_log` prints one line per request on stderr (client, method, path, status), uvicorn's own format.
+    `access_log` prints one line per request on stderr (client, method, path, status), uvicorn's own format;
+    `allow_ranges` takes dependency ranges in published packages (StrawHub's grammar refuses them).
     """
     config = _Config(
-        spec, rate_limit, public_url, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="on",
+        spec, rate_limit, public_url, allow_ranges, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="on",
         http=CoalescingHTTPProtocol, timeout_keep_alive=30, backlog=1024, workers=workers,
         h11_max_incomplete_event_size=MAX_REQUEST_HEAD,
     )

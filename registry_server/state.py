@@ -29,6 +29,7 @@ class Registry:
     slot_wait: float = WAIT
     upload_budget: int = LARGE_BUDGET
     archives_budget: int = ARCHIVES_BUDGET
+    allow_ranges: bool = False  # publishes may carry dependency ranges (`registry serve --allow-ranges`)
     generation: int = field(init=False, default=0)  # bumped by every change; derived caches compare it
     _slots: UploadSlots | None = field(init=False, default=None)
     _seen: int | None = field(init=False, default=None)  # the storage's change counter the caches reflect

@@ -9,7 +9,7 @@ from resolver.provider import Candidate, Dependency, DependencyProvider, Support
 from resolver.report import describe, explain, report
 from resolver.requirement import Requirement, parse_requirement
 from resolver.solver import VersionSolver, solve
-from resolver.specifier import allows_prereleases, parse_specifier
+from resolver.specifier import allows_prereleases, matching, parse_specifier
 from resolver.term import Term
 from resolver.version import Version
 from resolver.version_set import VersionSet
@@ -35,6 +35,7 @@ __all__ = [
     "allows_prereleases",
     "describe",
     "explain",
+    "matching",
     "parse_requirement",
     "parse_specifier",
     "report",

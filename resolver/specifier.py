@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -10,7 +11,7 @@ from resolver.errors import InvalidSpecifier, InvalidVersion
 from resolver.version import Version, version_successor
 from resolver.version_set import VersionSet
 
-__all__ = ["allows_prereleases", "parse_specifier"]
+__all__ = ["allows_prereleases", "matching", "parse_specifier"]
 
 _OPERATORS = ("==", "!=", ">=", "<=", "=", ">", "<", "^", "~")
 _NUM = r"(?:0|[1-9][0-9]*)"
@@ -182,3 +183,15 @@ def parse_specifier(text: str) -> VersionSet:
 def allows_prereleases(text: str) -> bool:
     """Whether the specifier names a pre-release version (``>=1.0.0-beta``), opting in to them."""
     return _parse(text)[1]
+
+
+def matching(text: str, versions: Iterable[str]) -> list[str]:
+    """The `versions` the specifier `text` lets a fresh resolution choose (pre-releases only when it names one),
+    in the order given. Raises `InvalidSpecifier` (or `InvalidVersion` for a version that is no semver)."""
+    allowed, pre = _parse(text)
+    found = []
+    for text_version in versions:
+        version = Version.parse(text_version)
+        if (pre or not version.prerelease) and version in allowed:
+            found.append(text_version)
+    return found

@@ -8,14 +8,20 @@ The check validates each one, copies them to a temp folder and gives those witho
 repository, a generated `[workspace]` of them and `strawpot version --workspace --set 1.0.0`). It starts a fresh
 `strawpot registry serve` (SQLite in a temp folder, free port, a token from `strawpot registry token create`)
 and publishes them the way a user publishes many packages: one `strawpot publish DIR...` (dependencies first,
-members that depend on each other in one `POST /api/v1/batch`).
-Then it installs every published role into a temp project with `strawpot install --ignore-scripts --skip-tools`
-(the roles' default agent fetches its wrapper with `curl … | sh`; the check needs no network) and runs
-`strawpot verify`.
+members that depend on each other in one `POST /api/v1/batch`) of the repositories where every dependency can be
+met, then `strawpot publish --workspace` in each other repository, which must publish every member but those
+whose dependency exists nowhere (and those that need them), hold those back by name and exit 1.
+Then it checks that every dependency string the registry stores is in StrawHub's grammar (`slug`,
+`slug==X.Y.Z`, `*`), installs every published role into a temp project with `strawpot install --ignore-scripts
+--skip-tools` (the roles' default agent fetches its wrapper with `curl … | sh`; the check needs no network), runs
+`strawpot verify`, installs and resolves every published role with the real `strawhub` client from this
+registry, and starts a real delegating role (`ci-debug-agent`) with the fixture stub agent: it and its
+sub-agent must find `denden` on PATH and reach their run with it (the denden skill's `curl … | sh` install is
+trusted and run against a stand-in `curl` that builds the fixture client).
 
-A package that needs one missing from the set (or depends on such a package) is left out of that publish, as a
-user leaves it out, then published alone: its refusal is expected and listed. Any other failure exits 1. With
-`--if-present`, a missing REAL_PACKAGES_DIR is not an error (a fresh clone has no `../shared`).
+A package that needs one missing from the set (or depends on such a package) is expected to be held back, and
+listed. Any other failure exits 1. With `--if-present`, a missing REAL_PACKAGES_DIR is not an error (a fresh
+clone has no `../shared`).
 """
 
 from __future__ import annotations
@@ -37,11 +43,14 @@ from pathlib import Path, PurePosixPath
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from strawpot.model.dependencies import published_form_problems  # noqa: E402
 from strawpot.model.kinds import Kind  # noqa: E402
 from strawpot.model.package import Package, PackageInvalid  # noqa: E402
 from strawpot.model.package_folder import load_package  # noqa: E402
 
 DEFAULT_VERSION = "1.0.0"
+MAINS = frozenset(kind.main_file for kind in Kind)
+DELEGATING_ROLE = "ci-debug-agent"  # a real role that delegates without listing the denden skill
 _URL_RE = re.compile(r"registry listening on (http://\S+)")
 Key = tuple[Kind, str]
 
@@ -57,10 +66,18 @@ class Report:
     batches: list[str] = field(default_factory=list)  # the members of each cycle, published in one batch
     roles_installed: int = 0
     install_failures: list[str] = field(default_factory=list)
+    held_back: list[str] = field(default_factory=list)  # what `publish --workspace` said it held back, and where
+    dependency_strings: int = 0  # dependency entries read back from the registry, each in StrawHub's grammar
+    grammar_failures: list[str] = field(default_factory=list)
+    strawhub_resolved: int = 0
+    strawhub_failures: list[str] = field(default_factory=list)
+    denden_seen: list[str] = field(default_factory=list)  # what each agent of the delegating run got from `denden`
+    denden_failures: list[str] = field(default_factory=list)
 
     @property
     def unexpected(self) -> list[str]:
         out = list(self.invalid) + list(self.publish_failures) + list(self.install_failures)
+        out += self.grammar_failures + self.strawhub_failures + self.denden_failures
         out += [f"{k.value} {n}: refused: {why}" for (k, n), why in self.refused.items() if (k, n) not in self.excluded]
         return out
 
@@ -83,8 +100,7 @@ def last_line(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def load_all(root: Path, report: Report) -> dict[Key, tuple[Path, Package]]:
-    mains = {kind.main_file for kind in Kind}
-    folders = sorted({p.parent for p in root.rglob("*.md") if p.name in mains})
+    folders = sorted({p.parent for p in root.rglob("*.md") if p.name in MAINS})
     found: dict[Key, tuple[Path, Package]] = {}
     for folder in folders:
         try:
@@ -180,22 +196,22 @@ def registry(work: Path, env: dict[str, str]) -> Iterator[tuple[str, str]]:
 
 def publish_all(url: str, env: dict[str, str], work: Path, dirs: dict[Key, Path], versions: dict[Key, str],
                 report: Report) -> None:
-    """One `strawpot publish DIR...` of everything not excluded, then each excluded package alone (expected to
-    be refused); what counts as published is the version the registry then holds."""
+    """One `strawpot publish DIR...` of the repositories with nothing to hold back, then `publish --workspace` in
+    each other one (expected: exit 1, exactly the excluded members held back); what counts as published is the
+    version the registry then holds."""
     from hub_client import HubClient, NotFound
 
-    chosen = sorted(str(d.relative_to(work / "packages")) for k, d in dirs.items() if k not in report.excluded)
-    done = strawpot("publish", "--json", *chosen, env=env, cwd=work / "packages")
+    packages = work / "packages"
+    repo_of = {key: folder.relative_to(packages).parts[0] for key, folder in dirs.items()}
+    held_repos = sorted({repo_of[key] for key in report.excluded})
+    first = sorted(str(d.relative_to(packages)) for k, d in dirs.items() if repo_of[k] not in held_repos)
+    done = strawpot("publish", "--json", *first, env=env, cwd=packages)
     if done.returncode != 0:
         report.publish_failures.append(f"strawpot publish DIR... exited {done.returncode}: {done.stderr.strip()}")
     else:
-        for step in json.loads(done.stdout)["steps"]:
-            if step["action"] == "batch":
-                report.batches.append(", ".join(f"{p['kind']} {p['name']} {p['version']}" for p in step["packages"]))
-    for key in sorted(report.excluded, key=lambda k: (k[0].value, k[1])):
-        alone = strawpot("publish", str(dirs[key]), env=env, cwd=work / "packages")
-        if alone.returncode != 0:
-            report.refused[key] = " ".join(alone.stderr.split())
+        record_batches(json.loads(done.stdout), report)
+    for repo in held_repos:
+        publish_holding_back(packages / repo, {k: versions[k] for k in dirs if repo_of[k] == repo}, env, report)
     with HubClient(url) as client:
         for key, version in versions.items():
             try:
@@ -204,8 +220,62 @@ def publish_all(url: str, env: dict[str, str], work: Path, dirs: dict[Key, Path]
                 held = False
             if held:
                 report.published.append(key)
-            elif key not in report.refused and done.returncode == 0:  # else the publish's error names them
+            elif key not in report.refused and key not in report.excluded and not report.publish_failures:
                 report.publish_failures.append(f"{key[0].value} {key[1]} {version}: not on the registry after publishing")
+
+
+def record_batches(document: dict[str, object], report: Report) -> None:
+    for step in document["steps"]:  # type: ignore[attr-defined]
+        if step["action"] == "batch":
+            report.batches.append(", ".join(f"{p['kind']} {p['name']} {p['version']}" for p in step["packages"]))
+
+
+def publish_holding_back(repo: Path, members: dict[Key, str], env: dict[str, str], report: Report) -> None:
+    """`strawpot publish --workspace` in `repo` (a `publish DIR...` of its members without a workspace): it must
+    exit 1 and hold back exactly the excluded members, naming the dependency each lacks."""
+    if (repo / "strawpot.toml").is_file():
+        done, how = strawpot("publish", "--workspace", "--json", env=env, cwd=repo), "publish --workspace"
+    else:
+        rels = sorted({str(p.parent.relative_to(repo)) for p in repo.rglob("*.md") if p.name in MAINS})
+        done, how = strawpot("publish", "--json", *rels, env=env, cwd=repo), "publish DIR..."
+    where = f"{repo.name}: strawpot {how}"
+    try:
+        document = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        report.publish_failures.append(f"{where} exited {done.returncode}: {done.stderr.strip()}")
+        return
+    record_batches(document, report)
+    labels = {f"{k.value} {n} {v}": (k, n) for (k, n), v in members.items()}
+    said: dict[Key, str] = {}
+    for entry in document.get("held_back", []):
+        said[labels[entry["package"]]] = f"held back: needs {entry['needs']}"
+        for dependent in entry["dependents"]:
+            said[labels[dependent]] = f"held back: needs {entry['package']}, held back"
+        report.held_back.append(f"{where}: held back {entry['package']} (needs {entry['needs']})"
+                                + (f", and {', '.join(entry['dependents'])}" if entry["dependents"] else ""))
+    expected = {k for k in members if k in report.excluded}
+    if set(said) != expected:
+        report.publish_failures.append(
+            f"{where}: held back {sorted(n for _, n in said) or 'nothing'}, expected {sorted(n for _, n in expected)}")
+    if done.returncode != (1 if expected else 0):
+        report.publish_failures.append(f"{where} exited {done.returncode}: {last_line(done)}")
+    report.refused.update(said)
+    published = len(document.get("published", [])) + len(document.get("skipped", []))
+    print(f"  {where}: {published} published, {len(said)} held back", flush=True)
+
+
+def check_grammar(url: str, report: Report) -> None:
+    """Every dependency string of every published version, read back from the registry, in StrawHub's grammar."""
+    import httpx
+
+    with httpx.Client(base_url=url, timeout=60) as client:
+        for kind, name in report.published:
+            for version in client.get(f"/api/v1/{kind.plural}/{name}/versions").json()["versions"]:
+                groups = version.get("dependencies") or {}
+                report.dependency_strings += sum(len(v) for v in groups.values() if isinstance(v, list))
+                report.grammar_failures += [
+                    f"{kind.value} {name} {version['version']}: dependencies.{bad.group}[{bad.index}]: {bad.message}"
+                    for bad in published_form_problems(kind, groups)]
 
 
 def install_roles(env: dict[str, str], work: Path, roles: list[str], report: Report) -> None:
@@ -233,6 +303,85 @@ def install_roles(env: dict[str, str], work: Path, roles: list[str], report: Rep
             report.install_failures.append(f"role {name}: install exited {alone.returncode}: {last_line(alone)}")
 
 
+def strawhub_installs(url: str, env: dict[str, str], work: Path, roles: list[str], report: Report) -> None:
+    """Each published role installed and resolved by the real `strawhub` client (PyPI `strawhub`), from this
+    registry, into one strawhub root: it reads every dependency string we published."""
+    program = shutil.which("strawhub", path=str(Path(sys.executable).parent)) or shutil.which("strawhub")
+    if program is None:
+        report.strawhub_failures.append("strawhub is not installed (it is a test dependency: pip install strawhub)")
+        return
+    root = work / "strawhub-root"
+    root.mkdir()
+    hub_env = {**env, "STRAWHUB_API_URL": url, "HOME": str(work / "strawhub-home")}
+    for name in roles:
+        for args in (("install", "role", name, "--skip-tools"), ("resolve", "role", name)):
+            done = subprocess.run([program, "--root", str(root), *args], env=hub_env, capture_output=True, text=True,
+                                  timeout=300, stdin=subprocess.DEVNULL)
+            if done.returncode != 0:
+                report.strawhub_failures.append(f"strawhub {' '.join(args[:2])} {name} exited {done.returncode}: "
+                                                f"{last_line(done)}")
+                break
+        else:
+            report.strawhub_resolved += 1
+
+
+STAND_IN_CURL = """#!/bin/sh
+# A stand-in for `curl -fsSL …/denden/install.sh`: prints an install script that builds the fixture client.
+cat <<'SCRIPT'
+set -eu
+cp -R "{fixture}/client" "$INSTALL_DIR/client"
+cp "{fixture}/denden" "$INSTALL_DIR/denden"
+chmod 755 "$INSTALL_DIR/denden"
+SCRIPT
+"""
+
+
+def delegating_role_finds_denden(url: str, env: dict[str, str], work: Path, report: Report) -> None:
+    """`strawpot start --role ci-debug-agent` (a real role that delegates but lists no denden) with the fixture
+    stub agent: the agent and its sub-agent each run `denden status` from PATH and reach their run."""
+    if not {(Kind.ROLE, DELEGATING_ROLE), (Kind.SKILL, "denden")} <= set(report.published):
+        report.denden_failures.append(f"role {DELEGATING_ROLE} or skill denden was not published")
+        return
+    published = strawpot("publish", str(ROOT / "fixtures" / "agents" / "stub-agent"), env=env)
+    if published.returncode != 0:
+        report.denden_failures.append(f"publishing the fixture stub-agent: {last_line(published)}")
+        return
+    tools = work / "stand-ins"
+    tools.mkdir()
+    (tools / "curl").write_text(STAND_IN_CURL.replace("{fixture}", str(ROOT / "fixtures" / "skills" / "denden")))
+    (tools / "curl").chmod(0o755)
+    project = work / "delegating"
+    project.mkdir()
+    (project / "strawpot.toml").write_text(
+        f'[skills]\ndenden = "*"\n\n[roles]\n{DELEGATING_ROLE} = "*"\n\n[agents]\n'
+        f'stub-agent = {{ version = "*", python = {json.dumps(sys.executable)} }}\n', encoding="utf-8")
+    run_env = {k: v for k, v in env.items() if k != "STRAWPOT_TOKEN"}
+    run_env["PATH"] = os.pathsep.join([str(tools), str(Path(sys.executable).parent), env.get("PATH", "")])
+    steps = [("install", "--skip-tools"), ("trust", "skill:denden")]
+    for args in steps:
+        done = strawpot(*args, env=run_env, cwd=project)
+        if done.returncode != 0:
+            report.denden_failures.append(f"strawpot {' '.join(args)}: exited {done.returncode}: {last_line(done)}")
+            return
+    lock = (project / "strawpot.lock").read_text(encoding="utf-8")
+    roles = sorted(set(re.findall(r'kind = "role"\nname = "([a-z0-9-]+)"', lock)))
+    for role in roles:  # every role of the run played by the stub agent, not its default (a remote install)
+        run_env["STRAWPOT_AGENT_" + role.upper().replace("-", "_")] = "stub-agent"
+    done = strawpot("start", "--headless", "--role", DELEGATING_ROLE, "--task",
+                    "run:denden then delegate:implementer:run:denden", env=run_env, cwd=project)
+    lines = done.stdout.splitlines()
+    try:
+        statuses = [json.loads(line) for line in lines]
+    except json.JSONDecodeError:
+        statuses = []
+    if done.returncode != 0 or [s.get("activeAgents") for s in statuses] != [1, 2]:
+        report.denden_failures.append(f"start --role {DELEGATING_ROLE}: exited {done.returncode}, the agents said "
+                                      f"{lines!r}: {last_line(done)}")
+        return
+    report.denden_seen = [f"{role}: denden status {line}" for role, line in zip(
+        (DELEGATING_ROLE, "implementer"), lines, strict=True)]
+
+
 def run(root: Path) -> Report:
     report = Report()
     packages = load_all(root, report)
@@ -248,9 +397,21 @@ def run(root: Path) -> Report:
             env["STRAWPOT_REGISTRY_URL"] = url
             versions = {key: str(package.version or DEFAULT_VERSION) for key, (_, package) in packages.items()}
             publish_all(url, {**env, "STRAWPOT_TOKEN": token}, work, dirs, versions, report)
+            check_grammar(url, report)
             roles = sorted(n for k, n in report.published if k is Kind.ROLE)
             install_roles(env, work, roles, report)
+            strawhub_installs(url, env, work, roles, report)
+            delegating_role_finds_denden(url, {**env, "STRAWPOT_TOKEN": token}, work, report)
     return report
+
+
+def strawhub_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("strawhub")
+    except PackageNotFoundError:
+        return "(not installed)"
 
 
 def main(argv: list[str]) -> int:
@@ -272,6 +433,13 @@ def main(argv: list[str]) -> int:
     print(f"real packages in {root}: {report.validated}/{total} validated, {len(report.published)} published, "
           f"{len(report.refused)} refused, {report.roles_installed}/{roles} published roles installed "
           f"({time.monotonic() - started:.1f}s)")
+    print(f"  {report.dependency_strings} dependency strings on the registry, "
+          f"{report.dependency_strings - len(report.grammar_failures)} in StrawHub's grammar; "
+          f"strawhub {strawhub_version()} installed and resolved {report.strawhub_resolved}/{roles} roles")
+    for line in report.denden_seen:
+        print(f"  {line}")
+    for line in report.held_back:
+        print(f"  {line}")
     for batch in report.batches:
         print(f"  published together in one batch (a dependency cycle): {batch}")
     for (kind, name), why in sorted(report.refused.items(), key=lambda item: (item[0][0].value, item[0][1])):

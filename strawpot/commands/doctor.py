@@ -34,8 +34,9 @@ def command(project: Path | None, as_json: bool) -> None:
     from strawpot.model.manifest import Manifest
 
     the_project = Project.at(project)
-    stager = Stager(InstalledTree(the_project.tree_root), Lockfile.load(the_project.lock_path))
     settings = load_settings(the_project)
+    stager = Stager(InstalledTree(the_project.tree_root), Lockfile.load(the_project.lock_path),
+                    settings.get("session.always_stage"))
     binder = Binder(stager, Manifest.load(the_project.manifest_path), settings)
     env = EnvValues(os.environ, settings.saved_env())
     reports = check_agents(binder, env, str(config_path()))

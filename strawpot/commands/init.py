@@ -21,6 +21,10 @@ _HEADER = """\
 # Settings live in tables of their own ([registry], [orchestrator], [scripts] ...): `strawpot config show
 # --origin` lists every one with its value and where it came from.
 """
+_ALWAYS_NOTE = """\
+# Staged into every agent's workspace, and on its PATH, by `[session] always_stage`: agents delegate, ask,
+# remember and recall with `denden`, as the roles published on StrawHub expect. Remove a line to go without.
+"""
 
 
 @click.command()
@@ -62,9 +66,12 @@ def command(project: Path | None, from_lock: Path | None, from_tree: Path | None
     text = _HEADER
     if workspace:
         text += _workspace_table(folder)
+    always = [name for name in _always_staged() if name not in requirements.get(Kind.SKILL, {})]
     for kind in KIND_ORDER:
         entries = requirements.get(kind, {})
         text += f"\n[{kind.plural}]\n" + "".join(f"{slug} = {json.dumps(spec)}\n" for slug, spec in entries.items())
+        if kind is Kind.SKILL and always:
+            text += (_ALWAYS_NOTE + "".join(f"{slug} = \"*\"\n" for slug in always))
     atomic_write(target, text)
     count = sum(len(v) for v in requirements.values())
     source = from_lock or from_tree
@@ -72,6 +79,13 @@ def command(project: Path | None, from_lock: Path | None, from_tree: Path | None
     click.echo(f"Created {target}{came}", err=True)
     if (ignored := ignore_tree(folder)) is not None:
         click.echo(added_note(ignored), err=True)
+
+
+def _always_staged() -> list[str]:
+    """`[session] always_stage` as the global config and environment set it (the project has no file yet)."""
+    from strawpot.config_files import load_settings
+
+    return list(load_settings(None).get("session.always_stage"))
 
 
 def _workspace_table(folder: Path) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import rich_click as click
 
@@ -11,6 +11,7 @@ from strawpot.commands._options import json_option, registry_option
 from strawpot.model.plural import count
 
 if TYPE_CHECKING:
+    from strawpot.model.errors import StrawpotError
     from strawpot.publishing.prepare import Upload
 
 SECTION = "publishing"
@@ -23,10 +24,13 @@ SECTION = "publishing"
 @click.option("--changelog", metavar="TEXT", default=None, help="What changed (default: the frontmatter's `changelog`).")
 @registry_option
 @click.option("--dry-run", is_flag=True, help="Show exactly what would be sent, and send nothing.")
+@click.option("--all-or-nothing", is_flag=True,
+              help="With several packages: publish none when one has a dependency that cannot be satisfied "
+                   "(default: hold back that one and those that need it, publish the rest, exit 1).")
 @json_option
 def command(
     paths: tuple[Path, ...], workspace: bool, version: str | None, changelog: str | None, registry: str | None,
-    dry_run: bool, as_json: bool,
+    dry_run: bool, all_or_nothing: bool, as_json: bool,
 ) -> None:
     """Publish the skill, role, agent, memory or integration in folder PATH.
 
@@ -36,7 +40,9 @@ def command(
     With several folders (`publish skills/* roles/*`) or `--workspace`, the packages go in dependency order;
     packages that depend on each other go together in one all-or-nothing batch; versions the registry already
     holds with the same files are skipped, and a same version with other files is refused before anything is
-    sent. A dependency on another of the packages that names no version is published as `^VERSION`.
+    sent. A dependency on another of the packages that names no version is published as `==VERSION`. A package
+    whose dependency is neither among them nor satisfiable on the registry is held back, with the packages that
+    need it, and named; the rest are published and the command exits 1 (`--all-or-nothing`: nothing is sent).
     """
     from strawpot.model.errors import UsageError
 
@@ -48,7 +54,7 @@ def command(
         if version is not None:
             raise UsageError("--version publishes one package; with several, each main file's version is used",
                              hint="set the versions with `strawpot version --bump patch --workspace`")
-        _publish_many(paths, workspace, changelog, registry, dry_run, as_json)
+        _publish_many(paths, workspace, changelog, registry, dry_run, all_or_nothing, as_json)
         return
     _publish_one(paths[0], version, changelog, registry, dry_run, as_json)
 
@@ -88,11 +94,12 @@ def _publish_one(
 
 def _publish_many(
     paths: tuple[Path, ...], workspace: bool, changelog: str | None, registry: str | None, dry_run: bool,
-    as_json: bool,
+    all_or_nothing: bool, as_json: bool,
 ) -> None:
     from strawpot.commands._options import print_json
     from strawpot.console import err_console, out_console
     from strawpot.hub import hub_errors, open_client
+    from strawpot.model.errors import StrawpotError
     from strawpot.model.layout import Project
     from strawpot.model.workspace import load_workspace
     from strawpot.publishing import many
@@ -108,27 +115,49 @@ def _publish_many(
     url = chosen.url
     token = None if dry_run else require_token(chosen)
     with open_client(url, token=token) as client, hub_errors(url):
-        steps = many.plan(members, uploads, client)
+        planned = many.plan(members, uploads, client, all_or_nothing=all_or_nothing)
+        held = StrawpotError(
+            f"{count(planned.held_count, 'package')} held back, a dependency cannot be satisfied:\n"
+            + "\n".join(f"  {h.describe()}" for h in planned.held_back),
+            hint="publish what they need first (or fix the dependency), then run the same command again: "
+                 "what is already published is skipped") if planned.held_back else None
         if dry_run:
             if as_json:
-                print_json(many.payload(steps, url, dry_run=True))
-                return
-            for number, step in enumerate(steps, 1):
+                _json_then_exit(many.payload(planned, url, dry_run=True), held)
+            for number, step in enumerate(planned.steps, 1):
                 out_console.print(f"{number}. {step.describe(url)}", markup=False, highlight=False)
             err_console.print("dry run: nothing was sent", markup=False)
+            if held:
+                raise held
             return
-        outcome = many.run(steps, client, url)
+        outcome = many.run(planned.steps, client, url)
     if as_json:
-        print_json(many.payload(steps, url, dry_run=False))
-        return
-    for item in outcome.published:
-        out_console.print(f"published {item.label}", markup=False, highlight=False)
-    if not outcome.published:
-        out_console.print(f"nothing to publish: the {count(len(outcome.skipped), 'package')} are on {url} with the same files",
-                          markup=False, highlight=False)
+        _json_then_exit(many.payload(planned, url, dry_run=False), held)
     else:
-        err_console.print(f"{len(outcome.published)} published, {len(outcome.skipped)} already there, to {url}",
-                          markup=False)
+        for item in outcome.published:
+            out_console.print(f"published {item.label}", markup=False, highlight=False)
+        if not outcome.published and not held:
+            out_console.print(f"nothing to publish: the {count(len(outcome.skipped), 'package')} are on {url} with "
+                              "the same files", markup=False, highlight=False)
+        elif outcome.published:
+            err_console.print(f"{len(outcome.published)} published, {len(outcome.skipped)} already there, to {url}",
+                              markup=False)
+    if held:
+        raise held
+
+
+def _json_then_exit(document: dict[str, Any], held: StrawpotError | None) -> NoReturn:
+    """One JSON document on stdout (what was held back is in it); exit 1 when something was, saying so on stderr."""
+    from click.exceptions import Exit
+
+    from strawpot.commands._options import print_json
+    from strawpot.console import err_console
+
+    print_json(document)
+    if held is None:
+        raise Exit(0)
+    err_console.print(f"error: {held.message.splitlines()[0]}", markup=False, highlight=False)
+    raise Exit(1)
 
 
 def _send(upload: Upload, url: str, token: str) -> dict[str, Any]:

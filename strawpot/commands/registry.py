@@ -13,6 +13,7 @@ from strawpot.model.plural import count
 if TYPE_CHECKING:
     from registry_server.storage.backends import StorageSpec
     from registry_server.storage.sql import SQLStorage
+    from strawpot.model.settings import Settings
 
 SECTION = "registry"
 DEFAULT_DATA = Path("registry-data")
@@ -69,8 +70,12 @@ def command() -> None:
 @click.option("--public-url", metavar="URL", default=None,
               help="The address clients reach this registry at, shown in the pages' install hints "
                    "(default: [registry] public_url; without one the hint is left out, never taken from Host).")
+@click.option("--allow-ranges/--no-allow-ranges", default=None,
+              help="Take dependency ranges (^1.0, >=1) in published packages, which StrawHub refuses (default: "
+                   "[registry] allow_ranges, off: only 'slug', 'slug==X.Y.Z' and '*').")
 def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None,
-          rate_limit: float, workers: int, access_log: bool, quiet: bool, public_url: str | None) -> None:
+          rate_limit: float, workers: int, access_log: bool, quiet: bool, public_url: str | None,
+          allow_ranges: bool | None) -> None:
     """Serve the registry until interrupted (Ctrl-C stops it cleanly, exit 0); prints its URL on stderr once
     listening, then only problems (--access-log: a line per request too).
 
@@ -81,11 +86,12 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
 
     spec = _spec(data_dir, database, blobs, s3_endpoint)
     public = _public_url(public_url)
+    ranges = bool(_serve_settings(allow_ranges=allow_ranges).get("registry.allow_ranges"))
     bound_socket(host, port).close()  # before the data folder is created: a busy port leaves nothing behind
     _open_storage(spec).close()
     try:
         run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=access_log and not quiet,
-            public_url=public)
+            public_url=public, allow_ranges=ranges)
     except KeyboardInterrupt:  # uvicorn shut down gracefully, then re-raised the signal it caught
         click.echo("registry stopped", err=True)
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start; 3 means "resolution conflict" here
@@ -94,14 +100,21 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
         raise StrawpotError(f"the registry could not start on {host}:{port} (see the message above)") from None
 
 
+def _serve_settings(*, public_url: str | None = None, allow_ranges: bool | None = None) -> Settings:
+    """The settings `registry serve` reads (the global config, env and its flags; no project file)."""
+    from strawpot.config_files import load_settings
+
+    return load_settings(None, {"registry.public_url": ("--public-url", public_url),
+                                "registry.allow_ranges": ("--allow-ranges", allow_ranges)})
+
+
 def _public_url(flag: str | None) -> str | None:
     """`--public-url`, else the `registry.public_url` setting; a usage error unless it is an http(s) address."""
     from urllib.parse import urlsplit
 
-    from strawpot.config_files import load_settings
     from strawpot.model.errors import UsageError
 
-    settings = load_settings(None, {"registry.public_url": ("--public-url", flag)})
+    settings = _serve_settings(public_url=flag)
     value = settings.get("registry.public_url")
     if not value:
         return None

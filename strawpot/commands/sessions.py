@@ -126,6 +126,9 @@ def _show(data: dict[str, Any], as_json: bool, sessions_root: Path) -> None:
                      f"{agent.get('state')}{session}")
         if agent.get("via_wildcard"):
             lines.append(f"  staged through `*`: {', '.join(map(str, agent['via_wildcard']))}")
+        if agent.get("always_staged"):
+            lines.append(f"  staged for every agent ([session] always_stage): "
+                         f"{', '.join(map(str, agent['always_staged']))}")
     lines += _question_lines(sessions_root / str(data.get("run_id")))
     inputs = data.get("inputs")
     if isinstance(inputs, dict):

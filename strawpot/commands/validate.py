@@ -20,15 +20,20 @@ def command(path: Path, run_wrapper: bool, as_json: bool) -> None:
     """Validate the package at PATH and print a one-line summary, or every problem found."""
     from strawpot.console import err_console, out_console
     from strawpot.model.errors import UsageError
-    from strawpot.model.package import PackageInvalid
+    from strawpot.model.package import Issue, PackageInvalid
     from strawpot.model.package_folder import load_package
 
+    grammar: list[Issue] = []
     try:
         package = load_package(path)
+        if grammar := package.published_form_issues():  # what the registry refuses at publish, said before it
+            raise PackageInvalid(grammar, where=str(path))
     except PackageInvalid as exc:
         for issue in exc.issues:
             err_console.print(f"[red]✗[/] {issue}", markup=True, highlight=False, soft_wrap=True)
-        raise UsageError(f"{exc.where or path}: {count(len(exc.issues), 'problem')} found") from None
+        hint = ("a registry started with `--allow-ranges` takes ranges; StrawHub does not"
+                if grammar else None)
+        raise UsageError(f"{exc.where or path}: {count(len(exc.issues), 'problem')} found", hint=hint) from None
     if as_json:
         from strawpot.commands._options import print_json
 

@@ -8,10 +8,15 @@ skill's list it is skipped. A package named twice gets one edge whose
 specifier is both texts joined with `,` (both must hold). An entry that cannot be parsed is reported, and
 no edge is made of it; every reader decides what that costs (validate: an issue; the solver: the version
 is unavailable).
+
+What is *published* follows StrawHub's current grammar, exactly three forms: `slug` (latest), `slug==X.Y.Z`
+(exact) and `*` (`published_form_problems`). Reading stays lenient: versions stored with `^` or `>=` before
+that rule (or on a registry started with `--allow-ranges`) still resolve.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +31,9 @@ GROUPS: dict[Kind, dict[str, Kind]] = {
     Kind.ROLE: {"skills": Kind.SKILL, "roles": Kind.ROLE},
 }
 ALL_ROLES = "*"
+PUBLISHED_FORMS = "'slug' (latest), 'slug==X.Y.Z' (exact) or '*' (every installed package of that kind)"
+# ASCII only: `\d` would take other scripts' digits, which StrawHub refuses.
+_PUBLISHED_ENTRY = re.compile(r"[a-z0-9][a-z0-9-]{0,63}(==(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*))?")
 
 
 @dataclass(frozen=True)
@@ -85,11 +93,11 @@ def read_edges(kind: Kind, groups: Mapping[str, Any]) -> Edges:
         if entries is None:
             continue
         if not isinstance(entries, list):
-            bad.append(BadEntry(group, -1, f"must be a list of entries like 'slug' or 'slug>=1.0', not {short_repr(entries)}"))
+            bad.append(BadEntry(group, -1, f"must be a list of entries like 'slug' or 'slug==1.0.0', not {short_repr(entries)}"))
             continue
         for index, entry in enumerate(entries):
             if not isinstance(entry, str):
-                bad.append(BadEntry(group, index, f"must be a string like 'slug' or 'slug>=1.0', not {short_repr(entry)}"))
+                bad.append(BadEntry(group, index, f"must be a string like 'slug' or 'slug==1.0.0', not {short_repr(entry)}"))
                 continue
             if entry.strip() == ALL_ROLES:
                 if kind is Kind.ROLE:
@@ -104,3 +112,21 @@ def read_edges(kind: Kind, groups: Mapping[str, Any]) -> Edges:
             spec = req.text if key not in merged else f"{merged[key].spec},{req.text}"
             merged[key] = Edge(dep_kind, req.name, spec)
     return Edges(tuple(merged.values()), tuple(bad), Kind.ROLE in wildcards, Kind.SKILL in wildcards)
+
+
+def published_form_problems(kind: Kind, groups: Mapping[str, Any]) -> tuple[BadEntry, ...]:
+    """The string entries of a `kind` version's v1 dependency lists that StrawHub's grammar refuses (surrounding
+    whitespace aside, as StrawHub strips it). Entries that are no string or no list are `read_edges`' to report."""
+    bad: list[BadEntry] = []
+    for group in GROUPS.get(kind, {}):
+        entries = groups.get(group)
+        if not isinstance(entries, list):
+            continue
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, str):
+                continue
+            text = entry.strip()
+            if text != ALL_ROLES and _PUBLISHED_ENTRY.fullmatch(text) is None:
+                bad.append(BadEntry(group, index, f"{short_repr(entry)} is not a published dependency: use "
+                                                  f"{PUBLISHED_FORMS}"))
+    return tuple(bad)

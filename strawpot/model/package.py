@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from resolver.requirement import SLUG_MAX_LENGTH, SLUG_PATTERN
-from strawpot.model.dependencies import GROUPS, read_edges, v1_groups
+from strawpot.model.dependencies import GROUPS, published_form_problems, read_edges, v1_groups
 from strawpot.model.display import short_repr, short_text
 from strawpot.model.kinds import Kind
 from strawpot.model.params import ParamSpec, parse_specs
@@ -128,6 +128,20 @@ class Package:
             return None
         return (f"agent {self.name} has no wrapper for {os_name}: set metadata.strawpot.bin.{os_name} to a file "
                 f"in the package, or metadata.strawpot.install.{os_name} to a command that builds it")
+
+    @property
+    def declared_dependencies(self) -> Any:
+        """`metadata.strawpot.dependencies` as the main file writes it (any shape; None when absent)."""
+        metadata = self.frontmatter.get("metadata")
+        strawpot = metadata.get("strawpot") if isinstance(metadata, dict) else None
+        return strawpot.get("dependencies") if isinstance(strawpot, dict) else None
+
+    def published_form_issues(self) -> list[Issue]:
+        """The dependency entries a registry refuses at publish: StrawHub takes `slug`, `slug==X.Y.Z` and `*` only
+        (a registry started with `--allow-ranges` takes ranges too)."""
+        where = "metadata.strawpot.dependencies"
+        return [Issue(self.kind.main_file, f"{where}.{bad.group}[{bad.index}]", bad.message)
+                for bad in published_form_problems(self.kind, v1_groups(self.kind, self.declared_dependencies))]
 
     def summary(self) -> str:
         deps = ", ".join(f"{d.kind.value} {d}" for d in self.dependencies) or "none"

@@ -62,6 +62,8 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         minimum=0.001),
     Key("registry.public_url", "string", None,
         "the address `strawpot registry serve` names in its pages (never taken from a request's Host header)"),
+    Key("registry.allow_ranges", "boolean", False, "whether `strawpot registry serve` takes published dependency "
+        "ranges (^1.0, >=1), which StrawHub's grammar (slug, slug==X.Y.Z, *) refuses"),
     Key("orchestrator.role", "string", None, "the role `strawpot start` runs"),
     Key("orchestrator.runtime", "string", None, "the agent that plays a role no other layer binds"),
     Key("policy.max_depth", "integer", 3, "how deep delegations may nest", minimum=0),
@@ -83,6 +85,9 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
     Key("sandbox.network", "choice", "on", "whether sandboxed agents have a network", choices=("on", "off")),
     Key("sandbox.writable", "list", (), "more paths sandboxed agents may write (absolute or ~/...)"),
     Key("sandbox.hidden", "list", (), "more paths no sandboxed process sees (absolute or ~/...)"),
+    Key("session.always_stage", "list", ("denden", "strawpot-session-recap"), "skills staged into every "
+        "agent's workspace (and put on PATH) whenever they are locked, whatever the role lists",
+        item=re.compile(r"[a-z0-9][a-z0-9-]{0,63}"), item_example='["denden", "strawpot-session-recap"]'),
     Key("session.pass_env", "list", (), "more variables agents, wrappers, install scripts and tool hints inherit "
         "(NAME or PREFIX*)", item=_ENV_NAME, item_example='["SSH_AUTH_SOCK", "AWS_*"]'),
     Key("session.hide_env", "list", (), "variables they never get, even when a package declares them "

@@ -1,5 +1,6 @@
 """Publish many packages at once: members in dependency order, each cycle in one batch, what the registry
-already holds with identical content skipped."""
+already holds with identical content skipped, and each member whose dependencies cannot be satisfied held back
+(with the members that need it) while the rest go out."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from strawpot.publishing.prepare import Upload, prepare_upload
 if TYPE_CHECKING:
     from hub_client import HubClient
 
+Key = tuple[Kind, str]
+
 
 @dataclass(frozen=True)
 class Planned:
@@ -31,6 +34,10 @@ class Planned:
     @property
     def label(self) -> str:
         return f"{self.upload.kind.value} {self.upload.slug} {self.upload.version}"
+
+    @property
+    def key(self) -> Key:
+        return self.upload.kind, self.upload.slug
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,31 @@ class Step:
             return f"publish together (POST {url}/api/v1/batch, they depend on each other): {names}"
         only = self.items[0].upload
         return f"publish {names} (POST {url}/api/v1/{only.kind.plural}, {count(len(only.files), 'file')})"
+
+
+@dataclass(frozen=True)
+class HeldBack:
+    """A member that is not published because a dependency cannot be satisfied, and the members that need it."""
+
+    planned: Planned
+    missing: str  # the dependency it lacks and why, e.g. "skill x, which is neither on the registry nor ..."
+    dependents: tuple[Planned, ...] = ()  # held back because they need this member, directly or not
+
+    def describe(self) -> str:
+        line = f"held back {self.planned.label} ({self.planned.member.rel}): needs {self.missing}"
+        if self.dependents:
+            line += "; and, since they need it: " + ", ".join(p.label for p in self.dependents)
+        return line
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: list[Step]
+    held_back: list[HeldBack]
+
+    @property
+    def held_count(self) -> int:
+        return sum(1 + len(h.dependents) for h in self.held_back)
 
 
 def load_members(paths: Sequence[Path]) -> list[Member]:
@@ -74,7 +106,7 @@ def load_members(paths: Sequence[Path]) -> list[Member]:
 
 
 def prepare_all(members: Sequence[Member], changelog: str | None) -> list[Upload]:
-    """Every member's upload, its dependencies on other members pinned to `^VERSION`; refused as a whole when
+    """Every member's upload, its dependencies on other members pinned to `==VERSION`; refused as a whole when
     a member has no version."""
     unversioned = [m.rel for m in members if m.package.version is None]
     if unversioned:
@@ -107,8 +139,12 @@ def differing_files(upload: Upload, client: HubClient) -> list[str] | None:
     return sorted(p for p in set(local) | set(remote) if local.get(p) != remote.get(p))
 
 
-def plan(members: Sequence[Member], uploads: Sequence[Upload], client: HubClient) -> list[Step]:
-    """The steps, dependencies first; a same version with other content anywhere refuses the whole plan."""
+def plan(members: Sequence[Member], uploads: Sequence[Upload], client: HubClient, *,
+         all_or_nothing: bool = False) -> Plan:
+    """The steps, dependencies first; a same version with other content anywhere refuses the whole plan.
+
+    A member with a dependency that is neither among the members nor satisfiable on the registry is held back,
+    with every member that needs it; the rest are planned. `all_or_nothing` refuses the plan instead."""
     planned: list[Planned] = []
     conflicts: list[str] = []
     for member, upload in zip(members, uploads, strict=True):
@@ -123,37 +159,80 @@ def plan(members: Sequence[Member], uploads: Sequence[Upload], client: HubClient
                             hint="published versions are immutable: raise the version (`strawpot version --bump patch`)")
     skipped = [p for p in planned if p.on_registry]
     todo = [p for p in planned if not p.on_registry]
-    _refuse_missing_dependencies(todo, {(p.upload.kind, p.upload.slug) for p in planned}, client)
+    unmet = _unmet_dependencies(todo, {(p.upload.kind, p.upload.slug) for p in planned}, client)
+    if unmet and all_or_nothing:
+        lines = "\n".join(f"  {p.label} ({p.member.rel}) needs {unmet[p.key]}" for p in todo if p.key in unmet)
+        raise StrawpotError(f"{count(len(unmet), 'member')} with a dependency that cannot be satisfied; "
+                            f"nothing was published (--all-or-nothing):\n{lines}",
+                            hint="publish those packages first, or publish them together with these")
+    held = _held_back(todo, unmet)
+    blocked = {p.key for h in held for p in (h.planned, *h.dependents)}
     steps = [Step((p,), "skip") for p in skipped]
-    for group in dependency_order(todo):
+    for group in dependency_order([p for p in todo if p.key not in blocked]):
         steps.append(Step(tuple(group), "batch" if len(group) > 1 else "publish"))
-    return steps
+    return Plan(steps, held)
 
 
-def _refuse_missing_dependencies(todo: Sequence[Planned], ours: set[tuple[Kind, str]], client: HubClient) -> None:
-    """Every dependency outside the packages being published must be on the registry: checked for all of them
-    before anything is sent, so a package defect never leaves a repository half-published."""
+def _unmet_dependencies(todo: Sequence[Planned], ours: set[tuple[Kind, str]],
+                        client: HubClient) -> dict[Key, str]:
+    """The members with a dependency outside these packages that no version on the registry satisfies, each with
+    the first such dependency and why; looked up once per package, before anything is sent."""
     import hub_client as hc
 
-    known: dict[tuple[Kind, str], bool] = {}
-    missing: list[str] = []
+    versions: dict[Key, list[str] | None] = {}  # None: on a registry without the /versions extension
+    unmet: dict[Key, str] = {}
     for p in todo:
         for dep in p.upload.package.dependencies:
             key = (dep.kind, dep.name)
             if key in ours:
                 continue
-            if key not in known:
+            if key not in versions:
                 try:
-                    known[key] = bool(client.package_versions(dep.kind.value, dep.name).versions)
+                    found = client.package_versions(dep.kind.value, dep.name)
+                    held = [info.version for info in found.versions if not info.yanked]
+                    versions[key] = held if found.has_archives or not held else None
                 except hc.NotFound:
-                    known[key] = False
-            if not known[key]:
-                missing.append(f"{p.upload.kind.value} {p.upload.slug} ({p.member.rel}) needs "
-                               f"{dep.kind.value} {dep.name}, which is neither on the registry nor among these packages")
-    if missing:
-        lines = "\n".join(f"  {m}" for m in missing)
-        raise StrawpotError(f"{len(missing)} dependency(ies) missing; nothing was published:\n{lines}",
-                            hint="publish those packages first, or publish them together with these")
+                    versions[key] = []
+            there = versions[key]
+            if there == []:
+                unmet[p.key] = f"{dep.kind.value} {dep.name}, which is neither on the registry nor among these packages"
+            elif there is not None and not _satisfies(dep.spec, there):
+                unmet[p.key] = (f"{dep.kind.value} {dep}, which no version on the registry satisfies "
+                                f"(there: {', '.join(there)})")
+            if p.key in unmet:
+                break
+    return unmet
+
+
+def _satisfies(spec: str, versions: list[str]) -> bool:
+    from resolver import ResolverError, matching
+
+    try:
+        return bool(matching(spec, versions))
+    except ResolverError:  # the registry refuses the entry itself, with its own words
+        return True
+
+
+def _held_back(todo: Sequence[Planned], unmet: dict[Key, str]) -> list[HeldBack]:
+    """Each member in `unmet` with the members that need it (directly or through others), in member order."""
+    by_key = {p.key: p for p in todo}
+    needed_by: dict[Key, list[Key]] = {}
+    for p in todo:
+        for dep in p.upload.package.dependencies:
+            if (dep.kind, dep.name) in by_key:
+                needed_by.setdefault((dep.kind, dep.name), []).append(p.key)
+    held: list[HeldBack] = []
+    for root in (p for p in todo if p.key in unmet):
+        seen: dict[Key, None] = {}
+        queue = list(needed_by.get(root.key, []))
+        while queue:
+            current = queue.pop(0)
+            if current not in seen and current != root.key:
+                seen[current] = None
+                queue += needed_by.get(current, [])
+        dependents = sorted((by_key[k] for k in seen if k not in unmet), key=lambda d: d.member.rel)
+        held.append(HeldBack(root, unmet[root.key], tuple(dependents)))
+    return held
 
 
 def dependency_order(items: Sequence[Planned]) -> list[list[Planned]]:
@@ -255,8 +334,9 @@ def _stopped(step: Step, steps: Sequence[Step], outcome: Outcome, url: str, exc:
     return error
 
 
-def payload(steps: Sequence[Step], url: str, *, dry_run: bool) -> dict[str, Any]:
-    """The JSON report: every step in order with its members."""
+def payload(planned: Plan, url: str, *, dry_run: bool) -> dict[str, Any]:
+    """The JSON report: every step in order with its members, and what was held back and why."""
+    steps = planned.steps
     return {
         "dry_run": dry_run,
         "registry": url,
@@ -268,4 +348,6 @@ def payload(steps: Sequence[Step], url: str, *, dry_run: bool) -> dict[str, Any]
         ],
         "published": [] if dry_run else [p.label for s in steps if s.action != "skip" for p in s.items],
         "skipped": [p.label for s in steps if s.action == "skip" for p in s.items],
+        "held_back": [{"package": h.planned.label, "path": h.planned.member.rel, "needs": h.missing,
+                       "dependents": [d.label for d in h.dependents]} for h in planned.held_back],
     }

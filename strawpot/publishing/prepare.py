@@ -75,7 +75,8 @@ def prepare_upload(
     """Validate the package at `path` like the registry does and build its upload; nothing is sent.
 
     `pins`: (kind, slug) -> version of workspace members; a dependency on one of them that names no version
-    is uploaded as `slug^VERSION` (cargo's rewrite of a path dependency), so the registry never sees `*`.
+    is uploaded as `slug==VERSION` (cargo's rewrite of a path dependency, in StrawHub's grammar), so what the
+    registry stores names the member it was published with.
     """
     from resolver import InvalidVersion, Version
 
@@ -128,7 +129,7 @@ _GROUP = re.compile(r"^[ \t]*(skills|roles)[ \t]*:[ \t]*\r?$")
 
 
 def pin_dependencies(text: str, kind: Kind, pins: Mapping[tuple[Kind, str], str]) -> str:
-    """The main file with each block-list dependency `- slug` named in `pins` written `- slug^VERSION`; every
+    """The main file with each block-list dependency `- slug` named in `pins` written `- slug==VERSION`; every
     other byte kept. A skill's list holds skills; a role's `skills:` and `roles:` lists say their kind."""
     lines = text.splitlines(keepends=True)
     fences = [i for i, line in enumerate(lines) if re.match(r"^-{3,}[ \t]*\r?\n?$", line)][:2]
@@ -143,7 +144,7 @@ def pin_dependencies(text: str, kind: Kind, pins: Mapping[tuple[Kind, str], str]
         if item and (version := pins.get((group, item.group("slug")))):
             end = "\n" if lines[i].endswith("\n") else ""
             q, slug = item.group("q"), item.group("slug")
-            lines[i] = f"{item.group('lead')}{q}{slug}^{version}{q}{item.group('tail')}{end}"
+            lines[i] = f"{item.group('lead')}{q}{slug}=={version}{q}{item.group('tail')}{end}"
     return "".join(lines)
 
 

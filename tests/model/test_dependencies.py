@@ -81,7 +81,7 @@ def test_the_all_roles_directive_is_seen_only_in_roles() -> None:
 def test_bad_entries_say_where() -> None:
     found = read_edges(R, {"skills": "a", "roles": ["ok", {"deep": [1, 2]}, 7]})
     assert [(b.group, b.index) for b in found.bad] == [("skills", -1), ("roles", 1), ("roles", 2)]
-    assert found.bad[1].message == "must be a string like 'slug' or 'slug>=1.0', not {'deep': [1, 2]}"
+    assert found.bad[1].message == "must be a string like 'slug' or 'slug==1.0.0', not {'deep': [1, 2]}"
     assert found.edges == (Edge(R, "ok", "*"),)
 
 

@@ -30,13 +30,15 @@ def test_checked_in_stubs_are_up_to_date(tmp_path: Path) -> None:
         )
 
 
-def test_stub_agent_copy_is_up_to_date(tmp_path: Path) -> None:
+@pytest.mark.parametrize("copy", ["agents/stub-agent/agent", "skills/denden/client"])
+def test_fixture_copies_are_up_to_date(tmp_path: Path, copy: str) -> None:
     written = _load_generator().generate(tmp_path, package=False)
     assert {p.name for p in written} == {"denden_pb2.py", "denden_pb2_grpc.py"}
-    fixture = ROOT / "fixtures" / "agents" / "stub-agent" / "agent"
+    fixture = ROOT / "fixtures" / copy
+    assert fixture in _load_generator().FIXTURE_OUTS
     for path in written:
         assert (fixture / path.name).read_text(encoding="utf-8") == path.read_text(encoding="utf-8"), (
-            f"fixtures/agents/stub-agent/agent/{path.name} is stale: run `python proto/generate.py`"
+            f"fixtures/{copy}/{path.name} is stale: run `python proto/generate.py`"
         )
     assert "\nimport denden_pb2 as denden__pb2" in (fixture / "denden_pb2_grpc.py").read_text(encoding="utf-8")
 

@@ -249,3 +249,22 @@ def test_the_registry_comes_from_the_project_manifest(capsys: pytest.CaptureFixt
     assert out.splitlines()[0].endswith("to http://from-env.test")
     code, out, _ = run(capsys, "publish", str(FIXTURES / "skills" / "git-workflow"), "--dry-run", "--registry", "http://flag.test")
     assert out.splitlines()[0].endswith("to http://flag.test")
+
+
+def test_validate_names_every_dependency_outside_strawhubs_grammar(capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path: Path) -> None:
+    folder = tmp_path / "ranged"
+    folder.mkdir()
+    (folder / "ROLE.md").write_text("---\nname: ranged\ndescription: Ranges.\nmetadata:\n  strawpot:\n"
+                                    "    dependencies:\n      skills: [\"a^1.0\", \"b==1.0.0\", \"*\"]\n"
+                                    "      roles: [\"c>=2\"]\n---\n\nBody.\n")
+    code, out, err = run(capsys, "validate", str(folder))
+    assert code == 2 and out == ""
+    assert "ROLE.md: metadata.strawpot.dependencies.skills[0]: 'a^1.0' is not a published dependency: use 'slug' " \
+           "(latest), 'slug==X.Y.Z' (exact) or '*'" in err
+    assert "ROLE.md: metadata.strawpot.dependencies.roles[0]: 'c>=2' is not a published dependency" in err
+    assert "b==1.0.0" not in err
+    assert f"{folder}: 2 problems found" in err and "a registry started with `--allow-ranges` takes ranges" in err
+    (folder / "ROLE.md").write_text((folder / "ROLE.md").read_text().replace("a^1.0", "a").replace("c>=2", "c"))
+    code, out, err = run(capsys, "validate", str(folder))
+    assert code == 0 and out.startswith("ok: role ranged")

@@ -48,7 +48,7 @@ def test_workspace_publishes_in_order_with_the_cycle_in_one_batch_and_a_rerun_pu
     for plural, slug in (("roles", "ws-checker"), ("roles", "ws-designer"), ("roles", "ws-lead")):
         assert versions(url, plural, slug) == ["1.0.0"]
     uploaded = httpx.get(f"{url}/api/v1/roles/ws-designer/file", params={"path": "ROLE.md"}).text
-    assert "        - ws-notes^1.0.0\n" in uploaded and "        - ws-checker^1.0.0\n" in uploaded
+    assert "        - ws-notes==1.0.0\n" in uploaded and "        - ws-checker==1.0.0\n" in uploaded
     code, out, err = run(capsys, "publish", "--workspace")
     assert code == 0
     assert out.strip() == f"nothing to publish: the 4 packages are on {url} with the same files"
@@ -79,26 +79,91 @@ def test_a_refusal_stops_and_says_what_was_and_was_not_published(
     ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lead = ws / "roles" / "ws-lead" / "ROLE.md"
-    lead.write_text(lead.read_text().replace("        - ws-checker\n", "        - ws-checker>=2.0.0\n"))
+    lead.write_text(lead.read_text().replace("        - ws-checker\n", "        - ws-checker==2.0.0\n"))
     code, _, err = run(capsys, "publish", str(ws / "skills" / "ws-notes"), *map(str, sorted((ws / "roles").iterdir())))
     assert code == 1
-    assert "refused role ws-lead 1.0.0 (HTTP 400)" in err and "satisfies '>=2.0.0'" in err
+    assert "refused role ws-lead 1.0.0 (HTTP 400)" in err and "satisfies '==2.0.0'" in err
     assert "published: skill ws-notes 1.0.0, role ws-checker 1.0.0, role ws-designer 1.0.0" in err
     assert "not published: role ws-lead 1.0.0" in err
     assert versions(to_registry.url, "roles", "ws-designer") == ["1.0.0"]
 
 
-def test_a_dependency_that_exists_nowhere_is_named_and_nothing_is_sent(
+def add_dependency(ws: Path, member: str, after: str, entry: str) -> None:
+    main = ws / member / ("ROLE.md" if member.startswith("roles/") else "SKILL.md")
+    text = main.read_text()
+    assert f"        - {after}\n" in text
+    main.write_text(text.replace(f"        - {after}\n", f"        - {after}\n        - {entry}\n", 1))
+
+
+def test_a_member_whose_dependency_exists_nowhere_is_held_back_and_the_rest_published(
     ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lead = ws / "roles" / "ws-lead" / "ROLE.md"
-    lead.write_text(lead.read_text().replace("        - ws-checker\n", "        - ws-checker\n        - ghost\n"))
+    add_dependency(ws, "roles/ws-lead", "ws-checker", "ghost")
+    monkeypatch.chdir(ws)
+    code, out, err = run(capsys, "publish", "--workspace")
+    assert code == 1
+    assert out.splitlines() == ["published skill ws-notes 1.0.0", "published role ws-checker 1.0.0",
+                                "published role ws-designer 1.0.0"]
+    assert ("1 package held back, a dependency cannot be satisfied:\n  held back role ws-lead 1.0.0 (roles/ws-lead): "
+            "needs role ghost, which is neither on the registry nor among these packages") in err
+    assert versions(to_registry.url, "roles", "ws-lead") == []
+    assert versions(to_registry.url, "roles", "ws-designer") == ["1.0.0"]
+    code, out, err = run(capsys, "publish", "--workspace")  # again: the published are skipped, the same one held
+    assert code == 1 and "held back role ws-lead 1.0.0" in err and "published" not in out
+
+
+def test_two_broken_members_and_one_that_needs_a_broken_one(
+    ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_dependency(ws, "roles/ws-checker", "ws-designer", "ghost")  # ws-designer and ws-lead need ws-checker
+    (ws / "skills" / "ws-extra").mkdir()
+    (ws / "skills" / "ws-extra" / "SKILL.md").write_text(
+        "---\nname: ws-extra\ndescription: More notes.\nmetadata:\n  version: 1.0.0\n  strawpot:\n"
+        "    dependencies:\n      - ghost-skill\n---\n\nNotes.\n")
+    monkeypatch.chdir(ws)
+    code, out, err = run(capsys, "publish", "--workspace", "--dry-run", "--json")
+    assert code == 1
+    held = {h["package"]: h for h in json.loads(out)["held_back"]}
+    assert held["role ws-checker 1.0.0"]["needs"] == ("role ghost, which is neither on the registry nor among these "
+                                                       "packages")
+    assert held["role ws-checker 1.0.0"]["dependents"] == ["role ws-designer 1.0.0", "role ws-lead 1.0.0"]
+    code, out, err = run(capsys, "publish", "--workspace")
+    assert code == 1
+    assert out.splitlines() == ["published skill ws-notes 1.0.0"]
+    assert ("held back role ws-checker 1.0.0 (roles/ws-checker): needs role ghost, which is neither on the registry "
+            "nor among these packages; and, since they need it: role ws-designer 1.0.0, role ws-lead 1.0.0") in err
+    assert ("held back skill ws-extra 1.0.0 (skills/ws-extra): needs skill ghost-skill, which is neither on the "
+            "registry nor among these packages") in err
+    assert "4 packages held back" in err
+
+
+def test_all_or_nothing_publishes_nothing_when_one_member_cannot_be_satisfied(
+    ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_dependency(ws, "roles/ws-lead", "ws-checker", "ghost")
+    monkeypatch.chdir(ws)
+    code, _, err = run(capsys, "publish", "--workspace", "--all-or-nothing")
+    assert code == 1
+    assert "nothing was published (--all-or-nothing)" in err
+    assert "role ws-lead 1.0.0 (roles/ws-lead) needs role ghost" in err
+    assert versions(to_registry.url, "skills", "ws-notes") == []
+
+
+def test_an_outside_dependency_no_registry_version_satisfies_is_held_back(
+    ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "ROLE.md").write_text("---\nname: outside\ndescription: Elsewhere.\nmetadata:\n  version: 1.0.0\n"
+                                     "---\n\nYou are elsewhere.\n")
+    assert run(capsys, "publish", str(outside))[0] == 0
+    add_dependency(ws, "roles/ws-lead", "ws-checker", "outside==2.0.0")
     monkeypatch.chdir(ws)
     code, _, err = run(capsys, "publish", "--workspace")
     assert code == 1
-    assert ("role ws-lead (roles/ws-lead) needs role ghost, which is neither on the registry nor among these "
-            "packages") in err
-    assert versions(to_registry.url, "skills", "ws-notes") == []
+    assert ("held back role ws-lead 1.0.0 (roles/ws-lead): needs role outside==2.0.0, which no version on the "
+            "registry satisfies (there: 1.0.0)") in err
 
 
 def test_a_cycle_against_a_registry_without_batch_is_named_and_no_package_is_sent(
@@ -130,5 +195,5 @@ def test_pinning_keeps_every_other_byte() -> None:
     text = ("---\r\nname: a\r\nmetadata:\r\n  strawpot:\r\n    dependencies:\r\n      skills:\r\n        - 'x'  # mine\r\n"
             "        - y^2\r\n      roles:\r\n        - x\r\n---\r\n- x\r\n")
     pinned = pin_dependencies(text, Kind.ROLE, {(Kind.SKILL, "x"): "1.2.0", (Kind.ROLE, "x"): "3.0.0"})
-    assert pinned == text.replace("- 'x'  # mine", "- 'x^1.2.0'  # mine").replace(
-        "      roles:\r\n        - x\r\n", "      roles:\r\n        - x^3.0.0\r\n")
+    assert pinned == text.replace("- 'x'  # mine", "- 'x==1.2.0'  # mine").replace(
+        "      roles:\r\n        - x\r\n", "      roles:\r\n        - x==3.0.0\r\n")
