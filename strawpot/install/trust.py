@@ -3,17 +3,21 @@
 A package's commands (its install script and each tool's install hint, for every OS) run only when all hold:
 
 - the project trusts the package: `[scripts] trusted` names it (`strawpot trust`, or yes at a prompt);
-- the exact text was trusted: its sha256 is among the ones this machine's user confirmed for this project
+- the exact text, with the exact files the package ships, was trusted: its `trust_digest` (the command and every
+  file's path, sha256 and executable bit) is among the ones this machine's user confirmed for this project
   (`LOCAL_FILE` in the global config folder, keyed by project path, like direnv's `allow`), or, with
   `--trust-project` / `STRAWPOT_TRUST_PROJECT=1` (CI), among the ones strawpot.lock pins for it (or the lock
   pins none for it yet, and it is pinned now).
 
-A text that differs from every trusted one (a new version changed its script) is a new question: on a
-terminal the user sees the change and answers; elsewhere it is skipped with one warning naming `strawpot trust`.
+A command or a file that differs from every trusted one (a new version changed its script, or the `build.sh` its
+unchanged command runs) is a new question: on a terminal the user sees the change and answers; elsewhere it is
+skipped with one warning naming `strawpot trust`. A pin written by an older strawpot holds the text's sha256 alone:
+it never lets anything run, and the command is asked about again (OLD_PIN).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -23,7 +27,7 @@ from typing import TYPE_CHECKING
 from strawpot.model.fs import atomic_write
 from strawpot.model.install_record import script_sha256
 from strawpot.model.kinds import Kind
-from strawpot.model.lockfile import LockedTrust, Lockfile
+from strawpot.model.lockfile import LockedFile, LockedTrust, Lockfile
 
 if TYPE_CHECKING:
     from strawpot.install.build import Builds
@@ -31,7 +35,14 @@ if TYPE_CHECKING:
     from strawpot.model.layout import Project
 
 LOCAL_FILE = "trusted-scripts.json"
-UNTRUSTED, CHANGED, UNCONFIRMED = "untrusted", "changed", "unconfirmed"
+UNTRUSTED, CHANGED, UNCONFIRMED, OLD_PIN = "untrusted", "changed", "unconfirmed", "old-pin"
+
+
+def trust_digest(text: str, files: Iterable[LockedFile]) -> str:
+    """What a trust pin holds: the sha256 of a command together with every file its package ships (path, sha256,
+    executable bit), so that a changed file behind an unchanged command is a changed trust question."""
+    shipped = sorted([f.path, f.sha256, f.executable] for f in files)
+    return hashlib.sha256(json.dumps({"command": text, "files": shipped}, ensure_ascii=False).encode()).hexdigest()
 
 
 def package_commands(kind: Kind, main_file: bytes) -> list[str]:
@@ -116,11 +127,13 @@ class TrustPolicy:
         pins = {pin.id: frozenset(pin.sha256) for pin in lock.trust} if lock is not None else {}
         return cls(project, set(trusted), pins, local, trust_project, frozenset(trust_now))
 
-    def verdict(self, pid: str, text: str) -> str | None:
-        """None when `text` may run now; else why not: UNTRUSTED, CHANGED or UNCONFIRMED."""
-        digest = script_sha256(text)
+    def verdict(self, pid: str, text: str, files: Iterable[LockedFile]) -> str | None:
+        """None when `text`, run beside the package's `files`, may run now; else why not: UNTRUSTED, CHANGED,
+        UNCONFIRMED or OLD_PIN."""
+        files = tuple(files)
+        digest = trust_digest(text, files)
         if pid in self.trust_now:
-            self.grant(pid, [text])
+            self.grant(pid, [text], files)
             return None
         if pid not in self.trusted_ids:
             return UNTRUSTED
@@ -131,11 +144,15 @@ class TrustPolicy:
         if self.trust_project and (not pins or digest in pins):
             self.pinned.setdefault(pid, set()).add(digest)
             return None
+        legacy = script_sha256(text)  # what a pin of the previous format holds: the text alone
+        if legacy in confirmed or (legacy in pins and digest not in pins):
+            return OLD_PIN
         return UNCONFIRMED if digest in pins or not (confirmed or pins) else CHANGED
 
-    def grant(self, pid: str, texts: Iterable[str]) -> None:
-        """The user trusts these texts of `pid` (on this machine, and pinned in strawpot.lock)."""
-        hashes = [script_sha256(t) for t in texts]
+    def grant(self, pid: str, texts: Iterable[str], files: Iterable[LockedFile]) -> None:
+        """The user trusts these texts of `pid`, with these files (on this machine, and pinned in strawpot.lock)."""
+        files = tuple(files)
+        hashes = [trust_digest(t, files) for t in texts]
         self.trusted_ids.add(pid)
         self.local.confirm(self.project, pid, hashes)
         self.pinned.setdefault(pid, set()).update(hashes)
@@ -153,11 +170,15 @@ class TrustPolicy:
 
 
 def warning(reason: str, ids: list[str]) -> str:
-    """One line for the scripts or hints of `ids` not run for `reason` (CHANGED or UNCONFIRMED)."""
+    """One line for the scripts or hints of `ids` not run for `reason` (CHANGED, OLD_PIN or UNCONFIRMED)."""
     listed, args = ", ".join(ids), " ".join(ids)
     if reason == CHANGED:
         return (f"install scripts not run (changed since you trusted them): {listed}; review the new text "
                 f"(`strawpot info KIND SLUG`), then run `strawpot trust {args}`")
+    if reason == OLD_PIN:
+        return (f"install scripts not run (trusted by an older strawpot, which pinned the command text only, not "
+                f"the files it runs): {listed}; review them (`strawpot info KIND SLUG`), then run "
+                f"`strawpot trust {args}`")
     return (f"install scripts not run (trusted by strawpot.toml, not yet confirmed on this machine): {listed}; "
             f"review them (`strawpot info KIND SLUG`), then run `strawpot trust {args}` "
             "(in CI: --trust-project or STRAWPOT_TRUST_PROJECT=1)")
@@ -166,7 +187,8 @@ def warning(reason: str, ids: list[str]) -> str:
 def trust_policy(project: Project, tree: InstalledTree, trusted: Iterable[str], lock: Lockfile | None, *,
                  trust_project: bool = False, trust_now: Iterable[str] = ()) -> TrustPolicy:
     """The policy of one run: `[scripts] trusted`, the lock's pins, this machine's confirmations (in the global
-    config folder); with `trust_now` (`strawpot trust`), every command of those installed packages is trusted."""
+    config folder); with `trust_now` (`strawpot trust`), every command of those installed packages is trusted,
+    with the files the lock gives them."""
     from strawpot.config_files import config_path
 
     policy = TrustPolicy.of(project.dir.resolve(), trusted, lock, LocalTrust(config_path().parent / LOCAL_FILE),
@@ -174,11 +196,13 @@ def trust_policy(project: Project, tree: InstalledTree, trusted: Iterable[str], 
     for pid in policy.trust_now:
         kind_text, _, name = pid.partition(":")
         kind = Kind(kind_text)
+        locked = lock.get(kind, name) if lock is not None else None
         try:
             main = (tree.package_dir(kind, name) / kind.main_file).read_bytes()
         except OSError:
             continue
-        policy.grant(pid, package_commands(kind, main))
+        if locked is not None:
+            policy.grant(pid, package_commands(kind, main), locked.files)
     return policy
 
 
@@ -186,7 +210,7 @@ def skipped_warnings(builds: Builds, trust: TrustPolicy) -> list[str]:
     """Take the scripts skipped as changed or unconfirmed out of `builds.skipped` (which says "not trusted"),
     and say each group in one warning."""
     lines = []
-    for reason in (CHANGED, UNCONFIRMED):
+    for reason in (CHANGED, OLD_PIN, UNCONFIRMED):
         ids = [pid for pid in builds.skipped if trust.reasons.get(pid) == reason]
         if ids:
             builds.skipped[:] = [pid for pid in builds.skipped if pid not in ids]
