@@ -148,9 +148,11 @@ def script_prompt(script: Script) -> list[str]:
     shipped file that differs from the installed version, with a diff of small text files."""
     import difflib
 
+    from strawpot.model.display import text_lines
+
     if script.previous is not None:
         lines = [f"The install script of {script.what} changed since you trusted it:"]
-        body = list(difflib.unified_diff(script.previous.splitlines(), script.text.splitlines(), "trusted", "new",
+        body = list(difflib.unified_diff(text_lines(script.previous), text_lines(script.text), "trusted", "new",
                                          lineterm=""))
     else:
         if script.reason == "changed" and script.changes:
@@ -162,7 +164,7 @@ def script_prompt(script: Script) -> list[str]:
         else:
             why = " (strawpot.toml trusts it; not yet confirmed on this machine)" if script.reason == "unconfirmed" else ""
             lines = [f"{script.what} has an install script{why}, run in its package folder:"]
-        body = script.text.splitlines() or [""]
+        body = text_lines(script.text)
     lines += [f"    {line}" for line in body]
     if script.changes:
         lines.append("Files that differ from the installed version (the script can run any of them):")

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from strawpot.model.display import text_lines
 from strawpot.model.install_record import RecordUnreadable, load_record, snapshot
 from strawpot.model.lockfile import LockedFile
 
@@ -59,7 +60,8 @@ def _with_diff(path: str, status: str, old: Path | None, new: Path) -> FileChang
     new_text, new_note = _text(new)
     if old_note or new_note:
         return FileChange(path, status, note=new_note or old_note)
-    lines = list(difflib.unified_diff(old_text.splitlines(), new_text.splitlines(), f"{path} (installed)",
+    old_lines, new_lines = (text_lines(old_text) if old_text else []), (text_lines(new_text) if new_text else [])
+    lines = list(difflib.unified_diff(old_lines, new_lines, f"{path} (installed)",
                                       f"{path} (new)", lineterm=""))
     if len(lines) > DIFF_LINES:
         lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more diff lines not shown"]
