@@ -148,7 +148,7 @@ class Builder:
         `staged_dir` holds the new files, to show how they differ from the installed ones."""
         from strawpot.install.trust import CHANGED, OLD_PIN
 
-        reason = self.trust.verdict(script.id, script.text, script.pkg.files)
+        reason = self.trust.verdict(script.id, script.text, script.pkg.files, script.pkg.version)
         if reason is None:
             return True
         installed = self.tree_root / script.pkg.kind.plural / script.pkg.name
@@ -160,7 +160,7 @@ class Builder:
             changes = file_changes(installed, staged_dir, script.pkg.files)
         if self.confirm(replace(script, reason=reason, previous=previous if previous != script.text else None,
                                 changes=changes)):
-            self.trust.grant(script.id, [script.text], script.pkg.files)
+            self.trust.grant(script.id, [script.text], script.pkg.files, script.pkg.version)
             self.builds.trusted_now.append(script.id)
             return True
         self.builds.skipped.append(script.id)

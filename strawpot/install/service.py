@@ -451,7 +451,8 @@ class _Run:
 
         if self.options.scripts == "run":
             dry_run_scripts(self.client, self.tree, [*plan.install], rebuild,
-                            lambda pkg, text: trust.verdict(package_id(pkg.kind, pkg.name), text, pkg.files) is None,
+                            lambda pkg, text: trust.verdict(package_id(pkg.kind, pkg.name), text, pkg.files,
+                                                            pkg.version) is None,
                             self.outcome.builds)
 
     def _warn_unknown_trust(self, settings: ScriptSettings, lock: Lockfile) -> None:

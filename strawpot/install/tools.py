@@ -91,8 +91,8 @@ def install_missing(
                     f"the install command of tool {item.tool} in strawpot.lock is not the one agent {item.agent} "
                     "gives in its AGENT.md; not run (`strawpot verify` shows the difference)")
             result.missing.append(item)
-        elif (run and trust.verdict(pid, item.hint, _files(lock, item.agent)) is None) or ask(item):
-            trust.grant(pid, [item.hint], _files(lock, item.agent))
+        elif (run and trust.verdict(pid, item.hint, *_locked(lock, item.agent)) is None) or ask(item):
+            trust.grant(pid, [item.hint], *_locked(lock, item.agent))
             runnable.append(item)
         else:
             if run:
@@ -105,9 +105,10 @@ def install_missing(
     return result
 
 
-def _files(lock: Lockfile, agent: str) -> tuple[LockedFile, ...]:
+def _locked(lock: Lockfile, agent: str) -> tuple[tuple[LockedFile, ...], str]:
+    """The files and version strawpot.lock gives `agent`, which its tool hints are trusted with."""
     pkg = lock.get(Kind.AGENT, agent)
-    return pkg.files if pkg is not None else ()
+    return (pkg.files, pkg.version) if pkg is not None else ((), "")
 
 
 def own_hints(tree_root: Path, agent: str, tool: str) -> set[str]:

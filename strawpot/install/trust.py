@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,12 +75,44 @@ def tool_specs(meta: Mapping[str, object]) -> dict[str, dict[str, str]]:
     return found
 
 
+@dataclass(frozen=True)
+class TrustedContent:
+    """What one confirmation covered (kept beside its digest, so a later question can say what changed since):
+    the package version, the command, and each shipped file's (sha256, executable bit)."""
+
+    version: str
+    command: str
+    files: dict[str, tuple[str, bool]]
+
+    def as_dict(self) -> dict[str, object]:
+        return {"version": self.version, "command": self.command,
+                "files": {path: [sha, executable] for path, (sha, executable) in sorted(self.files.items())}}
+
+    @classmethod
+    def of(cls, version: str, command: str, files: Iterable[LockedFile]) -> TrustedContent:
+        return cls(version, command, {f.path: (f.sha256, f.executable) for f in files})
+
+    @classmethod
+    def read(cls, raw: object) -> TrustedContent | None:
+        if not isinstance(raw, dict) or not isinstance(raw.get("files"), dict):
+            return None
+        version, command = raw.get("version"), raw.get("command")
+        files = {str(path): (entry[0], entry[1]) for path, entry in raw["files"].items()
+                 if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+                 and isinstance(entry[1], bool)}
+        if not isinstance(version, str) or not isinstance(command, str):
+            return None
+        return cls(version, command, files)
+
+
 class LocalTrust:
-    """This machine's confirmations: {project path: {package id: [sha256, ...]}} in the global config folder."""
+    """This machine's confirmations: {project path: {package id: [sha256, ...]}} in the global config folder, and
+    what each sha256 covered (`TrustedContent`; a file written by an older strawpot has none of these)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._data: dict[str, dict[str, list[str]]] | None = None
+        self._contents: dict[str, dict[str, object]] = {}
 
     def _load(self) -> dict[str, dict[str, list[str]]]:
         if self._data is None:
@@ -88,24 +120,34 @@ class LocalTrust:
                 raw = json.loads(self.path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 raw = {}
-            projects = raw.get("projects") if isinstance(raw, dict) else None
+            raw = raw if isinstance(raw, dict) else {}
+            projects, contents = raw.get("projects"), raw.get("contents")
             self._data = {
                 str(p): {str(i): [h for h in hs if isinstance(h, str)] for i, hs in ids.items() if isinstance(hs, list)}
-                for p, ids in (projects or {}).items() if isinstance(ids, dict)
+                for p, ids in (projects if isinstance(projects, dict) else {}).items() if isinstance(ids, dict)
             }
+            self._contents = {str(h): c for h, c in contents.items()} if isinstance(contents, dict) else {}
         return self._data
 
     def hashes(self, project: Path, pid: str) -> frozenset[str]:
         return frozenset(self._load().get(str(project), {}).get(pid, []))
 
-    def confirm(self, project: Path, pid: str, hashes: Iterable[str]) -> None:
+    def contents(self, project: Path, pid: str) -> list[TrustedContent]:
+        """What the confirmations of `pid` in `project` covered, as far as recorded (the latest last)."""
+        found = [TrustedContent.read(self._contents.get(h)) for h in self._load().get(str(project), {}).get(pid, [])]
+        return [c for c in found if c is not None]
+
+    def confirm(self, project: Path, pid: str, hashes: Iterable[str],
+                contents: Mapping[str, TrustedContent] | None = None) -> None:
         data = self._load()
         known = data.setdefault(str(project), {}).setdefault(pid, [])
         new = [h for h in hashes if h not in known]
-        if new:
+        described = {h: c.as_dict() for h, c in (contents or {}).items() if h not in self._contents}
+        if new or described:
             known += new
-            atomic_write(self.path, json.dumps({"version": 1, "projects": data}, indent=1, sort_keys=True) + "\n",
-                         mode=0o600)
+            self._contents.update(described)
+            atomic_write(self.path, json.dumps({"version": 1, "projects": data, "contents": self._contents},
+                                               indent=1, sort_keys=True) + "\n", mode=0o600)
 
 
 @dataclass
@@ -127,13 +169,13 @@ class TrustPolicy:
         pins = {pin.id: frozenset(pin.sha256) for pin in lock.trust} if lock is not None else {}
         return cls(project, set(trusted), pins, local, trust_project, frozenset(trust_now))
 
-    def verdict(self, pid: str, text: str, files: Iterable[LockedFile]) -> str | None:
-        """None when `text`, run beside the package's `files`, may run now; else why not: UNTRUSTED, CHANGED,
-        UNCONFIRMED or OLD_PIN."""
+    def verdict(self, pid: str, text: str, files: Iterable[LockedFile], version: str = "") -> str | None:
+        """None when `text`, run beside the package's `files` (of `version`), may run now; else why not: UNTRUSTED,
+        CHANGED, UNCONFIRMED or OLD_PIN."""
         files = tuple(files)
         digest = trust_digest(text, files)
         if pid in self.trust_now:
-            self.grant(pid, [text], files)
+            self.grant(pid, [text], files, version)
             return None
         if pid not in self.trusted_ids:
             return UNTRUSTED
@@ -149,12 +191,14 @@ class TrustPolicy:
             return OLD_PIN
         return UNCONFIRMED if digest in pins or not (confirmed or pins) else CHANGED
 
-    def grant(self, pid: str, texts: Iterable[str], files: Iterable[LockedFile]) -> None:
-        """The user trusts these texts of `pid`, with these files (on this machine, and pinned in strawpot.lock)."""
+    def grant(self, pid: str, texts: Iterable[str], files: Iterable[LockedFile], version: str = "") -> None:
+        """The user trusts these texts of `pid` (at `version`), with these files (on this machine, and pinned in
+        strawpot.lock)."""
         files = tuple(files)
-        hashes = [trust_digest(t, files) for t in texts]
+        contents = {trust_digest(t, files): TrustedContent.of(version, t, files) for t in texts}
+        hashes = list(contents)
         self.trusted_ids.add(pid)
-        self.local.confirm(self.project, pid, hashes)
+        self.local.confirm(self.project, pid, hashes, contents)
         self.pinned.setdefault(pid, set()).update(hashes)
 
     def pinned_lock(self, lock: Lockfile) -> Lockfile:
@@ -202,7 +246,7 @@ def trust_policy(project: Project, tree: InstalledTree, trusted: Iterable[str], 
         except OSError:
             continue
         if locked is not None:
-            policy.grant(pid, package_commands(kind, main), locked.files)
+            policy.grant(pid, package_commands(kind, main), locked.files, locked.version)
     return policy
 
 
@@ -216,3 +260,21 @@ def skipped_warnings(builds: Builds, trust: TrustPolicy) -> list[str]:
             builds.skipped[:] = [pid for pid in builds.skipped if pid not in ids]
             lines.append(warning(reason, ids))
     return lines
+
+
+def trust_note(project_dir: Path, pid: str, command: str, files: Sequence[LockedFile]) -> str | None:
+    """For `strawpot info`: whether `command` with `files` is trusted on this machine in the project at
+    `project_dir`, and if another content of the package was, what changed since (None: it never was)."""
+    from strawpot.config_files import config_path
+    from strawpot.install.trust_diff import since_trusted
+
+    local = LocalTrust(config_path().parent / LOCAL_FILE)
+    confirmed = local.hashes(project_dir.resolve(), pid)
+    if not confirmed:
+        return None
+    if trust_digest(command, files) in confirmed:
+        return f"trust: trusted in {project_dir} (this install script with these files)"
+    trusted = local.contents(project_dir.resolve(), pid)
+    why = (since_trusted(trusted, command, files) if trusted
+           else "an older strawpot pinned the command text only, not the files it runs")
+    return f"trust: not trusted in {project_dir}: {why}; review it, then run `strawpot trust {pid}`"

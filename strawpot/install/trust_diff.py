@@ -1,22 +1,29 @@
-"""What changed in the files a package ships, between the installed version and the one asking for trust.
+"""What changed in the files a package ships, between the installed (or the trusted) version and the one asking for
+trust.
 
 A trust pin covers the command and every shipped file, so a changed file is a changed trust question; this is what
-the terminal prompt shows for it: each file changed, added or removed, with a unified diff of small text files.
+the terminal prompt shows for it (each file changed, added or removed, with a unified diff of small text files), and
+what `strawpot info` says changed since the content this machine trusted.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from strawpot.model.display import text_lines
 from strawpot.model.install_record import RecordUnreadable, load_record, snapshot
 from strawpot.model.lockfile import LockedFile
 
+if TYPE_CHECKING:
+    from strawpot.install.trust import TrustedContent
+
 DIFF_BYTES = 32 * 1024  # a file larger than this (either side) is listed, not diffed
 DIFF_LINES = 80  # a diff longer than this is cut, saying how much is left out
+SINCE_LISTED = 12  # files named in one line of what changed since trusted; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -84,3 +91,23 @@ def _text(path: Path) -> tuple[str, str]:
     if "\x00" in text:
         return "", f"binary, {len(data)} bytes: no diff shown"
     return text, ""
+
+
+def since_trusted(trusted: Sequence[TrustedContent], command: str, files: Iterable[LockedFile]) -> str:
+    """How `command` with `files` differs from the nearest content trusted before, in one line: "since the trusted
+    1.0.0: build.sh changed, extra.txt added" (the command first when it differs)."""
+    now = {f.path: (f.sha256, f.executable) for f in files}
+
+    def differences(past: TrustedContent) -> list[str]:
+        found = ["the command changed"] if past.command != command else []
+        for path in sorted(past.files.keys() | now.keys()):
+            before, after = past.files.get(path), now.get(path)
+            if before != after:
+                found.append(f"{path} {'added' if before is None else 'removed' if after is None else 'changed'}")
+        return found
+
+    nearest = min(reversed(trusted), key=lambda past: len(differences(past)))
+    listed = differences(nearest)
+    shown = listed[:SINCE_LISTED] + ([f"{len(listed) - SINCE_LISTED} more"] if len(listed) > SINCE_LISTED else [])
+    what = f" {nearest.version}" if nearest.version else ""
+    return f"since the trusted{what}: {', '.join(shown) or 'nothing'}"

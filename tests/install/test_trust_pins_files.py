@@ -35,6 +35,15 @@ def trusted_v1(cli, project, registry, prefix: str) -> str:  # type: ignore[no-u
     return slug
 
 
+def info(project, registry, slug: str) -> str:  # type: ignore[no-untyped-def]
+    """`strawpot info skill SLUG` run in the project's folder, as a user reviewing it would."""
+    done = subprocess.run([sys.executable, "-m", "strawpot.cli", "info", "skill", slug], cwd=project.dir,
+                          env={**os.environ, "STRAWPOT_REGISTRY_URL": registry.url, "COLUMNS": "400"},
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_a_changed_file_behind_the_same_command_waits_for_fresh_consent(cli, project, registry, tmp_path):
     marker = tmp_path / "v2-build-ran"
     slug = trusted_v1(cli, project, registry, "same-command")
@@ -51,9 +60,14 @@ def test_a_changed_file_behind_the_same_command_waits_for_fresh_consent(cli, pro
     warnings = [line for line in result.err.splitlines() if line.startswith("warning: install scripts not run")]
     assert warnings == [f"warning: install scripts not run (changed since you trusted them): skill:{slug}; review "
                         f"the new text (`strawpot info KIND SLUG`), then run `strawpot trust skill:{slug}`"]
+    review = info(project, registry, slug)  # what the warning sends the user to: it says what changed
+    assert f"install script (linux): {COMMAND}" in review
+    assert (f"trust: not trusted in {project.dir}: since the trusted 1.0.0: SKILL.md changed, build.sh changed; "
+            f"review it, then run `strawpot trust skill:{slug}`") in review, review
 
     again = cli("trust", f"skill:{slug}", "--project", project.dir)
     assert again.code == 0 and marker.exists(), again.text
+    assert f"trust: trusted in {project.dir} (this install script with these files)" in info(project, registry, slug)
     assert (folder(project, slug) / "built.txt").read_text() == "v2\n"
     [pin] = Lockfile.load(project.lock_path).trust
     assert len(pin.sha256) == 2  # v1 and v2, each with its files
@@ -145,5 +159,7 @@ def test_a_pin_of_the_text_alone_from_an_older_strawpot_is_asked_again(cli, proj
         assert (f"warning: install scripts not run (trusted by an older strawpot, which pinned the command text "
                 f"only, not the files it runs): skill:{slug}; review them (`strawpot info KIND SLUG`), then run "
                 f"`strawpot trust skill:{slug}`") in result.err, result.err
+    assert (f"trust: not trusted in {project.dir}: an older strawpot pinned the command text only, not the files "
+            f"it runs; review it, then run `strawpot trust skill:{slug}`") in info(project, registry, slug)
     trusted = cli("trust", f"skill:{slug}", "--project", project.dir)
     assert trusted.code == 0 and marker.exists(), trusted.text

@@ -75,7 +75,8 @@ def test_an_unreadable_or_old_local_trust_file_is_no_trust(tmp_path: Path) -> No
 
     path = tmp_path / "trusted-scripts.json"
     old = json.dumps({"version": 1, "projects": {str(tmp_path): {PID: [script_sha256(NEW), 3]}}})
-    for text, verdict in (("not json", UNCONFIRMED), ('{"projects": []}', UNCONFIRMED), (old, OLD_PIN)):
+    for text, verdict in (("not json", UNCONFIRMED), ('{"projects": []}', UNCONFIRMED), (old, OLD_PIN),
+                          ('{"projects": [1], "contents": 3}', UNCONFIRMED), ("[]", UNCONFIRMED)):
         path.write_text(text)
         assert TrustPolicy.of(tmp_path, [PID], None, LocalTrust(path)).verdict(PID, NEW, FILES) == verdict
 
@@ -93,3 +94,15 @@ def test_consent_is_kept_per_project_folder_and_pinned_in_the_lock(tmp_path: Pat
     pinned = policy.pinned_lock(lock)
     assert pinned.trust == (LockedTrust(PID, (pin(NEW),)),)
     assert Lockfile.from_dict(tomllib.loads(pinned.dumps())).trust == pinned.trust  # round trip
+
+
+def test_what_was_trusted_is_kept_to_say_what_changed_since(tmp_path: Path) -> None:
+    from strawpot.install.trust_diff import since_trusted
+
+    local = LocalTrust(tmp_path / "trusted-scripts.json")
+    TrustPolicy.of(tmp_path, [PID], None, local).grant(PID, [NEW], FILES, "1.0.0")
+    [trusted] = LocalTrust(local.path).contents(tmp_path, PID)
+    assert (trusted.version, trusted.command) == ("1.0.0", NEW)
+    assert since_trusted([trusted], NEW, EDITED) == "since the trusted 1.0.0: build.sh changed"
+    assert since_trusted([trusted], OLD, ADDED) == "since the trusted 1.0.0: the command changed, helper.sh added"
+    assert since_trusted([trusted], NEW, FILES[:1]) == "since the trusted 1.0.0: build.sh removed"
