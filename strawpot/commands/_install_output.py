@@ -158,6 +158,9 @@ def script_prompt(script: Script) -> list[str]:
         if script.reason == "changed" and script.changes:
             lines = [f"The install script of {script.what} is the same command as the one you trusted, but files "
                      "its package ships changed since:"]
+        elif script.reason == "changed" and script.since:
+            lines = [f"The install script of {script.what} or the files it runs changed ({script.since}); the "
+                     "command, run in its package folder:"]
         elif script.reason == "old-pin":
             lines = [f"The install script of {script.what} was trusted by an older strawpot, which pinned the command "
                      "text only; the command, run in its package folder:"]

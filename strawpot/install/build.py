@@ -54,6 +54,7 @@ class Script:
     previous: str | None = None  # changed: the installed version's command, when it differs
     bin: str | None = None
     changes: tuple[FileChange, ...] = ()  # changed or old-pin: the shipped files that differ from the installed ones
+    since: str | None = None  # changed: what differs from what this machine trusted ("since the trusted 1.0.0: ...")
 
     @property
     def id(self) -> str:
@@ -158,8 +159,9 @@ class Builder:
             from strawpot.install.trust_diff import file_changes
 
             changes = file_changes(installed, staged_dir, script.pkg.files)
+        since = self.trust.since(script.id, script.text, script.pkg.files) if reason == CHANGED else None
         if self.confirm(replace(script, reason=reason, previous=previous if previous != script.text else None,
-                                changes=changes)):
+                                changes=changes, since=since)):
             self.trust.grant(script.id, [script.text], script.pkg.files, script.pkg.version)
             self.builds.trusted_now.append(script.id)
             return True

@@ -201,6 +201,14 @@ class TrustPolicy:
         self.local.confirm(self.project, pid, hashes, contents)
         self.pinned.setdefault(pid, set()).update(hashes)
 
+    def since(self, pid: str, text: str, files: Iterable[LockedFile]) -> str | None:
+        """What changed since this machine last trusted `pid` here ("since the trusted 1.0.0: build.sh changed"),
+        when what it trusted is recorded."""
+        from strawpot.install.trust_diff import since_trusted
+
+        trusted = self.local.contents(self.project, pid)
+        return since_trusted(trusted, text, files) if trusted else None
+
     def pinned_lock(self, lock: Lockfile) -> Lockfile:
         """`lock` with what was granted in this run added to its trust pins (pins of unlocked packages dropped)."""
         from strawpot.model.ids import package_id
@@ -266,7 +274,6 @@ def trust_note(project_dir: Path, pid: str, command: str, files: Sequence[Locked
     """For `strawpot info`: whether `command` with `files` is trusted on this machine in the project at
     `project_dir`, and if another content of the package was, what changed since (None: it never was)."""
     from strawpot.config_files import config_path
-    from strawpot.install.trust_diff import since_trusted
 
     local = LocalTrust(config_path().parent / LOCAL_FILE)
     confirmed = local.hashes(project_dir.resolve(), pid)
@@ -274,7 +281,6 @@ def trust_note(project_dir: Path, pid: str, command: str, files: Sequence[Locked
         return None
     if trust_digest(command, files) in confirmed:
         return f"trust: trusted in {project_dir} (this install script with these files)"
-    trusted = local.contents(project_dir.resolve(), pid)
-    why = (since_trusted(trusted, command, files) if trusted
-           else "an older strawpot pinned the command text only, not the files it runs")
+    why = (TrustPolicy(project_dir.resolve(), set(), {}, local).since(pid, command, files)
+           or "an older strawpot pinned the command text only, not the files it runs")
     return f"trust: not trusted in {project_dir}: {why}; review it, then run `strawpot trust {pid}`"

@@ -126,8 +126,10 @@ def test_on_a_terminal_the_changed_files_are_shown_with_their_diff(cli, project,
 
     code, transcript = _pty_run(["install"], project.dir, env, b"y\n")
     assert code == 0 and marker.exists(), transcript
-    assert "    changed build.sh" not in transcript  # v2 is installed: nothing to compare it with but the pin
-    assert f"skill {slug} 2.0.0 has an install script" in transcript
+    assert "    changed build.sh" not in transcript  # v2 is installed: nothing to diff it with, but what was trusted
+    assert (f"The install script of skill {slug} 2.0.0 or the files it runs changed (since the trusted 1.0.0: "
+            "SKILL.md changed, big.bin added, build.sh changed, extra.txt added); the command, run in its package "
+            f"folder:\r\n    {COMMAND}") in transcript, transcript
 
 
 def _old_pins(project, slug: str, isolated_env: Path) -> None:  # type: ignore[no-untyped-def]
@@ -163,3 +165,25 @@ def test_a_pin_of_the_text_alone_from_an_older_strawpot_is_asked_again(cli, proj
             f"it runs; review it, then run `strawpot trust skill:{slug}`") in info(project, registry, slug)
     trusted = cli("trust", f"skill:{slug}", "--project", project.dir)
     assert trusted.code == 0 and marker.exists(), trusted.text
+
+
+def test_a_tool_hint_is_pinned_with_the_agents_files_too(cli, project, registry, tmp_path):
+    marker = tmp_path / "hint-ran"
+    agent, role = registry.unique("hinted-files"), registry.unique("hinted-files-role")
+    hint = f"sh {project.dir}/.strawpot/agents/{agent}/get-tool.sh"
+    tools = {"absent-tool-35": {"description": "x", "install": {"linux": hint, "macos": hint}}}
+    registry.publish("agent", agent, "1.0.0", files={"get-tool.sh": b"true\n"}, extra={"tools": tools})
+    registry.publish("role", role, "1.0.0", default_agent=agent)
+    assert cli("install", "role", role, "--project", project.dir).code == 0
+    assert cli("trust", f"agent:{agent}", "--project", project.dir).code == 0
+    registry.publish("agent", agent, "1.0.1", files={"get-tool.sh": f"touch {marker}\n".encode()},
+                     extra={"tools": tools})
+    assert cli("update", "agent", agent, "--skip-tools", "--project", project.dir).code == 0
+
+    result = cli("install", "--install-tools", "--project", project.dir)
+    assert result.code == 0 and not marker.exists(), result.text
+    assert (f"the install command of tool absent-tool-35 was not run: agent {agent} is not trusted for it; review "
+            f"it, then run `strawpot trust agent:{agent}`") in result.err
+    assert cli("trust", f"agent:{agent}", "--project", project.dir).code == 0
+    ran = cli("install", "--install-tools", "--project", project.dir)
+    assert ran.code == 0 and marker.exists(), ran.text
