@@ -112,7 +112,7 @@ class LocalTrust:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._data: dict[str, dict[str, list[str]]] | None = None
-        self._contents: dict[str, dict[str, object]] = {}
+        self._contents: dict[str, object] = {}  # digest → TrustedContent.as_dict(), as read (checked on use)
 
     def _load(self) -> dict[str, dict[str, list[str]]]:
         if self._data is None:
@@ -280,7 +280,7 @@ def trust_note(project_dir: Path, pid: str, command: str, files: Sequence[Locked
     if not confirmed:
         return None
     if trust_digest(command, files) in confirmed:
-        return f"trust: trusted in {project_dir} (this install script with these files)"
+        return f"trust: this install script, with these files, is confirmed on this machine for {project_dir}"
     why = (TrustPolicy(project_dir.resolve(), set(), {}, local).since(pid, command, files)
            or "an older strawpot pinned the command text only, not the files it runs")
     return f"trust: not trusted in {project_dir}: {why}; review it, then run `strawpot trust {pid}`"

@@ -67,7 +67,8 @@ def test_a_changed_file_behind_the_same_command_waits_for_fresh_consent(cli, pro
 
     again = cli("trust", f"skill:{slug}", "--project", project.dir)
     assert again.code == 0 and marker.exists(), again.text
-    assert f"trust: trusted in {project.dir} (this install script with these files)" in info(project, registry, slug)
+    assert (f"trust: this install script, with these files, is confirmed on this machine for {project.dir}"
+            in info(project, registry, slug))
     assert (folder(project, slug) / "built.txt").read_text() == "v2\n"
     [pin] = Lockfile.load(project.lock_path).trust
     assert len(pin.sha256) == 2  # v1 and v2, each with its files
