@@ -93,24 +93,14 @@ class RichReporter:
             yield advance
 
     def confirm_script(self, script: Script) -> bool:
-        """On a terminal: the script in full (or, changed, its diff), then "trust it?" (default no). Elsewhere:
-        False, never asked."""
+        """On a terminal: the script in full (or, changed, its diff) and the shipped files that changed, then
+        "trust it?" (default no). Elsewhere: False, never asked."""
         if not self.can_ask():
             return False
         import rich_click as click
 
-        if script.previous is not None:
-            import difflib
-
-            self.console.print(f"The install script of {script.what} changed since you trusted it:", markup=False)
-            lines = difflib.unified_diff(script.previous.splitlines(), script.text.splitlines(), "trusted", "new",
-                                         lineterm="")
-        else:
-            why = " (strawpot.toml trusts it; not yet confirmed on this machine)" if script.reason == "unconfirmed" else ""
-            self.console.print(f"{script.what} has an install script{why}, run in its package folder:", markup=False)
-            lines = iter(script.text.splitlines() or [""])
-        for line in lines:
-            self.console.print(f"    {line}", markup=False, highlight=False, soft_wrap=True)
+        for line in script_prompt(script):
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
         from strawpot.model.install_command import REMOTE_CODE_NOTE, downloads_code
 
         if downloads_code(script.text):
@@ -151,6 +141,40 @@ class RichReporter:
                       console=self.console.real, transient=True) as spinner:
             spinner.add_task(message, total=None)
             yield
+
+
+def script_prompt(script: Script) -> list[str]:
+    """What the trust prompt shows of a script: the command (or its diff from the installed one), then each
+    shipped file that differs from the installed version, with a diff of small text files."""
+    import difflib
+
+    from strawpot.model.display import text_lines
+
+    if script.previous is not None:
+        lines = [f"The install script of {script.what} changed since you trusted it:"]
+        body = list(difflib.unified_diff(text_lines(script.previous), text_lines(script.text), "trusted", "new",
+                                         lineterm=""))
+    else:
+        if script.reason == "changed" and script.changes:
+            lines = [f"The install script of {script.what} is the same command as the one you trusted, but files "
+                     "its package ships changed since:"]
+        elif script.reason == "changed" and script.since:
+            lines = [f"The install script of {script.what} or the files it runs changed ({script.since}); the "
+                     "command, run in its package folder:"]
+        elif script.reason == "old-pin":
+            lines = [f"The install script of {script.what} was trusted by an older strawpot, which pinned the command "
+                     "text only; the command, run in its package folder:"]
+        else:
+            why = " (strawpot.toml trusts it; not yet confirmed on this machine)" if script.reason == "unconfirmed" else ""
+            lines = [f"{script.what} has an install script{why}, run in its package folder:"]
+        body = text_lines(script.text)
+    lines += [f"    {line}" for line in body]
+    if script.changes:
+        lines.append("Files that differ from the installed version (the script can run any of them):")
+    for change in script.changes:
+        lines.append(f"    {change.status} {change.path}" + (f" ({change.note})" if change.note else ""))
+        lines += [f"        {line}" for line in change.diff]
+    return lines
 
 
 def _render_files(outcome: Outcome) -> None:

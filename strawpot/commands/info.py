@@ -9,7 +9,9 @@ import rich_click as click
 from strawpot.commands._options import json_option, registry_option
 
 if TYPE_CHECKING:
-    from hub_client import HubClient
+    from pathlib import Path
+
+    from hub_client import HubClient, PackageVersions
     from strawpot.model.kinds import Kind
 
 SECTION = "packages"
@@ -39,7 +41,8 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
         version = at.lstrip("=").strip()
     if err := slug_error(slug):
         raise UsageError(err)
-    chosen = choose_registry(Project.at(None), registry)
+    here = Project.at(None)
+    chosen = choose_registry(here, registry)
     url = chosen.url
     with open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
         try:
@@ -82,6 +85,29 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
 
     for line in install_lines(scripts):
         out_console.print(line, markup=False, highlight=False, soft_wrap=True)
+    note = _trust_note(here.dir, the_kind, slug, scripts, detail, versions)
+    if note is not None:  # what changed since this machine trusted the package here (files as well as the command)
+        out_console.print(note, markup=False, highlight=False, soft_wrap=True)
+
+
+def _trust_note(project_dir: Path, kind: Kind, slug: str, scripts: dict[str, str], detail: dict[str, Any],
+                versions: PackageVersions) -> str | None:
+    """Whether the shown version's install script for this OS, with its files, is trusted in the project here."""
+    from strawpot.install.trust import trust_note
+    from strawpot.model.ids import package_id
+    from strawpot.model.lockfile import LockedFile
+    from strawpot.model.platform import current_os
+
+    latest = detail.get("latest_version")
+    version = latest.get("version") if isinstance(latest, dict) else None
+    shown = next((v for v in versions.versions if v.version == version), None)
+    command = scripts.get(current_os())
+    if command is None or shown is None:
+        return None
+    files = [LockedFile(f.path, f.sha256, f.size, f.executable) for f in shown.files if f.sha256 is not None]
+    if not files or len(files) != len(shown.files):  # a registry that gives no file hashes: nothing to compare
+        return None
+    return trust_note(project_dir, package_id(kind, slug), command, files)
 
 
 def _main_meta(client: HubClient, kind: Kind, slug: str, detail: dict[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from hub_client import HubClient
     from strawpot.install.prepare import Prepared
     from strawpot.install.trust import TrustPolicy
+    from strawpot.install.trust_diff import FileChange
     from strawpot.model.child_env import EnvPolicy
 
 
@@ -49,9 +50,11 @@ class Script:
 
     pkg: LockedPackage
     text: str
-    reason: str = "untrusted"  # why it is asked about: untrusted, changed (then `previous` is the old text), unconfirmed
-    previous: str | None = None
+    reason: str = "untrusted"  # why it is asked about: untrusted, changed, old-pin or unconfirmed
+    previous: str | None = None  # changed: the installed version's command, when it differs
     bin: str | None = None
+    changes: tuple[FileChange, ...] = ()  # changed or old-pin: the shipped files that differ from the installed ones
+    since: str | None = None  # changed: what differs from what this machine trusted ("since the trusted 1.0.0: ...")
 
     @property
     def id(self) -> str:
@@ -141,14 +144,25 @@ class Builder:
         self.running = running
         self.builds = Builds()
 
-    def allowed(self, script: Script) -> bool:
-        """Trusted already for this exact text, or the user says yes now (which is recorded)."""
-        reason = self.trust.verdict(script.id, script.text)
+    def allowed(self, script: Script, staged_dir: Path | None = None) -> bool:
+        """Trusted already for this exact text and these files, or the user says yes now (which is recorded).
+        `staged_dir` holds the new files, to show how they differ from the installed ones."""
+        from strawpot.install.trust import CHANGED, OLD_PIN
+
+        reason = self.trust.verdict(script.id, script.text, script.pkg.files, script.pkg.version)
         if reason is None:
             return True
-        previous = installed_script(self.tree_root / script.pkg.kind.plural / script.pkg.name, script.pkg.kind)
-        if self.confirm(replace(script, reason=reason, previous=previous if previous != script.text else None)):
-            self.trust.grant(script.id, [script.text])
+        installed = self.tree_root / script.pkg.kind.plural / script.pkg.name
+        previous = installed_script(installed, script.pkg.kind)
+        changes: tuple[FileChange, ...] = ()
+        if reason in (CHANGED, OLD_PIN) and staged_dir is not None and installed.is_dir():
+            from strawpot.install.trust_diff import file_changes
+
+            changes = file_changes(installed, staged_dir, script.pkg.files)
+        since = self.trust.since(script.id, script.text, script.pkg.files) if reason == CHANGED else None
+        if self.confirm(replace(script, reason=reason, previous=previous if previous != script.text else None,
+                                changes=changes, since=since)):
+            self.trust.grant(script.id, [script.text], script.pkg.files, script.pkg.version)
             self.builds.trusted_now.append(script.id)
             return True
         self.builds.skipped.append(script.id)
@@ -242,7 +256,7 @@ def build_staged(
         script = script_of(item.package, {main: item.files[main][0]}) if main in item.files else None
         if script is None or builder.ignore:
             keep.append(place)
-        elif builder.allowed(script):
+        elif builder.allowed(script, place.tmp):
             builder.build(place, script)
             keep.append(place)
         elif item.package.key not in rebuild:
@@ -252,7 +266,8 @@ def build_staged(
 
 
 def dry_run_scripts(client: HubClient, tree: InstalledTree, install: list[LockedPackage],
-                    rebuild: list[LockedPackage], may_run: Callable[[str, str], bool], builds: Builds) -> None:
+                    rebuild: list[LockedPackage], may_run: Callable[[LockedPackage, str], bool],
+                    builds: Builds) -> None:
     """--dry-run: which install scripts would run and which would wait for trust; nothing is written."""
     from strawpot.install.prepare import check_main_file
 
@@ -265,7 +280,7 @@ def dry_run_scripts(client: HubClient, tree: InstalledTree, install: list[Locked
     for pkg, text in found:
         if text is not None:
             pid = package_id(pkg.kind, pkg.name)
-            (builds.would_run if may_run(pid, text) else builds.would_skip).append((pid, text))
+            (builds.would_run if may_run(pkg, text) else builds.would_skip).append((pid, text))
 
 
 def scripted_packages(tree: InstalledTree, lock: Lockfile) -> set[tuple[str, str]]:

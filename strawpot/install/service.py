@@ -451,7 +451,9 @@ class _Run:
 
         if self.options.scripts == "run":
             dry_run_scripts(self.client, self.tree, [*plan.install], rebuild,
-                            lambda pid, text: trust.verdict(pid, text) is None, self.outcome.builds)
+                            lambda pkg, text: trust.verdict(package_id(pkg.kind, pkg.name), text, pkg.files,
+                                                            pkg.version) is None,
+                            self.outcome.builds)
 
     def _warn_unknown_trust(self, settings: ScriptSettings, lock: Lockfile) -> None:
         locked = {package_id(p.kind, p.name) for p in lock.packages}
@@ -465,7 +467,7 @@ class _Run:
         missing = missing_tools(lock)
         if missing and not self.options.dry_run:
             ask = getattr(self.reporter, "confirm_tool", None) or (lambda item: False)
-            done = install_missing(missing, self.tree.root, trust, run=self.options.tools == "run", ask=ask,
+            done = install_missing(missing, self.tree.root, trust, lock, run=self.options.tools == "run", ask=ask,
                                    echo=self.reporter.status, env_policy=self.env_policy)
             missing, self.outcome.tool_hints_ran = done.missing, done.ran
             self.outcome.warnings += done.warnings

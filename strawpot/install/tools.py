@@ -14,7 +14,7 @@ from strawpot.model.child_env import EnvPolicy, child_env
 from strawpot.model.ids import package_id
 from strawpot.model.installed import InstalledTree, Mismatch
 from strawpot.model.kinds import Kind
-from strawpot.model.lockfile import Lockfile
+from strawpot.model.lockfile import LockedFile, Lockfile
 from strawpot.model.platform import current_os
 
 HINT_TIMEOUT = 600.0
@@ -75,11 +75,12 @@ class HintRun:
 
 
 def install_missing(
-    missing: list[MissingTool], tree_root: Path, trust: TrustPolicy, *, run: bool,
+    missing: list[MissingTool], tree_root: Path, trust: TrustPolicy, lock: Lockfile, *, run: bool,
     ask: Callable[[MissingTool], bool], echo: Callable[[str], None], env_policy: EnvPolicy | None = None,
 ) -> HintRun:
     """Run the hints that may run: the agent's own (its installed AGENT.md gives that exact command), trusted
-    for that exact text, and asked for (`--install-tools`), or the user says yes at the prompt (which trusts it)."""
+    for that exact text with the agent's locked files, and asked for (`--install-tools`), or the user says yes at
+    the prompt (which trusts it)."""
     runnable: list[MissingTool] = []
     result = HintRun([])
     for item in missing:
@@ -90,8 +91,8 @@ def install_missing(
                     f"the install command of tool {item.tool} in strawpot.lock is not the one agent {item.agent} "
                     "gives in its AGENT.md; not run (`strawpot verify` shows the difference)")
             result.missing.append(item)
-        elif (run and trust.verdict(pid, item.hint) is None) or ask(item):
-            trust.grant(pid, [item.hint])
+        elif (run and trust.verdict(pid, item.hint, *_locked(lock, item.agent)) is None) or ask(item):
+            trust.grant(pid, [item.hint], *_locked(lock, item.agent))
             runnable.append(item)
         else:
             if run:
@@ -102,6 +103,12 @@ def install_missing(
         result.missing += run_hints(runnable, echo=echo, env_policy=env_policy)
         result.ran = True
     return result
+
+
+def _locked(lock: Lockfile, agent: str) -> tuple[tuple[LockedFile, ...], str]:
+    """The files and version strawpot.lock gives `agent`, which its tool hints are trusted with."""
+    pkg = lock.get(Kind.AGENT, agent)
+    return (pkg.files, pkg.version) if pkg is not None else ((), "")
 
 
 def own_hints(tree_root: Path, agent: str, tool: str) -> set[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import reprlib
+import unicodedata
 
 
 def _bounded_repr() -> reprlib.Repr:
@@ -36,9 +37,30 @@ _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]"
                       r"|[\x1b][\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|[\x9d\x90\x98\x9e\x9f][^\x07\x1b\x9c]*"
                       r"(?:\x07|\x1b\\|\x9c)?|\x1b[ -~]?")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Characters a terminal draws as nothing (or that reorder what it draws) besides category Cf: Unicode's other
+# default-ignorable code points (Hangul fillers, variation selectors, the combining grapheme joiner, the tag plane).
+_IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2065\u3164\ufe00-\ufe0f\uffa0"
+                        "\ufff0-\ufff8\U000e0000-\U000e0fff]")
+# Format characters (bidi overrides and isolates, zero-width space and joiners, soft hyphen, BOM, tags), lone
+# surrogates, and the line and paragraph separators.
+_HIDDEN_CATEGORIES = frozenset({"Cf", "Cs", "Zl", "Zp"})
 
 
 def terminal_safe(text: str) -> str:
     """Untrusted text (package metadata, memory entries, file names an agent made) fit for a terminal: escape
-    sequences removed, other control characters (a carriage return too) shown as `?`; newlines and tabs kept."""
-    return _CONTROLS.sub("?", _ESCAPES.sub("", text))
+    sequences removed, other control characters (a carriage return too) shown as `?`, and characters a terminal
+    would draw as nothing or use to reorder the line (U+202E RIGHT-TO-LEFT OVERRIDE, U+200B ZERO WIDTH SPACE, every
+    format character) shown as `<U+202E>`, so what a user reads is what runs; newlines and tabs kept."""
+    text = _CONTROLS.sub("?", _ESCAPES.sub("", text))
+    if text.isascii():
+        return text
+    return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) in _HIDDEN_CATEGORIES or _IGNORABLE.match(c)
+                   else c for c in text)
+
+
+def text_lines(text: str) -> list[str]:
+    """`text` cut into the lines a shell or an editor sees: at `\n` (with a `\r` before it) only, never at the other
+    characters `str.splitlines` breaks on (U+2028, U+0085, form feed...), which `terminal_safe` shows escaped in
+    place, so a script shown line by line is the script that runs."""
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    return lines[:-1] if len(lines) > 1 and lines[-1] == "" else lines

@@ -71,7 +71,9 @@ class LockedPackage:
 
 @dataclass(frozen=True)
 class LockedTrust:
-    """Install scripts and tool hints of one package (`agent:x`) the user trusted: the sha256 of each exact text."""
+    """Install scripts and tool hints of one package (`agent:x`) the user trusted: for each, the sha256 of its exact
+    text together with every file the package ships (`strawpot.install.trust.trust_digest`; a lock written before
+    pins covered files holds the text's sha256 alone, which no longer lets anything run)."""
 
     id: str
     sha256: tuple[str, ...]
@@ -161,7 +163,7 @@ class Lockfile:
         return "\n".join(out) + "\n"
 
     def pins(self, pid: str) -> frozenset[str]:
-        """The sha256 of every script and hint text of `pid` the user trusted (empty: none recorded)."""
+        """The pins of every script and hint of `pid` the user trusted (empty: none recorded)."""
         return frozenset(h for pin in self.trust if pin.id == pid for h in pin.sha256)
 
     def write(self, path: Path) -> None:
