@@ -36,6 +36,7 @@ from orchestrator.outcome import (
 from orchestrator.policy import Delegator, Denial, Policy, check_delegation
 from orchestrator.runtime import AgentProcess, BuildRequest, RuntimeFailure, WrapperRuntime
 from orchestrator.sandbox import Confined, SandboxSettings, Walls, denials
+from orchestrator.sandbox_paths import bwrap_failure, exposed, git_folders, project_files
 from orchestrator.session import (
     CANCELLED,
     FAILED,
@@ -88,7 +89,12 @@ def read_result(workspace: Path, log_tail: str) -> str:
         return (workspace / RESULT_FILE).read_text(encoding="utf-8").rstrip("\n")
     except FileNotFoundError:
         lines = [line for line in log_tail.splitlines() if line.strip()]
-        return lines[-1] if lines else ""
+        return bwrap_failure(log_tail) or (lines[-1] if lines else "")
+
+
+def _path_params(config: Mapping[str, Any]) -> list[str]:
+    """The params whose value is an absolute path (`python = "/tmp/x/.venv/bin/python"`): programs it may run."""
+    return [value for value in config.values() if isinstance(value, str) and os.path.isabs(value)]
 
 
 class Run:
@@ -136,8 +142,12 @@ class Run:
         workspace and the Denden socket (`project_dir/.strawpot` stays read-only), secrets under HOME hidden."""
         home = self.base_env.get("HOME")
         self.sandbox = sandbox
+        # Read-only too: the repository's git folders (hooks, config: what runs in the user's next git command)
+        # and the project files (what confines the next run), in every isolation mode.
+        protected = (state_dir, *git_folders(self.project_dir), *git_folders(project_dir),
+                     *project_files(project_dir, self.project_dir))
         self.walls = sandbox.walls(Path(home) if home else None, writable=(self.project_dir, *([socket] if socket else [])),
-                                   readable=(project_dir,), protected=(state_dir,))
+                                   readable=(project_dir,), protected=protected)
         self.session.sandbox = sandbox.record(self.walls)
 
     @property
@@ -184,9 +194,12 @@ class Run:
             session_id="" if again else record.session_id, resume=record.session_id if again else "",
             role=role,
         )
+        # What it runs must show inside the walls wherever it lives (a venv or a tool under /tmp)
+        seen = exposed([runtime.wrapper, *_path_params(runtime.config), *self.stager.tools_of(runtime.name)],
+                       env.get("PATH")) if self.sandbox.confined else []
         try:
-            live.process = runtime.spawn(request, env, attach=attach,
-                                         confined=Confined(self.sandbox.sandbox, self.walls.plus(writable=[workspace])))
+            live.process = runtime.spawn(request, env, attach=attach, confined=Confined(
+                self.sandbox.sandbox, self.walls.plus(writable=[workspace], readable=seen)))
         except RuntimeFailure as exc:
             self._end(live, FAILED, None, error=str(exc))
             raise
