@@ -181,3 +181,17 @@ def test_a_program_the_sandbox_hides_fails_in_one_readable_line(repo, home):  # 
     assert "the sandbox could not start it (execvp" in proc.stdout and "[sandbox] writable" in proc.stdout, proc.stdout
     assert not any(line.startswith("bwrap:") for line in (proc.stdout + proc.stderr).splitlines())
 
+
+
+def test_doctor_names_a_program_the_sandbox_would_hide(repo, home, tmp_path):  # type: ignore[no-untyped-def]
+    hidden = home / ".ssh" / "python"
+    hidden.symlink_to(sys.executable)
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, system_site_packages=True, symlinks=True, with_pip=False)
+    manifest = repo.root / "strawpot.toml"
+    text = manifest.read_text()
+    for python, code in ((hidden, 7), (env_dir / "bin" / "python", 0)):
+        manifest.write_text(text.replace(f'python = "{sys.executable}"', f'python = "{python}"'))
+        proc = run(repo.root, home, "doctor", STRAWPOT_SESSION_SANDBOX="bwrap")
+        assert proc.returncode == code, proc.stdout + proc.stderr
+        assert (f"{hidden} is hidden inside the sandbox ([session] sandbox = 'bwrap')" in proc.stdout) == (code == 7)
