@@ -2,7 +2,7 @@
 
 A `Sandbox` is one mechanism (`NoSandbox`, `BwrapSandbox`; macOS `sandbox-exec` or a container engine would each
 be one more class). `Walls` say what a confined process may touch: paths it may write, paths that must stay
-readable under the private `/tmp`, paths hidden outright, paths kept read-only inside a writable one, and
+readable under the private `/tmp` and `/run`, paths hidden outright, paths kept read-only inside a writable one, and
 whether it has a network. The environment is the caller's: the sandbox never builds one of its own.
 """
 
@@ -34,7 +34,7 @@ PROBE_TIMEOUT = 10.0
 
 @dataclass(frozen=True)
 class Walls:
-    """What a confined process may touch; everything else is read-only (and `/tmp` is its own)."""
+    """What a confined process may touch; everything else is read-only (and `/tmp` and `/run` are its own)."""
 
     writable: tuple[Path, ...] = ()
     readable: tuple[Path, ...] = ()  # re-exposed read-only where the private /tmp or /run would cover them

@@ -67,9 +67,9 @@ def project_files(*folders: Path) -> list[Path]:
 
 
 def program_home(path: Path) -> Path:
-    """What must be visible for the program at `path` to run: its virtual environment (`<venv>/bin/python` with
-    `<venv>/pyvenv.cfg`), its prefix (`<prefix>/bin/tool` also reads `<prefix>/lib`), else its own folder;
-    never one of the sandbox's own folders as a whole."""
+    """What must be visible for the program at `path` to run: its prefix when it sits in a `bin` folder
+    (`<venv>/bin/python` needs `<venv>/pyvenv.cfg` and `<venv>/lib`, `<prefix>/bin/tool` reads `<prefix>/lib`),
+    else its own folder; never one of the sandbox's own folders as a whole."""
     folder = path.parent
     home = folder.parent if folder.name == "bin" else folder
     for candidate in (home, folder):
