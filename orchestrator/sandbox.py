@@ -158,8 +158,9 @@ class SandboxSettings:
     def walls(self, home: Path | None, *, writable: Sequence[Path] = (), readable: Sequence[Path] = (),
               protected: Sequence[Path] = ()) -> Walls:
         """The walls of one process: `writable` and the user's writable paths; the secrets of `home` hidden."""
+        kept = (*writable, *readable, *self.writable, *([home] if home else []))
         hidden = [*([home / name for name in HIDDEN_IN_HOME] if home is not None else []), *config_dirs(),
-                  *socket_paths(os.environ)]
+                  *socket_paths(os.environ, keep=kept)]
         return Walls(writable=(*writable, *self.writable),
                      readable=(*readable, *([home] if home else []), *name_service_files()),
                      hidden=(*hidden, *self.hidden), protected=tuple(protected), network=self.network)

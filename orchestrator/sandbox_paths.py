@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 # The sandbox's own empty folders: bubblewrap mounts a fresh tmpfs on each, so nothing of the host's shows there
@@ -95,15 +95,23 @@ def exposed(programs: Iterable[str | Path], path_var: str | None) -> list[Path]:
     return found
 
 
-def socket_paths(environ: Mapping[str, str]) -> list[Path]:
-    """The Unix sockets the environment names (ssh-agent, gpg-agent, D-Bus, docker, ...), wherever they are (a
-    folder the walls show again, such as HOME under /tmp, would show them too)."""
+def socket_paths(environ: Mapping[str, str], keep: Sequence[Path] = ()) -> list[Path]:
+    """What to hide of the Unix sockets the environment names (ssh-agent, gpg-agent, D-Bus, docker, ...), wherever
+    they are (a folder the walls show again, such as HOME under /tmp, would show them too): the socket's own
+    folder (`~/.1password/agent.sock` hides `~/.1password`, with what else the agent keeps there), or only the
+    socket when that folder is shallow (`/`, `/home/u`) or holds a path of `keep` (HOME, the working tree)."""
+    kept = [Path(os.path.realpath(p)) for p in keep]
     found: list[Path] = []
     for name in SOCKET_VARS:
         for raw in _socket_addresses(environ.get(name, "")):
             path = Path(raw)
-            if path.is_absolute() and os.path.lexists(path) and path not in found:
-                found.append(path)
+            if not path.is_absolute() or not os.path.lexists(path):
+                continue
+            folder = Path(os.path.realpath(path.parent))
+            own = len(folder.parts) > 3 and not any(k == folder or folder in k.parents for k in kept)
+            hide = folder if own else path
+            if hide not in found:
+                found.append(hide)
     return found
 
 

@@ -28,8 +28,18 @@ def test_the_sockets_the_environment_names(tmp_path: Path) -> None:
     environ = {"SSH_AUTH_SOCK": f"{tmp_path}/agent", "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/bus,guid=1;"
                "unix:abstract=/tmp/dbus-x", "DOCKER_HOST": f"unix://{tmp_path}/docker",
                "GPG_AGENT_INFO": f"{tmp_path}/gpg:42:1", "PULSE_SERVER": "tcp:localhost", "PATH": "/usr/bin"}
-    assert socket_paths(environ) == [tmp_path / n for n in ("agent", "gpg", "bus", "docker")]
+    # tmp_path holds a path to keep (as HOME would): each socket alone is hidden, never the folder
+    assert socket_paths(environ, keep=[tmp_path / "home"]) == [tmp_path / n for n in ("agent", "gpg", "bus", "docker")]
     assert socket_paths({"SSH_AUTH_SOCK": f"{tmp_path}/gone"}) == []
+
+
+def test_a_socket_in_a_folder_of_its_own_hides_the_folder(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".1password").mkdir(parents=True)
+    (home / ".1password" / "agent.sock").write_text("")
+    (home / "agent.sock").write_text("")
+    assert socket_paths({"SSH_AUTH_SOCK": f"{home}/.1password/agent.sock"}, keep=[home]) == [home / ".1password"]
+    assert socket_paths({"SSH_AUTH_SOCK": f"{home}/agent.sock"}, keep=[home]) == [home / "agent.sock"]
 
 
 def test_a_program_under_tmp_shows_its_prefix_never_tmp_itself() -> None:

@@ -102,12 +102,16 @@ def test_a_project_file_cannot_lower_the_sandbox_the_global_config_asks_for(repo
 
 
 def test_sockets_under_run_and_those_the_environment_names_are_unreachable(repo, home, run_socket):  # type: ignore[no-untyped-def]
-    agent_sock, bus = home / "ssh-agent.sock", home / "bus"  # HOME is readable: only the hiding stops these
+    agent_dir, bus = home / ".agent", home / "bus"  # HOME is readable: only the hiding stops these
+    agent_dir.mkdir()
+    (agent_dir / "keys.txt").write_text("the agent's other files")
+    agent_sock = agent_dir / "agent.sock"
     servers = [_listening(agent_sock), _listening(bus), _listening("\0strawpot-test-abstract-" + str(os.getpid()))]
     try:
         proc = run(repo.root, home, "start", "--headless", "--sandbox", "bwrap", "--task",
                    f"try:connect:{run_socket} then try:connect:{agent_sock} then try:connect:{bus} "
-                   f"then try:connect:@strawpot-test-abstract-{os.getpid()} then env:SSH_AUTH_SOCK",
+                   f"then try:connect:@strawpot-test-abstract-{os.getpid()} then try:read:{agent_dir}/keys.txt "
+                   "then env:SSH_AUTH_SOCK then env:DBUS_SESSION_BUS_ADDRESS",
                    STRAWPOT_SANDBOX_NETWORK="off", SSH_AUTH_SOCK=str(agent_sock),
                    DBUS_SESSION_BUS_ADDRESS=f"unix:path={bus},guid=0")
     finally:
@@ -115,7 +119,8 @@ def test_sockets_under_run_and_those_the_environment_names_are_unreachable(repo,
             server.close()
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("refused connect") == 4 and "connected" not in proc.stdout, proc.stdout
-    assert str(agent_sock) not in proc.stdout.replace(f"try:connect:{agent_sock}", "")  # SSH_AUTH_SOCK not passed
+    assert "refused read: [Errno 2]" in proc.stdout and "other files" not in proc.stdout  # its folder is hidden
+    assert str(agent_sock) not in proc.stdout and str(bus) not in proc.stdout  # nor passed in the environment
 
 
 def test_with_network_on_abstract_sockets_and_sockets_in_readable_folders_stay_reachable(repo, home):  # type: ignore[no-untyped-def]
