@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.binding import Binder, BindingError, Problem
 from orchestrator.envvars import EnvValues, package_needs
 from orchestrator.staging import StagingError
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
+
+if TYPE_CHECKING:
+    from orchestrator.sandbox import SandboxSettings
+
+_MISSING = 'for p; do [ -e "$p" ] || printf "%s\\n" "$p"; done'  # prints each argument that does not exist
 
 
 @dataclass
@@ -64,3 +74,30 @@ def check_sandbox(setting: str, kind: str) -> dict[str, Any]:
         report.update(problem=exc.message, fix=exc.hint or "", ok=kind != "bwrap")
     report["bwrap_works"] = not report["problem"]
     return report
+
+
+def check_confined(reports: list[AgentReport], binder: Binder, sandbox: SandboxSettings, project_dir: Path,
+                   state_dir: Path, environ: Mapping[str, str]) -> None:
+    """With the session's sandbox on: each program an agent may run (its wrapper, its path params, its tools)
+    must show inside a run's walls, as `start` would need it; one problem for each that does not."""
+    from orchestrator.run import programs_of, run_walls
+    from orchestrator.sandbox_paths import exposed
+
+    home = Path(environ["HOME"]) if environ.get("HOME") else None
+    for report in reports:
+        try:
+            runtime = binder.runtime(report.agent)
+        except (StagingError, BindingError, UsageError):
+            continue  # reported by check_agents
+        programs = programs_of(runtime, binder.stager.tools_of(report.agent))
+        found = [str(p) if os.sep in str(p) else shutil.which(str(p), path=environ.get("PATH")) for p in programs]
+        paths = [path for path in found if path]  # a tool not on PATH is check_agents' problem
+        walls = run_walls(sandbox, home, project_dir, project_dir, state_dir).plus(
+            readable=exposed(programs, environ.get("PATH")))
+        probe = subprocess.run(sandbox.sandbox.command(["sh", "-c", _MISSING, "sh", *paths], walls, project_dir),
+                               capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL, env=dict(environ))
+        for missing in probe.stdout.splitlines():
+            report.problems.append(Problem(
+                report.agent, f"{missing} is hidden inside the sandbox ({sandbox.setting} = {sandbox.kind!r}), so "
+                "`strawpot start` cannot run it", "move it out of the hidden path, or list its folder in "
+                "[sandbox] writable"))

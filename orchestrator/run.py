@@ -36,6 +36,7 @@ from orchestrator.outcome import (
 from orchestrator.policy import Delegator, Denial, Policy, check_delegation
 from orchestrator.runtime import AgentProcess, BuildRequest, RuntimeFailure, WrapperRuntime
 from orchestrator.sandbox import Confined, SandboxSettings, Walls, denials
+from orchestrator.sandbox_paths import bwrap_failure, exposed, git_folders, project_files
 from orchestrator.session import (
     CANCELLED,
     FAILED,
@@ -88,7 +89,25 @@ def read_result(workspace: Path, log_tail: str) -> str:
         return (workspace / RESULT_FILE).read_text(encoding="utf-8").rstrip("\n")
     except FileNotFoundError:
         lines = [line for line in log_tail.splitlines() if line.strip()]
-        return lines[-1] if lines else ""
+        return bwrap_failure(log_tail) or (lines[-1] if lines else "")
+
+
+def run_walls(sandbox: SandboxSettings, home: Path | None, working_dir: Path, project_dir: Path, state_dir: Path,
+              socket: Path | None = None) -> Walls:
+    """The walls of every agent of a run: writable the working tree and the Denden socket; read-only in it the
+    installed packages, the repository's git folders (hooks, config: what the user's next git command runs) and
+    the project files (what confines the next run), in every isolation mode."""
+    protected = (state_dir, *git_folders(working_dir), *git_folders(project_dir),
+                 *project_files(project_dir, working_dir))
+    return sandbox.walls(home, writable=(working_dir, *([socket] if socket else [])), readable=(project_dir,),
+                         protected=protected)
+
+
+def programs_of(runtime: WrapperRuntime, tools: Sequence[str]) -> list[str | Path]:
+    """What an agent may run besides its wrapper's command: its wrapper, the params whose value is an absolute path
+    (`python = "/tmp/x/.venv/bin/python"`) and the tools it declares."""
+    params = [value for value in runtime.config.values() if isinstance(value, str) and os.path.isabs(value)]
+    return [runtime.wrapper, *params, *tools]
 
 
 class Run:
@@ -136,8 +155,7 @@ class Run:
         workspace and the Denden socket (`project_dir/.strawpot` stays read-only), secrets under HOME hidden."""
         home = self.base_env.get("HOME")
         self.sandbox = sandbox
-        self.walls = sandbox.walls(Path(home) if home else None, writable=(self.project_dir, *([socket] if socket else [])),
-                                   readable=(project_dir,), protected=(state_dir,))
+        self.walls = run_walls(sandbox, Path(home) if home else None, self.project_dir, project_dir, state_dir, socket)
         self.session.sandbox = sandbox.record(self.walls)
 
     @property
@@ -184,9 +202,12 @@ class Run:
             session_id="" if again else record.session_id, resume=record.session_id if again else "",
             role=role,
         )
+        # What it runs must show inside the walls wherever it lives (a venv or a tool under /tmp)
+        seen = exposed(programs_of(runtime, self.stager.tools_of(runtime.name)), env.get("PATH")) \
+            if self.sandbox.confined else []
         try:
-            live.process = runtime.spawn(request, env, attach=attach,
-                                         confined=Confined(self.sandbox.sandbox, self.walls.plus(writable=[workspace])))
+            live.process = runtime.spawn(request, env, attach=attach, confined=Confined(
+                self.sandbox.sandbox, self.walls.plus(writable=[workspace], readable=seen)))
         except RuntimeFailure as exc:
             self._end(live, FAILED, None, error=str(exc))
             raise

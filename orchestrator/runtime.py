@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.sandbox import UNCONFINED, Confined
+from orchestrator.sandbox_paths import bwrap_failure, exposed
 from strawpot.model.wrapper import BuildOutputError, BuildRequest, LaunchSpec, parse_build_output
 
 __all__ = ["AgentProcess", "BuildRequest", "LaunchSpec", "RuntimeFailure", "WrapperRuntime", "start_process"]
@@ -60,7 +61,7 @@ class WrapperRuntime:
         except OSError as exc:
             raise RuntimeFailure(f"{self.name}: cannot run wrapper {self.wrapper}: {exc.strerror or exc}") from None
         if proc.returncode != 0:
-            tail = proc.stderr.strip()[-500:]
+            tail = bwrap_failure(proc.stderr) or proc.stderr.strip()[-500:]
             raise RuntimeFailure(f"{self.name}: wrapper build exited with code {proc.returncode}: {tail}")
         try:
             return parse_build_output(proc.stdout, request.working_dir)
@@ -79,6 +80,8 @@ def start_process(spec: LaunchSpec, env: Mapping[str, str], workspace: Path, *, 
                   confined: Confined = UNCONFINED) -> AgentProcess:
     """Start `spec.cmd` with `env` and, over it, the variables the wrapper's `build` asked for."""
     workspace.mkdir(parents=True, exist_ok=True)
+    # the program the wrapper named must show inside the walls wherever it lives (a venv under /tmp)
+    confined = confined.seeing(exposed(spec.cmd[:1], {**env, **spec.env}.get("PATH")))
     log_path = workspace / LOG_FILE
     with open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log_fh:
         out = None if attach else log_fh

@@ -2,7 +2,7 @@
 
 A `Sandbox` is one mechanism (`NoSandbox`, `BwrapSandbox`; macOS `sandbox-exec` or a container engine would each
 be one more class). `Walls` say what a confined process may touch: paths it may write, paths that must stay
-readable under the private `/tmp`, paths hidden outright, paths kept read-only inside a writable one, and
+readable under the private `/tmp` and `/run`, paths hidden outright, paths kept read-only inside a writable one, and
 whether it has a network. The environment is the caller's: the sandbox never builds one of its own.
 """
 
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from orchestrator.sandbox_paths import name_service_files, own_dirs, socket_paths
 from strawpot.model.errors import MissingToolError, UsageError
 
 if TYPE_CHECKING:
@@ -33,16 +34,16 @@ PROBE_TIMEOUT = 10.0
 
 @dataclass(frozen=True)
 class Walls:
-    """What a confined process may touch; everything else is read-only (and `/tmp` is its own)."""
+    """What a confined process may touch; everything else is read-only (and `/tmp` and `/run` are its own)."""
 
     writable: tuple[Path, ...] = ()
-    readable: tuple[Path, ...] = ()  # re-exposed read-only where the private /tmp would cover them
+    readable: tuple[Path, ...] = ()  # re-exposed read-only where the private /tmp or /run would cover them
     hidden: tuple[Path, ...] = ()
     protected: tuple[Path, ...] = ()  # read-only even inside a writable path (the project's .strawpot)
     network: bool = True
 
-    def plus(self, *, writable: Sequence[Path] = ()) -> Walls:
-        return replace(self, writable=(*self.writable, *writable))
+    def plus(self, *, writable: Sequence[Path] = (), readable: Sequence[Path] = ()) -> Walls:
+        return replace(self, writable=(*self.writable, *writable), readable=(*self.readable, *readable))
 
 
 class Sandbox(Protocol):
@@ -103,7 +104,9 @@ class BwrapSandbox:
         self.check()
         assert self.path is not None
         args = [self.path, "--die-with-parent", "--unshare-all", *(["--share-net"] if walls.network else []),
-                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        for own in own_dirs():  # /tmp and /run of its own: no host socket (ssh-agent, docker, D-Bus) shows there
+            args += ["--tmpfs", str(own)]
         for path, how in mounts(walls):
             if how == "hide":
                 args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
@@ -117,8 +120,8 @@ class BwrapSandbox:
 def mounts(walls: Walls) -> list[tuple[Path, str]]:
     """The mounts to make, shallowest first so a deeper one wins: re-exposed, writable, protected, hidden.
 
-    Paths that do not exist are left out (there is nothing to expose or hide); each is resolved, so a
-    symlink cannot point a wall elsewhere.
+    Paths that do not exist are left out (there is nothing to expose or hide), and so is a path to show again
+    that lies in a hidden one; each is resolved, so a symlink cannot point a wall elsewhere.
     """
     order = {"ro": 0, "rw": 1, "protect": 2, "hide": 3}
     found: dict[Path, str] = {}
@@ -127,6 +130,9 @@ def mounts(walls: Walls) -> list[tuple[Path, str]]:
         for raw in paths:
             if os.path.lexists(raw):
                 found[Path(os.path.realpath(raw))] = how
+    hidden = [path for path, how in found.items() if how == "hide"]
+    found = {path: how for path, how in found.items()  # nothing is shown again from inside a hidden path
+             if how != "ro" or not any(h in path.parents for h in hidden)}
     ranked = sorted(found.items(), key=lambda item: (len(item[0].parts), order[item[1]]))
     return [(path, "ro" if how == "protect" else how) for path, how in ranked]
 
@@ -152,8 +158,11 @@ class SandboxSettings:
     def walls(self, home: Path | None, *, writable: Sequence[Path] = (), readable: Sequence[Path] = (),
               protected: Sequence[Path] = ()) -> Walls:
         """The walls of one process: `writable` and the user's writable paths; the secrets of `home` hidden."""
-        hidden = [*([home / name for name in HIDDEN_IN_HOME] if home is not None else []), *config_dirs()]
-        return Walls(writable=(*writable, *self.writable), readable=(*readable, *([home] if home else [])),
+        kept = (*writable, *readable, *self.writable, *([home] if home else []))
+        hidden = [*([home / name for name in HIDDEN_IN_HOME] if home is not None else []), *config_dirs(),
+                  *socket_paths(os.environ, keep=kept)]
+        return Walls(writable=(*writable, *self.writable),
+                     readable=(*readable, *([home] if home else []), *name_service_files()),
                      hidden=(*hidden, *self.hidden), protected=tuple(protected), network=self.network)
 
     def record(self, walls: Walls | None = None) -> dict[str, Any]:
@@ -239,6 +248,10 @@ class Confined:
 
     def command(self, argv: Sequence[str], cwd: Path | str | None = None) -> list[str]:
         return self.sandbox.command(argv, self.walls, None if cwd is None else Path(cwd))
+
+    def seeing(self, readable: Sequence[Path]) -> Confined:
+        """The same walls with `readable` shown read-only too."""
+        return replace(self, walls=self.walls.plus(readable=readable)) if readable else self
 
 
 UNCONFINED = Confined()

@@ -158,6 +158,11 @@ class Stager:
             found.append(pkg)
         return [f"{p.kind.value}:{p.name}@{p.version}" for p in found]
 
+    def tools_of(self, agent: str) -> list[str]:
+        """The names of the tools (`metadata.strawpot.tools`) the locked `agent` declares it runs."""
+        locked = self.lock.get(Kind.AGENT, agent)
+        return [tool.name for tool in locked.tools] if locked is not None else []
+
     def bin_dirs(self, role: str, agent: str, os_name: str | None = None) -> list[Path]:
         """The folders of the installed packages staged for `role` played by `agent` that hold a program (`bin`)
         for `os_name`: skills first (in staging order), then the role, its delegatable roles, the agent.

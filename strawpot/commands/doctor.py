@@ -24,8 +24,9 @@ def command(project: Path | None, as_json: bool) -> None:
     import os
 
     from orchestrator.binding import Binder
-    from orchestrator.doctor import check_agents, check_sandbox
+    from orchestrator.doctor import check_agents, check_confined, check_sandbox
     from orchestrator.envvars import EnvValues
+    from orchestrator.sandbox import session_sandbox
     from orchestrator.staging import Stager
     from strawpot.config_files import config_path, load_settings
     from strawpot.model.installed import InstalledTree
@@ -42,6 +43,9 @@ def command(project: Path | None, as_json: bool) -> None:
     reports = check_agents(binder, env, str(config_path()))
     sandboxes = [check_sandbox(f"[{key.split('.')[0]}] sandbox", settings.get(key))
                  for key in ("session.sandbox", "scripts.sandbox")]
+    confined = session_sandbox(settings)
+    if confined.confined and sandboxes[0]["bwrap_works"]:
+        check_confined(reports, binder, confined, the_project.dir, the_project.tree_root, os.environ)
     problems = sum(len(r.problems) for r in reports) + sum(not s["ok"] for s in sandboxes)
     if as_json:
         print_json({"ok": problems == 0, "agents": [r.to_dict() for r in reports], "sandbox": sandboxes})

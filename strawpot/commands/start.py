@@ -74,6 +74,8 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     settings = load_settings(the_project, {"session.isolation": ("--isolation", isolation),
                                            "session.merge": ("--merge", merge),
                                            "session.sandbox": ("--sandbox", sandbox)})
+    for overruled in settings.overruled:
+        click.echo(f"warning: {overruled}", err=True)
     prepared = prepare(the_project, settings, role=role, cli_agent=runtime, params=parse_assignments(params),
                        saved_env=settings.saved_env())
     from orchestrator.projects import record_use

@@ -196,6 +196,7 @@ class Settings:
     agents: dict[str, dict[str, Value]] = field(default_factory=dict)
     env_tables: dict[tuple[Kind, str], dict[str, Value]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    overruled: list[str] = field(default_factory=list)  # project values that would have lowered the sandbox
     layers: dict[tuple[str, str], Value] = field(default_factory=dict)  # (key, layer) -> what that layer said
     tokens: Tokens = field(default_factory=Tokens)
 
@@ -236,7 +237,40 @@ def layered(sources: Iterable[Source]) -> Settings:
             _fold_file(settings, source)
         else:
             _fold_flat(settings, source)
+    _keep_floors(settings)
+    settings.warnings.extend(settings.overruled)
     return settings
+
+
+# What a project file may raise but never lower below the user's own layers (the global config; the environment
+# and flags are above the project anyway): a cloned repository, or an agent that edited strawpot.toml, must not
+# unconfine the next run. Each key's values, weakest first.
+NEVER_LOWERED = {"session.sandbox": ("none", "bwrap"), "scripts.sandbox": ("none", "bwrap"),
+                 "sandbox.network": ("on", "off"), "scripts.network": ("on", "off")}
+_USER_LAYERS = ("global", "env", "flag")
+
+
+def _keep_floors(settings: Settings) -> None:
+    """A project value weaker than the global config's gives way to it; the project's `[sandbox] hidden` adds to
+    the global list; its `[sandbox] writable` is ignored when the user's own layers ask for the sandbox."""
+    for key, order in NEVER_LOWERED.items():
+        mine, floor = settings.values[key], settings.in_layer(key, "global")
+        if mine.origin.layer == "project" and floor is not None and order.index(floor.value) > order.index(mine.value):
+            settings.values[key] = floor
+            settings.overruled.append(f"{mine.origin.where}: {key} = {mine.value!r} is ignored: a project file cannot "
+                                     f"lower the {floor.value!r} of the global config ({floor.origin.where})")
+    hidden, floor = settings.values["sandbox.hidden"], settings.in_layer("sandbox.hidden", "global")
+    if hidden.origin.layer == "project" and floor is not None:
+        settings.values["sandbox.hidden"] = replace(hidden, value=(*floor.value, *(
+            p for p in hidden.value if p not in floor.value)))
+    writable = settings.values["sandbox.writable"]
+    asked = any((v := settings.in_layer("session.sandbox", layer)) is not None and v.value != "none"
+                for layer in _USER_LAYERS)
+    if writable.origin.layer == "project" and writable.value and asked:
+        settings.values["sandbox.writable"] = settings.in_layer("sandbox.writable", "global") or settings.in_layer(
+            "sandbox.writable", "default") or writable
+        settings.overruled.append(f"{writable.origin.where}: sandbox.writable is ignored: a project file cannot "
+                                 "widen the sandbox your own config, environment or flags ask for")
 
 
 def _fold_file(settings: Settings, source: Source) -> None:

@@ -26,6 +26,15 @@ def test_deeper_mounts_come_later_so_they_win(tmp_path: Path) -> None:
                      ("home/.netrc", "hide"), ("proj/.strawpot/ws", "rw")]  # missing ones (~/.aws ...) left out
 
 
+def test_nothing_inside_a_hidden_path_is_shown_again(tmp_path: Path) -> None:
+    p = tree(tmp_path)
+    inside = p["home/.ssh"] / "keys" / "bin"
+    inside.mkdir(parents=True)
+    walls = SandboxSettings("bwrap").walls(p["home"], readable=(inside, p["proj"]))
+    shown = {path for path, how in mounts(walls) if how == "ro"}
+    assert inside not in shown and p["proj"] in shown and p["home"] in shown
+
+
 def test_the_bwrap_argv(tmp_path: Path) -> None:
     p = tree(tmp_path)
     sandbox = BwrapSandbox()
