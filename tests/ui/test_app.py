@@ -372,3 +372,22 @@ def test_a_cancel_that_hangs_is_one_line_not_a_500(project: Path, tmp_path: Path
                            headers={"origin": BASE})
     assert response.status_code == 409 and response.text == (
         "`strawpot cancel` did not finish in 0.5 s; see `strawpot sessions`")
+
+
+@pytest.mark.parametrize(("method", "path", "form"), [
+    ("GET", "{p}/runs/run1%00x", {}),
+    ("GET", "{p}/runs/run1%00x/events", {}),
+    ("GET", "{p}/memory?q=a%00b", {}),
+    ("POST", "{p}/runs/run1%00x/cancel", {}),
+    ("POST", "{p}/runs/run1/cancel", {"agent": "impl-2\x00"}),
+    ("POST", "{p}/start", {"task": "echo:x\x00y"}),
+    ("POST", "{p}/runs/run1/resume", {"task": "go on", "agent\x00": "lead-1"}),
+])
+def test_a_nul_byte_in_a_run_id_or_a_form_field_is_a_one_line_400(project: Path, tmp_path: Path, method: str,
+                                                                   path: str, form: dict[str, str]) -> None:
+    client = _client(project, command=_recording_strawpot(tmp_path, 0))
+    response = client.request(method, path.format(p=_p(project)), data={"csrf": csrf_token(SECRET), **form}
+                              if method == "POST" else None, headers={"origin": BASE})
+    assert response.status_code == 400, response.text
+    assert "NUL" in response.text and "\n" not in response.text.strip()
+    assert not (tmp_path / "argv.json").exists()  # nothing was run
