@@ -391,3 +391,49 @@ def test_a_nul_byte_in_a_run_id_or_a_form_field_is_a_one_line_400(project: Path,
     assert response.status_code == 400, response.text
     assert "NUL" in response.text and "\n" not in response.text.strip()
     assert not (tmp_path / "argv.json").exists()  # nothing was run
+
+
+def _recording_browser(tmp_path: Path) -> Path:
+    """A `$BROWSER` that records what it was given and, for a file, its mode, its folder's mode and its text."""
+    script = tmp_path / "browser.py"
+    script.write_text(f"#!{sys.executable}\n"
+                      "import json, os, pathlib, sys, urllib.parse\n"
+                      "arg = sys.argv[1]\n"
+                      "seen = {'argv': sys.argv[1:]}\n"
+                      "if arg.startswith('file:'):\n"
+                      "    page = pathlib.Path(urllib.parse.unquote(urllib.parse.urlparse(arg).path))\n"
+                      "    seen |= {'mode': page.stat().st_mode & 0o777, 'folder_mode': page.parent.stat().st_mode"
+                      " & 0o777, 'text': page.read_text(), 'page': str(page)}\n"
+                      f"pathlib.Path({str(tmp_path / 'browser.json')!r}).write_text(json.dumps(seen))\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_the_browser_is_given_a_private_redirect_file_not_the_secret(project: Path, tmp_path: Path) -> None:
+    # Any local user reads a process's command line (/proc/PID/cmdline): the browser's must not hold the secret.
+    import os
+    import urllib.request
+
+    env = {**os.environ, "STRAWPOT_DATA_DIR": str(tmp_path / "data"), "BROWSER": str(_recording_browser(tmp_path))}
+    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "ui", "--project", str(project)],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        match = re.search(r"(http://127\.0\.0\.1:\d+\S*\?token=(\S+))", proc.stderr.readline())
+        assert match, "no URL printed"
+        url, token = match.groups()
+        record = tmp_path / "browser.json"
+        deadline = time.monotonic() + 30
+        while not record.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        seen = json.loads(record.read_text())
+        assert all(token not in arg for arg in seen["argv"]), seen["argv"]
+        assert (seen["mode"], seen["folder_mode"]) == (0o600, 0o700)
+        assert f'content="0;url={url}"' in seen["text"] and f'href="{url}"' in seen["text"]
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        with browser.open(url, timeout=10) as page:  # the URL it redirects to opens the UI
+            assert "run1" in page.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert not Path(seen["page"]).parent.exists()  # removed when the UI stops
