@@ -62,23 +62,35 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
 @command.command("list")
 @json_option
 def list_schedules(as_json: bool) -> None:
-    """Every schedule with its next fire time."""
-    from orchestrator.schedules import ScheduleStore, default_data_dir, next_fire
+    """Every schedule with its next fire time, or why it does not fire (a name or cron edited by hand)."""
+    from orchestrator.schedules import (
+        ScheduleError,
+        ScheduleStore,
+        check_name,
+        default_data_dir,
+        next_fire,
+        shown_name,
+    )
 
     now = datetime.now(UTC)
     rows = []
     for s in ScheduleStore(default_data_dir()).list():
-        upcoming = next_fire(s, now)
+        try:
+            check_name(s.name)
+            upcoming, problem = next_fire(s, now), None
+        except ScheduleError as exc:  # this one does not fire; the others are listed all the same
+            upcoming, problem = None, str(exc)
         rows.append({"name": s.name, "cron": s.cron, "timezone": s.timezone, "project": str(s.project),
                      "role": s.role, "task": s.task, "params": s.params, "overlap": s.overlap,
-                     "next_fire": upcoming.isoformat() if upcoming else None})
+                     "next_fire": upcoming.isoformat() if upcoming else None, "problem": problem})
     if as_json:
         print_json({"schedules": rows})
         return
-    width = max((len(str(row["name"])) for row in rows), default=0)
+    width = max((len(shown_name(str(row["name"]))) for row in rows), default=0)
     for row in rows:
-        click.echo(f"{str(row['name']):<{width}}  {row['cron']} ({row['timezone']})  next {row['next_fire'] or 'never'}  "
-                   f"in {row['project']}  {row['role']}: {terminal_safe(str(row['task']))}")
+        when = f"does not fire: {row['problem']}" if row["problem"] else f"next {row['next_fire'] or 'never'}"
+        click.echo(f"{shown_name(str(row['name'])):<{width}}  {terminal_safe(str(row['cron']))} ({row['timezone']})  "
+                   f"{terminal_safe(when)}  in {row['project']}  {row['role']}: {terminal_safe(str(row['task']))}")
 
 
 @command.command("remove")

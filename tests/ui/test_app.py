@@ -437,3 +437,23 @@ def test_the_browser_is_given_a_private_redirect_file_not_the_secret(project: Pa
         proc.terminate()
         proc.wait(timeout=10)
     assert not Path(seen["page"]).parent.exists()  # removed when the UI stops
+
+
+def test_the_schedules_page_flags_a_stored_bad_name_or_cron_per_schedule(project: Path) -> None:
+    from datetime import UTC, datetime
+
+    from orchestrator.schedules import Schedule, ScheduleStore
+
+    store = ScheduleStore(project.parent / "data")
+    store.add(Schedule(name="good", cron="0 9 * * *", project=project, role="r", task="t",
+                       created=datetime(2026, 1, 1, tzinfo=UTC)))
+    raw = json.loads((store.data_dir / "schedules.json").read_text())  # then edited by hand
+    good = raw["schedules"][0]
+    raw["schedules"] += [{**good, "name": "nightly\n"}, {**good, "name": "tick", "cron": "* * * * * *"}]
+    (store.data_dir / "schedules.json").write_text(json.dumps(raw))
+    page = _client(project).get("/schedules").text
+    cells = re.findall(r"<tr><td>([^<]*)</td>.*?</tr>", page, re.S)
+    assert cells == ["good", "nightly\\n", "tick"], cells
+    assert "does not fire: invalid schedule name &#39;nightly\\n&#39;" in page
+    assert "does not fire: invalid cron expression &#39;* * * * * *&#39;: use five fields" in page
+    assert page.count("does not fire") == 2
