@@ -32,6 +32,7 @@ from orchestrator.schedules import (
 )
 from orchestrator.session import State, load_session, new_run_id
 from strawpot.model.display import terminal_safe
+from strawpot.model.fs import open_nofollow
 from strawpot.model.layout import Project
 from strawpot.model.plural import count
 from strawpot.model.settings import SCHEMA
@@ -63,7 +64,8 @@ class SchedulerLock:
     def acquire(self) -> int | None:
         """Take the lock: None when taken, else the pid of the process holding it (0 if it cannot be read)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+", encoding="ascii")  # noqa: SIM115 - held open for the scheduler's life
+        # Not through a link planted in the data folder (its target was truncated); held open for the scheduler's life.
+        fh = os.fdopen(open_nofollow(self.path, os.O_RDWR | os.O_CREAT), "r+", encoding="ascii")
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

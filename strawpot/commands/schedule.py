@@ -172,6 +172,8 @@ def serve() -> None:
     Holds scheduler.lock in the data folder: a second scheduler exits 1 naming the pid that holds it. Fires
     missed while nothing served follow the `schedule.catch_up` setting (docs/schedules.md).
     """
+    import errno
+
     from orchestrator.interrupts import sigterm_as_interrupt
     from orchestrator.scheduler import Scheduler, SchedulerLock, held_message
     from orchestrator.schedules import ScheduleStore, default_data_dir
@@ -182,7 +184,13 @@ def serve() -> None:
     store = ScheduleStore(default_data_dir())
     catch_up = str(load_settings().get("schedule.catch_up"))
     lock = SchedulerLock(store.data_dir)
-    if (holder := lock.acquire()) is not None:
+    try:
+        holder = lock.acquire()
+    except OSError as exc:  # a link or a FIFO planted as the lock file; a data folder that cannot be written
+        planted = exc.errno in (errno.ELOOP, errno.EINVAL)
+        raise StrawpotError(f"cannot lock {lock.path}: {exc.strerror or exc}",
+                            hint="remove it (no scheduler runs while it is there)" if planted else None) from None
+    if holder is not None:
         raise StrawpotError(f"{held_message(holder, store.data_dir)}: stop it first")
     scheduler = Scheduler(store, catch_up=catch_up)
     click.echo(f"serving {count(len(store.list()), 'schedule')} from {store.data_dir} (catch_up = {catch_up}); "
