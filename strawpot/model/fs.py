@@ -67,14 +67,18 @@ def current_umask() -> int:
 
 @contextlib.contextmanager
 def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on `path` (created if missing) for the block."""
+    """Hold an exclusive advisory lock on `path` (created if missing, never through a link: see open_nofollow) for
+    the block."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:

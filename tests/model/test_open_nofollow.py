@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from strawpot.model.fs import current_umask, open_nofollow
+from strawpot.model.fs import current_umask, file_lock, open_nofollow
 
 
 def test_a_link_and_a_fifo_are_refused_saying_which(tmp_path: Path) -> None:
@@ -36,3 +36,12 @@ def test_a_regular_file_opens_untruncated_and_a_missing_one_is_made(tmp_path: Pa
     os.close(open_nofollow(tmp_path / "new", os.O_RDWR | os.O_CREAT, 0o600))
     assert (tmp_path / "new").stat().st_mode & 0o777 == 0o600 & ~current_umask()
 
+
+
+def test_file_lock_takes_no_link_and_makes_nothing_where_one_points(tmp_path: Path) -> None:
+    (tmp_path / ".lock").symlink_to(tmp_path / "made-by-the-lock")  # planted where a lock file goes
+    with pytest.raises(OSError, match="a symbolic link, not followed"), file_lock(tmp_path / ".lock"):
+        pass
+    assert not (tmp_path / "made-by-the-lock").exists()
+    with file_lock(tmp_path / "real.lock"):
+        assert (tmp_path / "real.lock").is_file()
