@@ -33,11 +33,14 @@ class ScheduleRow:
 
 def _row(store: ScheduleStore, schedule: Schedule, project: ProjectView, now: datetime) -> ScheduleRow:
     try:
-        check_name(schedule.name)  # a stored name edited by hand (or taken by an older strawpot) never fires
-        upcoming = next_fire(schedule, now)
-        shown = upcoming.strftime("%Y-%m-%d %H:%M %Z") if upcoming else "never"
+        check_name(schedule.name)  # a stored name edited by hand (or taken by an older strawpot): no history either
     except ScheduleError as exc:
         return ScheduleRow(schedule, project, f"does not fire: {exc}", "-", "-", None)
+    try:
+        upcoming = next_fire(schedule, now)
+        shown = upcoming.strftime("%Y-%m-%d %H:%M %Z") if upcoming else "never"
+    except ScheduleError as exc:  # its cron, edited by hand: its past fires are still shown
+        shown = f"does not fire: {exc}"
     try:
         history = settle(store, schedule.name, now)  # runs a stopped scheduler left `running` get their end
     except ScheduleError as exc:  # its history file is unreadable: that row says so
