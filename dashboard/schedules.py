@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from dashboard.site import ProjectView, Site
 from orchestrator.scheduler import settle
-from orchestrator.schedules import Schedule, ScheduleError, ScheduleStore, next_fire
+from orchestrator.schedules import Schedule, ScheduleError, ScheduleStore, check_name, next_fire, shown_name
 from orchestrator.session import load_session
 
 
@@ -25,13 +25,22 @@ class ScheduleRow:
     last_run: str | None  # the run page's URL when that run exists in the project
     last_error: str = ""  # the history's one line on why that fire failed, if it says
 
+    @property
+    def name(self) -> str:
+        """The schedule's name on one line (a stored one with a newline shows it escaped)."""
+        return shown_name(self.schedule.name)
+
 
 def _row(store: ScheduleStore, schedule: Schedule, project: ProjectView, now: datetime) -> ScheduleRow:
     try:
+        check_name(schedule.name)  # a stored name edited by hand (or taken by an older strawpot): no history either
+    except ScheduleError as exc:
+        return ScheduleRow(schedule, project, f"does not fire: {exc}", "-", "-", None)
+    try:
         upcoming = next_fire(schedule, now)
         shown = upcoming.strftime("%Y-%m-%d %H:%M %Z") if upcoming else "never"
-    except ScheduleError as exc:
-        shown = str(exc)
+    except ScheduleError as exc:  # its cron, edited by hand: its past fires are still shown
+        shown = f"does not fire: {exc}"
     try:
         history = settle(store, schedule.name, now)  # runs a stopped scheduler left `running` get their end
     except ScheduleError as exc:  # its history file is unreadable: that row says so

@@ -6,6 +6,7 @@ import hmac
 import secrets
 from collections.abc import Awaitable, Callable
 
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
@@ -37,7 +38,8 @@ def _same(a: str, b: str) -> bool:
 
 async def check(request: Request, secret: str,
                 call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-    """403 unless the request carries the secret; state changes also need the CSRF token and our Origin."""
+    """403 unless the request carries the secret; state changes also need the CSRF token and our Origin. 400 for
+    a NUL byte in the URL or a form field, which no page takes and no file name or argument may hold."""
     token = request.query_params.get("token")
     cookie = cookie_name(request.url.port)
     if token is not None and _same(token, secret) and request.method in SAFE_METHODS:
@@ -47,6 +49,8 @@ async def check(request: Request, secret: str,
         return _harden(response)
     if not _same(request.cookies.get(cookie, ""), secret):
         return _harden(PlainTextResponse("forbidden: open the URL `strawpot ui` printed", status_code=403))
+    if where := _nul_in_url(request):
+        return _harden(_bad_request(where))
     if request.method not in SAFE_METHODS:
         origin = request.headers.get("origin", "")
         expected = f"{request.url.scheme}://{request.headers.get('host', '')}"
@@ -55,7 +59,28 @@ async def check(request: Request, secret: str,
         sent = str(form.get("csrf", "")) or request.headers.get("x-csrf-token", "")
         if not origin or not _same(origin, expected) or not _same(sent, csrf_token(secret)):
             return _harden(PlainTextResponse("forbidden: missing CSRF token or foreign Origin", status_code=403))
+        if where := _nul_in_form(form):
+            return _harden(_bad_request(where))
     return _harden(await call_next(request))
+
+
+def _nul_in_url(request: Request) -> str:
+    """Where the URL holds a NUL byte ("" if nowhere): no run id, ask id or search has one, and a path or an
+    argument that does cannot be opened or run (Python refuses it with a ValueError)."""
+    if "\0" in request.url.path:
+        return "the URL's path"
+    return next((f"the query parameter {name!r}" for name, value in request.query_params.multi_items()
+                 if "\0" in name or "\0" in value), "")
+
+
+def _nul_in_form(form: FormData) -> str:
+    """The form field holding a NUL byte, in its name or its text ("" if none)."""
+    return next((f"the form field {name!r}" for name, value in form.multi_items()
+                 if "\0" in name or (isinstance(value, str) and "\0" in value)), "")
+
+
+def _bad_request(where: str) -> Response:
+    return PlainTextResponse(f"bad request: {where} holds a NUL byte", status_code=400)
 
 
 def _harden(response: Response) -> Response:

@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -23,11 +24,15 @@ from orchestrator.schedules import (
     ScheduleError,
     ScheduleRun,
     ScheduleStore,
+    check_name,
     last_fire,
     next_fire,
+    shown_name,
+    valid_name,
 )
 from orchestrator.session import State, load_session, new_run_id
 from strawpot.model.display import terminal_safe
+from strawpot.model.fs import open_nofollow
 from strawpot.model.layout import Project
 from strawpot.model.plural import count
 from strawpot.model.settings import SCHEMA
@@ -59,7 +64,8 @@ class SchedulerLock:
     def acquire(self) -> int | None:
         """Take the lock: None when taken, else the pid of the process holding it (0 if it cannot be read)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+", encoding="ascii")  # noqa: SIM115 - held open for the scheduler's life
+        # Not through a link planted in the data folder (its target was truncated); held open for the scheduler's life.
+        fh = os.fdopen(open_nofollow(self.path, os.O_RDWR | os.O_CREAT), "r+", encoding="ascii")
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -230,7 +236,7 @@ class Scheduler:
         self._cursor: dict[str, datetime] = {}
         self._queued: set[str] = set()
         self._threads: list[threading.Thread] = []
-        self._warned: set[str] = set()
+        self._warned: set[tuple[str, str]] = set()  # (schedule, problem) said already
         self._guard = threading.Lock()
 
     def say(self, line: str) -> None:
@@ -249,19 +255,27 @@ class Scheduler:
         # a schedule removed and added again under its name owes nothing from before it was added
         return max(self._cursor[schedule.name], created) if created else self._cursor[schedule.name]
 
+    def left_out(self, schedule: Schedule, problem: ScheduleError) -> None:
+        """Say (once per problem) why `schedule` does not fire; the other schedules go on."""
+        if (schedule.name, str(problem)) in self._warned:
+            return
+        self._warned.add((schedule.name, str(problem)))
+        shown = shown_name(schedule.name)
+        how = "" if valid_name(schedule.name) else f" (`strawpot schedule remove {shlex.quote(shown)}` removes it)"
+        self.say(f"schedule {shown}: {problem}; it does not fire until fixed{how}")
+
     def due(self, now: datetime) -> list[Due]:
         """Every schedule with a fire time in (its cursor, now]: fire for the latest if it is on time (or catch_up
         is `latest`); the older ones are missed. A schedule that cannot be read is said once and left out."""
         found = []
         for schedule in self.store.list():
             try:
+                check_name(schedule.name)
                 since = self._since(schedule, now)
                 times, latest = _fire_times(schedule, since, now)
                 before = last_fire(schedule, latest - timedelta(microseconds=1)) if latest else None
             except ScheduleError as exc:
-                if schedule.name not in self._warned:
-                    self._warned.add(schedule.name)
-                    self.say(f"schedule {schedule.name}: {exc}; it does not fire until fixed")
+                self.left_out(schedule, exc)
                 continue
             if latest is None:
                 continue
@@ -288,16 +302,24 @@ class Scheduler:
         recorded = []
         self._threads = [t for t in self._threads if t.is_alive()]
         for due in self.due(now):
-            name = due.schedule.name
-            self._cursor[name] = due.at
-            if due.missed:
-                more = " or more" if due.missed > MISSED_LIMIT else ""
-                why = (f"{count(due.missed, 'fire time')}{more} passed while no scheduler ran "
-                       f"(catch_up = {self.catch_up})")
-                recorded.append(self._record(ScheduleRun(name, None, now, MISSED, scheduled_for=due.missed_last,
-                                                         error=why)))
-            if due.fire:
-                recorded += self._start(due.schedule, due.at, now)
+            try:
+                recorded += self._act(due, now)
+            except ScheduleError as exc:  # its history became unreadable since `due` read it
+                self.left_out(due.schedule, exc)
+        return recorded
+
+    def _act(self, due: Due, now: datetime) -> list[ScheduleRun]:
+        name = due.schedule.name
+        self._cursor[name] = due.at
+        recorded = []
+        if due.missed:
+            more = " or more" if due.missed > MISSED_LIMIT else ""
+            why = (f"{count(due.missed, 'fire time')}{more} passed while no scheduler ran "
+                   f"(catch_up = {self.catch_up})")
+            recorded.append(self._record(ScheduleRun(name, None, now, MISSED, scheduled_for=due.missed_last,
+                                                     error=why)))
+        if due.fire:
+            recorded += self._start(due.schedule, due.at, now)
         return recorded
 
     def _record(self, run: ScheduleRun) -> ScheduleRun:
@@ -394,7 +416,7 @@ class Scheduler:
         while not self._stop.is_set():
             try:
                 for schedule in self.store.list():  # entries a stopped scheduler or a killed run left `running`
-                    settle(self.store, schedule.name, self.now())
+                    self._settle(schedule)
                 self.tick()
                 said = ""
                 wake = self.next_wake(self.now())
@@ -404,6 +426,13 @@ class Scheduler:
                     self.say(f"schedules: {problem}")
                 said, wake = problem, POLL
             self.sleep(wake)
+
+    def _settle(self, schedule: Schedule) -> None:
+        try:
+            check_name(schedule.name)
+            settle(self.store, schedule.name, self.now())
+        except ScheduleError as exc:  # one schedule's bad name or history: the others are still settled
+            self.left_out(schedule, exc)
 
     def stop(self) -> None:
         self._stop.set()

@@ -20,7 +20,8 @@ from strawpot.model.fs import atomic_write, file_lock
 
 OVERLAP_POLICIES = ("skip", "queue", "parallel")
 RUNNING = State.RUNNING  # a ScheduleRun's outcome while its session runs; then the session's end state
-_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # whole names only (fullmatch: `$` matches before a newline)
+CRON_FIELDS = "minute hour day-of-month month day-of-week"
 
 
 class ScheduleError(UsageError):
@@ -101,6 +102,8 @@ def last_fire(schedule: Schedule, until: datetime) -> datetime | None:
 
 
 def _step(schedule: Schedule, start: datetime, *, reverse: bool) -> datetime | None:
+    if (fields := len(schedule.cron.split())) != len(CRON_FIELDS.split()):  # cronsim reads a sixth as seconds
+        raise ScheduleError(f"invalid cron expression {schedule.cron!r}: use five fields ({CRON_FIELDS}), not {fields}")
     zone = _zone(schedule.timezone)
     start = start.astimezone(zone) if start.tzinfo else start.replace(tzinfo=zone)
     try:
@@ -111,12 +114,26 @@ def _step(schedule: Schedule, start: datetime, *, reverse: bool) -> datetime | N
         return None
 
 
+def valid_name(name: str) -> bool:
+    return _NAME.fullmatch(name) is not None
+
+
+def check_name(name: str) -> None:
+    """Raise ScheduleError (one line) unless `name` is a schedule's name (stored ones are checked again: an older
+    strawpot took a trailing newline, and schedules.json may be edited by hand)."""
+    if not valid_name(name):
+        raise ScheduleError(f"invalid schedule name {name!r}: use lowercase letters, digits, '.', '_' or '-'")
+
+
+def shown_name(name: str) -> str:
+    """A stored name as one line: itself when valid, else with its control and non-ASCII characters escaped
+    (`nightly\\n`); `remove` takes either form."""
+    return name if valid_name(name) else name.encode("unicode_escape").decode("ascii")
+
+
 def validate(schedule: Schedule, now: datetime) -> None:
     """Raise ScheduleError (one line) if `schedule` cannot be stored."""
-    if not _NAME.match(schedule.name):
-        raise ScheduleError(
-            f"invalid schedule name {schedule.name!r}: use lowercase letters, digits, '.', '_' or '-'"
-        )
+    check_name(schedule.name)
     if schedule.overlap not in OVERLAP_POLICIES:
         raise ScheduleError(f"invalid overlap {schedule.overlap!r}: use one of {', '.join(OVERLAP_POLICIES)}")
     if not schedule.role or not schedule.task:
@@ -158,16 +175,19 @@ class ScheduleStore:
             self._write([*current, schedule])
 
     def remove(self, name: str) -> None:
-        """Delete the schedule `name` (its history stays readable)."""
+        """Delete the schedule `name`, or the one whose invalid stored name `list` shows as `name` (its history
+        stays readable)."""
         with file_lock(self._lock):
             current = self.list()
+            if not any(s.name == name for s in current):
+                name = next((s.name for s in current if shown_name(s.name) == name), name)
             if not any(s.name == name for s in current):
                 raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
             self._write([s for s in current if s.name != name])
 
     def history(self, name: str) -> builtins.list[ScheduleRun]:
         """Every recorded fire of `name`, oldest first."""
-        if not _NAME.match(name):
+        if not valid_name(name):
             raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
         try:
             raw = json.loads((self._history / f"{name}.json").read_text(encoding="utf-8"))

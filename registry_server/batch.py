@@ -3,6 +3,7 @@ checked like single publishes (a dependency may be another member of the batch) 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -34,6 +35,9 @@ MAX_BATCH = 50
 MAX_BATCH_BYTES = MAX_UPLOAD
 """The most bytes one batch body carries (the limit of one single publish: members share it)."""
 _MAX_PARTS = MAX_BATCH * 10 + 4 * MAX_FILES  # every member's fields, and files up to what the bytes allow
+# A member's number: ASCII digits without a leading zero (`str.isdigit` also takes "¹" and "٣", which `int` refuses
+# or reads as another number).
+_INDEX = re.compile(r"0|[1-9][0-9]{0,5}")
 
 
 async def batch(request: Request) -> JSONResponse:
@@ -56,20 +60,24 @@ async def batch(request: Request) -> JSONResponse:
     return JSONResponse({"published": published}, status_code=201)
 
 
+def _index(prefix: str) -> int | None:
+    """The member number a field's `<n>.` prefix names, or None when it is not one."""
+    return int(prefix) if _INDEX.fullmatch(prefix) else None
+
+
 def split(upload: Upload) -> list[tuple[Kind, Upload]]:
     """The members of a batch body, in index order: `<n>.kind` and `<n>.<field>` fields, `<n>.files` parts."""
     members: dict[int, Upload] = {}
     issues = list(upload.issues)
     for name, value in upload.fields.items():
-        index, dot, key = name.partition(".")
-        if not (dot and index.isdigit() and key):
+        prefix, dot, key = name.partition(".")
+        if not (dot and key and (index := _index(prefix)) is not None):
             issues.append(f"form field {name!r}: a batch names every field `<n>.<field>` (`0.slug`, `1.version`)")
             continue
-        members.setdefault(int(index), Upload()).fields[key] = value
+        members.setdefault(index, Upload()).fields[key] = value
     for part in upload.files:
-        prefix = part.form_name.partition(".")[0]
-        if prefix.isdigit():
-            members.setdefault(int(prefix), Upload()).files.append(part)
+        if (index := _index(part.form_name.partition(".")[0])) is not None:
+            members.setdefault(index, Upload()).files.append(part)
     if not members and not issues:
         issues.append("the batch holds no package (send `0.kind`, `0.slug`, `0.version` and `0.files` parts)")
     if len(members) > MAX_BATCH:

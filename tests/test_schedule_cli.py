@@ -59,3 +59,34 @@ def test_a_schedules_file_edited_into_another_shape_is_one_line_exit_2(tmp_path:
         (tmp_path / "data" / "schedule-history" / "a.json").write_text(text)
         assert_clean_failure(run("schedule", "history", "a", cwd=tmp_path, env=env), 2,
                              "cannot read the history of 'a'", "fix or remove")
+
+
+def test_a_name_with_a_newline_or_a_six_field_cron_is_refused_and_a_stored_one_is_flagged_and_removable(
+        tmp_path: Path) -> None:
+    env = {"STRAWPOT_DATA_DIR": str(tmp_path / "data")}
+    add = ("--cron", "0 9 * * *", "--role", "r", "--task", "t")
+    assert_clean_failure(run("schedule", "add", "triage\n", *add, cwd=tmp_path, env=env), 2,
+                         "invalid schedule name 'triage\\n'")
+    assert_clean_failure(run("schedule", "add", "x", "--cron", "* * * * * *", "--role", "r", "--task", "t",
+                             cwd=tmp_path, env=env), 2, "use five fields (minute hour day-of-month month day-of-week)")
+    assert not (tmp_path / "data" / "schedules.json").exists()
+    # Stored by an older strawpot (or by hand): each is flagged in the list, and removable by the name it shows.
+    assert run("schedule", "add", "triage", *add, "--timezone", "UTC", cwd=tmp_path, env=env).returncode == 0
+    raw = json.loads((tmp_path / "data" / "schedules.json").read_text())
+    raw["schedules"] = [{**raw["schedules"][0], "name": "triage\n"},
+                        {**raw["schedules"][0], "name": "tick", "cron": "* * * * * *"}]
+    (tmp_path / "data" / "schedules.json").write_text(json.dumps(raw))
+    listed = run("schedule", "list", cwd=tmp_path, env=env)
+    assert listed.returncode == 0 and listed.stdout.splitlines() == [
+        f"tick      * * * * * * (UTC)  does not fire: invalid cron expression '* * * * * *': use five fields "
+        f"(minute hour day-of-month month day-of-week), not 6  in {tmp_path.resolve()}  r: t",
+        f"triage\\n  0 9 * * * (UTC)  does not fire: invalid schedule name 'triage\\n': use lowercase letters, "
+        f"digits, '.', '_' or '-'  in {tmp_path.resolve()}  r: t"]
+    rows = json.loads(run("schedule", "list", "--json", cwd=tmp_path, env=env).stdout)["schedules"]
+    assert [(r["name"], r["next_fire"], r["problem"].split(":")[0]) for r in rows] == [
+        ("tick", None, "invalid cron expression '* * * * * *'"), ("triage\n", None, "invalid schedule name 'triage\\n'")]
+    assert_clean_failure(run("schedule", "remove", "triage", cwd=tmp_path, env=env), 2, "no schedule named 'triage'")
+    removed = run("schedule", "remove", "triage\\n", cwd=tmp_path, env=env)  # as `list` shows it
+    assert removed.returncode == 0 and removed.stderr == "Removed schedule triage\\n\n", removed.stderr
+    assert [r["name"] for r in json.loads(run("schedule", "list", "--json", cwd=tmp_path, env=env).stdout)[
+        "schedules"]] == ["tick"]

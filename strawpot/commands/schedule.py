@@ -62,23 +62,35 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
 @command.command("list")
 @json_option
 def list_schedules(as_json: bool) -> None:
-    """Every schedule with its next fire time."""
-    from orchestrator.schedules import ScheduleStore, default_data_dir, next_fire
+    """Every schedule with its next fire time, or why it does not fire (a name or cron edited by hand)."""
+    from orchestrator.schedules import (
+        ScheduleError,
+        ScheduleStore,
+        check_name,
+        default_data_dir,
+        next_fire,
+        shown_name,
+    )
 
     now = datetime.now(UTC)
     rows = []
     for s in ScheduleStore(default_data_dir()).list():
-        upcoming = next_fire(s, now)
+        try:
+            check_name(s.name)
+            upcoming, problem = next_fire(s, now), None
+        except ScheduleError as exc:  # this one does not fire; the others are listed all the same
+            upcoming, problem = None, str(exc)
         rows.append({"name": s.name, "cron": s.cron, "timezone": s.timezone, "project": str(s.project),
                      "role": s.role, "task": s.task, "params": s.params, "overlap": s.overlap,
-                     "next_fire": upcoming.isoformat() if upcoming else None})
+                     "next_fire": upcoming.isoformat() if upcoming else None, "problem": problem})
     if as_json:
         print_json({"schedules": rows})
         return
-    width = max((len(str(row["name"])) for row in rows), default=0)
+    width = max((len(shown_name(str(row["name"]))) for row in rows), default=0)
     for row in rows:
-        click.echo(f"{str(row['name']):<{width}}  {row['cron']} ({row['timezone']})  next {row['next_fire'] or 'never'}  "
-                   f"in {row['project']}  {row['role']}: {terminal_safe(str(row['task']))}")
+        when = f"does not fire: {row['problem']}" if row["problem"] else f"next {row['next_fire'] or 'never'}"
+        click.echo(f"{shown_name(str(row['name'])):<{width}}  {terminal_safe(str(row['cron']))} ({row['timezone']})  "
+                   f"{terminal_safe(when)}  in {row['project']}  {row['role']}: {terminal_safe(str(row['task']))}")
 
 
 @command.command("remove")
@@ -160,6 +172,8 @@ def serve() -> None:
     Holds scheduler.lock in the data folder: a second scheduler exits 1 naming the pid that holds it. Fires
     missed while nothing served follow the `schedule.catch_up` setting (docs/schedules.md).
     """
+    import errno
+
     from orchestrator.interrupts import sigterm_as_interrupt
     from orchestrator.scheduler import Scheduler, SchedulerLock, held_message
     from orchestrator.schedules import ScheduleStore, default_data_dir
@@ -170,7 +184,13 @@ def serve() -> None:
     store = ScheduleStore(default_data_dir())
     catch_up = str(load_settings().get("schedule.catch_up"))
     lock = SchedulerLock(store.data_dir)
-    if (holder := lock.acquire()) is not None:
+    try:
+        holder = lock.acquire()
+    except OSError as exc:  # a link or a FIFO planted as the lock file; a data folder that cannot be written
+        planted = exc.errno in (errno.ELOOP, errno.EINVAL)
+        raise StrawpotError(f"cannot lock {lock.path}: {exc.strerror or exc}",
+                            hint="remove it (no scheduler runs while it is there)" if planted else None) from None
+    if holder is not None:
         raise StrawpotError(f"{held_message(holder, store.data_dir)}: stop it first")
     scheduler = Scheduler(store, catch_up=catch_up)
     click.echo(f"serving {count(len(store.list()), 'schedule')} from {store.data_dir} (catch_up = {catch_up}); "

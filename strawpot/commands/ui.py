@@ -31,12 +31,12 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     The printed URL carries a secret made for this launch; it becomes a cookie, and requests without it are
     refused (403).
     """
-    import webbrowser
-
     import uvicorn
 
     from dashboard.app import create_app, home_path
+    from dashboard.browser import open_in_browser, redirect_file
     from dashboard.security import new_secret
+    from orchestrator.interrupts import sigterm_as_interrupt
     from strawpot.commands._listen import bound_socket
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
@@ -52,8 +52,6 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{sock.getsockname()[1]}{home_path(home)}?token={secret}"
     click.echo(f"StrawPot UI{f' for {home}' if home else ''}: {url}", err=True)
-    if not no_browser:
-        webbrowser.open(url)
     app = create_app(home, secret, settings=project_settings)
     # The one scheduler fires schedules while the UI runs, if no `schedule serve` holds its lock.
     from orchestrator.scheduler import serve_in_background
@@ -63,7 +61,15 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     serve_in_background(default_data_dir(), str(load_settings().get("schedule.catch_up")),
                         lambda line: click.echo(line, err=True))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    server.run(sockets=[sock])
+    # The browser gets a private file that redirects to the URL: its command line is readable by every user.
+    # SIGTERM ends the UI as Ctrl-C does (uvicorn raises it again once it has stopped), so the file goes too.
+    try:
+        with sigterm_as_interrupt(), redirect_file(url) as page:
+            if not no_browser:
+                open_in_browser(page)
+            server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        click.echo("stopped the UI", err=True)
 
 
 def project_settings(project_dir: Path) -> Settings:

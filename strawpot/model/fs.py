@@ -1,10 +1,12 @@
-"""Crash-safe file writes and the per-project file lock."""
+"""Crash-safe file writes, the per-project file lock, and opening a file without following a planted link."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,11 +67,34 @@ def current_umask() -> int:
 
 @contextlib.contextmanager
 def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on `path` (created if missing) for the block."""
+    """Hold an exclusive advisory lock on `path` (created if missing, never through a link: see open_nofollow) for
+    the block."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:
+    """Open `path` as a regular file, refusing a symbolic link at its last component (O_NOFOLLOW) and anything
+    but a regular file (a FIFO, a device): OSError, whose strerror says which. Never truncates unless `flags`
+    asks (O_TRUNC). Returns the descriptor (close-on-exec; O_NONBLOCK, so a FIFO cannot hang the open)."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and os.path.islink(path):
+            raise OSError(errno.ELOOP, "a symbolic link, not followed", str(path)) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

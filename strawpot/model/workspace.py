@@ -79,11 +79,22 @@ def read_table(data: dict[str, Any], where: Path) -> WorkspaceTable | None:
 
 
 def member_dirs(root: Path, table: WorkspaceTable, where: Path) -> list[Path]:
-    """The folders the member globs name, minus the excluded, in sorted order; a glob naming no folder is an error."""
+    """The folders the member globs name, minus the excluded, in sorted order; a glob naming no folder is an error,
+    and so is a member that leads out of the workspace (a link, or a folder under a link, to elsewhere)."""
     dirs, empty = expand_members(root, list(table.members), list(table.exclude))
     if empty:
         raise UsageError(f"{where}: workspace member glob {empty[0]!r} matches no folder under {root}",
                          hint="fix the glob or remove it from [workspace] members")
+    real_root = root.resolve()
+    # A cloned repository's link must not make `publish --workspace` upload a folder of the user's.
+    outside = [(d, real) for d in dirs if not (real := d.resolve()).is_relative_to(real_root)]
+    if outside:
+        (first, real), more = outside[0], len(outside) - 1
+        also = f" (and {count(more, 'other member')})" if more else ""
+        raise UsageError(f"{where}: workspace member {first.relative_to(root).as_posix()} leads to {real}, outside "
+                         f"the workspace {root}{also}",
+                         hint="a member is a folder of the workspace itself: replace the link by the folder, or "
+                              "add it to [workspace] exclude")
     return dirs
 
 

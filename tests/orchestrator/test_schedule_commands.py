@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.scheduler import serve_in_background
 from orchestrator.schedules import Schedule, ScheduleStore
 
 pytestmark = pytest.mark.e2e
@@ -237,3 +238,19 @@ def test_ctrl_c_on_run_stops_the_session_and_the_history_says_so(project, env, t
     assert proc.returncode == 130 and "Traceback" not in err, err
     [run] = history("slow", env, tmp_path)
     assert (run["outcome"], run["exit_code"]) == ("interrupted", 130)
+
+
+def test_a_symlinked_scheduler_lock_is_refused_in_one_line_and_its_target_kept(env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    precious = tmp_path / "precious.txt"  # what a link planted in the data folder points at
+    precious.write_text("a file of the user's\n")
+    (tmp_path / "data").mkdir()
+    lock = tmp_path / "data" / "scheduler.lock"
+    lock.symlink_to(precious)
+    served = cli("schedule", "serve", env=env, cwd=tmp_path)
+    assert served.returncode == 1 and served.stderr.splitlines() == [
+        f"error: cannot lock {lock}: a symbolic link, not followed",
+        "hint: remove it (no scheduler runs while it is there)"], served.stderr
+    said: list[str] = []
+    assert serve_in_background(tmp_path / "data", "none", said.append) is None  # the UI's scheduler
+    assert said == [f"schedules: cannot lock {lock}: a symbolic link, not followed; this UI does not fire them"]
+    assert precious.read_text() == "a file of the user's\n" and lock.is_symlink()

@@ -282,3 +282,43 @@ def test_a_history_that_cannot_be_written_is_said_and_the_scheduler_goes_on(stor
     scheduler.serve()  # the `strawpot ui` thread: it must not die of it
     assert clock.slept == [30.0, 30.0]
     assert len(said) == 1 and said[0].startswith("schedules: ") and "Is a directory" in said[0], said
+
+
+def test_a_bad_stored_name_or_cron_or_a_corrupt_history_stops_only_its_own_schedule(project, store) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    for name in ("good", "torn"):
+        store.add(_schedule(project.root, name=name))
+    torn = store.data_dir / "schedule-history" / "torn.json"
+    torn.parent.mkdir(parents=True)
+    torn.write_text("{not json")
+    raw = json.loads((store.data_dir / "schedules.json").read_text())  # edited by hand, or by an older strawpot
+    good = raw["schedules"][0]
+    raw["schedules"] += [{**good, "name": "Bad Name"}, {**good, "name": "nightly\n"},
+                         {**good, "name": "every-second", "cron": "* * * * * *"}]
+    (store.data_dir / "schedules.json").write_text(json.dumps(raw))
+    clock = Clock(T0 + timedelta(hours=1, seconds=2))  # 09:00:02: every one of them is due
+    said: list[str] = []
+    scheduler = Scheduler(store, now=clock, say=said.append)
+
+    def sleep(seconds: float) -> None:
+        clock.sleep(seconds)
+        if len(clock.slept) == 2:
+            scheduler.stop()
+
+    scheduler.sleep = sleep
+    scheduler.serve()
+    scheduler.wait_idle()
+    [fired] = store.history("good")
+    assert fired.outcome == "succeeded"
+    assert torn.read_text() == "{not json"  # left for the user to fix, not overwritten
+    problems = [line for line in said if not line.startswith("schedule good: ")]
+    assert sorted(problems) == [  # each said once, in one line, the others firing all the same
+        "schedule Bad Name: invalid schedule name 'Bad Name': use lowercase letters, digits, '.', '_' or '-'; it "
+        "does not fire until fixed (`strawpot schedule remove 'Bad Name'` removes it)",
+        "schedule every-second: invalid cron expression '* * * * * *': use five fields (minute hour day-of-month "
+        "month day-of-week), not 6; it does not fire until fixed",
+        "schedule nightly\\n: invalid schedule name 'nightly\\n': use lowercase letters, digits, '.', '_' or '-'; "
+        "it does not fire until fixed (`strawpot schedule remove 'nightly\\n'` removes it)",
+        f"schedule torn: cannot read the history of 'torn': Expecting property name enclosed in double quotes: "
+        f"line 1 column 2 (char 1); fix or remove {torn}; it does not fire until fixed",
+    ], said

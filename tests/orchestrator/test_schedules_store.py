@@ -66,6 +66,10 @@ def test_next_fire_honours_the_schedule_zone() -> None:
         (_schedule(cron="0 0 30 2 *"), "invalid cron expression .0 0 30 2 ..: Bad day-of-month"),
         (_schedule(tz="Mars/Olympus"), "unknown timezone"),
         (_schedule(name="Bad Name"), "invalid schedule name"),
+        (_schedule(name="triage\n"), "invalid schedule name 'triage\\\\n'"),  # `$` alone matches before a newline
+        (_schedule(name="tri\x1bage"), "invalid schedule name"),
+        (_schedule(cron="* * * * * *"), r"invalid cron expression '\* \* \* \* \* \*': use five fields .minute hour "
+                                       r"day-of-month month day-of-week., not 6"),  # cronsim reads 6 as seconds
     ],
 )
 def test_bad_schedules_are_refused_with_one_line(schedule: Schedule, message: str) -> None:

@@ -197,3 +197,28 @@ def test_pinning_keeps_every_other_byte() -> None:
     pinned = pin_dependencies(text, Kind.ROLE, {(Kind.SKILL, "x"): "1.2.0", (Kind.ROLE, "x"): "3.0.0"})
     assert pinned == text.replace("- 'x'  # mine", "- 'x==1.2.0'  # mine").replace(
         "      roles:\r\n        - x\r\n", "      roles:\r\n        - x==3.0.0\r\n")
+
+
+@pytest.mark.parametrize("linked", ["skills/ws-secret", "skills"])
+def test_a_member_that_is_a_link_out_of_the_workspace_is_named_and_nothing_is_sent(
+    ws: Path, to_registry: Registry, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, linked: str
+) -> None:
+    outside = tmp_path / "elsewhere"  # a folder of the user's that a cloned repository points a member at
+    shutil.copytree(ws / "skills", outside)
+    secret = outside / "ws-secret" / "SKILL.md"
+    secret.parent.mkdir()
+    secret.write_text((outside / "ws-notes" / "SKILL.md").read_text().replace("name: ws-notes", "name: ws-secret"))
+    if linked == "skills":
+        shutil.rmtree(ws / "skills")
+        (ws / "skills").symlink_to(outside)
+    else:
+        (ws / linked).symlink_to(outside / "ws-secret")
+    monkeypatch.chdir(ws)
+    first, also = ("ws-notes", " (and 1 other member)") if linked == "skills" else ("ws-secret", "")
+    for args in (("publish", "--workspace"), ("workspace", "list")):
+        code, out, err = run(capsys, *args)
+        assert code == 2 and out == ""
+        assert err.splitlines()[0] == (f"error: {ws / 'strawpot.toml'}: workspace member skills/{first} leads to "
+                                       f"{outside / first}, outside the workspace {ws}{also}"), err
+    assert versions(to_registry.url, "skills", "ws-secret") == versions(to_registry.url, "skills", "ws-notes") == []

@@ -12,7 +12,7 @@ from registry_server import SQLiteStorage
 from registry_server import batch as batch_module
 from registry_server.storage.backends import StorageSpec, open_storage
 from tests._services import Postgres
-from tests.registry_server._helpers import Api, role, skill
+from tests.registry_server._helpers import Api, batch_body, role, skill
 
 _fresh = itertools.count(1)
 
@@ -133,3 +133,14 @@ def pg_schema(pg: Postgres) -> str:
     with psycopg.connect(pg.url(), autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {name}".encode())
     return pg.url(options=f"-csearch_path%3D{name}")
+
+
+@pytest.mark.parametrize("index", ["¹", "٣", "0x1", "+1", " 1", "01"])
+def test_a_field_index_that_is_not_plain_ascii_digits_is_a_400_naming_it(api: Api, index: str) -> None:
+    body = batch_body([("skill", skill("notes"))])
+    body["data"][f"{index}.kind"] = "skill"  # `str.isdigit` says yes to "¹", which `int` then refuses
+    body["files"].append((f"{index}.files", ("extra.md", b"x", "application/octet-stream")))
+    answer = api.client.post("/api/v1/batch", **body, headers=api.auth(api.alice))
+    assert answer.status_code == 400, answer.text
+    assert f"form field {index + '.kind'!r}: a batch names every field `<n>.<field>`" in answer.json()["error"]
+    assert nothing_published(api)

@@ -372,3 +372,88 @@ def test_a_cancel_that_hangs_is_one_line_not_a_500(project: Path, tmp_path: Path
                            headers={"origin": BASE})
     assert response.status_code == 409 and response.text == (
         "`strawpot cancel` did not finish in 0.5 s; see `strawpot sessions`")
+
+
+@pytest.mark.parametrize(("method", "path", "form"), [
+    ("GET", "{p}/runs/run1%00x", {}),
+    ("GET", "{p}/runs/run1%00x/events", {}),
+    ("GET", "{p}/memory?q=a%00b", {}),
+    ("POST", "{p}/runs/run1%00x/cancel", {}),
+    ("POST", "{p}/runs/run1/cancel", {"agent": "impl-2\x00"}),
+    ("POST", "{p}/start", {"task": "echo:x\x00y"}),
+    ("POST", "{p}/runs/run1/resume", {"task": "go on", "agent\x00": "lead-1"}),
+])
+def test_a_nul_byte_in_a_run_id_or_a_form_field_is_a_one_line_400(project: Path, tmp_path: Path, method: str,
+                                                                   path: str, form: dict[str, str]) -> None:
+    client = _client(project, command=_recording_strawpot(tmp_path, 0))
+    response = client.request(method, path.format(p=_p(project)), data={"csrf": csrf_token(SECRET), **form}
+                              if method == "POST" else None, headers={"origin": BASE})
+    assert response.status_code == 400, response.text
+    assert "NUL" in response.text and "\n" not in response.text.strip()
+    assert not (tmp_path / "argv.json").exists()  # nothing was run
+
+
+def _recording_browser(tmp_path: Path) -> Path:
+    """A `$BROWSER` that records what it was given and, for a file, its mode, its folder's mode and its text."""
+    script = tmp_path / "browser.py"
+    script.write_text(f"#!{sys.executable}\n"
+                      "import json, os, pathlib, sys, urllib.parse\n"
+                      "arg = sys.argv[1]\n"
+                      "seen = {'argv': sys.argv[1:]}\n"
+                      "if arg.startswith('file:'):\n"
+                      "    page = pathlib.Path(urllib.parse.unquote(urllib.parse.urlparse(arg).path))\n"
+                      "    seen |= {'mode': page.stat().st_mode & 0o777, 'folder_mode': page.parent.stat().st_mode"
+                      " & 0o777, 'text': page.read_text(), 'page': str(page)}\n"
+                      f"pathlib.Path({str(tmp_path / 'browser.json')!r}).write_text(json.dumps(seen))\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_the_browser_is_given_a_private_redirect_file_not_the_secret(project: Path, tmp_path: Path) -> None:
+    # Any local user reads a process's command line (/proc/PID/cmdline): the browser's must not hold the secret.
+    import os
+    import urllib.request
+
+    env = {**os.environ, "STRAWPOT_DATA_DIR": str(tmp_path / "data"), "BROWSER": str(_recording_browser(tmp_path))}
+    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "ui", "--project", str(project)],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        match = re.search(r"(http://127\.0\.0\.1:\d+\S*\?token=(\S+))", proc.stderr.readline())
+        assert match, "no URL printed"
+        url, token = match.groups()
+        record = tmp_path / "browser.json"
+        deadline = time.monotonic() + 30
+        while not record.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        seen = json.loads(record.read_text())
+        assert all(token not in arg for arg in seen["argv"]), seen["argv"]
+        assert (seen["mode"], seen["folder_mode"]) == (0o600, 0o700)
+        assert f'content="0;url={url}"' in seen["text"] and f'href="{url}"' in seen["text"]
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        with browser.open(url, timeout=10) as page:  # the URL it redirects to opens the UI
+            assert "run1" in page.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert not Path(seen["page"]).parent.exists()  # removed when the UI stops
+
+
+def test_the_schedules_page_flags_a_stored_bad_name_or_cron_per_schedule(project: Path) -> None:
+    from datetime import UTC, datetime
+
+    from orchestrator.schedules import Schedule, ScheduleStore
+
+    store = ScheduleStore(project.parent / "data")
+    store.add(Schedule(name="good", cron="0 9 * * *", project=project, role="r", task="t",
+                       created=datetime(2026, 1, 1, tzinfo=UTC)))
+    raw = json.loads((store.data_dir / "schedules.json").read_text())  # then edited by hand
+    good = raw["schedules"][0]
+    raw["schedules"] += [{**good, "name": "nightly\n"}, {**good, "name": "tick", "cron": "* * * * * *"}]
+    (store.data_dir / "schedules.json").write_text(json.dumps(raw))
+    page = _client(project).get("/schedules").text
+    cells = re.findall(r"<tr><td>([^<]*)</td>.*?</tr>", page, re.S)
+    assert cells == ["good", "nightly\\n", "tick"], cells
+    assert "does not fire: invalid schedule name &#39;nightly\\n&#39;" in page
+    assert "does not fire: invalid cron expression &#39;* * * * * *&#39;: use five fields" in page
+    assert page.count("does not fire") == 2
