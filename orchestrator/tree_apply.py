@@ -7,6 +7,10 @@ exact state of every path it will touch (a hard link, else a copy, of each file;
 folder's mode) and writes `journal.json` before the first change, applies, and on any failure restores that
 state. A process killed half-way leaves the journal: `recover` (run by the next `strawpot start` with a
 worktree and by `strawpot sessions --prune`) restores the tree; a journal marked done is only removed.
+
+A journal is only ever read from the run's state folder in the repository's own git folder (which no clone
+carries and no sandboxed agent can write), and `recover` replays it only when it names the working tree it is
+asked about and every path in it is one a merge-back can write (relative, no `..`, nothing under `.git*`).
 """
 
 from __future__ import annotations
@@ -156,30 +160,49 @@ def _apply(g: SafeGit, top: Path, work: Path, todo: Plan, fmt: str) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
-def recover(work: Path) -> str | None:
-    """Finish what a killed `apply` left in `work`: restore the user's tree, or only tidy up; what was done.
-    A merge still going on in a live process (its lock held) is left alone."""
+def recover(work: Path, top: Path) -> str | None:
+    """Finish what a killed `apply` into `top` left in `work`: restore the user's tree, or only tidy up; what
+    was done. A merge still going on in a live process (its lock held), or a journal that names another tree or
+    a path no merge-back writes, is left alone."""
     with open(work.parent / LOCK, "a+b") as held:
         try:
             fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return None
-        return _recover(work)
+        return _recover(work, top)
 
 
-def _recover(work: Path) -> str | None:
+def _recover(work: Path, top: Path) -> str | None:
     try:
         data = json.loads((work / JOURNAL).read_text())
     except (OSError, ValueError):
         if work.is_dir():
             shutil.rmtree(work, ignore_errors=True)  # killed before the journal existed: nothing was touched
         return None
-    top = Path(data["top"])
+    if not _trusted(data, top):
+        return None
     if data.get("state") == "done":
         shutil.rmtree(work, ignore_errors=True)
         return None
     restore(top, work)
     return f"an interrupted merge-back into {top} was undone: its files are as they were before it"
+
+
+def _trusted(data: Any, top: Path) -> bool:
+    """Whether a journal is one `apply` into `top` could have written: its tree, and only paths it writes."""
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+        return False
+    if os.path.realpath(str(data.get("top", ""))) != os.path.realpath(top) or not Path(str(data["top"])).is_absolute():
+        return False
+    return all(isinstance(e, dict) and _writable_path(e.get("path")) and str(e.get("backup", "")).isdigit()
+               and e.get("kind") in ("absent", "dir", "file", "link") for e in data["entries"])
+
+
+def _writable_path(path: Any) -> bool:
+    """A path a merge-back may touch: relative, normal, and no part of it `.git*` (merge.py refuses those)."""
+    if not isinstance(path, str) or not path or path.startswith("/"):
+        return False
+    return all(part not in ("", ".", "..") and not part.lower().startswith(".git") for part in path.split("/"))
 
 
 def restore(top: Path, work: Path) -> None:

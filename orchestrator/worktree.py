@@ -18,12 +18,11 @@ from pathlib import Path
 from orchestrator import repo_guard
 from orchestrator.git import GitFailed, common_dir, git, git_bytes, git_path, repo_top, set_timeout, snapshot
 from orchestrator.isolation import KEPT, MERGED, REMOVED, IsolatedEnv, Merged
-from orchestrator.merge import guard_repo, merge_back, recover_merges, safe_git
+from orchestrator.merge import WORKTREES_DIR, guard_repo, merge_back, recover_merges, safe_git
 from orchestrator.repo_guard import SafeGit
 from strawpot.model.errors import StrawpotError, UsageError
 from strawpot.model.layout import TREE_DIR
 
-WORKTREES_DIR = "strawpot-worktrees"
 BRANCH_PREFIX = "strawpot/"
 _IN_PROGRESS = {"rebase-merge": "rebase", "rebase-apply": "rebase or am", "MERGE_HEAD": "merge",
                 "CHERRY_PICK_HEAD": "cherry-pick", "REVERT_HEAD": "revert", "BISECT_LOG": "bisect"}
@@ -52,7 +51,7 @@ class WorktreeIsolator:
         if top is None:
             raise UsageError(f"{base_dir} is not in a git repository; session isolation 'worktree' needs one",
                              hint="run `git init` and commit your files, or use `--isolation none`")
-        for line in recover_merges(common_dir(top)):
+        for line in recover_merges(common_dir(top), top):
             print(f"warning: {line}", file=sys.stderr)
         if not git(top, "rev-parse", "--verify", "-q", "HEAD", check=False).strip():
             raise UsageError("the git repository has no commit yet; a worktree starts from HEAD",
@@ -65,7 +64,7 @@ class WorktreeIsolator:
         if self.merge_strategy == "pr" and not on_branch:
             raise UsageError("HEAD is detached: a pull request needs a branch to target",
                              hint="check out a branch, or use `--merge patch` or `--merge branch`")
-        if self.merge_strategy != "patch" and _dirty(top, _rel(top, base_dir)):
+        if self.merge_strategy != "patch" and _dirty(top, rel_path(top, base_dir)):
             raise UsageError(f"the working tree has uncommitted changes; `--merge {self.merge_strategy}` builds "
                              "the session from commits only", hint="commit or stash them, or use `--merge patch`, "
                              "which carries them into the session's worktree")
@@ -75,7 +74,7 @@ class WorktreeIsolator:
     def create(self, session_id: str, base_dir: Path) -> IsolatedEnv:
         top = repo_top(base_dir)
         assert top is not None, "check() refuses a folder outside a repository"
-        rel = _rel(top, base_dir)
+        rel = rel_path(top, base_dir)
         branch = branch_name(session_id)
         if _has_branch(top, branch):
             raise UsageError(f"git branch {branch} already exists",
@@ -131,7 +130,7 @@ class WorktreeIsolator:
         """Remove the worktree; the branch too unless a merge kept it on purpose (`branch`, `pr`, refusals)."""
         top, path, branch = Path(env.info["repo"]), Path(env.info["path"]), str(env.info["branch"])
         if "common" in env.info:
-            recover_merges(Path(str(env.info["common"])))
+            recover_merges(Path(str(env.info["common"])), top)
         safe = SafeGit(Path(str(env.info["common"])), top) if "common" in env.info else None
 
         def run(*args: str) -> None:
@@ -197,7 +196,8 @@ def _git_path(top: Path, name: str) -> Path:
     return found if found.is_absolute() else top / found
 
 
-def _rel(top: Path, base_dir: Path) -> str:
+def rel_path(top: Path, base_dir: Path) -> str:
+    """Where `base_dir` is in the working tree at `top` ("" at its top)."""
     with contextlib.suppress(ValueError):
         rel = base_dir.resolve().relative_to(top).as_posix()
         return "" if rel == "." else rel

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,6 +62,15 @@ def current_umask() -> int:
     current = os.umask(0o022)
     os.umask(current)
     return current
+
+
+def owned_folder(path: Path) -> bool:
+    """Whether `path` is a real folder (not a link to one) owned by this user: one strawpot may have made."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
 
 
 @contextlib.contextmanager
