@@ -350,7 +350,7 @@ class Launch:
         stopped = self.run.shutdown()
         self.server.stop()
         self.end_isolation(state)
-        self.session.finish(State.FAILED if self.merged.failed else state, exit_code)
+        self.session.finish(State.FAILED if self.merged.work_lost else state, exit_code)
         return stopped
 
     def end_isolation(self, state: str) -> None:

@@ -104,6 +104,9 @@ def test_a_conflicting_patch_leaves_the_users_tree_untouched_and_keeps_the_branc
     assert (root / "README.md").read_text() == "the user's edit during the run"
     assert not (root / "other.txt").exists()
     record = the_run(repo)
+    # its work did not come back: the run failed, and nothing said `succeeded` first
+    assert record["state"] == "failed" and "succeeded" not in proc.stderr
+    assert f"run {record['run_id']} failed (exit code 3)" in proc.stderr
     branch = record["isolation"]["branch"]
     assert branch in branches(root) and record["isolation"]["state"] == "kept"
     assert git(root, "show", f"{branch}:README.md") == "the agent's edit"
