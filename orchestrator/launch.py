@@ -26,6 +26,7 @@ from orchestrator.memory import DEFAULT_PROMPT_BYTES
 from orchestrator.memory_providers import GuardedMemory, open_memory
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
+from orchestrator.run_token import drop_token, save_token
 from orchestrator.runtime import RuntimeFailure
 from orchestrator.sandbox import SandboxSettings, session_sandbox
 from orchestrator.server import DendenServer
@@ -297,6 +298,8 @@ class Launch:
             raise
         run.denden_addr = session.denden_addr = server.address
         run.denden_token = server.token
+        if server.token:  # for `strawpot cancel` from another process
+            save_token(session.directory, server.token)
         listen = server.listen
         run.confine(prepared.sandbox, project.dir, project.tree_root,
                     listen.path if isinstance(listen, UnixSocket) else None)
@@ -349,6 +352,7 @@ class Launch:
         """Stop everything; a succeeded run's work is merged back (`self.merged` says how), any other is kept."""
         stopped = self.run.shutdown()
         self.server.stop()
+        drop_token(self.session.directory)
         self.end_isolation(state)
         self.session.finish(State.FAILED if self.merged.work_lost else state, exit_code)
         return stopped
