@@ -33,6 +33,7 @@ from orchestrator.server import DendenServer
 from orchestrator.session import PAUSED, STOPPED_EXIT_CODE, Session, State, command_exit_code
 from orchestrator.staging import Stager, StagingError
 from orchestrator.tmux import forget_own_socket
+from orchestrator.worktree import WorktreeIsolator, reopened
 from strawpot.model.child_env import EnvPolicy
 from strawpot.model.errors import IntegrityFailure, MissingToolError, StrawpotError, UsageError
 from strawpot.model.installed import InstalledTree
@@ -213,8 +214,12 @@ def reopened_env(session: Session, base_dir: Path) -> IsolatedEnv:
     if not session.isolation or session.isolation.get("kind", "none") == NoIsolation.name:
         return NoIsolation().create(session.run_id, base_dir)
     env = IsolatedEnv.from_dict(session.isolation)
-    if env.state not in (ACTIVE, KEPT) or not env.working_dir.is_dir():
+    if env.state not in (ACTIVE, KEPT) or env.kind != WorktreeIsolator.name:
         raise UsageError(f"the worktree of run {session.run_id} is gone ({env.state}); it cannot be resumed",
+                         hint="start a new run")
+    env = reopened(env, session.run_id, base_dir)  # where it is, from git: the record may be forged
+    if not env.working_dir.is_dir():
+        raise UsageError(f"the worktree of run {session.run_id} has no {env.info['rel']}; it cannot be resumed",
                          hint="start a new run")
     env.state = ACTIVE
     return env

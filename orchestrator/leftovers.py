@@ -27,7 +27,7 @@ from orchestrator.merge import WORKTREES_DIR, recover_merges
 from orchestrator.orphans import owner_alive
 from orchestrator.repo_guard import SafeGit
 from orchestrator.session import PRIVATE_FILE, RUN_ID_RE, RUNNING, SESSION_FILE, load_session
-from orchestrator.worktree import branch_name, rel_path
+from orchestrator.worktree import branch_name, registered, rel_path
 from strawpot.model.fs import atomic_write, owned_folder
 from strawpot.model.layout import TREE_DIR
 from strawpot.model.plural import count
@@ -87,7 +87,7 @@ def find(sessions_root: Path, project_dir: Path) -> list[Leftover]:
         return []
     common = common_dir(top)
     g = SafeGit(common, top)
-    registered = _registered(g)
+    listed = registered(g)
     rel = rel_path(top, project_dir)
     found = []
     for run_dir in sorted(sessions_root.iterdir()):
@@ -96,7 +96,7 @@ def find(sessions_root: Path, project_dir: Path) -> list[Leftover]:
         data = load_session(sessions_root, run_dir.name)
         if data is None or data.get("run_id") != run_dir.name or not ended_with_worktree(data):
             continue
-        leftover = _leftover(g, top, common, run_dir.name, data, registered, rel)
+        leftover = _leftover(g, top, common, run_dir.name, data, listed, rel)
         if leftover is not None:
             found.append(leftover)
     return found
@@ -140,7 +140,7 @@ def mark_removed(sessions_root: Path, run_id: str) -> None:
     atomic_write(sessions_root / run_id / SESSION_FILE, json.dumps(data, indent=2) + "\n", mode=PRIVATE_FILE)
 
 
-def _leftover(g: SafeGit, top: Path, common: Path, run_id: str, data: dict[str, Any], registered: set[str],
+def _leftover(g: SafeGit, top: Path, common: Path, run_id: str, data: dict[str, Any], listed: set[str],
               rel: str) -> Leftover | None:
     path = common / WORKTREES_DIR / run_id
     branch = branch_name(run_id)
@@ -153,7 +153,7 @@ def _leftover(g: SafeGit, top: Path, common: Path, run_id: str, data: dict[str, 
     if worktree is not None:
         if not owned_folder(worktree) or not owned_folder(path.parent):
             refused = f"{path} is not a folder of yours (a link, or another user's); remove it by hand"
-        elif os.path.realpath(path) not in registered:
+        elif os.path.realpath(path) not in listed:
             refused = f"{path} is not a worktree git knows of; remove it by hand"
     found = Leftover(run_id, top, common, worktree, branch if has_branch else None, never_ended, refused=refused)
     if refused:
@@ -162,11 +162,6 @@ def _leftover(g: SafeGit, top: Path, common: Path, run_id: str, data: dict[str, 
     changed = _changed_files(common, worktree, data["isolation"].get("base_tree"), branch, rel) \
         if worktree is not None and path.is_dir() else 0
     return Leftover(run_id, top, common, worktree, found.branch, never_ended, commits, changed)
-
-
-def _registered(g: SafeGit) -> set[str]:
-    listed = g.text("worktree", "list", "--porcelain", "-z", check=False).split("\0")
-    return {os.path.realpath(item[len("worktree "):]) for item in listed if item.startswith("worktree ")}
 
 
 def _has_branch(g: SafeGit, branch: str) -> bool:

@@ -20,7 +20,9 @@ from orchestrator.git import GitFailed, common_dir, git, git_bytes, git_path, re
 from orchestrator.isolation import KEPT, MERGED, REMOVED, IsolatedEnv, Merged
 from orchestrator.merge import WORKTREES_DIR, guard_repo, merge_back, recover_merges, safe_git
 from orchestrator.repo_guard import SafeGit
+from orchestrator.session import RUN_ID_RE
 from strawpot.model.errors import StrawpotError, UsageError
+from strawpot.model.fs import owned_folder
 from strawpot.model.layout import TREE_DIR
 
 BRANCH_PREFIX = "strawpot/"
@@ -148,6 +150,33 @@ class WorktreeIsolator:
         if "state_dir" in env.info:
             shutil.rmtree(str(env.info["state_dir"]), ignore_errors=True)
         env.state = MERGED if env.state == MERGED else REMOVED
+
+
+def registered(g: SafeGit) -> set[str]:
+    """The real paths of the repository's worktrees, as `git worktree list` names them."""
+    listed = g.text("worktree", "list", "--porcelain", "-z", check=False).split("\0")
+    return {os.path.realpath(item[len("worktree "):]) for item in listed if item.startswith("worktree ")}
+
+
+def reopened(recorded: IsolatedEnv, run_id: str, base_dir: Path) -> IsolatedEnv:
+    """A recorded worktree environment (`strawpot resume`) with every path and the branch computed from the
+    real repository, never taken from the record (it sits in a folder a clone or an agent can write).
+
+    UsageError (exit 2) when the run's worktree is not a folder of this user's that git lists.
+    """
+    top = repo_top(base_dir)
+    gone = UsageError(f"the worktree of run {run_id} is gone; it cannot be resumed", hint="start a new run")
+    if top is None or not RUN_ID_RE.fullmatch(run_id):
+        raise gone
+    common = common_dir(top)
+    path = common / WORKTREES_DIR / run_id
+    if not owned_folder(path) or os.path.realpath(path) not in registered(SafeGit(common, top)):
+        raise gone
+    rel = rel_path(top, base_dir)
+    merge = recorded.info.get("merge") if recorded.info.get("merge") in ("patch", "branch", "pr") else "patch"
+    info = {**recorded.info, "path": str(path), "branch": branch_name(run_id), "repo": str(top), "rel": rel,
+            "common": str(common), "state_dir": str(path.parent / f"{run_id}.state"), "merge": merge}
+    return IsolatedEnv(WorktreeIsolator.name, path / rel, info, recorded.state)
 
 
 def _carry_changes(top: Path, path: Path, rel: str) -> None:
