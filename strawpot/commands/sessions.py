@@ -149,9 +149,11 @@ def _json(left: Leftover) -> dict[str, Any]:
 
 
 def _list(runs: list[dict[str, Any]], as_json: bool) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from strawpot.console import new_console
+    from strawpot.model.display import terminal_safe
 
     if as_json:
         print_json({"sessions": [{k: v for k, v in r.items() if k != "agents"} | {"agents": len(r.get("agents", []))}
@@ -165,12 +167,15 @@ def _list(runs: list[dict[str, Any]], as_json: bool) -> None:
         exit_code = r.get("exit_code")
         states = [str(a.get("state", "")) for a in r.get("agents", [])]
         agents = ", ".join(f"{n} {s}" for s in dict.fromkeys(states) if (n := states.count(s))) or "0"
-        table.add_row(str(r.get("run_id")), _when(r.get("started_at")), str(r.get("role", "")), str(r.get("state", "")),
-                      "-" if exit_code is None else str(exit_code), agents, _worktree(r))
+        cells = (str(r.get("run_id")), _when(r.get("started_at")), str(r.get("role", "")), str(r.get("state", "")),
+                 "-" if exit_code is None else str(exit_code), agents, _worktree(r))
+        table.add_row(*(escape(terminal_safe(cell)) for cell in cells))  # a record's text is anyone's: inert
     new_console(stderr=False).print(table)
 
 
 def _show(data: dict[str, Any], as_json: bool, sessions_root: Path) -> None:
+    from strawpot.model.display import terminal_safe
+
     if as_json:
         print_json(data)
         return
@@ -178,9 +183,7 @@ def _show(data: dict[str, Any], as_json: bool, sessions_root: Path) -> None:
              f"(exit code {data.get('exit_code')}), started {_when(data.get('started_at'))}",
              f"worktree: {_worktree(data)}"]
     if data.get("merge_result"):
-        from strawpot.model.display import terminal_safe
-
-        lines.append(terminal_safe(f"merge: {data['merge_result']}"))
+        lines.append(f"merge: {data['merge_result']}")
     lines.append(f"sandbox: {_sandbox(data)}")
     for agent in data.get("agents", []):
         session = f", session {agent['session_id']}" if agent.get("session_id") else ""
@@ -193,7 +196,7 @@ def _show(data: dict[str, Any], as_json: bool, sessions_root: Path) -> None:
     if isinstance(inputs, dict):
         lines.append("inputs:")
         lines += ["  " + line for line in json.dumps(inputs, indent=2, sort_keys=True).splitlines()]
-    click.echo("\n".join(lines))
+    click.echo(terminal_safe("\n".join(lines)))  # a record's text is anyone's: no escape sequence reaches the terminal
 
 
 def _question_lines(run_dir: Path) -> list[str]:

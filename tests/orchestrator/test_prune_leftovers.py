@@ -240,3 +240,19 @@ def test_a_worktree_replaced_by_a_link_is_left_alone(repo: Path, tmp_path: Path)
     assert proc.returncode == 0, proc.stderr
     assert f"left alone: {record['run_id']}: {path} is not a folder of yours" in proc.stderr
     assert (victim / "precious.txt").read_text() == "mine\n" and path.is_symlink()
+
+
+def test_a_forged_records_text_reaches_the_terminal_inert(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    run_id = "run_20260101_000000_dddddd"
+    _write(root / "strawpot.toml", "")
+    _write(root / ".strawpot" / "sessions" / run_id / "session.json", json.dumps({
+        "run_id": run_id, "state": "failed\x1b]0;title\x07", "role": "[bold red]lead[/]\x1b[2J", "started_at": 1.0,
+        "isolation": {"kind": "worktree", "state": "kept", "branch": "strawpot/x\x1b[31m"},
+        "agents": [{"agent_id": "a\x1b[1m", "role": "r", "agent": "x", "state": "failed"}]}))
+    listed = run(root, "sessions")
+    shown = run(root, "sessions", "show", run_id)
+    for proc in (listed, shown):
+        assert proc.returncode == 0, proc.stderr
+        assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "[bold red]lead[/]" in listed.stdout  # shown as written, not taken as markup
