@@ -137,9 +137,10 @@ def test_a_journal_in_the_real_git_folder_that_names_another_tree_or_a_git_path_
     git(root, "commit", "-q", "-m", "first")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    (root / "out").symlink_to(elsewhere, target_is_directory=True)  # a link in the tree, out of it
     state = root / ".git" / "strawpot-worktrees"
     for name, top, path in (("other.state", str(elsewhere), "planted.sh"), ("git.state", str(root), ".git/hooks/pre-push"),
-                            ("up.state", str(root), "../planted.sh")):
+                            ("up.state", str(root), "../planted.sh"), ("link.state", str(root), "out/planted.sh")):
         _write(state / name / "merge" / "journal.json", json.dumps(
             {"version": 1, "top": top, "state": "applying",
              "entries": [{"path": path, "kind": "file", "backup": "0", "mode": 0o755}]}))
