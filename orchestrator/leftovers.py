@@ -32,6 +32,8 @@ from strawpot.model.fs import atomic_write, owned_folder
 from strawpot.model.layout import TREE_DIR
 from strawpot.model.plural import count
 
+UNKNOWN = -1  # `Leftover.changed` when git could not compare the worktree: counted as work
+
 
 @dataclass(frozen=True)
 class Leftover:
@@ -44,14 +46,14 @@ class Leftover:
     branch: str | None  # `strawpot/<run id>`, when it exists
     never_ended: bool  # its strawpot was killed: what the run changed in `.git` is put back first
     commits: int = 0  # commits no other branch, tag or HEAD holds
-    changed: int = 0  # files the worktree changed since the run started
+    changed: int = 0  # files the worktree changed since the run started (UNKNOWN: could not tell)
     refused: str = ""  # why it is left alone ("" when it can be removed)
 
     @property
     def work(self) -> str:
         """The agents' work pruning it would delete ("" when none)."""
-        parts = [*([count(self.commits, "commit")] if self.commits else []),
-                 *([count(self.changed, "changed file")] if self.changed else [])]
+        changed = "changes git could not list" if self.changed == UNKNOWN else count(self.changed, "changed file")
+        parts = [*([count(self.commits, "commit")] if self.commits else []), *([changed] if self.changed else [])]
         return " and ".join(parts)
 
     def describe(self) -> str:
@@ -176,23 +178,27 @@ def _commits_only_on(g: SafeGit, branch: str) -> int:
 
 
 def _changed_files(common: Path, worktree: Path, base: Any, branch: str, rel: str) -> int:
-    """Files that differ between the worktree as the run left it and as it was created (its base tree, else
-    the branch's first commit's tree); hashed into a throwaway index, never the worktree's own."""
+    """Files that differ between the worktree as the run left it and as it was created (its base tree, else its
+    branch's tree), hashed into a throwaway index, never the worktree's own; UNKNOWN when git cannot tell."""
     with tempfile.TemporaryDirectory(prefix="strawpot-prune-") as scratch:
         g = SafeGit(common, worktree, Path(scratch) / "index")
-        start = str(base) if isinstance(base, str) and _is_tree(g, base) else f"refs/heads/{branch}^{{tree}}"
+        tip = f"refs/heads/{branch}^{{tree}}"
+        start = next((t for t in (str(base) if isinstance(base, str) else "", tip) if _is_tree(g, t)), None)
+        if start is None:
+            return UNKNOWN
         try:
-            g.out("read-tree", f"refs/heads/{branch}" if _is_tree(g, f"refs/heads/{branch}^{{tree}}") else start)
+            g.out("read-tree", tip if _is_tree(g, tip) else start)  # its stat data makes `add` hash little
             now = snapshot(worktree, f"{rel}/{TREE_DIR}" if rel else TREE_DIR, env=g.env, prefix=g.prefix)
             names = g.text("diff-tree", "-r", "-z", "--name-only", start, now)
         except GitFailed:
-            return 0
+            return UNKNOWN
     return len([name for name in names.split("\0") if name])
 
 
 def _is_tree(g: SafeGit, name: str) -> bool:
-    return g.text("cat-file", "-t", name, check=False).strip() == "tree" if name and not name.startswith("-") \
-        else False
+    if not name or name.startswith("-"):
+        return False
+    return g.text("cat-file", "-t", name, check=False).strip() == "tree"
 
 
 def _state_dir(common: Path, run_id: str) -> Path:

@@ -145,7 +145,8 @@ def _say(done: str, lefts: list[Leftover], key: str, as_json: bool, kept: list[L
 
 def _json(left: Leftover) -> dict[str, Any]:
     return {"run_id": left.run_id, "worktree": None if left.worktree is None else str(left.worktree),
-            "branch": left.branch, "commits": left.commits, "changed_files": left.changed}
+            "branch": left.branch, "commits": left.commits,
+            "changed_files": None if left.changed < 0 else left.changed}  # None: git could not tell
 
 
 def _list(runs: list[dict[str, Any]], as_json: bool) -> None:
