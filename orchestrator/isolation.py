@@ -45,6 +45,12 @@ class Merged:
     error: StrawpotError | None = None
     failed: bool = False  # the merge itself broke (a git call failed or hung): the run ends `failed`
 
+    @property
+    def work_lost(self) -> bool:
+        """The run's work did not come back (the merge broke, or was refused and the worktree kept): the run
+        ends `failed`, whatever its agents did."""
+        return self.failed or (self.keep and self.error is not None)
+
     def summary(self) -> str:
         """The one line session.json keeps as the merge's result: the last line of `message` that is neither a
         warning nor a `refused:` line, then the error's message ("" when the run had nothing to merge)."""

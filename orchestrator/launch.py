@@ -26,12 +26,14 @@ from orchestrator.memory import DEFAULT_PROMPT_BYTES
 from orchestrator.memory_providers import GuardedMemory, open_memory
 from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
+from orchestrator.run_token import drop_token, save_token
 from orchestrator.runtime import RuntimeFailure
 from orchestrator.sandbox import SandboxSettings, session_sandbox
 from orchestrator.server import DendenServer
 from orchestrator.session import PAUSED, STOPPED_EXIT_CODE, Session, State, command_exit_code
 from orchestrator.staging import Stager, StagingError
 from orchestrator.tmux import forget_own_socket
+from orchestrator.worktree import WorktreeIsolator, reopened
 from strawpot.model.child_env import EnvPolicy
 from strawpot.model.errors import IntegrityFailure, MissingToolError, StrawpotError, UsageError
 from strawpot.model.installed import InstalledTree
@@ -239,8 +241,12 @@ def reopened_env(session: Session, base_dir: Path) -> IsolatedEnv:
     if not session.isolation or session.isolation.get("kind", "none") == NoIsolation.name:
         return NoIsolation().create(session.run_id, base_dir)
     env = IsolatedEnv.from_dict(session.isolation)
-    if env.state not in (ACTIVE, KEPT) or not env.working_dir.is_dir():
+    if env.state not in (ACTIVE, KEPT) or env.kind != WorktreeIsolator.name:
         raise UsageError(f"the worktree of run {session.run_id} is gone ({env.state}); it cannot be resumed",
+                         hint="start a new run")
+    env = reopened(env, session.run_id, base_dir)  # where it is, from git: the record may be forged
+    if not env.working_dir.is_dir():
+        raise UsageError(f"the worktree of run {session.run_id} has no {env.info['rel']}; it cannot be resumed",
                          hint="start a new run")
     env.state = ACTIVE
     return env
@@ -326,6 +332,8 @@ class Launch:
             raise
         run.denden_addr = session.denden_addr = server.address
         run.denden_token = server.token
+        if server.token:  # for `strawpot cancel` from another process
+            save_token(session.directory, server.token)
         listen = server.listen
         run.confine(prepared.sandbox, project.dir, project.tree_root,
                     listen.path if isinstance(listen, UnixSocket) else None)
@@ -378,8 +386,9 @@ class Launch:
         """Stop everything; a succeeded run's work is merged back (`self.merged` says how), any other is kept."""
         stopped = self.run.shutdown()
         self.server.stop()
+        drop_token(self.session.directory)
         self.end_isolation(state)
-        self.session.finish(State.FAILED if self.merged.failed else state, exit_code)
+        self.session.finish(State.FAILED if self.merged.work_lost else state, exit_code)
         return stopped
 
     def end_isolation(self, state: str) -> None:

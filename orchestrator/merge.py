@@ -23,9 +23,11 @@ from orchestrator.repo_guard import SafeGit
 from orchestrator.tree_apply import ABSENT, GITLINK, LINK, Change
 from strawpot.model.display import terminal_safe
 from strawpot.model.errors import ConflictError, StrawpotError
+from strawpot.model.fs import owned_folder
 from strawpot.model.plural import count
 
 GH_TIMEOUT = 120.0
+WORKTREES_DIR = "strawpot-worktrees"  # in the repository's git folder: each run's worktree and its `.state`
 MB = 1_000_000
 
 
@@ -73,13 +75,21 @@ def guard_repo(env: IsolatedEnv) -> list[str]:
     return [f"warning: {line}" for line in lines]
 
 
-def recover_merges(common: Path) -> list[str]:
-    """Undo every merge-back a killed strawpot left half-done in this repository; a line for each."""
+def recover_merges(common: Path, top: Path) -> list[str]:
+    """Undo every merge-back into `top` a killed strawpot left half-done in this repository; a line for each.
+
+    `common` is the repository's git folder as git names it, never a path read from a run record: only the
+    state folders strawpot made there (real folders of this user, no link) are looked at.
+    """
     found = []
-    for work in sorted((common / "strawpot-worktrees").glob("*.state/merge")):
-        said = tree_apply.recover(work)
-        if said:
-            found.append(said)
+    folder = common / WORKTREES_DIR
+    if not owned_folder(folder):
+        return []
+    for state in sorted(folder.glob("*.state")):
+        if owned_folder(state) and owned_folder(state / "merge"):
+            said = tree_apply.recover(state / "merge", top)
+            if said:
+                found.append(said)
     return found
 
 
@@ -102,7 +112,7 @@ def _patch(env: IsolatedEnv, g: SafeGit, top: Path, path: Path, branch: str, new
            max_file_size: float) -> Merged:
     base = str(env.info["base_tree"])
     by_hand = f"`git diff {base} {branch} | git apply --3way`, then `strawpot sessions --prune`"
-    recovered = recover_merges(g.common)
+    recovered = recover_merges(g.common, top)
     found = tree_apply.changes(g, base, new_tree)
     if not found:
         env.state = MERGED

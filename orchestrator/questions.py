@@ -4,6 +4,8 @@ The orchestrator writes a question when a run without a terminal has `[session] 
 (or anyone holding the run folder) writes the answer; the orchestrator polls for it and, when its wait ends
 first, writes the answer it fell back to itself (`by: "timeout"`, or `"ended"` when the asking agent or the
 run stopped). Every write is atomic and made under the folder's lock, so one question gets one answer.
+The folder can hold files nobody asked (an agent or a clone can write there): a new question never takes a
+number a file uses already, nor one past the largest valid number.
 """
 
 from __future__ import annotations
@@ -68,12 +70,21 @@ def post(run_dir: Path, agent_id: str, question: str, choices: Sequence[str], de
     folder = _folder(run_dir)
     private_folder(folder)
     with file_lock(folder / LOCK_FILE):
-        taken = [int(p.stem) for p in folder.glob("*.json") if valid_id(p.stem)]
-        ask_id = str(max(taken, default=0) + 1)
+        ask_id = _free_id(folder)
         record = {"id": ask_id, "agent_id": agent_id, "question": question, "choices": list(choices),
                   "default": default, "why": why, "asked_at": time.time()}
         atomic_write(folder / f"{ask_id}.json", json.dumps(record, indent=2) + "\n", mode=PRIVATE_FILE)
     return ask_id
+
+
+def _free_id(folder: Path) -> str:
+    """The next question number: one past the highest in use, or, when a planted file took the highest number
+    there is, the lowest one no file (question or answer) uses; never a number an answer waits under already."""
+    used = {int(number) for name in os.listdir(folder) if valid_id(number := name.partition(".")[0])}
+    after = max(used, default=0) + 1
+    if valid_id(str(after)):
+        return str(after)
+    return str(next(n for n in range(1, len(used) + 2) if n not in used))
 
 
 def answer(run_dir: Path, ask_id: str, text: str, by: str) -> Question:

@@ -7,6 +7,11 @@ exact state of every path it will touch (a hard link, else a copy, of each file;
 folder's mode) and writes `journal.json` before the first change, applies, and on any failure restores that
 state. A process killed half-way leaves the journal: `recover` (run by the next `strawpot start` with a
 worktree and by `strawpot sessions --prune`) restores the tree; a journal marked done is only removed.
+
+A journal is only ever read from the run's state folder in the repository's own git folder (which no clone
+carries and no sandboxed agent can write), and `recover` replays it only when it names the working tree it is
+asked about and every path in it is one a merge-back can write (relative, no `..`, nothing under `.git*`, no
+folder on the way a link the merge did not make).
 """
 
 from __future__ import annotations
@@ -156,25 +161,27 @@ def _apply(g: SafeGit, top: Path, work: Path, todo: Plan, fmt: str) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
-def recover(work: Path) -> str | None:
-    """Finish what a killed `apply` left in `work`: restore the user's tree, or only tidy up; what was done.
-    A merge still going on in a live process (its lock held) is left alone."""
+def recover(work: Path, top: Path) -> str | None:
+    """Finish what a killed `apply` into `top` left in `work`: restore the user's tree, or only tidy up; what
+    was done. A merge still going on in a live process (its lock held), or a journal that names another tree or
+    a path no merge-back writes, is left alone."""
     with open(work.parent / LOCK, "a+b") as held:
         try:
             fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return None
-        return _recover(work)
+        return _recover(work, top)
 
 
-def _recover(work: Path) -> str | None:
+def _recover(work: Path, top: Path) -> str | None:
     try:
         data = json.loads((work / JOURNAL).read_text())
     except (OSError, ValueError):
         if work.is_dir():
             shutil.rmtree(work, ignore_errors=True)  # killed before the journal existed: nothing was touched
         return None
-    top = Path(data["top"])
+    if not _trusted(data, top):
+        return None
     if data.get("state") == "done":
         shutil.rmtree(work, ignore_errors=True)
         return None
@@ -182,10 +189,33 @@ def _recover(work: Path) -> str | None:
     return f"an interrupted merge-back into {top} was undone: its files are as they were before it"
 
 
+def _trusted(data: Any, top: Path) -> bool:
+    """Whether a journal is one `apply` into `top` could have written: its tree, and only paths it writes."""
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+        return False
+    if os.path.realpath(str(data.get("top", ""))) != os.path.realpath(top) or not Path(str(data["top"])).is_absolute():
+        return False
+    if not all(isinstance(e, dict) and _writable_path(e.get("path")) and str(e.get("backup", "")).isdigit()
+               and e.get("kind") in ("absent", "dir", "file", "link") for e in data["entries"]):
+        return False
+    # a link on the way to a path is one the merge itself touched (restore never goes through it), else forged
+    touched = {e["path"] for e in data["entries"]}
+    return all(_kind(top / parent) != "link" or parent in touched for path in touched for parent in _parents(path))
+
+
+def _writable_path(path: Any) -> bool:
+    """A path a merge-back may touch: relative, normal, and no part of it `.git*` (merge.py refuses those)."""
+    if not isinstance(path, str) or not path or path.startswith("/"):
+        return False
+    return all(part not in ("", ".", "..") and not part.lower().startswith(".git") for part in path.split("/"))
+
+
 def restore(top: Path, work: Path) -> None:
     """Put every path the journal in `work` names back as it was, then drop the journal."""
     entries: list[dict[str, Any]] = json.loads((work / JOURNAL).read_text())["entries"]
     for entry in sorted(entries, key=lambda e: _depth(e["path"]), reverse=True):  # clear what is in the way
+        if _under_link(top, entry["path"]):
+            continue  # what is behind a link is not the tree's: the link itself is an entry, handled below
         path, now, want = top / entry["path"], _kind(top / entry["path"]), entry["kind"]
         if now == "dir" and want != "dir":
             with contextlib.suppress(OSError):  # still holds something new of the user's: leave it
@@ -193,33 +223,42 @@ def restore(top: Path, work: Path) -> None:
         elif now in ("file", "link") and want in ("absent", "dir"):
             path.unlink()
     for entry in sorted(entries, key=lambda e: _depth(e["path"])):
-        path = top / entry["path"]
-        if entry["kind"] == "dir":
-            if _kind(path) != "dir":
-                path.mkdir()
-            os.chmod(path, entry["mode"])
-        elif entry["kind"] == "file":
-            backup = work / "backup" / entry["backup"]
-            if _kind(path) == "file" and os.path.samestat(path.lstat(), backup.lstat()):
-                continue
-            tmp = path.with_name(f".strawpot-restore-{entry['backup']}")
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-            try:
-                os.link(backup, tmp)
-            except OSError:
-                shutil.copy2(backup, tmp)
-            os.chmod(tmp, entry["mode"])
-            os.replace(tmp, path)
-        elif entry["kind"] == "link":
-            if _kind(path) == "link" and os.readlink(path) == entry["target"]:
-                continue
-            tmp = path.with_name(f".strawpot-restore-{entry['backup']}")
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-            os.symlink(entry["target"], tmp)
-            os.replace(tmp, path)
+        if not _under_link(top, entry["path"]):  # else its folder was put back as the link it was: not the tree's
+            _put_back(top / entry["path"], entry, work)
     shutil.rmtree(work, ignore_errors=True)
+
+
+def _put_back(path: Path, entry: dict[str, Any], work: Path) -> None:
+    """One journal entry's folder, file or link as it was (an absent one is cleared already)."""
+    if entry["kind"] == "dir":
+        if _kind(path) != "dir":
+            path.mkdir()
+        os.chmod(path, entry["mode"])
+    elif entry["kind"] == "file":
+        backup = work / "backup" / entry["backup"]
+        if _kind(path) == "file" and os.path.samestat(path.lstat(), backup.lstat()):
+            return
+        tmp = path.with_name(f".strawpot-restore-{entry['backup']}")
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        try:
+            os.link(backup, tmp)
+        except OSError:
+            shutil.copy2(backup, tmp)
+        os.chmod(tmp, entry["mode"])
+        os.replace(tmp, path)
+    elif entry["kind"] == "link":
+        if _kind(path) == "link" and os.readlink(path) == entry["target"]:
+            return
+        tmp = path.with_name(f".strawpot-restore-{entry['backup']}")
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        os.symlink(entry["target"], tmp)
+        os.replace(tmp, path)
+
+
+def _under_link(top: Path, rel: str) -> bool:
+    return any(_kind(top / parent) == "link" for parent in _parents(rel))
 
 
 def _save(top: Path, rel: str, backups: Path, number: int) -> dict[str, Any]:

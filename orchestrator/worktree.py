@@ -18,12 +18,13 @@ from pathlib import Path
 from orchestrator import repo_guard
 from orchestrator.git import GitFailed, common_dir, git, git_bytes, git_path, repo_top, set_timeout, snapshot
 from orchestrator.isolation import KEPT, MERGED, REMOVED, IsolatedEnv, Merged
-from orchestrator.merge import guard_repo, merge_back, recover_merges, safe_git
+from orchestrator.merge import WORKTREES_DIR, guard_repo, merge_back, recover_merges, safe_git
 from orchestrator.repo_guard import SafeGit
+from orchestrator.session import RUN_ID_RE
 from strawpot.model.errors import StrawpotError, UsageError
+from strawpot.model.fs import owned_folder
 from strawpot.model.layout import TREE_DIR
 
-WORKTREES_DIR = "strawpot-worktrees"
 BRANCH_PREFIX = "strawpot/"
 _IN_PROGRESS = {"rebase-merge": "rebase", "rebase-apply": "rebase or am", "MERGE_HEAD": "merge",
                 "CHERRY_PICK_HEAD": "cherry-pick", "REVERT_HEAD": "revert", "BISECT_LOG": "bisect"}
@@ -52,7 +53,7 @@ class WorktreeIsolator:
         if top is None:
             raise UsageError(f"{base_dir} is not in a git repository; session isolation 'worktree' needs one",
                              hint="run `git init` and commit your files, or use `--isolation none`")
-        for line in recover_merges(common_dir(top)):
+        for line in recover_merges(common_dir(top), top):
             print(f"warning: {line}", file=sys.stderr)
         if not git(top, "rev-parse", "--verify", "-q", "HEAD", check=False).strip():
             raise UsageError("the git repository has no commit yet; a worktree starts from HEAD",
@@ -65,7 +66,7 @@ class WorktreeIsolator:
         if self.merge_strategy == "pr" and not on_branch:
             raise UsageError("HEAD is detached: a pull request needs a branch to target",
                              hint="check out a branch, or use `--merge patch` or `--merge branch`")
-        if self.merge_strategy != "patch" and _dirty(top, _rel(top, base_dir)):
+        if self.merge_strategy != "patch" and _dirty(top, rel_path(top, base_dir)):
             raise UsageError(f"the working tree has uncommitted changes; `--merge {self.merge_strategy}` builds "
                              "the session from commits only", hint="commit or stash them, or use `--merge patch`, "
                              "which carries them into the session's worktree")
@@ -75,7 +76,7 @@ class WorktreeIsolator:
     def create(self, session_id: str, base_dir: Path) -> IsolatedEnv:
         top = repo_top(base_dir)
         assert top is not None, "check() refuses a folder outside a repository"
-        rel = _rel(top, base_dir)
+        rel = rel_path(top, base_dir)
         branch = branch_name(session_id)
         if _has_branch(top, branch):
             raise UsageError(f"git branch {branch} already exists",
@@ -131,7 +132,7 @@ class WorktreeIsolator:
         """Remove the worktree; the branch too unless a merge kept it on purpose (`branch`, `pr`, refusals)."""
         top, path, branch = Path(env.info["repo"]), Path(env.info["path"]), str(env.info["branch"])
         if "common" in env.info:
-            recover_merges(Path(str(env.info["common"])))
+            recover_merges(Path(str(env.info["common"])), top)
         safe = SafeGit(Path(str(env.info["common"])), top) if "common" in env.info else None
 
         def run(*args: str) -> None:
@@ -149,6 +150,33 @@ class WorktreeIsolator:
         if "state_dir" in env.info:
             shutil.rmtree(str(env.info["state_dir"]), ignore_errors=True)
         env.state = MERGED if env.state == MERGED else REMOVED
+
+
+def registered(g: SafeGit) -> set[str]:
+    """The real paths of the repository's worktrees, as `git worktree list` names them."""
+    listed = g.text("worktree", "list", "--porcelain", "-z", check=False).split("\0")
+    return {os.path.realpath(item[len("worktree "):]) for item in listed if item.startswith("worktree ")}
+
+
+def reopened(recorded: IsolatedEnv, run_id: str, base_dir: Path) -> IsolatedEnv:
+    """A recorded worktree environment (`strawpot resume`) with every path and the branch computed from the
+    real repository, never taken from the record (it sits in a folder a clone or an agent can write).
+
+    UsageError (exit 2) when the run's worktree is not a folder of this user's that git lists.
+    """
+    top = repo_top(base_dir)
+    gone = UsageError(f"the worktree of run {run_id} is gone; it cannot be resumed", hint="start a new run")
+    if top is None or not RUN_ID_RE.fullmatch(run_id):
+        raise gone
+    common = common_dir(top)
+    path = common / WORKTREES_DIR / run_id
+    if not owned_folder(path) or os.path.realpath(path) not in registered(SafeGit(common, top)):
+        raise gone
+    rel = rel_path(top, base_dir)
+    merge = recorded.info.get("merge") if recorded.info.get("merge") in ("patch", "branch", "pr") else "patch"
+    info = {**recorded.info, "path": str(path), "branch": branch_name(run_id), "repo": str(top), "rel": rel,
+            "common": str(common), "state_dir": str(path.parent / f"{run_id}.state"), "merge": merge}
+    return IsolatedEnv(WorktreeIsolator.name, path / rel, info, recorded.state)
 
 
 def _carry_changes(top: Path, path: Path, rel: str) -> None:
@@ -197,7 +225,8 @@ def _git_path(top: Path, name: str) -> Path:
     return found if found.is_absolute() else top / found
 
 
-def _rel(top: Path, base_dir: Path) -> str:
+def rel_path(top: Path, base_dir: Path) -> str:
+    """Where `base_dir` is in the working tree at `top` ("" at its top)."""
     with contextlib.suppress(ValueError):
         rel = base_dir.resolve().relative_to(top).as_posix()
         return "" if rel == "." else rel

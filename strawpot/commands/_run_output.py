@@ -56,12 +56,13 @@ class RunOutput:
             raise SystemExit(ended.exit_code)
         if merged.message:
             self.err.print(merged.message, highlight=False, soft_wrap=True)
+        code = merged.error.exit_code if merged.error is not None else ended.exit_code  # what this command exits with
         if as_json:
             print_json({"run_id": ended.run_id, "role": ended.role, "state": ended.state,
-                        "exit_code": ended.exit_code, "result": ended.output})
+                        "exit_code": code, "result": ended.output})
         elif ended.output:
             click.echo(ended.output)
-        self.err.print(f"run {ended.run_id} {ended.state} (exit code {ended.exit_code})", highlight=False)
+        self.err.print(f"run {ended.run_id} {ended.state} (exit code {code})", highlight=False)
         if ended.paused:
             self.err.print(f"continue it with `strawpot resume {ended.run_id}`", highlight=False)
         if merged.error is not None:

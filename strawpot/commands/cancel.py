@@ -28,6 +28,7 @@ def command(run_id: str, agent_id: str | None, force: bool, project: Path | None
     """
     from orchestrator.client import CancelFailed, cancel
     from orchestrator.orphans import owner_alive, stop_orphans
+    from orchestrator.run_token import read_token
     from orchestrator.session import State, load_session
     from strawpot.model.errors import StrawpotError, UsageError
     from strawpot.model.layout import Project
@@ -43,7 +44,8 @@ def command(run_id: str, agent_id: str | None, force: bool, project: Path | None
     if not target:
         raise UsageError(f"run {run_id} has no agent yet", hint="try again in a moment")
     try:
-        stopped = cancel(str(data.get("denden_addr", "")), run_id, target, force=force)
+        stopped = cancel(str(data.get("denden_addr", "")), run_id, target, force=force,
+                         token=read_token(sessions / run_id))
     except CancelFailed as exc:
         if not exc.unreachable:
             raise UsageError(f"run {run_id}: {exc}",

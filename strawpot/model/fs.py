@@ -65,6 +65,15 @@ def current_umask() -> int:
     return current
 
 
+def owned_folder(path: Path) -> bool:
+    """Whether `path` is a real folder (not a link to one) owned by this user: one strawpot may have made."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+
+
 @contextlib.contextmanager
 def file_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive advisory lock on `path` (created if missing, never through a link: see open_nofollow) for

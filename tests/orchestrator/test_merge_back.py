@@ -365,18 +365,18 @@ def test_a_merge_still_going_on_in_another_process_is_not_undone(tmp_path: Path)
                               cwd=ROOT, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        assert tree_apply.recover(work) is None
+        assert tree_apply.recover(work, top) is None
         assert (top / "new.txt").is_file() and (work / "journal.json").is_file()
     finally:
         holder.kill()
         holder.wait()
     with file_lock(work.parent / "unrelated.lock"):
-        assert "was undone" in str(tree_apply.recover(work))  # the process is gone: its half merge is undone
+        assert "was undone" in str(tree_apply.recover(work, top))  # the process is gone: its half merge is undone
     assert not (top / "new.txt").exists() and not work.exists()
 
 
 def test_prune_undoes_what_a_run_killed_before_its_end_planted(repo: Path, tmp_path: Path) -> None:
-    from orchestrator.leftovers import prune
+    from orchestrator.leftovers import find, remove
 
     markers = tmp_path / "markers"
     config_before = (repo / ".git" / "config").read_bytes()
@@ -387,7 +387,9 @@ def test_prune_undoes_what_a_run_killed_before_its_end_planted(repo: Path, tmp_p
     (sessions / RUN).mkdir(parents=True)  # what a strawpot killed mid-run leaves: running, its owner gone
     (sessions / RUN / "session.json").write_text(json.dumps({"run_id": RUN, "state": "running",
                                                              "isolation": env.to_dict()}))
-    assert [r["run_id"] for r in prune(sessions, repo)] == [RUN]
+    [found] = find(sessions, repo)
+    assert found.run_id == RUN and found.never_ended and not found.refused
+    remove(found)
     assert (repo / ".git" / "config").read_bytes() == config_before
     git(repo, "status")
     git(repo, "commit", "-q", "--allow-empty", "-m", "x")

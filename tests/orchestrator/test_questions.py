@@ -110,3 +110,33 @@ def test_people_answer_only_while_the_run_runs(run_dir: Path) -> None:
         questions.answer(run_dir, "1", "yes", "cli")
     assert refused.value.reason == "ended"
     assert questions.settle(run_dir, "1", None, "ended").answered_by == "ended"
+
+
+def test_planted_question_files_neither_block_nor_answer_later_questions(run_dir: Path) -> None:
+    asks = run_dir / "asks"
+    asks.mkdir(mode=0o700)
+    (asks / "999999999.json").write_text(json.dumps({"id": "999999999", "agent_id": "x", "question": "forged"}))
+    (asks / "2.answer.json").write_text(json.dumps({"answer": "forged answer", "by": "ui"}))  # for a question to come
+    ids = [questions.post(run_dir, "a-1", f"question {n}?", [], "", "") for n in range(3)]
+    assert len(set(ids)) == 3 and [int(i) for i in ids] == sorted(int(i) for i in ids)  # numbered in the order asked
+    for ask_id in ids:
+        found = questions.read(run_dir, ask_id)
+        assert found is not None and found.is_open and found.agent_id == "a-1"
+    questions.answer(run_dir, ids[0], "a real answer", "cli")
+    assert questions.read(run_dir, ids[0]).answer == "a real answer"  # type: ignore[union-attr]
+
+    def answer_the_next_one() -> None:  # as the UI would: the open question of agent a-2
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            waiting = [q for q in questions.questions(run_dir) if q.agent_id == "a-2" and q.is_open]
+            if waiting:
+                questions.answer(run_dir, waiting[0].ask_id, "green", "ui")
+                return
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=answer_the_next_one)
+    thread.start()
+    outcome = Asker(None, run_wait=10, poll=0.01).ask("a-2", "Colour?", ["red", "green"], "red", "", False,
+                                                      run_dir=run_dir)
+    thread.join()
+    assert outcome.value == "green"

@@ -115,6 +115,32 @@ def test_a_paused_worktree_session_is_resumed_in_its_worktree_then_merged(projec
     assert record(root)["isolation"]["state"] == "merged"
 
 
+def test_resume_takes_the_worktree_from_git_never_from_a_forged_record(project, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build(resumable_agent(tmp_path))
+    root = project.root
+    ident = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
+    (root / ".gitignore").write_text(".strawpot/\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "first"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, env={**os.environ, **ident})
+    first = cli(root, "start", "--headless", "--isolation", "worktree", "--task", "write:a.txt=one then pause")
+    assert first.returncode == 0, first.stderr
+    data = record(root)
+    victim = tmp_path / "victim"
+    (victim / "evil" / "strawpot-worktrees").mkdir(parents=True)
+    (victim / "precious.txt").write_text("mine\n")
+    data["isolation"].update(path=str(victim), working_dir=str(victim), repo=str(victim), branch="main",
+                             common=str(victim / "evil"), state_dir=str(victim / "evil"), rel="..")
+    (root / ".strawpot" / "sessions" / data["run_id"] / "session.json").write_text(json.dumps(data))
+    again = cli(root, "resume", data["run_id"], "--headless", "--task", "cwd then write:b.txt=two")
+    assert again.returncode == 0, again.stderr
+    assert ".git/strawpot-worktrees/" + data["run_id"] in again.stdout  # it worked in its real worktree
+    assert (root / "a.txt").read_text() == "one" and (root / "b.txt").read_text() == "two"
+    assert sorted(p.name for p in victim.rglob("*")) == ["evil", "precious.txt", "strawpot-worktrees"]
+    branches = subprocess.run(["git", "-C", str(root), "branch", "--format=%(refname:short)"], capture_output=True,
+                              text=True, check=True).stdout.split()
+    assert branches == ["main"]
+
+
 @pytest.mark.parametrize(("session", "message"), [
     ("{resume: maybe}", "metadata.strawpot.session.resume: must be true or false"),
     ("{resume: true, fork: true}", "unknown key(s) fork (known: resume)"),

@@ -225,13 +225,21 @@ def test_cancel_an_agent_and_its_subtree(project, env, pid_alive) -> None:  # ty
     assert all(not pid_alive(a["pid"]) for a in agents)
 
 
-def test_cancel_the_whole_run(project, env, pid_alive) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("transport", ["unix", "tcp"])
+def test_cancel_the_whole_run(project, env, pid_alive, transport) -> None:  # type: ignore[no-untyped-def]
+    project.denden = {"transport": transport}  # over TCP, cancel must send the run's token
     project.build()
     proc = _start_in_background(project, "delegate:implementer:sleep:30", env)
     try:
         run_id, agents = _running(project, 2)
         unknown = run(project, "cancel", run_id, "--agent", "ghost-1", env=env)
         assert unknown.returncode == 2 and "no agent 'ghost-1' in this run" in unknown.stderr
+        token = project.sessions_dir / run_id / "denden.token"
+        assert token.is_file() == (transport == "tcp")
+        if transport == "tcp":
+            assert token.stat().st_mode & 0o777 == 0o600
+            assert json.loads((project.sessions_dir / run_id / "session.json").read_text())["denden_addr"] \
+                .startswith("127.0.0.1:")
         whole = run(project, "cancel", run_id, env=env)
         assert whole.returncode == 0, whole.stderr
         assert f"run {run_id} cancelled" in whole.stderr
@@ -250,6 +258,7 @@ def test_cancel_the_whole_run(project, env, pid_alive) -> None:  # type: ignore[
     assert {a["role"]: a["state"] for a in data["agents"]} == {"orchestrator": "cancelled", "implementer": "cancelled"}
     ended = run(project, "cancel", run_id, env=env)
     assert ended.returncode == 2 and f"run {run_id} has ended (cancelled)" in ended.stderr
+    assert not (project.sessions_dir / run_id / "denden.token").exists()  # gone with its server
 
 
 # -- doctor and setup --------------------------------------------------------------------------------------
@@ -329,3 +338,23 @@ def test_one_exit_code_convention_for_ended_runs(state: str, code: int | None, r
     from orchestrator.session import exit_code_for
 
     assert exit_code_for(state, code) == recorded
+
+
+def test_cancel_sends_nothing_to_an_address_off_this_machine_and_reads_no_planted_token(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from orchestrator.run_token import read_token
+
+    project.build()
+    run_id = "run_20260101_000000_abcdef"
+    folder = project.sessions_dir / run_id
+    folder.mkdir(parents=True)
+    (folder / "session.json").write_text(json.dumps({
+        "run_id": run_id, "state": "running", "owner_pid": os.getpid(), "denden_addr": "203.0.113.7:50051",
+        "agents": [{"agent_id": "orchestrator-1", "parent": None}]}))
+    secret = tmp_path / "secret"
+    secret.write_text("not a token\n")
+    (folder / "denden.token").symlink_to(secret)
+    assert read_token(folder) is None
+    refused = run(project, "cancel", run_id, env=env)
+    assert refused.returncode == 2, refused.stderr
+    assert "'203.0.113.7:50051' is not a socket or a loopback address" in refused.stderr and "nothing was sent" \
+        in refused.stderr

@@ -104,12 +104,15 @@ def test_a_conflicting_patch_leaves_the_users_tree_untouched_and_keeps_the_branc
     assert (root / "README.md").read_text() == "the user's edit during the run"
     assert not (root / "other.txt").exists()
     record = the_run(repo)
+    # its work did not come back: the run failed, and nothing said `succeeded` first
+    assert record["state"] == "failed" and "succeeded" not in proc.stderr
+    assert f"run {record['run_id']} failed (exit code 3)" in proc.stderr
     branch = record["isolation"]["branch"]
     assert branch in branches(root) and record["isolation"]["state"] == "kept"
     assert git(root, "show", f"{branch}:README.md") == "the agent's edit"
     listing = run(root, "sessions").stdout
     assert f"{branch} (kept)" in listing
-    pruned = run(root, "sessions", "--prune")
+    pruned = run(root, "sessions", "--prune", "--force")
     assert pruned.returncode == 0 and record["run_id"] in pruned.stderr
     assert branches(root) == ["main"] and worktrees(root) == [str(root)]
     assert the_run(repo)["isolation"]["state"] == "removed"
@@ -125,7 +128,7 @@ def test_a_failed_run_keeps_its_worktree_and_git_status_stays_as_it_was(repo) ->
     assert git(root, "status", "--porcelain") == before and not (root / "half.txt").exists()
     record = the_run(repo)
     assert record["isolation"]["state"] == "kept" and Path(record["isolation"]["path"], "half.txt").is_file()
-    assert run(root, "sessions", "--prune").returncode == 0
+    assert run(root, "sessions", "--prune", "--force").returncode == 0
     assert not Path(record["isolation"]["path"]).exists() and branches(root) == ["main"]
 
 
@@ -256,7 +259,7 @@ def test_a_killed_strawpot_leaves_git_status_as_it_was_and_prune_cleans_up(repo)
     status = subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True)
     assert status.returncode == 0 and status.stderr == "" and status.stdout == before
     assert str(root) in worktrees(root)[0] and len(worktrees(root)) == 2  # registered, outside the working tree
-    assert run(root, "sessions", "--prune").returncode == 0
+    assert run(root, "sessions", "--prune", "--force").returncode == 0
     assert worktrees(root) == [str(root)] and branches(root) == ["main"]
     assert git(root, "status", "--porcelain") == before
 
@@ -334,7 +337,7 @@ def test_a_git_call_that_hangs_in_the_merge_fails_the_run_and_prune_removes_its_
     record = the_run(repo)
     assert record["state"] == "failed" and record["isolation"]["state"] == "kept"
     assert not (repo.root / "x.txt").exists()
-    assert run(repo.root, "sessions", "--prune").returncode == 0
+    assert run(repo.root, "sessions", "--prune", "--force").returncode == 0
     assert branches(repo.root) == ["main"] and worktrees(repo.root) == [str(repo.root)]
 
 
