@@ -21,6 +21,9 @@ from typing import IO, Any
 PROGRESS_FORMAT = 1
 
 
+WARNING_EVENTS = frozenset({"staging_warning", "files_dir_skipped", "memory_failed"})  # said once as a warning
+
+
 class JsonProgress:
     """A Session observer that writes progress lines to `stream` (one write and flush per line)."""
 
@@ -59,6 +62,8 @@ class JsonProgress:
         if kind == "agent_finished":
             return {"event": "end", "scope": "agent", "agent_id": data["agent_id"], "state": data.get("state"),
                     "exit_code": data.get("exit_code")}
+        if kind in WARNING_EVENTS:
+            return {"event": "warning", "message": data.get("message")}
         if kind == "run_finished":
             return {"event": "end", "scope": "run", "state": data.get("state"), "exit_code": data.get("exit_code")}
         return None

@@ -105,8 +105,9 @@ def main() -> int:
         print(f"browse the registry in a web browser: {url}/ (the lead role's page: {url}/roles/lead)", flush=True)
         step("Show the fixture agent: no executable in the package, an install script builds its wrapper")
         strawpot("info", "agent", "fixture-coder", cwd=project, env=env)
-        step("Install and lock the lead role (its skills, the roles it delegates to, its agent) and fixture-coder")
-        strawpot("install", "role", "lead", "agent", "fixture-coder", cwd=project, env=env)
+        step("Install and lock the lead role (its skills, the roles it delegates to, its agent), fixture-coder, and "
+             "the denden skill every agent gets ([session] always_stage: its `denden` program on PATH)")
+        strawpot("install", "role", "lead", "agent", "fixture-coder", "skill", "denden", cwd=project, env=env)
         step("Trust fixture-coder's install script explicitly: it runs now and builds the wrapper")
         strawpot("trust", "agent:fixture-coder", cwd=project, env=env)
         strawpot("tree", cwd=project, env=env)

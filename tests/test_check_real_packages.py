@@ -38,6 +38,19 @@ metadata:
 """
 
 
+DENDEN = """---
+name: denden
+description: Talk to the orchestrator
+metadata:
+  strawpot:
+    bin: {macos: denden, linux: denden, windows: denden.exe}
+    install:
+      macos: curl -fsSL https://downloads.fixture.invalid/denden/install.sh | sh
+      linux: curl -fsSL https://downloads.fixture.invalid/denden/install.sh | sh
+---
+"""
+
+
 def role(name: str, *, skills: tuple[str, ...] = (), roles: tuple[str, ...] = ()) -> str:
     deps = "".join(f"\n        - \"{s}\"" for s in skills) or " []"
     role_deps = "".join(f"\n        - \"{r}\"" for r in roles) or " []"
@@ -60,6 +73,9 @@ def tree(root: Path) -> Path:
     write(root, "roles/writer/ROLE.md", role("writer", skills=("uses-base",)))
     write(root, "roles/lead/ROLE.md", role("lead", skills=("*",), roles=("writer", "*")))
     write(root, "roles/marketer/ROLE.md", role("marketer", skills=("missing-api",)))
+    write(root, "roles/ci-debug-agent/ROLE.md", role("ci-debug-agent", roles=("implementer",)))
+    write(root, "roles/implementer/ROLE.md", role("implementer", skills=("base",)))
+    write(root, "denden/denden/SKILL.md", DENDEN)
     write(root, "set/roles/ping/ROLE.md", role("ping", roles=("pong",)))
     write(root, "set/roles/pong/ROLE.md", role("pong", roles=("ping",)))
     write(root, "set/roles/boss/ROLE.md", role("boss", roles=("ping",)))

@@ -139,7 +139,9 @@ def check_cd_demo(step: Step, tour: Tour) -> None:
 
 
 def check_tree(step: Step, tour: Tour) -> None:
-    assert step.out.startswith("role lead 1.0.0") and "agent stub-agent 1.0.0" in step.out, step.out
+    roots = [line for line in step.out.splitlines() if not line.startswith(("├", "└", "│", " "))]
+    assert roots == ["skill denden 1.0.0", "role lead 1.0.0", "agent fixture-coder 0.1.0"], step.out
+    assert "agent stub-agent 1.0.0" in step.out, step.out
 
 
 def check_why(step: Step, tour: Tour) -> None:
@@ -150,7 +152,7 @@ def check_why(step: Step, tour: Tour) -> None:
 
 def check_verify(step: Step, tour: Tour) -> None:
     # one line, not cut at 80 columns though it goes to a file
-    assert step.err.splitlines()[0] == ("ok: 14 packages, 21 files match the lock; 1 built file of 1 package "
+    assert step.err.splitlines()[0] == ("ok: 15 packages, 25 files match the lock; 1 built file of 1 package "
                                         "matches its install record"), step.err
 
 

@@ -38,6 +38,11 @@ class RunOutput:
                                   write=lambda text: print(text, end="", file=sys.stderr), run_wait=run_wait)
         self.observer: JsonProgress | None = JsonProgress(sys.stderr, run_id) if progress == "json" else None
 
+    def warn(self, message: str) -> None:
+        """A warning of the run: a line on stderr, or the progress stream's `warning` event (already written)."""
+        if self.observer is None:
+            self.err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+
     def started(self, launch: Launch) -> None:
         self.err.print(f"run {launch.session.run_id}: role {launch.prepared.role}, Denden on {launch.server.address}",
                        highlight=False)

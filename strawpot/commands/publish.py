@@ -96,7 +96,6 @@ def _publish_many(
     paths: tuple[Path, ...], workspace: bool, changelog: str | None, registry: str | None, dry_run: bool,
     all_or_nothing: bool, as_json: bool,
 ) -> None:
-    from strawpot.commands._options import print_json
     from strawpot.console import err_console, out_console
     from strawpot.hub import hub_errors, open_client
     from strawpot.model.errors import StrawpotError

@@ -77,7 +77,7 @@ def command(run_id: str, agent_id: str | None, task: str | None, headless: bool,
     if missing := prepared.missing_env():
         raise missing_env_error(missing)
     shown = RunOutput(run_id, terminal=terminal, progress="text", run_wait=ask_wait(settings))
-    launch = Launch.resume(prepared, run_id, asker=shown.asker, observer=shown.observer,
+    launch = Launch.resume(prepared, run_id, asker=shown.asker, observer=shown.observer, warn=shown.warn,
                            env_policy=env_policy(load_settings(the_project)))
     shown.started(launch)
     shown.ended(launch.run_to_end(task or "", attach=terminal and not task, agent=str(agent["agent_id"])),

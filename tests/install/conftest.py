@@ -162,7 +162,8 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 FIXTURE_ORDER = [
     "skills/code-style", "skills/git-workflow", "skills/testing-basics", "skills/test-driven",
     "skills/diff-reading", "skills/code-review", "skills/refactoring", "skills/security-baseline",
-    "skills/task-planning", "skills/github-pr", "agents/stub-agent", "roles/implementer",
+    "skills/task-planning", "skills/github-pr", "skills/denden", "skills/strawpot-session-recap",
+    "agents/stub-agent", "roles/implementer",
     "roles/reviewer", "roles/lead", "roles/scout",
 ]
 

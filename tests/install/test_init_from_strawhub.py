@@ -19,7 +19,8 @@ import pytest
 from tests.install.test_cli_expectations import new_project, run
 
 STRAWHUB = Path(sys.executable).parent / "strawhub"
-DIRECT = {"skills": {"security-baseline": "^1.0.0"}, "roles": {"implementer": "^1.0.0"}}
+ALWAYS = {"denden": "*", "strawpot-session-recap": "*"}  # `init` requires `[session] always_stage` (issue 36)
+DIRECT = {"skills": {"security-baseline": "^1.0.0", **ALWAYS}, "roles": {"implementer": "^1.0.0"}}
 
 
 def strawhub(*args: str, cwd: Path, url: str) -> None:
@@ -58,6 +59,8 @@ def test_init_plain_and_from_a_strawhub_lockfile(tmp_path: Path, registry: Any) 
     assert made.returncode == 0, made.stderr
     text = (plain / "strawpot.toml").read_text()
     assert text.startswith("# strawpot.toml") and "[skills]" in text and "[roles]" in text
+    assert requirements(plain) == {"skills": ALWAYS}  # staged into every agent, so the role prompts' denden works
+    assert "# Staged into every agent's workspace, and on its PATH, by `[session] always_stage`" in text
     assert stat.S_IMODE((plain / "strawpot.toml").stat().st_mode) & 0o044 == 0o044
     again = run("init", cwd=plain, url=registry.url)
     assert again.returncode == 2 and "already exists" in again.stderr
@@ -113,7 +116,7 @@ def test_from_tree_finds_what_the_lockfile_lacks_and_works_without_one(tmp_path:
     project.mkdir()
     made = run("init", "--from-tree", str(partial), cwd=project, url=registry.url)
     assert made.returncode == 0, made.stderr
-    assert requirements(project) == {**DIRECT, "skills": {"security-baseline": "^1.0.3"}}
+    assert requirements(project) == {**DIRECT, "skills": {"security-baseline": "^1.0.3", **ALWAYS}}
 
     bare = copy_of(hub_tree, tmp_path, "bare")
     (bare / "strawpot.lock").unlink()  # no lockfile: the packages no other installed one depends on
@@ -205,4 +208,5 @@ def test_a_tree_without_lockfile_keeps_dependency_cycles_and_ignores_the_all_rol
     project = new_project(tmp_path)
     made = run("init", "--from-tree", str(tree), cwd=project, url="http://127.0.0.1:9")
     assert made.returncode == 0, made.stderr
-    assert requirements(project) == {"skills": {"lonely": "^1.0.0"}, "roles": {"boss": "^1.0.0", "ping": "^1.0.0"}}
+    assert requirements(project) == {"skills": {"lonely": "^1.0.0", **ALWAYS},
+                                    "roles": {"boss": "^1.0.0", "ping": "^1.0.0"}}

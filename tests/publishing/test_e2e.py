@@ -77,7 +77,7 @@ def test_the_registry_has_what_was_published(published: dict[str, str]) -> None:
     role = httpx.get(f"{url}/api/v1/roles/scout").json()
     assert role["latestVersion"]["version"] == "1.0.0"
     versions = httpx.get(f"{url}/api/v1/skills/diff-reading/versions").json()["versions"]
-    assert [(v["version"], v["dependencies"]) for v in versions] == [("1.0.0", {"skills": ["git-workflow^1.0"]})]
+    assert [(v["version"], v["dependencies"]) for v in versions] == [("1.0.0", {"skills": ["git-workflow"]})]
     agent = httpx.get(f"{url}/api/v1/agents/stub-agent/versions").json()["versions"][0]
     assert {f["path"]: f["executable"] for f in agent["files"]}["bin/stub-wrapper"] is True
     assert not {f["path"]: f["executable"] for f in agent["files"]}["AGENT.md"]

@@ -31,7 +31,7 @@ def test_skill_fields_in_upload_order_with_v1_dependencies() -> None:
     assert list(upload.fields) == ["slug", "version", "changelog", "dependencies"]
     assert upload.fields["slug"] == "code-review"
     assert upload.fields["version"] == "1.2.0"
-    assert json.loads(upload.fields["dependencies"]) == {"skills": ["diff-reading^1.0", "code-style>=1.0"]}
+    assert json.loads(upload.fields["dependencies"]) == {"skills": ["diff-reading", "code-style"]}
     assert [f.path for f in upload.files] == ["SKILL.md"]
     assert upload.files[0].data == (FIXTURES / "skills" / "code-review" / "SKILL.md").read_bytes()
 
@@ -39,8 +39,8 @@ def test_skill_fields_in_upload_order_with_v1_dependencies() -> None:
 def test_role_dependencies_have_skills_and_roles() -> None:
     upload = prepare_upload(FIXTURES / "roles" / "reviewer")
     assert json.loads(upload.fields["dependencies"]) == {
-        "skills": ["code-review^1.2", "security-baseline"],
-        "roles": ["implementer^1.0"],
+        "skills": ["code-review", "security-baseline"],
+        "roles": ["implementer"],
     }
 
 

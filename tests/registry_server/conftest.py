@@ -99,8 +99,9 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]
     store.close()
 
 
-def make_api(store: Storage, *, rate_limit: float = 0) -> Api:
-    client = TestClient(create_app(store, rate_limit=rate_limit), raise_server_exceptions=False)
+def make_api(store: Storage, *, rate_limit: float = 0, allow_ranges: bool = False) -> Api:
+    client = TestClient(create_app(store, rate_limit=rate_limit, allow_ranges=allow_ranges),
+                        raise_server_exceptions=False)
     return Api(client, store, create_token(store, "root", admin=True), create_token(store, "alice"),
                create_token(store, "bob"))
 

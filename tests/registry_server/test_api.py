@@ -89,7 +89,7 @@ def test_agent_binary_files_and_executable_bit(api: Api) -> None:
 
 def test_versions_extension_lists_everything_with_etag(api: Api) -> None:
     api.ok("skill", skill("diff-reading", "1.0.0"))
-    api.ok("skill", skill("code-review", "1.0.0", deps=["diff-reading^1.0"]))
+    api.ok("skill", skill("code-review", "1.0.0", deps=["diff-reading==1.0.0"]))
     api.ok("skill", skill("code-review", "1.10.0", deps=["diff-reading"]))
     api.ok("skill", skill("code-review", "1.2.0-beta.1"), version="1.10.1-beta.1")
     response = api.client.get("/api/v1/skills/code-review/versions")
@@ -98,7 +98,7 @@ def test_versions_extension_lists_everything_with_etag(api: Api) -> None:
     assert body["kind"] == "skill" and body["slug"] == "code-review"
     assert [v["version"] for v in body["versions"]] == ["1.0.0", "1.10.0", "1.10.1-beta.1"]
     first = body["versions"][0]
-    assert first["dependencies"] == {"skills": ["diff-reading^1.0"]}
+    assert first["dependencies"] == {"skills": ["diff-reading==1.0.0"]}
     assert first["defaultAgent"] is None and first["tools"] == {} and first["yanked"] is False
     archive = api.client.get("/api/v1/skills/code-review/versions/1.0.0/archive")
     assert hashlib.sha256(archive.content).hexdigest() == first["sha256"] == archive.headers["etag"].strip('"')

@@ -23,7 +23,7 @@ def cycle() -> list[tuple[str, dict[str, bytes]]]:
         ("skill", skill("notes")),
         ("role", role("designer", skills=["notes"], roles=["checker"])),
         ("role", role("checker", roles=["designer"])),
-        ("role", role("lead", roles=["designer", "checker^1.0"])),
+        ("role", role("lead", roles=["designer", "checker==1.0.0"])),
     ]
 
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Iterator
+
+import pytest
 
 from registry_server.app import create_app
 from registry_server.storage.base import Storage
 from tests.registry_server._helpers import Api, agent, role, skill
+from tests.registry_server.conftest import make_api
 
 with warnings.catch_warnings():
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
@@ -15,6 +19,15 @@ with warnings.catch_warnings():
 
 URL = "/api/v1/closure"
 BUNDLE = "/api/v1/archives"
+
+
+@pytest.fixture
+def api(storage: Storage) -> Iterator[Api]:
+    """A registry started with `--allow-ranges`: these tests exercise the closure walk on dependency ranges, which a
+    private registry may publish and every registry still reads (versions stored before StrawHub's grammar)."""
+    made = make_api(storage, allow_ranges=True)
+    with made.client:
+        yield made
 
 
 def _graph(api: Api) -> None:
@@ -54,9 +67,7 @@ def test_known_etags_are_left_out_but_still_walked(api: Api) -> None:
 
 
 def test_closure_past_its_bound_says_it_is_incomplete(storage: Storage) -> None:
-    from tests.registry_server.conftest import make_api
-
-    api = make_api(storage)
+    api = make_api(storage, allow_ranges=True)
     _graph(api)
     small = TestClient(create_app(storage, rate_limit=0, closure_limit=2))
     body = small.post(URL, json={"roots": [{"kind": "role", "slug": "lead"}]}).json()

@@ -88,7 +88,7 @@ def console_errors(driver: webdriver.Chrome) -> list[str]:
 def test_home_search_package_and_a_dependency_link(browser: webdriver.Chrome, registry: LiveRegistry) -> None:
     browser.get(registry.url + "/")
     kinds = browser.find_element(By.CSS_SELECTOR, "ul.kinds").text
-    assert "11 skills" in kinds and "4 roles" in kinds and "1 agent" in kinds, kinds
+    assert "13 skills" in kinds and "4 roles" in kinds and "1 agent" in kinds, kinds
     assert browser.find_element(By.CSS_SELECTOR, "link[rel=stylesheet]").get_attribute("href")
     assert browser.execute_script("return getComputedStyle(document.body).marginTop") == "0px"  # the CSS applied
     save_screenshot(browser, "home")

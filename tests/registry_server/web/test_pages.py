@@ -53,13 +53,13 @@ def test_search_filters_by_kind_and_paginates(api: Api) -> None:
 def test_package_page_shows_versions_dependencies_used_by_and_files(api: Api) -> None:
     api.ok("skill", skill("diff-reading"))
     api.ok("skill", skill("diff-reading", "1.1.0"))
-    api.ok("skill", skill("code-review", deps=["diff-reading^1.0"], body="# Code review\n\nRead the **diff**.\n"))
+    api.ok("skill", skill("code-review", deps=["diff-reading==1.0.0"], body="# Code review\n\nRead the **diff**.\n"))
     api.ok("role", role("reviewer", skills=["code-review"]))
     done = api.client.post("/api/v1/skills/diff-reading/versions/1.1.0/yank", json={}, headers=api.auth(api.alice))
     assert done.status_code == 200
     html = page(api, "/skills/code-review")
     assert "<h1>Code review</h1>" in html and "<strong>diff</strong>" in html
-    assert re.search(r'<a href="/skills/diff-reading">diff-reading</a>\s*<code>\^1.0</code>', html)
+    assert re.search(r'<a href="/skills/diff-reading">diff-reading</a>\s*<code>==1.0.0</code>', html)
     assert '<a href="/roles/reviewer">reviewer</a>' in html.split("Used by")[1]
     assert 'href="/api/v1/skills/code-review/file?path=SKILL.md&amp;version=1.0.0"' in html
     assert '<a href="/users/alice">@alice</a>' in html
