@@ -108,3 +108,12 @@ def test_a_delegating_role_without_denden_locked_is_warned_with_the_fix(project:
     assert "role talker delegates, but the denden skill is not locked" in by_text.stderr
     quiet = start(project, "echo:hi", "--role", "reviewer")  # neither: nothing to say
     assert quiet.returncode == 0 and "warning" not in quiet.stderr
+
+
+def test_a_sandboxed_agent_and_its_sub_agent_reach_their_run_with_denden(project: ProjectFixture) -> None:
+    with_denden(project).build()
+    proc = start(project, "run:denden then delegate:implementer:run:denden", "--sandbox", "bwrap",
+                 env=python_first())
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line).get("activeAgents") for line in proc.stdout.splitlines()] == [1, 2], proc.stdout
+    assert session_record(project)["sandbox"]["kind"] == "bwrap"
