@@ -50,6 +50,7 @@ from orchestrator.session import (
 )
 from orchestrator.staging import StagedAgent, Stager, StagingError
 from strawpot.model.child_env import EnvPolicy, child_env
+from strawpot.model.fs import open_regular, remove_entry
 
 RESULT_FILE = "result"
 STATUS_FILE = "status"  # an agent that writes `paused` (or `status: paused`) here ends as paused
@@ -77,18 +78,24 @@ class Finished:
 
 def paused(workspace: Path) -> bool:
     try:
-        text = (workspace / STATUS_FILE).read_text(encoding="utf-8").strip()
-    except (FileNotFoundError, UnicodeDecodeError):
+        with open_regular(workspace / STATUS_FILE) as fh:
+            text = fh.read().decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
         return False
     return text.removeprefix("status:").strip() == PAUSED
 
 
 def read_result(workspace: Path, log_tail: str) -> str:
+    """The agent's `result` file, read without following a link (strawpot runs unconfined; the agent may not)."""
     try:
-        return (workspace / RESULT_FILE).read_text(encoding="utf-8").rstrip("\n")
+        with open_regular(workspace / RESULT_FILE) as fh:
+            return fh.read().decode("utf-8", errors="replace").rstrip("\n")
     except FileNotFoundError:
         lines = [line for line in log_tail.splitlines() if line.strip()]
         return lines[-1] if lines else ""
+    except OSError:
+        return (f"(the agent's {RESULT_FILE} is not a regular file: a link, a FIFO or a folder it planted; "
+                "strawpot did not read it)")
 
 
 class Run:
@@ -163,7 +170,7 @@ class Run:
             via_wildcard=self.stager.by_wildcard(role),
         )
         if again:
-            (workspace / STATUS_FILE).unlink(missing_ok=True)
+            remove_entry(workspace / STATUS_FILE)
         live = LiveAgent(record, staged)
         with self._lock:
             if self._closing:

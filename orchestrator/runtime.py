@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.sandbox import UNCONFINED, Confined
+from strawpot.model.fs import open_regular
 from strawpot.model.wrapper import BuildOutputError, BuildRequest, LaunchSpec, parse_build_output
 
 __all__ = ["AgentProcess", "BuildRequest", "LaunchSpec", "RuntimeFailure", "WrapperRuntime", "start_process"]
@@ -80,7 +81,7 @@ def start_process(spec: LaunchSpec, env: Mapping[str, str], workspace: Path, *, 
     """Start `spec.cmd` with `env` and, over it, the variables the wrapper's `build` asked for."""
     workspace.mkdir(parents=True, exist_ok=True)
     log_path = workspace / LOG_FILE
-    with open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log_fh:
+    with open_regular(log_path, "a") as log_fh:  # the workspace is the agent's: never write through its links
         out = None if attach else log_fh
         try:
             proc = subprocess.Popen(
@@ -89,7 +90,8 @@ def start_process(spec: LaunchSpec, env: Mapping[str, str], workspace: Path, *, 
             )
         except OSError as exc:
             raise RuntimeFailure(f"cannot start {spec.cmd[0]!r}: {exc.strerror or exc}") from None
-    (workspace / PID_FILE).write_text(f"{proc.pid}\n", encoding="utf-8")
+    with open_regular(workspace / PID_FILE, "w") as pid_fh:
+        pid_fh.write(f"{proc.pid}\n".encode())
     return AgentProcess(proc, log_path, own_group=not attach)
 
 
@@ -132,8 +134,9 @@ class AgentProcess:
 
     def log_tail(self, lines: int = 20) -> str:
         try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
+            with open_regular(self.log_path) as fh:
+                text = fh.read().decode("utf-8", errors="replace")
+        except OSError:  # gone, or replaced by a link to a file the agent must not have strawpot show
             return ""
         return "\n".join(text.rstrip().splitlines()[-lines:])
 
