@@ -16,7 +16,7 @@ from typing import Any
 
 from orchestrator.ask import Asker
 from orchestrator.binding import Binder, BindingError
-from orchestrator.endpoint import UnixSocket, default_transport, listen_for
+from orchestrator.endpoint import Listen, UnixSocket, default_transport, listen_for
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.inputs import run_inputs
 from orchestrator.interrupts import sigterm_as_interrupt
@@ -219,6 +219,17 @@ def reopened_env(session: Session, base_dir: Path) -> IsolatedEnv:
     return env
 
 
+def other_runs(project: Project, env: IsolatedEnv, listen: Listen) -> list[Path]:
+    """The folders where the project's other runs keep their record, sockets and worktrees, hidden from this run's
+    sandboxed agents (a read-only socket still accepts connect()); this run's own paths are bound in over them."""
+    found = [project.sessions_dir]
+    if isinstance(listen, UnixSocket) and listen.private_dir is not None:
+        found.append(listen.private_dir.parent)  # where every run whose path is too long has its socket
+    if env.kind != NoIsolation.name and env.info.get("path"):
+        found.append(Path(str(env.info["path"])).parent)  # <git common dir>/strawpot-worktrees
+    return found
+
+
 @dataclass(frozen=True)
 class Ended:
     """How a run of `start` or `resume` ended: what the command shows and exits with."""
@@ -299,7 +310,7 @@ class Launch:
         run.denden_token = server.token
         listen = server.listen
         run.confine(prepared.sandbox, project.dir, project.tree_root,
-                    listen.path if isinstance(listen, UnixSocket) else None)
+                    listen.path if isinstance(listen, UnixSocket) else None, others=other_runs(project, env, listen))
         session.save()
         return cls(prepared, run, server, env, isolator)
 

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -138,13 +138,16 @@ class Run:
         self.sandbox = SandboxSettings()  # `confine` sets it: every agent of the run gets the same walls
         self.walls = Walls()
 
-    def confine(self, sandbox: SandboxSettings, project_dir: Path, state_dir: Path, socket: Path | None) -> None:
+    def confine(self, sandbox: SandboxSettings, project_dir: Path, state_dir: Path, socket: Path | None,
+                others: Sequence[Path] = ()) -> None:
         """Spawn every agent (and wrapper call) inside `sandbox`: writable only the working tree, the agent's
-        workspace and the Denden socket (`project_dir/.strawpot` stays read-only), secrets under HOME hidden."""
+        workspace and the Denden socket (`project_dir/.strawpot` stays read-only), secrets under HOME and the
+        folders of other runs (`others`) hidden."""
         home = self.base_env.get("HOME")
         self.sandbox = sandbox
-        self.walls = sandbox.walls(Path(home) if home else None, writable=(self.project_dir, *([socket] if socket else [])),
-                                   readable=(project_dir,), protected=(state_dir,))
+        walls = sandbox.walls(Path(home) if home else None, writable=(self.project_dir, *([socket] if socket else [])),
+                              readable=(project_dir,), protected=(state_dir,))
+        self.walls = replace(walls, hidden=(*walls.hidden, *others))
         self.session.sandbox = sandbox.record(self.walls)
 
     @property
