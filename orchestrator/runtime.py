@@ -1,6 +1,7 @@
 """WrapperRuntime: `<wrapper> build` turns protocol arguments into a command; we own the process it names.
 
-The agent runs in a new session (its own process group) with stdout and stderr in `agent.log` and its pid
+The agent runs in a new session (its own process group, and no controlling terminal even when attached to the
+user's) with stdout and stderr in `agent.log` and its pid
 in `agent.pid`, both in its workspace. Stopping an agent stops its whole group: SIGTERM, then SIGKILL
 after a grace period.
 """
@@ -70,8 +71,8 @@ class WrapperRuntime:
 
     def spawn(self, request: BuildRequest, env: Mapping[str, str], *, attach: bool = False,
               confined: Confined = UNCONFINED) -> AgentProcess:
-        """Build, then start the agent in its own process group (both inside `confined`); `attach` leaves it
-        on the terminal."""
+        """Build, then start the agent in a session of its own (both inside `confined`); `attach` leaves its
+        stdin and stdout on the terminal."""
         spec = self.build(request, env, confined)
         return start_process(spec, env, request.workspace, attach=attach, confined=confined)
 
@@ -86,22 +87,24 @@ def start_process(spec: LaunchSpec, env: Mapping[str, str], workspace: Path, *, 
         try:
             proc = subprocess.Popen(
                 confined.command(spec.cmd, spec.cwd), cwd=spec.cwd, env={**env, **spec.env}, stdout=out, stderr=out,
-                stdin=None if attach else subprocess.DEVNULL, start_new_session=not attach,
+                # a session of its own even on the user's terminal (`attach`): with no controlling terminal, it
+                # cannot push keystrokes (ioctl TIOCSTI) that the user's shell would run after strawpot exits
+                stdin=None if attach else subprocess.DEVNULL, start_new_session=True,
             )
         except OSError as exc:
             raise RuntimeFailure(f"cannot start {spec.cmd[0]!r}: {exc.strerror or exc}") from None
     with open_regular(workspace / PID_FILE, "w") as pid_fh:
         pid_fh.write(f"{proc.pid}\n".encode())
-    return AgentProcess(proc, log_path, own_group=not attach)
+    return AgentProcess(proc, log_path)
 
 
 class AgentProcess:
     """A started agent: wait for it, or stop its whole process group."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], log_path: Path, *, own_group: bool = True) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], log_path: Path) -> None:
         self.proc = proc
         self.pid = proc.pid
-        self.pgid = proc.pid if own_group else None
+        self.pgid = proc.pid  # it leads a session, hence a process group, of its own
         self.log_path = log_path
 
     def poll(self) -> int | None:
@@ -115,17 +118,13 @@ class AgentProcess:
             code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             return None
-        if self.pgid is not None and group_alive(self.pgid):
+        if group_alive(self.pgid):
             kill_group(self.pgid, grace=0.5)
         return code
 
     def stop(self, grace: float) -> int | None:
         """Stop the agent and everything in its group; the leader's exit code."""
-        if self.pgid is not None:
-            kill_group(self.pgid, grace=grace, reap=self.proc)
-        else:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.terminate()
+        kill_group(self.pgid, grace=grace, reap=self.proc)
         try:
             return self.proc.wait(timeout=max(grace, 0.1) + 5)
         except subprocess.TimeoutExpired:
