@@ -24,15 +24,18 @@ STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sy
 TOKEN = "sh_" + "5ec7e7" * 8
 
 
-def start(root: Path, task: str, *prefix: str) -> subprocess.CompletedProcess[str]:
+def start(root: Path, task: str, *prefix: str, sandbox: str = "none") -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("STRAWPOT_")}
-    return subprocess.run([*prefix, *STRAWPOT, "start", "--headless", "--task", task], cwd=root, capture_output=True,
+    return subprocess.run([*prefix, *STRAWPOT, "start", "--headless", "--sandbox", sandbox, "--task", task], cwd=root,
+                          capture_output=True,
                           text=True, timeout=90, env={**env, "STRAWPOT_TOKEN": TOKEN, "DENDEN_TOKEN": "another-run"})
 
 
-def test_the_token_is_gone_from_the_environment_strawpot_started_with(project) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])  # in bwrap the parent is the sandbox's own first process
+def test_the_token_is_gone_from_the_environment_strawpot_started_with(project, sandbox: str) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    proc = start(project.root, "parent-env:STRAWPOT_TOKEN then parent-env:DENDEN_TOKEN then parent-env:HOME")
+    proc = start(project.root, "parent-env:STRAWPOT_TOKEN then parent-env:DENDEN_TOKEN then parent-env:HOME",
+                 sandbox=sandbox)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["parent has no STRAWPOT_TOKEN", "parent has no DENDEN_TOKEN",
                                         f"parent HOME={os.environ['HOME']}"], proc.stdout
