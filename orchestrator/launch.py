@@ -16,7 +16,7 @@ from typing import Any
 
 from orchestrator.ask import Asker
 from orchestrator.binding import Binder, BindingError
-from orchestrator.endpoint import Listen, UnixSocket, default_transport, listen_for
+from orchestrator.endpoint import UnixSocket, default_transport, listen_for, socket_bases
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.inputs import run_inputs
 from orchestrator.interrupts import sigterm_as_interrupt
@@ -219,12 +219,11 @@ def reopened_env(session: Session, base_dir: Path) -> IsolatedEnv:
     return env
 
 
-def other_runs(project: Project, env: IsolatedEnv, listen: Listen) -> list[Path]:
-    """The folders where the project's other runs keep their record, sockets and worktrees, hidden from this run's
-    sandboxed agents (a read-only socket still accepts connect()); this run's own paths are bound in over them."""
-    found = [project.sessions_dir]
-    if isinstance(listen, UnixSocket) and listen.private_dir is not None:
-        found.append(listen.private_dir.parent)  # where every run whose path is too long has its socket
+def other_runs(project: Project, env: IsolatedEnv) -> list[Path]:
+    """Where other runs keep their Denden sockets (any project's) and this project's other runs their record and
+    worktrees: hidden from this run's sandboxed agents (a read-only socket still accepts connect()); this run's
+    own workspace and socket are bound back in over them."""
+    found = [*map(Path, socket_bases()), project.sessions_dir]
     if env.kind != NoIsolation.name and env.info.get("path"):
         found.append(Path(str(env.info["path"])).parent)  # <git common dir>/strawpot-worktrees
     return found
@@ -310,7 +309,7 @@ class Launch:
         run.denden_token = server.token
         listen = server.listen
         run.confine(prepared.sandbox, project.dir, project.tree_root,
-                    listen.path if isinstance(listen, UnixSocket) else None, others=other_runs(project, env, listen))
+                    listen.path if isinstance(listen, UnixSocket) else None, others=other_runs(project, env))
         session.save()
         return cls(prepared, run, server, env, isolator)
 

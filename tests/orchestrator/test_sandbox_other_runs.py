@@ -1,5 +1,6 @@
-"""A sandboxed agent cannot see another run of the same project: not its folder, not its Denden socket (a read-only
-bind would still let it connect() and have that run start an unsandboxed agent), not its worktree."""
+"""A sandboxed agent cannot reach another run, of its project or any other: not its Denden socket (a read-only bind
+would still let it connect() and have that run start an unsandboxed agent), nor, in its project, that run's folder
+or worktree. Sockets live in a folder of their run's own under the runtime or temp dir, which sandboxes hide."""
 
 from __future__ import annotations
 
@@ -29,54 +30,59 @@ def git(cwd: Path, *args: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.fixture(params=["in the run folder", "in the runtime dir"])
-def where(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Path | str]]:
-    """Where the runs' Denden sockets go: the run folder (a short project path), or a folder of their own under
-    $XDG_RUNTIME_DIR (a project path too long for a socket); the runtime dir sits in HOME, which agents can read."""
-    home = tmp_path / "home"
-    home.mkdir()
-    if request.param == "in the run folder":
-        with short_folder() as short:
-            yield {"root": short / "proj", "home": home, "runtime": ""}
-    else:
-        runtime = home / "r"
-        runtime.mkdir(mode=0o700)
-        yield {"root": tmp_path / "proj", "home": home, "runtime": str(runtime)}
-
-
-def environ(where: dict[str, Path | str]) -> dict[str, str]:
-    kept = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "XDG_"))}
-    runtime = {"XDG_RUNTIME_DIR": str(where["runtime"])} if where["runtime"] else {}
-    return {**kept, **IDENTITY, "HOME": str(where["home"]), **runtime}
-
-
-@pytest.fixture
-def repo(where):  # type: ignore[no-untyped-def]
-    root = Path(where["root"])
+def make_repo(root: Path) -> ProjectFixture:
     root.mkdir()
     project = ProjectFixture(root, standard_roles(), standard_skills(), policy={"agent_timeout": 20})
     project.build()
     git(root, "init", "-q", "-b", "main")
-    (root / ".gitignore").write_text(".strawpot/\n")
+    (root / ".gitignore").write_text(".strawpot/\nt/\n")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "first")
     return project
 
 
+@pytest.fixture(params=["runtime dir", "temp dir"])
+def environ(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
+    """The runs' environment: sockets under $XDG_RUNTIME_DIR (in HOME here, which agents can read), or under the
+    temp dir when there is none."""
+    home = tmp_path / "home"
+    home.mkdir()
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "XDG_"))}
+    if request.param == "temp dir":
+        return {**kept, **IDENTITY, "HOME": str(home)}
+    runtime = home / "r"
+    runtime.mkdir(mode=0o700)
+    return {**kept, **IDENTITY, "HOME": str(home), "XDG_RUNTIME_DIR": str(runtime)}
+
+
 @pytest.fixture
-def other_run(repo, where) -> Iterator[dict]:  # type: ignore[no-untyped-def,type-arg]
-    """Another run of the same project, in a worktree, alive (its agent sleeps) while the test runs."""
+def projects() -> Iterator[tuple[ProjectFixture, ProjectFixture]]:
+    """Two projects with short paths (a socket would fit in their run folders); the other one lives inside the
+    first, so the sandbox shows its files as it shows any readable folder (`~/projects/b` seen from `~/projects/a`
+    is the same case: HOME is readable)."""
+    with short_folder() as short:
+        mine = make_repo(short / "mine")
+        yield mine, make_repo(mine.root / "t")
+
+
+def live_run(project: ProjectFixture, environ: dict[str, str]) -> tuple[subprocess.Popen[bytes], dict]:  # type: ignore[type-arg]
+    """A run of `project`, in a worktree, alive (its agent sleeps); its process and its session.json."""
     proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--isolation", "worktree", "--task", "sleep:60"],
-                            cwd=repo.root, env=environ(where), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            cwd=project.root, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     record: dict = {}  # type: ignore[type-arg]
     while time.monotonic() < deadline and not record.get("agents"):
         time.sleep(0.2)
-        for found in (repo.root / ".strawpot" / "sessions").glob("*/session.json"):
+        for found in (project.root / ".strawpot" / "sessions").glob("*/session.json"):
             record = json.loads(found.read_text())
-    socket_dir = str(repo.root) if not where["runtime"] else str(where["runtime"])
-    assert record.get("agents") and record["denden_addr"].startswith(f"unix:{socket_dir}/"), record
+    assert record.get("agents"), record
+    return proc, record
+
+
+@pytest.fixture(params=["same project", "another project"])
+def other_run(request: pytest.FixtureRequest, projects, environ) -> Iterator[dict]:  # type: ignore[no-untyped-def,type-arg]
+    mine, theirs = projects
+    proc, record = live_run(mine if request.param == "same project" else theirs, environ)
     try:
         yield record
     finally:
@@ -84,28 +90,32 @@ def other_run(repo, where) -> Iterator[dict]:  # type: ignore[no-untyped-def,typ
         proc.wait(timeout=30)
 
 
-def test_a_sandboxed_agent_sees_neither_the_socket_nor_the_folders_of_another_run(repo, other_run, where):  # type: ignore[no-untyped-def]
+def test_a_sandboxed_agent_can_reach_no_other_run(projects, environ, other_run):  # type: ignore[no-untyped-def]
+    mine = projects[0]
     socket_path = other_run["denden_addr"].removeprefix("unix:")
     assert os.path.exists(socket_path)
-    run_dir = repo.root / ".strawpot" / "sessions" / other_run["run_id"]
+    run_dir = Path(other_run["isolation"]["repo"]) / ".strawpot" / "sessions" / other_run["run_id"]
     worktree = other_run["isolation"]["path"]
-    task = (f"try:connect:unix:{socket_path} then try:read:{run_dir}/session.json "
-            f"then try:read:{worktree}/.gitignore then delegate:implementer:echo:my own run still answers")
+    same = Path(other_run["isolation"]["repo"]) == mine.root  # another project's files are as readable as any
+    reads = f"then try:read:{run_dir}/session.json then try:read:{worktree}/.gitignore " if same else ""
+    task = f"try:connect:unix:{socket_path} {reads}then delegate:implementer:echo:my own run still answers"
     proc = subprocess.run([*STRAWPOT, "start", "--headless", "--isolation", "worktree", "--sandbox", "bwrap",
-                           "--task", task], cwd=repo.root, env=environ(where), capture_output=True,
-                          text=True, timeout=90)
+                           "--task", task], cwd=mine.root, env=environ, capture_output=True, text=True, timeout=90)
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert lines[:3] == ["refused connect: [Errno 2] No such file or directory",
-                         f"refused read: [Errno 2] No such file or directory: '{run_dir}/session.json'",
-                         f"refused read: [Errno 2] No such file or directory: '{worktree}/.gitignore'"], proc.stdout
-    assert lines[3] == "my own run still answers", proc.stdout
+    refused = ["refused connect: [Errno 2] No such file or directory"]
+    if same:
+        refused += [f"refused read: [Errno 2] No such file or directory: '{run_dir}/session.json'",
+                    f"refused read: [Errno 2] No such file or directory: '{worktree}/.gitignore'"]
+    assert proc.stdout.splitlines() == [*refused, "my own run still answers"], proc.stdout
 
 
-def test_unsandboxed_the_other_run_is_reachable(repo, other_run, where):  # type: ignore[no-untyped-def]
-    """What the sandbox takes away: the same steps without it reach the other run."""
+def test_the_socket_is_in_a_folder_of_its_runs_own_and_unsandboxed_it_is_reachable(projects, environ, other_run):  # type: ignore[no-untyped-def]
+    """Never in the project (whose path would have fitted); and what the sandbox takes away: the same step without
+    it reaches the other run."""
+    base = environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    assert other_run["denden_addr"].startswith(f"unix:{base}/strawpot-"), other_run
     socket_path = other_run["denden_addr"].removeprefix("unix:")
     proc = subprocess.run([*STRAWPOT, "start", "--headless", "--task", f"try:connect:unix:{socket_path}"],
-                          cwd=repo.root, env=environ(where), capture_output=True, text=True, timeout=90)
+                          cwd=projects[0].root, env=environ, capture_output=True, text=True, timeout=90)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"connected unix:{socket_path}"
