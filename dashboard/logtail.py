@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from strawpot.model.fs import open_regular
+from strawpot.model.agent_files import open_regular
 
 TAIL_BYTES = 16 * 1024
 

@@ -219,11 +219,17 @@ def reopened_env(session: Session, base_dir: Path) -> IsolatedEnv:
     return env
 
 
-def other_runs(project: Project, env: IsolatedEnv) -> list[Path]:
+def other_runs(project: Project, env: IsolatedEnv, home: str | None) -> list[Path]:
     """Where other runs keep their Denden sockets (any project's) and this project's other runs their record and
     worktrees: hidden from this run's sandboxed agents (a read-only socket still accepts connect()); this run's
-    own workspace and socket are bound back in over them."""
-    found = [*map(Path, socket_bases()), project.sessions_dir]
+    own workspace and socket are bound back in over them.
+
+    /tmp is the sandbox's own already; a socket base holding the project or HOME stays (hiding it would hide them).
+    """
+    keep = [Path(os.path.realpath(str(p))) for p in (project.dir, env.working_dir, *([home] if home else []))]
+    bases = [Path(os.path.realpath(b)) for b in socket_bases()]
+    found = [b for b in bases if b != Path("/tmp") and not any(b == k or b in k.parents for k in keep)]
+    found.append(project.sessions_dir)
     if env.kind != NoIsolation.name and env.info.get("path"):
         found.append(Path(str(env.info["path"])).parent)  # <git common dir>/strawpot-worktrees
     return found
@@ -309,7 +315,7 @@ class Launch:
         run.denden_token = server.token
         listen = server.listen
         run.confine(prepared.sandbox, project.dir, project.tree_root,
-                    listen.path if isinstance(listen, UnixSocket) else None, others=other_runs(project, env))
+                    listen.path if isinstance(listen, UnixSocket) else None, others=other_runs(project, env, run.base_env.get("HOME")))
         session.save()
         return cls(prepared, run, server, env, isolator)
 

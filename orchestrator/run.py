@@ -49,8 +49,8 @@ from orchestrator.session import (
     new_agent_id,
 )
 from orchestrator.staging import StagedAgent, Stager, StagingError
+from strawpot.model.agent_files import open_regular, remove_entry
 from strawpot.model.child_env import EnvPolicy, child_env
-from strawpot.model.fs import open_regular, remove_entry
 
 RESULT_FILE = "result"
 STATUS_FILE = "status"  # an agent that writes `paused` (or `status: paused`) here ends as paused

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.sandbox import UNCONFINED, Confined
-from strawpot.model.fs import open_regular
+from strawpot.model.agent_files import open_regular
 from strawpot.model.wrapper import BuildOutputError, BuildRequest, LaunchSpec, parse_build_output
 
 __all__ = ["AgentProcess", "BuildRequest", "LaunchSpec", "RuntimeFailure", "WrapperRuntime", "start_process"]

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from strawpot.model.fs import open_regular, remove_entry
+from strawpot.model.agent_files import open_regular, remove_entry
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile

@@ -1,16 +1,15 @@
-"""Crash-safe file writes, files opened without following links, and the per-project file lock."""
+"""Crash-safe file writes, the per-project file lock, and opening a file without following a planted link."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
-import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Literal
 
 
 def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, durable: bool = True) -> None:
@@ -66,63 +65,45 @@ def current_umask() -> int:
     return current
 
 
-# O_NONBLOCK: opening a FIFO someone planted returns at once instead of waiting for a writer (no effect on files)
-_NO_LINK = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
-
-def open_regular(path: Path, mode: Literal["r", "w", "a"] = "r", *, perms: int = 0o600) -> BinaryIO:
-    """Open the regular file `path` that sits in a folder someone else can write (an agent's workspace), in
-    binary `mode`, never through a link: what is read or written is the file at `path` itself.
-
-    "r" refuses (OSError) a symbolic link, FIFO, socket, device or folder at `path`. "w" removes whatever is at
-    `path` and makes a new file (`perms`), so neither a link nor a hard link to a file elsewhere is written
-    through; "a" appends to the file at `path` when it is a regular file with no other hard link, and otherwise
-    replaces it the same way. The folders above `path` are trusted: the caller made them, and the agent cannot
-    replace them (in a sandbox its workspace is a mount point).
-    """
-    if mode == "r":
-        fd = os.open(path, os.O_RDONLY | _NO_LINK)
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            os.close(fd)
-            raise OSError(f"{path} is not a regular file; it was not read")
-        return os.fdopen(fd, "rb")
-    flags = os.O_WRONLY | (os.O_APPEND if mode == "a" else 0)
-    if mode == "a":
-        try:
-            fd = os.open(path, flags | _NO_LINK)
-        except FileNotFoundError:
-            fd = -1
-        except OSError:  # a link (ELOOP), a FIFO with no reader (ENXIO), a folder (EISDIR): replaced below
-            fd = -1
-        if fd >= 0:
-            info = os.fstat(fd)
-            if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
-                return os.fdopen(fd, "ab")
-            os.close(fd)
-    remove_entry(path)
-    return os.fdopen(os.open(path, flags | os.O_CREAT | os.O_EXCL | _NO_LINK, perms), "ab" if mode == "a" else "wb")
-
-
-def remove_entry(path: Path) -> None:
-    """Remove the entry at `path` (a folder with what it holds), never following a link; nothing there is fine."""
+def owned_folder(path: Path) -> bool:
+    """Whether `path` is a real folder (not a link to one) owned by this user: one strawpot may have made."""
     try:
         info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(info.st_mode):
-        shutil.rmtree(path)  # never follows a link inside (it walks with file descriptors where it can)
-    else:
-        os.unlink(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
 
 
 @contextlib.contextmanager
 def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on `path` (created if missing) for the block."""
+    """Hold an exclusive advisory lock on `path` (created if missing, never through a link: see open_nofollow) for
+    the block."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:
+    """Open `path` as a regular file, refusing a symbolic link at its last component (O_NOFOLLOW) and anything
+    but a regular file (a FIFO, a device): OSError, whose strerror says which. Never truncates unless `flags`
+    asks (O_TRUNC). Returns the descriptor (close-on-exec; O_NONBLOCK, so a FIFO cannot hang the open)."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and os.path.islink(path):
+            raise OSError(errno.ELOOP, "a symbolic link, not followed", str(path)) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

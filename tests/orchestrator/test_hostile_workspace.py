@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.logtail import tail
-from strawpot.model.fs import open_regular
+from strawpot.model.agent_files import open_regular
 from tests.orchestrator._agents import resumable_agent
 
 pytestmark = pytest.mark.e2e
