@@ -315,7 +315,8 @@ class Launch:
         run.denden_token = server.token
         listen = server.listen
         run.confine(prepared.sandbox, project.dir, project.tree_root,
-                    listen.path if isinstance(listen, UnixSocket) else None, others=other_runs(project, env, run.base_env.get("HOME")))
+                    listen.path if isinstance(listen, UnixSocket) else None)
+        run.hide(other_runs(project, env, run.base_env.get("HOME")))
         session.save()
         return cls(prepared, run, server, env, isolator)
 

@@ -76,26 +76,33 @@ class Finished:
     output: str
 
 
+def agent_text(path: Path) -> str:
+    """The text of a file the agent wrote, read without following a link (strawpot runs unconfined; the agent may
+    not): a note in place of what a link, FIFO or folder there leads to. FileNotFoundError when there is none."""
+    try:
+        with open_regular(path) as fh:
+            return fh.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return (f"(the agent's {path.name} is not a regular file: a link, a FIFO or a folder it planted; "
+                "strawpot did not read it)")
+
+
 def paused(workspace: Path) -> bool:
     try:
-        with open_regular(workspace / STATUS_FILE) as fh:
-            text = fh.read().decode("utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        text = agent_text(workspace / STATUS_FILE).strip()
+    except FileNotFoundError:
         return False
     return text.removeprefix("status:").strip() == PAUSED
 
 
 def read_result(workspace: Path, log_tail: str) -> str:
-    """The agent's `result` file, read without following a link (strawpot runs unconfined; the agent may not)."""
     try:
-        with open_regular(workspace / RESULT_FILE) as fh:
-            return fh.read().decode("utf-8", errors="replace").rstrip("\n")
+        return agent_text(workspace / RESULT_FILE).rstrip("\n")
     except FileNotFoundError:
         lines = [line for line in log_tail.splitlines() if line.strip()]
         return lines[-1] if lines else ""
-    except OSError:
-        return (f"(the agent's {RESULT_FILE} is not a regular file: a link, a FIFO or a folder it planted; "
-                "strawpot did not read it)")
 
 
 class Run:
@@ -138,21 +145,22 @@ class Run:
         self.sandbox = SandboxSettings()  # `confine` sets it: every agent of the run gets the same walls
         self.walls = Walls()
 
-    def confine(self, sandbox: SandboxSettings, project_dir: Path, state_dir: Path, socket: Path | None,
-                others: Sequence[Path] = ()) -> None:
+    def confine(self, sandbox: SandboxSettings, project_dir: Path, state_dir: Path, socket: Path | None) -> None:
         """Spawn every agent (and wrapper call) inside `sandbox`: writable only the working tree, the agent's
-        workspace and the Denden socket (`project_dir/.strawpot` stays read-only), secrets under HOME and the
-        folders of other runs (`others`) hidden."""
+        workspace and the Denden socket (`project_dir/.strawpot` stays read-only), secrets under HOME hidden."""
         home = self.base_env.get("HOME")
         self.sandbox = sandbox
-        walls = sandbox.walls(Path(home) if home else None, writable=(self.project_dir, *([socket] if socket else [])),
-                              readable=(project_dir,), protected=(state_dir,))
-        self.walls = replace(walls, hidden=(*walls.hidden, *others))
+        self.walls = sandbox.walls(Path(home) if home else None, writable=(self.project_dir, *([socket] if socket else [])),
+                                   readable=(project_dir,), protected=(state_dir,))
         self.session.sandbox = sandbox.record(self.walls)
 
     @property
     def run_id(self) -> str:
         return self.session.run_id
+
+    def hide(self, paths: Sequence[Path]) -> None:
+        """Hide `paths` too from every agent of the run, sandboxed (other runs' sockets and folders)."""
+        self.walls = replace(self.walls, hidden=(*self.walls.hidden, *paths))
 
     # -- agents ---------------------------------------------------------------------------------------
 

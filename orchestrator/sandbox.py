@@ -104,12 +104,12 @@ class BwrapSandbox:
         assert self.path is not None
         args = [self.path, "--die-with-parent", "--unshare-all", *(["--share-net"] if walls.network else []),
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        args.append("--new-session")  # setsid: no controlling terminal to push keystrokes into (TIOCSTI)
         for path, how in mounts(walls):
             if how == "hide":
                 args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
             else:
                 args += ["--bind" if how == "rw" else "--ro-bind", str(path), str(path)]
+        args.append("--new-session")  # setsid: no controlling terminal to push keystrokes into (TIOCSTI)
         if cwd is not None:
             args += ["--chdir", str(cwd)]
         return [*args, "--", *argv]

@@ -98,7 +98,7 @@ def test_a_sandboxed_agent_can_reach_no_other_run(projects, environ, other_run):
     worktree = other_run["isolation"]["path"]
     same = Path(other_run["isolation"]["repo"]) == mine.root  # another project's files are as readable as any
     reads = f"then try:read:{run_dir}/session.json then try:read:{worktree}/.gitignore " if same else ""
-    task = f"try:connect:unix:{socket_path} {reads}then delegate:implementer:echo:my own run still answers"
+    task = f"try:connect:{socket_path} {reads}then delegate:implementer:echo:my own run still answers"
     proc = subprocess.run([*STRAWPOT, "start", "--headless", "--isolation", "worktree", "--sandbox", "bwrap",
                            "--task", task], cwd=mine.root, env=environ, capture_output=True, text=True, timeout=90)
     assert proc.returncode == 0, proc.stderr
@@ -115,7 +115,7 @@ def test_the_socket_is_in_a_folder_of_its_runs_own_and_unsandboxed_it_is_reachab
     base = environ.get("XDG_RUNTIME_DIR") or "/tmp"
     assert other_run["denden_addr"].startswith(f"unix:{base}/strawpot-"), other_run
     socket_path = other_run["denden_addr"].removeprefix("unix:")
-    proc = subprocess.run([*STRAWPOT, "start", "--headless", "--task", f"try:connect:unix:{socket_path}"],
+    proc = subprocess.run([*STRAWPOT, "start", "--headless", "--task", f"try:connect:{socket_path}"],
                           cwd=projects[0].root, env=environ, capture_output=True, text=True, timeout=90)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == f"connected unix:{socket_path}"
+    assert proc.stdout.strip() == f"connected {socket_path}"
