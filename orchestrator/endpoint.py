@@ -1,9 +1,10 @@
-"""Where a run's Denden server listens: a Unix socket in the run's private folder, or loopback TCP with a secret.
+"""Where a run's Denden server listens: a Unix socket in a folder of the run's own, or loopback TCP with a secret.
 
-The socket normally sits at `.strawpot/sessions/<run_id>/denden.sock` (the run folder is 0700, the socket
-0600). A socket path must fit `sun_path` and survive gRPC's target parsing, so when the run folder's path is
-too long or holds characters such as `%`, `?` or `#`, the socket goes to a fresh 0700 folder under
-$XDG_RUNTIME_DIR or the temp dir instead; session.json records the address either way.
+The socket sits in a fresh folder made for the run (0700, an unguessable name) under $XDG_RUNTIME_DIR when that
+is private to the user, else the temp dir: never in the project, where any sandboxed agent of the user's could
+connect() to it (a read-only bind does not stop that). Every sandbox hides these folders (`socket_bases`) and binds
+back in its own run's socket alone. The path is short enough for `sun_path` and means itself to gRPC's target
+parsing, whatever the project's path holds; session.json records the address.
 """
 
 from __future__ import annotations
@@ -72,11 +73,8 @@ def fits(path: Path) -> bool:
 
 
 def unix_socket_for(run_dir: Path) -> UnixSocket:
-    """The socket in `run_dir` when its path fits, else one in a new private folder with a short path."""
-    in_run = run_dir.absolute() / SOCKET_NAME
-    if fits(in_run):
-        return UnixSocket(in_run)
-    for base in _short_bases():
+    """The socket of the run in `run_dir`: in a new private folder of its own, under one of `socket_bases()`."""
+    for base in socket_bases():
         folder = Path(tempfile.mkdtemp(prefix=_PRIVATE_PREFIX, dir=base))  # mode 0700, a name no one can guess
         if fits(folder / SOCKET_NAME):
             return UnixSocket(folder / SOCKET_NAME, folder)
@@ -85,8 +83,8 @@ def unix_socket_for(run_dir: Path) -> UnixSocket:
                   "set [denden] transport = \"tcp\" in strawpot.toml")
 
 
-def _short_bases() -> list[str]:
-    """Folders to make the socket's folder in: the user's runtime dir if it is private, then temp dirs."""
+def socket_bases() -> list[str]:
+    """Folders to make a socket's folder in: the user's runtime dir if it is private, then temp dirs."""
     bases = []
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     if runtime and _private_to_us(runtime):

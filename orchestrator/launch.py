@@ -16,7 +16,7 @@ from typing import Any
 
 from orchestrator.ask import Asker
 from orchestrator.binding import Binder, BindingError
-from orchestrator.endpoint import UnixSocket, default_transport, listen_for
+from orchestrator.endpoint import UnixSocket, default_transport, listen_for, socket_bases
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.inputs import run_inputs
 from orchestrator.interrupts import sigterm_as_interrupt
@@ -252,6 +252,22 @@ def reopened_env(session: Session, base_dir: Path) -> IsolatedEnv:
     return env
 
 
+def other_runs(project: Project, env: IsolatedEnv, home: str | None) -> list[Path]:
+    """Where other runs keep their Denden sockets (any project's) and this project's other runs their record and
+    worktrees: hidden from this run's sandboxed agents (a read-only socket still accepts connect()); this run's
+    own workspace and socket are bound back in over them.
+
+    /tmp is the sandbox's own already; a socket base holding the project or HOME stays (hiding it would hide them).
+    """
+    keep = [Path(os.path.realpath(str(p))) for p in (project.dir, env.working_dir, *([home] if home else []))]
+    bases = [Path(os.path.realpath(b)) for b in socket_bases()]
+    found = [b for b in bases if b != Path("/tmp") and not any(b == k or b in k.parents for k in keep)]
+    found.append(project.sessions_dir)
+    if env.kind != NoIsolation.name and env.info.get("path"):
+        found.append(Path(str(env.info["path"])).parent)  # <git common dir>/strawpot-worktrees
+    return found
+
+
 @dataclass(frozen=True)
 class Ended:
     """How a run of `start` or `resume` ended: what the command shows and exits with."""
@@ -337,6 +353,7 @@ class Launch:
         listen = server.listen
         run.confine(prepared.sandbox, project.dir, project.tree_root,
                     listen.path if isinstance(listen, UnixSocket) else None)
+        run.hide(other_runs(project, env, run.base_env.get("HOME")))
         session.save()
         return cls(prepared, run, server, env, isolator)
 

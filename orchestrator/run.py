@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from orchestrator.session import (
     new_agent_id,
 )
 from orchestrator.staging import StagedAgent, Stager, StagingError
+from strawpot.model.agent_files import open_regular, remove_entry
 from strawpot.model.child_env import EnvPolicy, child_env
 
 RESULT_FILE = "result"
@@ -76,17 +77,30 @@ class Finished:
     output: str
 
 
+def agent_text(path: Path) -> str:
+    """The text of a file the agent wrote, read without following a link (strawpot runs unconfined; the agent may
+    not): a note in place of what a link, FIFO or folder there leads to. FileNotFoundError when there is none."""
+    try:
+        with open_regular(path) as fh:
+            return fh.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return (f"(the agent's {path.name} is not a regular file: a link, a FIFO or a folder it planted; "
+                "strawpot did not read it)")
+
+
 def paused(workspace: Path) -> bool:
     try:
-        text = (workspace / STATUS_FILE).read_text(encoding="utf-8").strip()
-    except (FileNotFoundError, UnicodeDecodeError):
+        text = agent_text(workspace / STATUS_FILE).strip()
+    except FileNotFoundError:
         return False
     return text.removeprefix("status:").strip() == PAUSED
 
 
 def read_result(workspace: Path, log_tail: str) -> str:
     try:
-        return (workspace / RESULT_FILE).read_text(encoding="utf-8").rstrip("\n")
+        return agent_text(workspace / RESULT_FILE).rstrip("\n")
     except FileNotFoundError:
         lines = [line for line in log_tail.splitlines() if line.strip()]
         return bwrap_failure(log_tail) or (lines[-1] if lines else "")
@@ -162,6 +176,10 @@ class Run:
     def run_id(self) -> str:
         return self.session.run_id
 
+    def hide(self, paths: Sequence[Path]) -> None:
+        """Hide `paths` too from every agent of the run, sandboxed (other runs' sockets and folders)."""
+        self.walls = replace(self.walls, hidden=(*self.walls.hidden, *paths))
+
     # -- agents ---------------------------------------------------------------------------------------
 
     def spawn(self, role: str, task: str, parent: AgentRecord | None = None, *, attach: bool = False,
@@ -181,7 +199,7 @@ class Run:
             via_wildcard=self.stager.by_wildcard(role), always_staged=self.stager.by_always_stage(role),
         )
         if again:
-            (workspace / STATUS_FILE).unlink(missing_ok=True)
+            remove_entry(workspace / STATUS_FILE)
         live = LiveAgent(record, staged)
         with self._lock:
             if self._closing:

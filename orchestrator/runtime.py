@@ -1,6 +1,7 @@
 """WrapperRuntime: `<wrapper> build` turns protocol arguments into a command; we own the process it names.
 
-The agent runs in a new session (its own process group) with stdout and stderr in `agent.log` and its pid
+The agent runs in a new session (its own process group, and no controlling terminal even when attached to the
+user's) with stdout and stderr in `agent.log` and its pid
 in `agent.pid`, both in its workspace. Stopping an agent stops its whole group: SIGTERM, then SIGKILL
 after a grace period.
 """
@@ -19,6 +20,7 @@ from typing import Any
 
 from orchestrator.sandbox import UNCONFINED, Confined
 from orchestrator.sandbox_paths import bwrap_failure, exposed
+from strawpot.model.agent_files import open_regular
 from strawpot.model.wrapper import BuildOutputError, BuildRequest, LaunchSpec, parse_build_output
 
 __all__ = ["AgentProcess", "BuildRequest", "LaunchSpec", "RuntimeFailure", "WrapperRuntime", "start_process"]
@@ -70,8 +72,8 @@ class WrapperRuntime:
 
     def spawn(self, request: BuildRequest, env: Mapping[str, str], *, attach: bool = False,
               confined: Confined = UNCONFINED) -> AgentProcess:
-        """Build, then start the agent in its own process group (both inside `confined`); `attach` leaves it
-        on the terminal."""
+        """Build, then start the agent in a session of its own (both inside `confined`); `attach` leaves its
+        stdin and stdout on the terminal."""
         spec = self.build(request, env, confined)
         return start_process(spec, env, request.workspace, attach=attach, confined=confined)
 
@@ -83,26 +85,29 @@ def start_process(spec: LaunchSpec, env: Mapping[str, str], workspace: Path, *, 
     # the program the wrapper named must show inside the walls wherever it lives (a venv under /tmp)
     confined = confined.seeing(exposed(spec.cmd[:1], {**env, **spec.env}.get("PATH")))
     log_path = workspace / LOG_FILE
-    with open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log_fh:
+    with open_regular(log_path, "a") as log_fh:  # the workspace is the agent's: never write through its links
         out = None if attach else log_fh
         try:
             proc = subprocess.Popen(
                 confined.command(spec.cmd, spec.cwd), cwd=spec.cwd, env={**env, **spec.env}, stdout=out, stderr=out,
-                stdin=None if attach else subprocess.DEVNULL, start_new_session=not attach,
+                # a session of its own even on the user's terminal (`attach`): with no controlling terminal, it
+                # cannot push keystrokes (ioctl TIOCSTI) that the user's shell would run after strawpot exits
+                stdin=None if attach else subprocess.DEVNULL, start_new_session=True,
             )
         except OSError as exc:
             raise RuntimeFailure(f"cannot start {spec.cmd[0]!r}: {exc.strerror or exc}") from None
-    (workspace / PID_FILE).write_text(f"{proc.pid}\n", encoding="utf-8")
-    return AgentProcess(proc, log_path, own_group=not attach)
+    with open_regular(workspace / PID_FILE, "w") as pid_fh:
+        pid_fh.write(f"{proc.pid}\n".encode())
+    return AgentProcess(proc, log_path)
 
 
 class AgentProcess:
     """A started agent: wait for it, or stop its whole process group."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], log_path: Path, *, own_group: bool = True) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], log_path: Path) -> None:
         self.proc = proc
         self.pid = proc.pid
-        self.pgid = proc.pid if own_group else None
+        self.pgid = proc.pid  # it leads a session, hence a process group, of its own
         self.log_path = log_path
 
     def poll(self) -> int | None:
@@ -116,17 +121,13 @@ class AgentProcess:
             code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             return None
-        if self.pgid is not None and group_alive(self.pgid):
+        if group_alive(self.pgid):
             kill_group(self.pgid, grace=0.5)
         return code
 
     def stop(self, grace: float) -> int | None:
         """Stop the agent and everything in its group; the leader's exit code."""
-        if self.pgid is not None:
-            kill_group(self.pgid, grace=grace, reap=self.proc)
-        else:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.terminate()
+        kill_group(self.pgid, grace=grace, reap=self.proc)
         try:
             return self.proc.wait(timeout=max(grace, 0.1) + 5)
         except subprocess.TimeoutExpired:
@@ -135,8 +136,9 @@ class AgentProcess:
 
     def log_tail(self, lines: int = 20) -> str:
         try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
+            with open_regular(self.log_path) as fh:
+                text = fh.read().decode("utf-8", errors="replace")
+        except OSError:  # gone, or replaced by a link to a file the agent must not have strawpot show
             return ""
         return "\n".join(text.rstrip().splitlines()[-lines:])
 

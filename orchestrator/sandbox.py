@@ -112,6 +112,7 @@ class BwrapSandbox:
                 args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
             else:
                 args += ["--bind" if how == "rw" else "--ro-bind", str(path), str(path)]
+        args.append("--new-session")  # setsid: no controlling terminal to push keystrokes into (TIOCSTI)
         if cwd is not None:
             args += ["--chdir", str(cwd)]
         return [*args, "--", *argv]

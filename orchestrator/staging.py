@@ -10,12 +10,14 @@ their agent to run `denden delegate` without listing the skill.
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from strawpot.model.agent_files import open_regular, remove_entry
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
@@ -189,21 +191,26 @@ class Stager:
         workspace.mkdir(parents=True, exist_ok=True)
         self._copy(self.locked(Kind.ROLE, role), workspace)
         skills_dir, roles_dir = workspace / "skills", workspace / "roles"
-        skills_dir.mkdir(exist_ok=True)
-        roles_dir.mkdir(exist_ok=True)
+        for folder in (skills_dir, roles_dir):  # staged afresh: a link the agent left there leads nowhere
+            remove_entry(folder)
+            folder.mkdir()
         for name in skills:
             self._copy(self.locked(Kind.SKILL, name), skills_dir / name)
         for name in sorted(roles):
             self._copy(self.locked(Kind.ROLE, name), roles_dir / name)
         prompt = self.role_prompt(role, skills, roles)
-        (workspace / ROLE_PROMPT_FILE).write_text(prompt, encoding="utf-8")
+        with open_regular(workspace / ROLE_PROMPT_FILE, "w", perms=0o644) as fh:
+            fh.write(prompt.encode("utf-8"))
         return StagedAgent(role, workspace, prompt, skills_dir, roles_dir, tuple(skills), roles, wildcard)
 
     def _copy(self, pkg: LockedPackage, target: Path) -> None:
-        """Copy exactly the locked files of `pkg` (with their executable bits) into `target`."""
+        """Copy exactly the locked files of `pkg` (with their executable bits) into `target`, never writing
+        through a link an agent left in its workspace."""
         source = self.tree.package_dir(pkg.kind, pkg.name)
         for f in pkg.files:
             dest = target / f.path
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source / f.path, dest)
-            dest.chmod(0o755 if f.executable else 0o644)
+            mode = 0o755 if f.executable else 0o644
+            with open(source / f.path, "rb") as src, open_regular(dest, "w", perms=mode) as out:
+                shutil.copyfileobj(src, out)
+                os.fchmod(out.fileno(), mode)  # exactly, whatever the umask

@@ -31,6 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         return 130
+    if argv is None:  # this process is the `strawpot` program: the children it starts must not read its secrets
+        from strawpot.model import own_secrets
+
+        own_secrets.hold()
     from strawpot.cli_group import run
 
     code = run(argv)  # None when from sys.argv: click then expands wildcards where the shell does not (Windows)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from strawpot.model import own_secrets
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.layout import Project as Project  # re-exported: commands find the layout here
@@ -72,7 +73,7 @@ def load_settings(
 
     from strawpot.model.settings import SCHEMA, Source, layered
 
-    environ = os.environ if environ is None else environ
+    environ = own_secrets.environ() if environ is None else environ
     sources = [source for path, layer in ((config_path(), "global"),
                                           (project.manifest_path if project else None, "project"))
                if path is not None and (source := _file_source(path, layer)) is not None]
@@ -108,7 +109,7 @@ def env_policy(settings: Settings | None = None) -> EnvPolicy:
 
     settings = settings or load_settings()
     return EnvPolicy(tuple(settings.get("session.pass_env")), tuple(settings.get("session.hide_env")),
-                     secret_values(os.environ, settings.tokens.stored.values()))
+                     secret_values(own_secrets.environ(), settings.tokens.stored.values()))
 
 
 def ask_wait(settings: Settings) -> float | None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from strawpot.model import own_secrets
 from strawpot.model.child_env import EnvPolicy, child_env, secret_values
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
@@ -81,7 +82,7 @@ def _run(argv: list[str], *, cwd: Path, rel: str, timeout: float) -> subprocess.
     try:
         return subprocess.run(
             argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False,
-            env=child_env(os.environ, EnvPolicy(secrets=secret_values(os.environ)),
+            env=child_env(os.environ, EnvPolicy(secrets=secret_values(own_secrets.environ())),
                           protocol={"STRAWPOT_WRAPPER_CHECK": "1"}),
         )
     except subprocess.TimeoutExpired as exc:

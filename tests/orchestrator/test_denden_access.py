@@ -71,17 +71,18 @@ def _delegate(launch: Launch, agent_id: str, text: str) -> object:
                                                                       task=theirs.Task(text=text)))
 
 
-# -- the default: a Unix socket in the run's private folder ----------------------------------------------
+# -- the default: a Unix socket in a private folder of the run's own --------------------------------------
 
 
-def test_default_is_a_private_unix_socket_in_the_run_folder(short_project, started) -> None:  # type: ignore[no-untyped-def]
+def test_default_is_a_private_unix_socket_in_a_folder_of_the_runs_own(short_project, started) -> None:  # type: ignore[no-untyped-def]
     launch = started()
     run_dir = launch.session.directory
-    assert launch.server.address == f"unix:{run_dir / SOCKET_NAME}"
     assert launch.server.token is None
-    socket_path = run_dir / SOCKET_NAME
+    socket_path = Path(launch.server.address.removeprefix("unix:"))
+    assert socket_path.name == SOCKET_NAME and socket_path.parent.name.startswith("strawpot-")
+    assert not (run_dir / SOCKET_NAME).exists()  # not in the project: other runs' sandboxed agents could reach it
     assert stat.S_ISSOCK(os.lstat(socket_path).st_mode)
-    assert _mode(socket_path) == 0o600
+    assert _mode(socket_path) == 0o600 and _mode(socket_path.parent) == 0o700
     assert _mode(run_dir) == 0o700
     assert _mode(short_project.sessions_dir) == 0o700
     assert _mode(run_dir / "session.json") == 0o600
