@@ -349,7 +349,7 @@ class Launch:
         run.denden_addr = session.denden_addr = server.address
         run.denden_token = server.token
         if server.token:  # for `strawpot cancel` from another process
-            save_token(session.directory, server.token)
+            save_token(session.run_id, server.token)
         listen = server.listen
         run.confine(prepared.sandbox, project.dir, project.tree_root,
                     listen.path if isinstance(listen, UnixSocket) else None)
@@ -403,7 +403,7 @@ class Launch:
         """Stop everything; a succeeded run's work is merged back (`self.merged` says how), any other is kept."""
         stopped = self.run.shutdown()
         self.server.stop()
-        drop_token(self.session.directory)
+        drop_token(self.session.run_id)
         self.end_isolation(state)
         self.session.finish(State.FAILED if self.merged.work_lost else state, exit_code)
         return stopped

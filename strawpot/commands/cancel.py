@@ -45,7 +45,7 @@ def command(run_id: str, agent_id: str | None, force: bool, project: Path | None
         raise UsageError(f"run {run_id} has no agent yet", hint="try again in a moment")
     try:
         stopped = cancel(str(data.get("denden_addr", "")), run_id, target, force=force,
-                         token=read_token(sessions / run_id))
+                         token=read_token(run_id))
     except CancelFailed as exc:
         if not exc.unreachable:
             raise UsageError(f"run {run_id}: {exc}",

@@ -119,3 +119,39 @@ def test_the_socket_is_in_a_folder_of_its_runs_own_and_unsandboxed_it_is_reachab
                           cwd=projects[0].root, env=environ, capture_output=True, text=True, timeout=90)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"connected {socket_path}"
+
+
+def test_a_tcp_runs_token_is_where_no_sandboxed_agent_of_any_project_can_read_it(projects, environ):  # type: ignore[no-untyped-def]
+    """Over `[denden] transport = "tcp"` the run's token lets `strawpot cancel` in; kept in another project's run
+    folder (readable, as HOME is), a sandboxed agent with the network could take it and have that run start an
+    unconfined agent. It lives in a 0700 folder under the runtime or temp dir, which every sandbox hides."""
+    import tempfile
+
+    from orchestrator.run_token import FOLDER_PREFIX, TOKEN_FILE
+
+    mine, theirs = projects
+    proc, record = live_run(theirs, {**environ, "STRAWPOT_DENDEN_TRANSPORT": "tcp"})
+    try:
+        assert not record["denden_addr"].startswith("unix:"), record
+        bases = [b for b in (environ.get("XDG_RUNTIME_DIR"), tempfile.gettempdir(), "/tmp") if b]
+        (token_path,) = [p for b in dict.fromkeys(bases)
+                         if (p := Path(b) / f"{FOLDER_PREFIX}{record['run_id']}" / TOKEN_FILE).is_file()]
+        assert (token_path.parent.stat().st_mode & 0o777, token_path.stat().st_mode & 0o777) == (0o700, 0o600)
+        run_dir = Path(record["isolation"]["repo"]) / ".strawpot" / "sessions" / record["run_id"]
+        assert not (run_dir / TOKEN_FILE).exists()
+        task = f"try:read:{token_path} then try:read:{run_dir}/session.json"
+        done = subprocess.run([*STRAWPOT, "start", "--headless", "--sandbox", "bwrap", "--task", task],
+                              cwd=mine.root, env=environ, capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[0] == f"refused read: [Errno 2] No such file or directory: '{token_path}'"
+        assert record["run_id"] in done.stdout  # the other project's record stays readable: only the token moved
+        assert token_path.read_text() not in done.stdout
+        cancelled = subprocess.run([*STRAWPOT, "cancel", record["run_id"]], cwd=theirs.root, env=environ,
+                                   capture_output=True, text=True, timeout=60)
+        assert cancelled.returncode == 0, cancelled.stderr  # the owner's cancel still finds it
+        proc.wait(timeout=30)
+        assert not token_path.parent.exists()  # removed with the server
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)

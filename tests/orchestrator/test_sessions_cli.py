@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -169,10 +170,11 @@ def test_progress_json_is_one_line_per_event(project, env) -> None:  # type: ign
     proc = start(project, "delegate:implementer:delegate:lead:echo:x", "--progress", "json", env=env)
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stderr.splitlines()]  # every stderr line is an event
-    assert [e["event"] for e in events] == ["spawn", "delegate", "spawn", "deny", "end", "end", "end"]
+    assert [e["event"] for e in events] == ["warning", "spawn", "delegate", "spawn", "deny", "end", "end", "end"]
     run_id = only_run_id(project)
     assert all(e["v"] == 1 and e["run_id"] == run_id for e in events)
-    root, delegate, child, deny, child_end, root_end, run_end = events
+    warning, root, delegate, child, deny, child_end, root_end, run_end = events
+    assert warning["message"].startswith("role orchestrator delegates, but the denden skill is not locked")
     assert (root["role"], root["parent"], root["agent"]) == ("orchestrator", None, "stub-agent")
     assert delegate["from"] == root["agent_id"] and delegate["role"] == "implementer"
     assert child["parent"] == root["agent_id"] and isinstance(child["pid"], int)
@@ -225,6 +227,13 @@ def test_cancel_an_agent_and_its_subtree(project, env, pid_alive) -> None:  # ty
     assert all(not pid_alive(a["pid"]) for a in agents)
 
 
+def token_bases(env: dict[str, str]) -> list[str]:
+    """Where the runs of `env` keep their sockets and tokens (orchestrator.endpoint.socket_bases, in that env)."""
+    import tempfile
+
+    return [b for b in (env.get("XDG_RUNTIME_DIR"), env.get("TMPDIR") or tempfile.gettempdir(), "/tmp") if b]
+
+
 @pytest.mark.parametrize("transport", ["unix", "tcp"])
 def test_cancel_the_whole_run(project, env, pid_alive, transport) -> None:  # type: ignore[no-untyped-def]
     project.denden = {"transport": transport}  # over TCP, cancel must send the run's token
@@ -234,9 +243,13 @@ def test_cancel_the_whole_run(project, env, pid_alive, transport) -> None:  # ty
         run_id, agents = _running(project, 2)
         unknown = run(project, "cancel", run_id, "--agent", "ghost-1", env=env)
         assert unknown.returncode == 2 and "no agent 'ghost-1' in this run" in unknown.stderr
-        token = project.sessions_dir / run_id / "denden.token"
-        assert token.is_file() == (transport == "tcp")
-        if transport == "tcp":
+        from orchestrator.run_token import FOLDER_PREFIX, TOKEN_FILE
+
+        assert not (project.sessions_dir / run_id / TOKEN_FILE).exists()  # never in the run folder
+        token = next((p for base in token_bases(env) if (p := Path(base) / f"{FOLDER_PREFIX}{run_id}" / TOKEN_FILE)
+                      .is_file()), None)
+        assert (token is not None) == (transport == "tcp")
+        if token is not None:
             assert token.stat().st_mode & 0o777 == 0o600
             assert json.loads((project.sessions_dir / run_id / "session.json").read_text())["denden_addr"] \
                 .startswith("127.0.0.1:")
@@ -341,7 +354,8 @@ def test_one_exit_code_convention_for_ended_runs(state: str, code: int | None, r
 
 
 def test_cancel_sends_nothing_to_an_address_off_this_machine_and_reads_no_planted_token(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from orchestrator.run_token import read_token
+    from orchestrator.endpoint import socket_bases
+    from orchestrator.run_token import FOLDER_PREFIX, TOKEN_FILE, read_token
 
     project.build()
     run_id = "run_20260101_000000_abcdef"
@@ -352,8 +366,18 @@ def test_cancel_sends_nothing_to_an_address_off_this_machine_and_reads_no_plante
         "agents": [{"agent_id": "orchestrator-1", "parent": None}]}))
     secret = tmp_path / "secret"
     secret.write_text("not a token\n")
-    (folder / "denden.token").symlink_to(secret)
-    assert read_token(folder) is None
+    planted = Path(socket_bases()[0]) / f"{FOLDER_PREFIX}{run_id}"
+    planted.mkdir(mode=0o700)
+    try:
+        (planted / TOKEN_FILE).symlink_to(secret)  # a link at the token's name is not followed
+        assert read_token(run_id) is None
+        (planted / TOKEN_FILE).unlink()
+        (planted / TOKEN_FILE).write_text("sh_planted")
+        planted.chmod(0o755)  # a folder others may enter is not where a token lives
+        assert read_token(run_id) is None
+        assert read_token("../" + run_id) is None  # not a run id: no path is made of it
+    finally:
+        shutil.rmtree(planted)
     refused = run(project, "cancel", run_id, env=env)
     assert refused.returncode == 2, refused.stderr
     assert "'203.0.113.7:50051' is not a socket or a loopback address" in refused.stderr and "nothing was sent" \
