@@ -107,8 +107,9 @@ def make_api(store: Storage, *, rate_limit: float = 0, allow_ranges: bool = Fals
 
 
 @pytest.fixture
-def api(storage: Storage) -> Iterator[Api]:
-    made = make_api(storage)
+def api(storage: Storage, request: pytest.FixtureRequest) -> Iterator[Api]:
+    """The app over each backend; under `pytest.mark.allow_ranges`, one started with `--allow-ranges`."""
+    made = make_api(storage, allow_ranges=request.node.get_closest_marker("allow_ranges") is not None)
     with made.client:
         yield made
 

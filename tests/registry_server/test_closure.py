@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterator
 
 import pytest
 
@@ -21,13 +20,9 @@ URL = "/api/v1/closure"
 BUNDLE = "/api/v1/archives"
 
 
-@pytest.fixture
-def api(storage: Storage) -> Iterator[Api]:
-    """A registry started with `--allow-ranges`: these tests exercise the closure walk on dependency ranges, which a
-    private registry may publish and every registry still reads (versions stored before StrawHub's grammar)."""
-    made = make_api(storage, allow_ranges=True)
-    with made.client:
-        yield made
+# A registry started with `--allow-ranges`: these tests exercise the closure walk on dependency ranges, which a
+# private registry may publish and every registry still reads (versions stored before StrawHub's grammar).
+pytestmark = pytest.mark.allow_ranges
 
 
 def _graph(api: Api) -> None:

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from registry_server.storage.base import Storage
 from tests.registry_server._helpers import Api, agent, role, skill
-from tests.registry_server.conftest import make_api
 
-
-@pytest.fixture
-def api(storage: Storage) -> Iterator[Api]:
-    """A registry started with `--allow-ranges`: these tests exercise the server's solver on dependency ranges, which a
-    private registry may publish and every registry still reads (versions stored before StrawHub's grammar)."""
-    made = make_api(storage, allow_ranges=True)
-    with made.client:
-        yield made
+# A registry started with `--allow-ranges`: these tests exercise the server's solver on dependency ranges, which a
+# private registry may publish and every registry still reads (versions stored before StrawHub's grammar).
+pytestmark = pytest.mark.allow_ranges
 
 
 def resolved(api: Api, kind: str, slug: str, **params: str) -> list[tuple[str, str, str]]:
