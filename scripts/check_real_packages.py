@@ -269,6 +269,9 @@ def publish_holding_back(repo: Path, members: dict[Key, str], env: dict[str, str
     except json.JSONDecodeError:
         report.publish_failures.append(f"{where} exited {done.returncode}: {done.stderr.strip()}")
         return
+    if "error" in document:
+        report.publish_failures.append(f"{where} exited {done.returncode}: {document['error']['message']}")
+        return
     record_batches(document, report)
     labels = {f"{k.value} {n} {v}": (k, n) for (k, n), v in members.items()}
     said: dict[Key, str] = {}
@@ -286,7 +289,7 @@ def publish_holding_back(repo: Path, members: dict[Key, str], env: dict[str, str
         report.publish_failures.append(f"{where} exited {done.returncode}: {last_line(done)}")
     report.refused.update(said)
     published = len(document.get("published", [])) + len(document.get("skipped", []))
-    print(f"  {where}: {published} published, {len(said)} held back", flush=True)
+    report.held_back.insert(0, f"{where}: {published} published, {len(said)} held back")
 
 
 def check_grammar(url: str, report: Report) -> None:

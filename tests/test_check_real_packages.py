@@ -90,17 +90,35 @@ def test_the_check_publishes_the_cycle_lists_the_expected_refusal_and_installs_e
     done = check(tree(tmp_path / "real"))
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    # 9 published: ping <-> pong (a cycle) and boss (needs ping) too; tool-skill only as its own 2.3.0
-    assert lines[0].startswith(f"real packages in {tmp_path / 'real'}: 10/10 validated, 9 published, 1 refused, "
-                               "5/5 published roles installed ("), done.stdout
-    assert lines[1] == "  published together in one batch (a dependency cycle): role ping 1.0.0, role pong 1.0.0"
-    assert len(lines) == 3, done.stdout
-    assert re.fullmatch(
-        r"  refused role marketer: expected \(depends on skill missing-api, which is not among the packages\): "
-        r"error: the registry http://127\.0\.0\.1:\d+ refused role marketer 1\.0\.0 \(HTTP 400\): publish refused, "
-        r"1 problem: dependencies: skill 'missing-api' does not exist in this registry", lines[2]), lines[2]
+    # 12 published: ping <-> pong (a cycle) and boss (needs ping) too; tool-skill only as its own 2.3.0
+    assert lines[0].startswith(f"real packages in {tmp_path / 'real'}: 13/13 validated, 12 published, 1 refused, "
+                               "7/7 published roles installed ("), done.stdout
+    assert lines[1:] == [
+        "  9 dependency strings on the registry, 9 in StrawHub's grammar; strawhub 0.1.54 installed and resolved "
+        "7/7 roles",
+        *lines[2:4],
+        "  roles: strawpot publish --workspace: 4 published, 1 held back",
+        "  roles: strawpot publish --workspace: held back role marketer 1.0.0 (needs skill missing-api, which is "
+        "neither on the registry nor among these packages)",
+        "  published together in one batch (a dependency cycle): role ping 1.0.0, role pong 1.0.0",
+        "  refused role marketer: expected (depends on skill missing-api, which is not among the packages): held "
+        "back: needs skill missing-api, which is neither on the registry nor among these packages",
+    ], done.stdout
+    # the delegating role and its sub-agent ran `denden` from PATH (the trusted curl | sh, a stand-in curl) and
+    # reached their own run
+    assert re.fullmatch(r'  ci-debug-agent: denden status \{("uptimeSeconds": "\d+", )?"activeAgents": 1\}', lines[2])
+    assert re.fullmatch(r'  implementer: denden status \{("uptimeSeconds": "\d+", )?"activeAgents": 2\}', lines[3])
     assert "version: \"2.3.0\"" in (tmp_path / "real" / "skills" / "tool-skill" / "SKILL.md").read_text()
     assert "version" not in (tmp_path / "real" / "skills" / "base" / "SKILL.md").read_text()  # the copy is versioned
+
+
+def test_a_range_in_a_published_dependency_fails_the_check(tmp_path: Path) -> None:
+    """The registry refuses it (StrawHub's grammar), so the check names the publish that failed."""
+    root = tree(tmp_path / "real")
+    write(root, "roles/writer/ROLE.md", role("writer", skills=("uses-base^1.0",)))
+    done = check(root)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAILED" in done.stdout and "'uses-base^1.0' is not a published dependency" in done.stdout, done.stdout
 
 
 def test_an_invalid_package_fails_the_check(tmp_path: Path) -> None:
@@ -108,5 +126,5 @@ def test_an_invalid_package_fails_the_check(tmp_path: Path) -> None:
     write(root, "skills/broken/SKILL.md", "---\nname: Broken\ndescription: d\n---\n")
     done = check(root)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "10/11 validated" in done.stdout
+    assert "13/14 validated" in done.stdout
     assert f"  FAILED {root / 'skills' / 'broken'}: invalid: " in done.stdout

@@ -10,7 +10,7 @@ from strawpot.model.settings import SCHEMA
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 SECTIONS = {key.split(".")[0] for key in SCHEMA}
-FILE_SUFFIXES = {"db", "json", "jsonl", "md", "toml", "lock", "sock", "log", "py", "sh", "txt"}  # `session.json`
+FILE_SUFFIXES = {"db", "json", "jsonl", "md", "toml", "lock", "sock", "log", "py", "sh", "txt", "token"}  # `session.json`
 
 
 def test_every_dotted_setting_key_in_the_docs_exists() -> None:
