@@ -16,19 +16,12 @@ from pathlib import Path
 import pytest
 
 from tests._pty import talk
+from tests.orchestrator._merge_scenario import IDENTITY, git
 
 pytestmark = pytest.mark.e2e
 STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
-IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.org"}
 HOOK = "#!/bin/sh\ntouch \"$HOME/PWNED\"\n"
 
-
-def git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
-                          env={**os.environ, **IDENTITY})
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 def run(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

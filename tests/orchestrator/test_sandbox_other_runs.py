@@ -16,18 +16,12 @@ from pathlib import Path
 import pytest
 
 from tests._short_paths import short_folder
+from tests.orchestrator._merge_scenario import IDENTITY, git
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 
 pytestmark = pytest.mark.e2e
 STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
-IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.org"}
 
-
-def git(cwd: Path, *args: str) -> None:
-    proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
-                          env={**os.environ, **IDENTITY})
-    assert proc.returncode == 0, proc.stderr
 
 
 def make_repo(root: Path) -> ProjectFixture:
