@@ -6,23 +6,17 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from strawpot.model.kinds import Kind
 from strawpot.model.package import PackageInvalid, parse_package
+from tests._cli import strawpot
 from tests.orchestrator._agents import resumable_agent
 
 pytestmark = pytest.mark.e2e
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=90,
-                          env=dict(os.environ))
 
 
 def record(root: Path) -> dict:  # type: ignore[type-arg]
@@ -32,7 +26,7 @@ def record(root: Path) -> dict:  # type: ignore[type-arg]
 
 def test_a_resumable_agent_is_paused_and_resumed_with_the_same_session_id(project, tmp_path) -> None:  # type: ignore[no-untyped-def]
     project.build(resumable_agent(tmp_path))
-    first = cli(project.root, "start", "--headless", "--task", "session then pause")
+    first = strawpot("start", "--headless", "--task", "session then pause", cwd=project.root)
     assert first.returncode == 0, first.stderr
     mode, session_id = first.stdout.split()
     assert mode == "new" and UUID.fullmatch(session_id)
@@ -40,8 +34,8 @@ def test_a_resumable_agent_is_paused_and_resumed_with_the_same_session_id(projec
     [agent] = saved["agents"]
     assert saved["state"] == "paused" and agent["state"] == "paused" and agent["session_id"] == session_id
     assert f"continue it with `strawpot resume {saved['run_id']}`" in first.stderr
-    assert "1 paused" in cli(project.root, "sessions").stdout
-    again = cli(project.root, "resume", saved["run_id"], "--headless", "--task", "session then echo:carried on")
+    assert "1 paused" in strawpot("sessions", cwd=project.root).stdout
+    again = strawpot("resume", saved["run_id"], "--headless", "--task", "session then echo:carried on", cwd=project.root)
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines() == [f"resumed {session_id}", "carried on"]
     saved = record(project.root)
@@ -53,7 +47,7 @@ def test_a_resumable_agent_is_paused_and_resumed_with_the_same_session_id(projec
 def test_the_session_id_is_recorded_before_the_agent_is_spawned(project, tmp_path) -> None:  # type: ignore[no-untyped-def]
     project.agent_settings = {"python": str(tmp_path / "no-such-python")}  # the spawn itself fails
     project.build(resumable_agent(tmp_path))
-    proc = cli(project.root, "start", "--headless", "--task", "echo:x")
+    proc = strawpot("start", "--headless", "--task", "echo:x", cwd=project.root)
     assert proc.returncode == 1 and "cannot start" in proc.stderr
     [agent] = record(project.root)["agents"]
     assert agent["state"] == "failed" and UUID.fullmatch(agent["session_id"])
@@ -61,21 +55,21 @@ def test_the_session_id_is_recorded_before_the_agent_is_spawned(project, tmp_pat
 
 def test_an_agent_that_does_not_declare_resume_never_sees_the_flags_and_cannot_be_resumed(project) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    proc = cli(project.root, "start", "--headless", "--task", "session")
+    proc = strawpot("start", "--headless", "--task", "session", cwd=project.root)
     assert proc.returncode == 0 and proc.stdout.strip() == "no session"
     saved = record(project.root)
     assert saved["agents"][0]["session_id"] == ""
-    refused = cli(project.root, "resume", saved["run_id"], "--task", "x")
+    refused = strawpot("resume", saved["run_id"], "--task", "x", cwd=project.root)
     assert refused.returncode == 2
     assert "cannot be resumed: its package does not declare metadata.strawpot.session.resume" in refused.stderr
-    assert cli(project.root, "resume", "run_19990101_000000_000000", "--task", "x").returncode == 2
-    unknown = cli(project.root, "resume", saved["run_id"], "--agent", "nobody", "--task", "x")
+    assert strawpot("resume", "run_19990101_000000_000000", "--task", "x", cwd=project.root).returncode == 2
+    unknown = strawpot("resume", saved["run_id"], "--agent", "nobody", "--task", "x", cwd=project.root)
     assert unknown.returncode == 2 and "has no agent 'nobody'" in unknown.stderr
 
 
 def test_the_run_records_its_inputs_and_resume_refuses_another_lock(project, tmp_path) -> None:  # type: ignore[no-untyped-def]
     project.build(resumable_agent(tmp_path))
-    assert cli(project.root, "start", "--headless", "--task", "pause").returncode == 0
+    assert strawpot("start", "--headless", "--task", "pause", cwd=project.root).returncode == 0
     saved = record(project.root)
     inputs = saved["inputs"]
     import hashlib
@@ -85,13 +79,13 @@ def test_the_run_records_its_inputs_and_resume_refuses_another_lock(project, tmp
     assert inputs["policy"]["max_depth"] == 3 and inputs["settings"]["session.isolation"] == "none"
     assert "skill:planning@1.0.0" in saved["agents"][0]["packages"]
     assert "agent:stub-agent@0.1.0" in saved["agents"][0]["packages"]
-    shown = cli(project.root, "sessions", "show", saved["run_id"])
+    shown = strawpot("sessions", "show", saved["run_id"], cwd=project.root)
     assert shown.returncode == 0 and inputs["lock_sha256"] in shown.stdout and '"skill:planning"' in shown.stdout
     lock = project.root / "strawpot.lock"
     text = lock.read_text()
     assert text.count('name = "planning"\nversion = "1.0.0"') == 1, text
     lock.write_text(text.replace('name = "planning"\nversion = "1.0.0"', 'name = "planning"\nversion = "1.0.1"'))
-    refused = cli(project.root, "resume", saved["run_id"], "--task", "echo:x")
+    refused = strawpot("resume", saved["run_id"], "--task", "echo:x", cwd=project.root)
     assert refused.returncode == 4
     assert f"strawpot.lock changed since run {saved['run_id']} started" in refused.stderr
     assert "skill:planning 1.0.0 -> 1.0.1" in refused.stderr
@@ -105,11 +99,11 @@ def test_a_paused_worktree_session_is_resumed_in_its_worktree_then_merged(projec
         if args[0] == "add":
             (root / ".gitignore").write_text(".strawpot/\n")
         subprocess.run(["git", "-C", str(root), *args], check=True, env={**os.environ, **ident})
-    first = cli(root, "start", "--headless", "--isolation", "worktree", "--task", "write:a.txt=one then pause")
+    first = strawpot("start", "--headless", "--isolation", "worktree", "--task", "write:a.txt=one then pause", cwd=root)
     assert first.returncode == 0, first.stderr
     assert "strawpot resume" in first.stderr and not (root / "a.txt").exists()
     run_id = record(root)["run_id"]
-    again = cli(root, "resume", run_id, "--headless", "--task", "write:b.txt=two")
+    again = strawpot("resume", run_id, "--headless", "--task", "write:b.txt=two", cwd=root)
     assert again.returncode == 0, again.stderr
     assert (root / "a.txt").read_text() == "one" and (root / "b.txt").read_text() == "two"
     assert record(root)["isolation"]["state"] == "merged"
@@ -122,7 +116,7 @@ def test_resume_takes_the_worktree_from_git_never_from_a_forged_record(project, 
     (root / ".gitignore").write_text(".strawpot/\n")
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "first"]):
         subprocess.run(["git", "-C", str(root), *args], check=True, env={**os.environ, **ident})
-    first = cli(root, "start", "--headless", "--isolation", "worktree", "--task", "write:a.txt=one then pause")
+    first = strawpot("start", "--headless", "--isolation", "worktree", "--task", "write:a.txt=one then pause", cwd=root)
     assert first.returncode == 0, first.stderr
     data = record(root)
     victim = tmp_path / "victim"
@@ -131,7 +125,7 @@ def test_resume_takes_the_worktree_from_git_never_from_a_forged_record(project, 
     data["isolation"].update(path=str(victim), working_dir=str(victim), repo=str(victim), branch="main",
                              common=str(victim / "evil"), state_dir=str(victim / "evil"), rel="..")
     (root / ".strawpot" / "sessions" / data["run_id"] / "session.json").write_text(json.dumps(data))
-    again = cli(root, "resume", data["run_id"], "--headless", "--task", "cwd then write:b.txt=two")
+    again = strawpot("resume", data["run_id"], "--headless", "--task", "cwd then write:b.txt=two", cwd=root)
     assert again.returncode == 0, again.stderr
     assert ".git/strawpot-worktrees/" + data["run_id"] in again.stdout  # it worked in its real worktree
     assert (root / "a.txt").read_text() == "one" and (root / "b.txt").read_text() == "two"
@@ -155,14 +149,14 @@ def test_the_session_declaration_is_validated(session: str, message: str) -> Non
 
 def test_a_paused_sub_agent_is_resumed_by_its_id(project, tmp_path) -> None:  # type: ignore[no-untyped-def]
     project.build(resumable_agent(tmp_path))
-    first = cli(project.root, "start", "--headless", "--task", "delegate:implementer:session then pause")
+    first = strawpot("start", "--headless", "--task", "delegate:implementer:session then pause", cwd=project.root)
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("new ")  # a paused sub-agent answers its caller with its result
     saved = record(project.root)
     child = next(a for a in saved["agents"] if a["role"] == "implementer")
     assert child["state"] == "paused" and saved["state"] == "succeeded"
-    again = cli(project.root, "resume", saved["run_id"], "--agent", child["agent_id"], "--headless",
-                "--task", "session then env:STRAWPOT_ROLE")
+    again = strawpot("resume", saved["run_id"], "--agent", child["agent_id"], "--headless",
+                "--task", "session then env:STRAWPOT_ROLE", cwd=project.root)
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines() == [f"resumed {child['session_id']}", "implementer"]
     assert next(a for a in record(project.root)["agents"] if a["role"] == "implementer")["state"] == "succeeded"

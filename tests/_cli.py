@@ -1,0 +1,20 @@
+"""The one way tests run the `strawpot` command: a real subprocess of this interpreter, no stdin, text out."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+STRAWPOT: list[str] = [sys.executable, "-m", "strawpot.cli"]
+
+
+def strawpot(*args: str | Path, cwd: str | Path, env: Mapping[str, str] | None = None,
+             extra_env: Mapping[str, str] | None = None, timeout: float = 90,
+             stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
+    """Run `strawpot ARGS` in `cwd` and wait: `env` replaces this process's environment, `extra_env` adds to it."""
+    environ = {**(os.environ if env is None else env), **(extra_env or {})}
+    return subprocess.run([*STRAWPOT, *map(str, args)], cwd=cwd, env=environ, stdin=stdin, capture_output=True,
+                          text=True, encoding="utf-8", errors="replace", timeout=timeout, check=False)
