@@ -7,6 +7,7 @@ from pathlib import Path
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_role
 from strawpot.commands._options import json_option, print_json
 from strawpot.model.display import terminal_safe
 
@@ -24,7 +25,7 @@ def command() -> None:
 @command.command("add")
 @click.argument("name")
 @click.option("--cron", required=True, help='Cron expression, e.g. "0 9 * * 1-5".')
-@click.option("--role", required=True, help="Role the session starts with.")
+@click.option("--role", required=True, shell_complete=complete_role, help="Role the session starts with.")
 @click.option("--task", required=True, help="Task text given to the role.")
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Project folder the session runs in (default: the nearest folder from the current one upward that "
