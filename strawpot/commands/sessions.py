@@ -193,6 +193,7 @@ def _show(data: dict[str, Any], as_json: bool, sessions_root: Path) -> None:
                      f"{agent.get('state')}{session}")
         if agent.get("via_wildcard"):
             lines.append(f"  staged through `*`: {', '.join(map(str, agent['via_wildcard']))}")
+        lines += [f"  sandbox denied: {line}" for line in agent.get("sandbox_denied") or []]
         if agent.get("always_staged"):
             lines.append(f"  staged for every agent ([session] always_stage): "
                          f"{', '.join(map(str, agent['always_staged']))}")
