@@ -193,13 +193,14 @@ class ScheduleStore:
         return self.read()[0]
 
     def get(self, name: str) -> Schedule | None:
-        """The schedule called `name`, or None; ScheduleError when its entry cannot be read."""
-        good, broken = self.read()
-        if (found := next((s for s in good if s.name == name), None)) is not None:
-            return found
-        if (bad := next((b for b in broken if b.name == name), None)) is not None:
-            raise ScheduleError(bad.describe(self._file))
-        return None
+        """The schedule called `name`, or None (also when its entry cannot be read: `unreadable` says why)."""
+        return next((s for s in self.list() if s.name == name), None)
+
+    def unreadable(self, name: str) -> str:
+        """Why the entry called `name` cannot be read as a schedule, with what to do ("" when it can, or there is
+        no such entry)."""
+        bad = next((b for b in self.read()[1] if b.name == name), None)
+        return bad.describe(self._file) if bad is not None else ""
 
     def add(self, schedule: Schedule) -> None:
         """Store `schedule`; refuses a name already taken (the entries that cannot be read stay as they are)."""

@@ -132,7 +132,7 @@ def history(name: str, as_json: bool) -> None:
 
     store = ScheduleStore(default_data_dir())
     runs = settle(store, name, datetime.now(UTC))
-    known = store.get(name) is not None
+    known = store.get(name) is not None or bool(store.unreadable(name))
     if not runs and not known:  # a removed schedule's history stays readable; a name never used is a typo
         raise UsageError(f"no schedule named {name!r}, and no history of one", hint="see `strawpot schedule list`")
     if as_json:
@@ -166,6 +166,8 @@ def run(name: str) -> None:
 
     store = ScheduleStore(default_data_dir())
     schedule = store.get(name)
+    if schedule is None and (why := store.unreadable(name)):
+        raise UsageError(why)
     if schedule is None:
         raise UsageError(f"no schedule named {name!r}", hint="see `strawpot schedule list`")
     # In this process's group: Ctrl-C here stops the session too, as it would stop `strawpot start`.

@@ -53,6 +53,8 @@ def test_one_unreadable_entry_is_marked_with_its_fix_while_the_others_are_listed
 
     fired = strawpot("schedule", "run", "nightly", cwd=tmp_path, extra_env=env)  # named, but cannot be read
     assert fired.returncode == 2 and "cannot read schedule nightly: no 'cron' field" in fired.stderr, fired.stderr
+    history = strawpot("schedule", "history", "nightly", cwd=tmp_path, extra_env=env)  # its history stays readable
+    assert history.returncode == 0 and "has not fired yet" in history.stderr, history.stderr
     added = strawpot("schedule", "add", "later", "--cron", "0 10 * * *", "--role", "r", "--task", "t",
                      "--timezone", "UTC", cwd=tmp_path, extra_env=env)
     assert added.returncode == 0, added.stderr
