@@ -60,7 +60,8 @@ def routes(site: Site) -> list[Route]:
     async def schedules(request: Request) -> Response:
         store = ScheduleStore(site.store.data_dir)
         try:
-            found, problem = store.list(), ""
+            found, unreadable = store.read()
+            problem = "; ".join(entry.describe(store.file) for entry in unreadable)
         except ScheduleError as exc:
             found, problem = [], str(exc)
         now = site.now()

@@ -254,7 +254,7 @@ class Run:
             state = SUCCEEDED if code == 0 else FAILED
         output = read_result(live.staged.workspace, live.process.log_tail(5))
         if self.sandbox.confined and (denied := denials(live.process.log_tail(200), self.walls)):
-            self.session.event("sandbox_denied", agent_id=live.record.agent_id, exit_code=code, evidence=denied)
+            self.session.agent_denied(live.record.agent_id, code, denied)
         self._end(live, state, code)
         if state == SUCCEEDED:
             self.memory.dump(self.run_id, live.record.agent_id, live.record.role, live.record.task, output)

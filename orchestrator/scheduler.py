@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 import re
 import shlex
 import subprocess
@@ -15,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from orchestrator.orphans import owner_alive
+from orchestrator.scheduler_lock import SchedulerLock, held_message
 from orchestrator.schedules import (
     RUNNING,
     Schedule,
@@ -27,12 +26,12 @@ from orchestrator.schedules import (
     check_name,
     last_fire,
     next_fire,
+    next_fire_line,
     shown_name,
     valid_name,
 )
 from orchestrator.session import State, load_session, new_run_id
 from strawpot.model.display import terminal_safe
-from strawpot.model.fs import open_nofollow
 from strawpot.model.layout import Project
 from strawpot.model.plural import count
 from strawpot.model.settings import SCHEMA
@@ -41,7 +40,6 @@ CATCH_UP = SCHEMA["schedule.catch_up"].choices  # none | latest
 GRACE = timedelta(seconds=60)  # a fire time at most this old is on time; an older one was missed
 POLL = 30.0  # seconds between two looks at the store at most, so added and removed schedules are seen
 MISSED_LIMIT = 10_000  # missed fire times counted at most (a minutely cron left a year)
-LOCK_FILE = "scheduler.lock"
 SKIPPED, MISSED = "skipped", "missed"
 
 
@@ -52,46 +50,6 @@ def utc_now() -> datetime:
 def strawpot_command() -> list[str]:
     """The `strawpot` program a fire runs: this interpreter's, as the UI's start action runs it."""
     return [sys.executable, "-m", "strawpot.cli"]
-
-
-class SchedulerLock:
-    """`scheduler.lock` in the data folder, held (flock) for as long as one scheduler serves; it names its pid."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / LOCK_FILE
-        self._fh: IO[str] | None = None
-
-    def acquire(self) -> int | None:
-        """Take the lock: None when taken, else the pid of the process holding it (0 if it cannot be read)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Not through a link planted in the data folder (its target was truncated); held open for the scheduler's life.
-        fh = os.fdopen(open_nofollow(self.path, os.O_RDWR | os.O_CREAT), "r+", encoding="ascii")
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            text = fh.read().strip()
-            fh.close()
-            return int(text) if text.isdigit() else 0
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"{os.getpid()}\n")
-        fh.flush()
-        self._fh = fh
-        return None
-
-    def release(self) -> None:
-        if self._fh is not None:
-            with contextlib.suppress(OSError):
-                self._fh.truncate(0)
-            self._fh.close()  # closing drops the flock
-            self._fh = None
-
-
-def held_message(pid: int, data_dir: Path) -> str:
-    """What to say when another scheduler holds the lock."""
-    who = f"pid {pid}" if pid else "a process whose pid is not recorded"
-    return f"another scheduler ({who}: `strawpot schedule serve` or `strawpot ui`) already serves {data_dir}"
 
 
 def serve_in_background(data_dir: Path, catch_up: str, say: Callable[[str], None]) -> Scheduler | None:
@@ -222,7 +180,7 @@ class Scheduler:
     def __init__(self, store: ScheduleStore, *, catch_up: str = "none", command: list[str] | None = None,
                  now: Callable[[], datetime] = utc_now, sleep: Callable[[float], object] | None = None,
                  say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
-                 detach: bool = True) -> None:
+                 detach: bool = True, announce: bool = False) -> None:
         if catch_up not in CATCH_UP:
             raise ScheduleError(f"invalid catch_up {catch_up!r}: use one of {', '.join(CATCH_UP)}")
         self.store = store
@@ -233,6 +191,7 @@ class Scheduler:
         self.sleep = sleep or self._stop.wait
         self._say = say
         self.detach = detach  # fired sessions in a process group of their own: Ctrl-C on the scheduler spares them
+        self.announce = announce  # say a schedule's next fire after each time it is acted on (`schedule serve`)
         self._cursor: dict[str, datetime] = {}
         self._queued: set[str] = set()
         self._threads: list[threading.Thread] = []
@@ -257,18 +216,24 @@ class Scheduler:
 
     def left_out(self, schedule: Schedule, problem: ScheduleError) -> None:
         """Say (once per problem) why `schedule` does not fire; the other schedules go on."""
-        if (schedule.name, str(problem)) in self._warned:
-            return
-        self._warned.add((schedule.name, str(problem)))
         shown = shown_name(schedule.name)
         how = "" if valid_name(schedule.name) else f" (`strawpot schedule remove {shlex.quote(shown)}` removes it)"
-        self.say(f"schedule {shown}: {problem}; it does not fire until fixed{how}")
+        self._once(schedule.name, str(problem), f"schedule {shown}: {problem}; it does not fire until fixed{how}")
+
+    def _once(self, name: str, problem: str, line: str) -> None:
+        if (name, problem) not in self._warned:
+            self._warned.add((name, problem))
+            self.say(line)
 
     def due(self, now: datetime) -> list[Due]:
         """Every schedule with a fire time in (its cursor, now]: fire for the latest if it is on time (or catch_up
         is `latest`); the older ones are missed. A schedule that cannot be read is said once and left out."""
         found = []
-        for schedule in self.store.list():
+        schedules, unreadable = self.store.read()
+        for entry in unreadable:  # the other schedules fire all the same
+            said = entry.describe(self.store.file)
+            self._once("", said, f"schedules: {said}; it does not fire until fixed")
+        for schedule in schedules:
             try:
                 check_name(schedule.name)
                 since = self._since(schedule, now)
@@ -320,6 +285,8 @@ class Scheduler:
                                                      error=why)))
         if due.fire:
             recorded += self._start(due.schedule, due.at, now)
+        if self.announce:
+            self.say(next_fire_line(due.schedule, now))
         return recorded
 
     def _record(self, run: ScheduleRun) -> ScheduleRun:

@@ -6,6 +6,7 @@ import builtins
 import json
 import os
 import re
+import shlex
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 
 from orchestrator.session import State
+from strawpot.model.display import short_repr
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write, file_lock
 
@@ -70,19 +72,6 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("STRAWPOT_DATA_DIR") or user_data_dir("strawpot"))
 
 
-def local_timezone() -> str:
-    """The IANA name of the local zone, or UTC when it cannot be named."""
-    tz = os.environ.get("TZ", "").lstrip(":")
-    if tz:
-        return tz
-    try:
-        link = os.readlink("/etc/localtime")
-    except OSError:
-        return "UTC"
-    marker = "zoneinfo/"
-    return link.split(marker, 1)[1] if marker in link else "UTC"
-
-
 def _zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
@@ -114,6 +103,15 @@ def _step(schedule: Schedule, start: datetime, *, reverse: bool) -> datetime | N
         return None
 
 
+def next_fire_line(schedule: Schedule, after: datetime) -> str:
+    """When `schedule` fires next after `after`, in its zone and in this process's local time, as one line."""
+    at = next_fire(schedule, after)
+    if at is None:
+        return f"schedule {shown_name(schedule.name)}: fires no more"
+    return (f"schedule {shown_name(schedule.name)}: next fire {at:%Y-%m-%d %H:%M %Z} ({schedule.timezone}), "
+            f"{at.astimezone():%Y-%m-%d %H:%M %Z} local time")
+
+
 def valid_name(name: str) -> bool:
     return _NAME.fullmatch(name) is not None
 
@@ -142,6 +140,27 @@ def validate(schedule: Schedule, now: datetime) -> None:
         raise ScheduleError(f"cron expression {schedule.cron!r} never fires: pick a date that exists")
 
 
+@dataclass(frozen=True)
+class BrokenSchedule:
+    """An entry of schedules.json that cannot be read as a schedule: its place in the file, its name if it has
+    one, and what is wrong with it."""
+
+    position: int  # 1 for the first entry
+    name: str | None
+    problem: str
+
+    def fix(self, file: Path) -> str:
+        """What to do about it, in words."""
+        if self.name is None:
+            return f"fix or delete entry {self.position} of {file}"
+        return f"fix it in {file}, or `strawpot schedule remove {shlex.quote(shown_name(self.name))}`"
+
+    def describe(self, file: Path) -> str:
+        """One line: which entry, what is wrong, what to do."""
+        which = f"schedule {shown_name(self.name)}" if self.name is not None else f"entry {self.position}"
+        return f"cannot read {which}: {self.problem}; {self.fix(file)}"
+
+
 class ScheduleStore:
     """Schedules in `data_dir/schedules.json`, each one's history in `data_dir/schedule-history/NAME.json`."""
 
@@ -151,39 +170,70 @@ class ScheduleStore:
         self._lock = data_dir / ".schedules.json.lock"
         self._history = data_dir / "schedule-history"
 
-    def list(self) -> list[Schedule]:
-        """All stored schedules, sorted by name."""
-        try:
-            raw = json.loads(self._file.read_text(encoding="utf-8"))
-            found = [_from_json(item) for item in raw.get("schedules", [])]
-        except FileNotFoundError:
-            return []
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # a file edited into another shape
-            raise ScheduleError(f"cannot read {self._file}: {_why(exc)}; fix or remove the file") from None
-        return sorted(found, key=lambda s: s.name)
+    @property
+    def file(self) -> Path:
+        return self._file
+
+    def read(self) -> tuple[builtins.list[Schedule], builtins.list[BrokenSchedule]]:
+        """The stored schedules sorted by name, and the entries that cannot be read as one (in file order); a file
+        that is not a list of schedules at all raises ScheduleError."""
+        good, broken = [], []
+        for position, item in enumerate(self._items(), 1):
+            try:
+                if not isinstance(item, dict):
+                    raise TypeError(f"{short_repr(item)} is not a table of fields")
+                good.append(_from_json(item))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:  # one entry edited into another shape
+                name = item.get("name") if isinstance(item, dict) else None
+                broken.append(BrokenSchedule(position, name if isinstance(name, str) else None, _why(exc)))
+        return sorted(good, key=lambda s: s.name), broken
+
+    def list(self) -> builtins.list[Schedule]:
+        """All stored schedules that can be read, sorted by name (`read` tells the others)."""
+        return self.read()[0]
 
     def get(self, name: str) -> Schedule | None:
-        """The schedule called `name`, or None."""
+        """The schedule called `name`, or None (also when its entry cannot be read: `unreadable` says why)."""
         return next((s for s in self.list() if s.name == name), None)
 
+    def unreadable(self, name: str) -> str:
+        """Why the entry called `name` cannot be read as a schedule, with what to do ("" when it can, or there is
+        no such entry)."""
+        bad = next((b for b in self.read()[1] if b.name == name), None)
+        return bad.describe(self._file) if bad is not None else ""
+
     def add(self, schedule: Schedule) -> None:
-        """Store `schedule`; refuses a name already taken."""
+        """Store `schedule`; refuses a name already taken (the entries that cannot be read stay as they are)."""
         with file_lock(self._lock):  # two `schedule add` at once: each keeps the other's schedule
-            current = self.list()
-            if any(s.name == schedule.name for s in current):
+            items = self._items()
+            if any(isinstance(item, dict) and item.get("name") == schedule.name for item in items):
                 raise ScheduleError(f"schedule {schedule.name!r} already exists: remove it first")
-            self._write([*current, schedule])
+            self._write([*items, _to_json(schedule)])
 
     def remove(self, name: str) -> None:
-        """Delete the schedule `name`, or the one whose invalid stored name `list` shows as `name` (its history
-        stays readable)."""
+        """Delete the schedule `name`, or the one whose invalid stored name `list` shows as `name`, readable or
+        not (its history stays readable)."""
         with file_lock(self._lock):
-            current = self.list()
-            if not any(s.name == name for s in current):
-                name = next((s.name for s in current if shown_name(s.name) == name), name)
-            if not any(s.name == name for s in current):
+            items = self._items()
+            names = [item.get("name") if isinstance(item, dict) else None for item in items]
+            if name not in names:
+                name = next((n for n in names if isinstance(n, str) and shown_name(n) == name), name)
+            if name not in names:
                 raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
-            self._write([s for s in current if s.name != name])
+            self._write([item for item, stored in zip(items, names, strict=True) if stored != name])
+
+    def _items(self) -> builtins.list[Any]:
+        """The raw entries of schedules.json ([] when there is none)."""
+        try:
+            raw = json.loads(self._file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as exc:
+            raise ScheduleError(f"cannot read {self._file}: {exc}; fix or remove the file") from None
+        items = raw.get("schedules", []) if isinstance(raw, dict) else None
+        if not isinstance(items, builtins.list):
+            raise ScheduleError(f"cannot read {self._file}: it is not {{\"schedules\": [...]}}; fix or remove the file")
+        return items
 
     def history(self, name: str) -> builtins.list[ScheduleRun]:
         """Every recorded fire of `name`, oldest first."""
@@ -214,9 +264,12 @@ class ScheduleStore:
         payload = {"runs": [_run_to_json(r) for r in runs]}
         atomic_write(self._history / f"{name}.json", json.dumps(payload, indent=2) + "\n")
 
-    def _write(self, schedules: builtins.list[Schedule]) -> None:
-        items = [_to_json(s) for s in sorted(schedules, key=lambda s: s.name)]
-        atomic_write(self._file, json.dumps({"schedules": items}, indent=2) + "\n")
+    def _write(self, items: builtins.list[Any]) -> None:
+        """Rewrite schedules.json with `items`: the named entries sorted by name, then the others as they were."""
+        def order(item: Any) -> tuple[int, str]:
+            name = item.get("name") if isinstance(item, dict) else None
+            return (0, name) if isinstance(name, str) else (1, "")
+        atomic_write(self._file, json.dumps({"schedules": sorted(items, key=order)}, indent=2) + "\n")
 
 
 def _why(exc: Exception) -> str:

@@ -92,6 +92,7 @@ class AgentRecord:
     packages: list[str] = field(default_factory=list)  # what was staged for it: "kind:name@version"
     via_wildcard: list[str] = field(default_factory=list)  # those of `packages` only a `*` of its role brought in
     always_staged: list[str] = field(default_factory=list)  # those only `[session] always_stage` brought in
+    sandbox_denied: list[str] = field(default_factory=list)  # log lines where the sandbox refused it something
 
     def restaged(self, task: str) -> AgentRecord:
         """This agent staged again for `task` (`strawpot resume`): same id, workspace and conversation."""
@@ -180,6 +181,14 @@ class Session:
             record = self.agents[agent_id]
             record.state, record.exit_code, record.error, record.ended_at = state, exit_code, error, time.time()
             self.save()
+
+    def agent_denied(self, agent_id: str, exit_code: int | None, evidence: list[str]) -> None:
+        """Record what the sandbox refused `agent_id` (lines of its log, each kept once), then say it."""
+        with self._lock:
+            record = self.agents[agent_id]
+            record.sandbox_denied = list(dict.fromkeys([*record.sandbox_denied, *evidence]))
+            self.save()
+        self.event("sandbox_denied", agent_id=agent_id, exit_code=exit_code, evidence=evidence)
 
     def isolation_started(self, isolation: dict[str, Any]) -> None:
         """Record the isolated environment (worktree, sandbox) the run works in, as it starts or resumes there."""

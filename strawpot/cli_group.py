@@ -52,7 +52,8 @@ class StrawpotGroup(click.RichGroup):
         self, ctx: plain_click.Context, args: list[str]
     ) -> tuple[str | None, plain_click.Command | None, list[str]]:
         name = args[0] if args else ""
-        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+        # while completing (resilient parsing), an unknown word completes nothing: no error on the user's prompt
+        if name and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
             from strawpot.model.errors import UsageError
             from strawpot.model.suggest import did_you_mean
 

@@ -49,7 +49,8 @@ def test_an_unreadable_history_is_one_line_exit_2(tmp_path: Path) -> None:
 def test_a_schedules_file_edited_into_another_shape_is_one_line_exit_2(tmp_path: Path) -> None:
     env = {"STRAWPOT_DATA_DIR": str(tmp_path / "data")}
     (tmp_path / "data" / "schedule-history").mkdir(parents=True)
-    for text in ("[]", '{"schedules": [{}]}', '{"schedules": [1]}', '{"schedules": [{"name": "a", "params": [1]}]}'):
+    # a file that is no list of schedules (one unreadable entry among others: tests/commands/test_schedule_list_entries.py)
+    for text in ("[]", '{"schedules": 3}', '{"schedules": {"name": "a"}}', "{not json"):
         (tmp_path / "data" / "schedules.json").write_text(text)
         for args in (("list",), ("run", "a"), ("remove", "a")):
             assert_clean_failure(run("schedule", *args, cwd=tmp_path, env=env), 2, "cannot read", "fix or remove")

@@ -73,8 +73,13 @@ def attach_and_report(project: Project, run_id: str, tmux: TmuxSession) -> int:
 
 
 def report_end(run_id: str, data: dict[str, object]) -> int:
+    """Say what the sandbox refused the run's agents (the tmux window that showed it has closed), then how the
+    run ended; its exit code."""
     from orchestrator.session import command_exit_code
+    from strawpot.commands._run_output import Denials
 
+    for line in Denials(run_id).of_record(data):
+        click.echo(line, err=True)
     state, code = data.get("state"), data.get("exit_code")
     exit_code = command_exit_code(str(state), code if isinstance(code, int) else None)
     click.echo(f"run {run_id} {state} (exit code {exit_code})", err=True)

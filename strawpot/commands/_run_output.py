@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import rich_click as click
 
@@ -12,7 +14,6 @@ if TYPE_CHECKING:
 
     from orchestrator.ask import Asker
     from orchestrator.launch import Ended, Launch
-    from orchestrator.progress import JsonProgress
 
 
 def _prompt(message: str) -> str:
@@ -22,6 +23,44 @@ def _prompt(message: str) -> str:
     if not line:
         raise EOFError
     return line.rstrip("\n")
+
+
+class Denials:
+    """The lines that say what a sandbox refused a run's agents: each refusal once, and at most MAX_SHOWN of
+    them, so an agent retrying in a loop cannot flood the terminal; the rest is in `strawpot sessions show`."""
+
+    MAX_SHOWN = 10
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def lines(self, agent_id: str, evidence: Iterable[object]) -> list[str]:
+        """The lines to print for these refusals of `agent_id` (none for one already said), made inert."""
+        from strawpot.model.display import terminal_safe
+
+        said = []
+        with self._lock:
+            for line in map(str, evidence):
+                if line in self._seen or len(self._seen) > self.MAX_SHOWN:
+                    continue
+                self._seen.add(line)
+                if len(self._seen) > self.MAX_SHOWN:
+                    said.append(f"sandbox: more refusals; `strawpot sessions show {self.run_id}` lists them all")
+                else:
+                    said.append(f"sandbox denied {agent_id}: {line}")
+        return [terminal_safe(text).replace("\n", " ") for text in said]
+
+    def of_record(self, data: Mapping[str, object]) -> list[str]:
+        """The lines for every refusal a run's session.json records."""
+        agents = data.get("agents")
+        found = []
+        for agent in agents if isinstance(agents, list) else []:
+            denied = agent.get("sandbox_denied") if isinstance(agent, dict) else None
+            if isinstance(denied, list):
+                found += self.lines(str(agent.get("agent_id")), denied)
+        return found
 
 
 class RunOutput:
@@ -36,11 +75,20 @@ class RunOutput:
         self.err: Console = new_console(stderr=True, quiet=progress == "json")
         self.asker: Asker = Asker(_prompt if terminal else None,
                                   write=lambda text: print(text, end="", file=sys.stderr), run_wait=run_wait)
-        self.observer: JsonProgress | None = JsonProgress(sys.stderr, run_id) if progress == "json" else None
+        self.json = progress == "json"
+        self.denials = Denials(run_id)
+        self.observer: Callable[[str, dict[str, Any]], None] = (
+            JsonProgress(sys.stderr, run_id) if self.json else self._event)
+
+    def _event(self, kind: str, data: dict[str, Any]) -> None:
+        """The human side of the run's events: what the sandbox refused an agent, as it ends."""
+        if kind == "sandbox_denied":
+            for line in self.denials.lines(str(data.get("agent_id")), data.get("evidence") or []):
+                self.err.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def warn(self, message: str) -> None:
         """A warning of the run: a line on stderr, or the progress stream's `warning` event (already written)."""
-        if self.observer is None:
+        if not self.json:
             self.err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
 
     def started(self, launch: Launch) -> None:

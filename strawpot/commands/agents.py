@@ -6,13 +6,14 @@ from pathlib import Path
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_run_id
 from strawpot.commands._options import json_option, print_json, project_option
 
 SECTION = "sessions"
 
 
 @click.command()
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run_id)
 @project_option
 @json_option
 def command(run_id: str, project: Path | None, as_json: bool) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_run_id
 from strawpot.commands._options import json_option, print_json, project_option
 from strawpot.model.plural import count
 
@@ -15,7 +16,7 @@ END_WAIT = 15.0
 
 
 @click.command()
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run_id)
 @click.option("--agent", "agent_id", metavar="ID", help="Cancel this agent and its sub-agents only "
               "(ids: `strawpot agents RUN_ID`); without it the orchestrator, so the whole run, ends.")
 @click.option("--force", is_flag=True, help="Kill at once (SIGKILL) instead of SIGTERM then a grace period.")

@@ -10,7 +10,8 @@ SECTION = "other"
 @click.command()
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def command(shell: str) -> None:
-    """Print the completion script for SHELL.
+    """Print the completion script for SHELL: it completes commands and options, package kinds, the project's
+    installed roles after --role, and its run ids (attach, cancel, resume, agents, sessions show).
 
     bash: `eval "$(strawpot completion bash)"` in ~/.bashrc; zsh: the same with zsh in ~/.zshrc;
     fish: `strawpot completion fish > ~/.config/fish/completions/strawpot.fish`.

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_kind
 from strawpot.commands._options import json_option, registry_option
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ SECTION = "packages"
 
 
 @click.command()
-@click.argument("kind")
+@click.argument("kind", shell_complete=complete_kind)
 @click.argument("slug")
 @click.option("--version", "version", default=None, help="Show this version instead of the latest.")
 @registry_option

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_pair_kind
 from strawpot.commands._options import (
     ignore_scripts_option,
     lock_mode_options,
@@ -18,7 +19,7 @@ SECTION = "packages"
 
 
 @click.command()
-@click.argument("packages", nargs=-1, metavar="[KIND SLUG[SPEC]]...")
+@click.argument("packages", nargs=-1, metavar="[KIND SLUG[SPEC]]...", shell_complete=complete_pair_kind)
 @registry_project_options
 @lock_mode_options
 @ignore_scripts_option

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_kind
 from strawpot.commands._options import registry_project_options
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ SECTION = "packages"
 
 
 @click.command(name="list")
-@click.argument("kind", required=False)
+@click.argument("kind", required=False, shell_complete=complete_kind)
 @click.option("--remote", is_flag=True, help="List the registry's packages instead of the installed ones.")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 200), help="With --remote: at most this many per kind.")
 @registry_project_options

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_role
 from strawpot.commands._options import json_option, print_json, project_option
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def command() -> None:
 @click.option("--keyword", "keywords", multiple=True, metavar="K", help="A keyword to find it by (repeatable).")
 @click.option("--scope", type=click.Choice(["project", "global", "role"]), default="project",
               help="project: every role of this project; global: every project; role: only --role.")
-@click.option("--role", default="", metavar="ROLE", help="The role a `--scope role` entry belongs to.")
+@click.option("--role", default="", metavar="ROLE", shell_complete=complete_role, help="The role a `--scope role` entry belongs to.")
 @project_option
 @json_option
 def remember(text: str, keywords: tuple[str, ...], scope: str, role: str, project: Path | None, as_json: bool) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_run_id
 from strawpot.commands._options import json_option, project_option
 
 SECTION = "sessions"
@@ -35,7 +36,7 @@ def _target(data: dict[str, Any], agent_id: str | None) -> dict[str, Any]:
 
 
 @click.command()
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run_id)
 @click.option("--agent", "agent_id", metavar="ID", help="The agent to resume (default: the run's orchestrator).")
 @click.option("--task", metavar="TEXT", help="What to tell the resumed agent; without it, it is interactive.")
 @click.option("--headless", is_flag=True, help="No terminal: ask_user gets defaults (or waits in the run folder: "

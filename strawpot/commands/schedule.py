@@ -7,6 +7,7 @@ from pathlib import Path
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_role
 from strawpot.commands._options import json_option, print_json
 from strawpot.model.display import terminal_safe
 
@@ -24,7 +25,7 @@ def command() -> None:
 @command.command("add")
 @click.argument("name")
 @click.option("--cron", required=True, help='Cron expression, e.g. "0 9 * * 1-5".')
-@click.option("--role", required=True, help="Role the session starts with.")
+@click.option("--role", required=True, shell_complete=complete_role, help="Role the session starts with.")
 @click.option("--task", required=True, help="Task text given to the role.")
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Project folder the session runs in (default: the nearest folder from the current one upward that "
@@ -39,8 +40,9 @@ def command() -> None:
 def add(name: str, cron: str, role: str, task: str, project: Path | None, params: tuple[str, ...],
         timezone: str | None, overlap: str) -> None:
     """Store a schedule; refuses a cron expression that is invalid or never fires."""
+    from orchestrator.local_zone import local_timezone
     from orchestrator.scheduler import precheck
-    from orchestrator.schedules import Schedule, ScheduleStore, default_data_dir, local_timezone, validate
+    from orchestrator.schedules import Schedule, ScheduleStore, default_data_dir, validate
     from strawpot.model.errors import UsageError
 
     parsed: dict[str, str] = {}
@@ -62,7 +64,10 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
 @command.command("list")
 @json_option
 def list_schedules(as_json: bool) -> None:
-    """Every schedule with its next fire time, or why it does not fire (a name or cron edited by hand)."""
+    """Every schedule with its next fire time, or why it does not fire (a name or cron edited by hand).
+
+    An entry of schedules.json that cannot be read is listed with what is wrong and how to fix or remove it;
+    the others are listed all the same, and the command exits 0."""
     from orchestrator.schedules import (
         ScheduleError,
         ScheduleStore,
@@ -73,8 +78,10 @@ def list_schedules(as_json: bool) -> None:
     )
 
     now = datetime.now(UTC)
+    store = ScheduleStore(default_data_dir())
+    good, broken = store.read()
     rows = []
-    for s in ScheduleStore(default_data_dir()).list():
+    for s in good:
         try:
             check_name(s.name)
             upcoming, problem = next_fire(s, now), None
@@ -83,14 +90,25 @@ def list_schedules(as_json: bool) -> None:
         rows.append({"name": s.name, "cron": s.cron, "timezone": s.timezone, "project": str(s.project),
                      "role": s.role, "task": s.task, "params": s.params, "overlap": s.overlap,
                      "next_fire": upcoming.isoformat() if upcoming else None, "problem": problem})
+    unreadable = [{"position": b.position, "name": b.name, "problem": b.problem, "fix": b.fix(store.file),
+                   "message": b.describe(store.file)} for b in broken]
     if as_json:
-        print_json({"schedules": rows})
+        print_json({"schedules": rows, "unreadable": unreadable})
         return
-    width = max((len(shown_name(str(row["name"]))) for row in rows), default=0)
-    for row in rows:
+    names = [shown_name(str(row["name"])) for row in rows] + [
+        shown_name(b.name) if b.name is not None else f"(entry {b.position})" for b in broken]
+    width = max(map(len, names), default=0)
+    for shown, row in zip(names, rows, strict=False):
         when = f"does not fire: {row['problem']}" if row["problem"] else f"next {row['next_fire'] or 'never'}"
-        click.echo(f"{shown_name(str(row['name'])):<{width}}  {terminal_safe(str(row['cron']))} ({row['timezone']})  "
-                   f"{terminal_safe(when)}  in {row['project']}  {row['role']}: {terminal_safe(str(row['task']))}")
+        click.echo(_one_line(f"{shown:<{width}}  {row['cron']} ({row['timezone']})  {when}  in {row['project']}  "
+                             f"{row['role']}: {row['task']}"))
+    for shown, b in zip(names[len(rows):], unreadable, strict=True):
+        click.echo(_one_line(f"{shown:<{width}}  {b['message']}"))
+
+
+def _one_line(text: str) -> str:
+    """A stored schedule's text (anyone's: the file may be hostile) as one inert terminal line."""
+    return terminal_safe(text.replace("\r", "\\r").replace("\n", "\\n"))
 
 
 @command.command("remove")
@@ -114,7 +132,7 @@ def history(name: str, as_json: bool) -> None:
 
     store = ScheduleStore(default_data_dir())
     runs = settle(store, name, datetime.now(UTC))
-    known = store.get(name) is not None
+    known = store.get(name) is not None or bool(store.unreadable(name))
     if not runs and not known:  # a removed schedule's history stays readable; a name never used is a typo
         raise UsageError(f"no schedule named {name!r}, and no history of one", hint="see `strawpot schedule list`")
     if as_json:
@@ -148,6 +166,8 @@ def run(name: str) -> None:
 
     store = ScheduleStore(default_data_dir())
     schedule = store.get(name)
+    if schedule is None and (why := store.unreadable(name)):
+        raise UsageError(why)
     if schedule is None:
         raise UsageError(f"no schedule named {name!r}", hint="see `strawpot schedule list`")
     # In this process's group: Ctrl-C here stops the session too, as it would stop `strawpot start`.
@@ -170,13 +190,22 @@ def serve() -> None:
     """Fire every schedule at its time, until Ctrl-C or SIGTERM (`strawpot ui` does the same while it runs).
 
     Holds scheduler.lock in the data folder: a second scheduler exits 1 naming the pid that holds it. Fires
-    missed while nothing served follow the `schedule.catch_up` setting (docs/schedules.md).
+    missed while nothing served follow the `schedule.catch_up` setting (docs/schedules.md). Says when each
+    schedule fires next (in its zone and in local time) on start, and again after each fire.
     """
+    import contextlib
     import errno
 
     from orchestrator.interrupts import sigterm_as_interrupt
-    from orchestrator.scheduler import Scheduler, SchedulerLock, held_message
-    from orchestrator.schedules import ScheduleStore, default_data_dir
+    from orchestrator.scheduler import Scheduler
+    from orchestrator.scheduler_lock import SchedulerLock, held_message
+    from orchestrator.schedules import (
+        ScheduleError,
+        ScheduleStore,
+        check_name,
+        default_data_dir,
+        next_fire_line,
+    )
     from strawpot.config_files import load_settings
     from strawpot.model.errors import StrawpotError
     from strawpot.model.plural import count
@@ -192,9 +221,15 @@ def serve() -> None:
                             hint="remove it (no scheduler runs while it is there)" if planted else None) from None
     if holder is not None:
         raise StrawpotError(f"{held_message(holder, store.data_dir)}: stop it first")
-    scheduler = Scheduler(store, catch_up=catch_up)
-    click.echo(f"serving {count(len(store.list()), 'schedule')} from {store.data_dir} (catch_up = {catch_up}); "
+    scheduler = Scheduler(store, catch_up=catch_up, announce=True)
+    schedules = store.list()
+    click.echo(f"serving {count(len(schedules), 'schedule')} from {store.data_dir} (catch_up = {catch_up}); "
                "Ctrl-C stops", err=True)
+    now = datetime.now(UTC)
+    for schedule in schedules:
+        with contextlib.suppress(ScheduleError):  # one that does not fire: the scheduler says why, once
+            check_name(schedule.name)
+            click.echo(terminal_safe(next_fire_line(schedule, now)), err=True)
     try:
         with sigterm_as_interrupt():
             scheduler.serve()

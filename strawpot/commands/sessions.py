@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_run_id
 from strawpot.commands._options import json_option, print_json, project_option
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def _sandbox(run: dict[str, Any]) -> str:
 
 @click.command()
 @click.argument("action", required=False, type=click.Choice(["show", "answer"]))
-@click.argument("run_id", required=False)
+@click.argument("run_id", required=False, shell_complete=complete_run_id)
 @click.argument("answer", nargs=-1, metavar="[QUESTION TEXT]")
 @click.option("--prune", is_flag=True, help="Remove the worktrees (and branches) that ended runs left behind.")
 @click.option("--dry-run", is_flag=True, help="With --prune: list what would be removed, remove nothing.")
@@ -192,6 +193,7 @@ def _show(data: dict[str, Any], as_json: bool, sessions_root: Path) -> None:
                      f"{agent.get('state')}{session}")
         if agent.get("via_wildcard"):
             lines.append(f"  staged through `*`: {', '.join(map(str, agent['via_wildcard']))}")
+        lines += [f"  sandbox denied: {line}" for line in agent.get("sandbox_denied") or []]
         if agent.get("always_staged"):
             lines.append(f"  staged for every agent ([session] always_stage): "
                          f"{', '.join(map(str, agent['always_staged']))}")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_role
 from strawpot.commands._options import json_option, project_option
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ SECTION = "sessions"
 
 
 @click.command()
-@click.option("--role", metavar="ROLE", help="Role to start (default: [orchestrator].role).")
+@click.option("--role", metavar="ROLE", shell_complete=complete_role, help="Role to start (default: [orchestrator].role).")
 @click.option("--runtime", metavar="AGENT", help="Agent that plays every role (overrides all other bindings).")
 @click.option("--task", metavar="TEXT", help="Task for the orchestrator role; without it the agent is interactive.")
 @click.option("--headless", is_flag=True, help="No terminal: ask_user gets defaults (or waits in the run folder: "

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_pair_kind
 from strawpot.commands._options import registry_project_options
 
 SECTION = "packages"
 
 
 @click.command()
-@click.argument("packages", nargs=-1, required=True, metavar="KIND SLUG...")
+@click.argument("packages", nargs=-1, required=True, metavar="KIND SLUG...", shell_complete=complete_pair_kind)
 @registry_project_options
 @click.option("--offline", is_flag=True, help="Resolve from cached metadata only.")
 @click.option("--dry-run", is_flag=True, help="Show what would be removed; write nothing.")

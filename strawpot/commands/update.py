@@ -6,13 +6,14 @@ from pathlib import Path
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_pair_kind
 from strawpot.commands._options import registry_project_options
 
 SECTION = "packages"
 
 
 @click.command()
-@click.argument("packages", nargs=-1, metavar="[KIND SLUG[SPEC]]...")
+@click.argument("packages", nargs=-1, metavar="[KIND SLUG[SPEC]]...", shell_complete=complete_pair_kind)
 @click.option("--all", "update_all", is_flag=True, help="Update every package (the default with no arguments).")
 @registry_project_options
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")

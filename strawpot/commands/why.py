@@ -6,13 +6,14 @@ from pathlib import Path
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_kind
 from strawpot.commands._options import project_options
 
 SECTION = "packages"
 
 
 @click.command()
-@click.argument("kind")
+@click.argument("kind", shell_complete=complete_kind)
 @click.argument("slug")
 @project_options
 def command(kind: str, slug: str, is_global: bool, project: Path | None, as_json: bool) -> None:

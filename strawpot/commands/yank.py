@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import rich_click as click
 
+from strawpot.commands._complete import complete_kind
 from strawpot.commands._options import json_option, registry_option
 
 SECTION = "publishing"
 
 
 @click.command()
-@click.argument("kind")
+@click.argument("kind", shell_complete=complete_kind)
 @click.argument("slug")
 @click.argument("version")
 @click.option("--undo", is_flag=True, help="Restore a yanked version.")
