@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from orchestrator.sandbox_paths import name_service_files, own_dirs, socket_paths
 from strawpot.model.errors import MissingToolError, UsageError
+from strawpot.model.folders import secret_config_dirs
 
 if TYPE_CHECKING:
     from strawpot.model.settings import Settings
@@ -160,7 +161,7 @@ class SandboxSettings:
               protected: Sequence[Path] = ()) -> Walls:
         """The walls of one process: `writable` and the user's writable paths; the secrets of `home` hidden."""
         kept = (*writable, *readable, *self.writable, *([home] if home else []))
-        hidden = [*([home / name for name in HIDDEN_IN_HOME] if home is not None else []), *config_dirs(),
+        hidden = [*([home / name for name in HIDDEN_IN_HOME] if home is not None else []), *secret_config_dirs(),
                   *socket_paths(os.environ, keep=kept)]
         return Walls(writable=(*writable, *self.writable),
                      readable=(*readable, *([home] if home else []), *name_service_files()),
@@ -175,14 +176,6 @@ class SandboxSettings:
         if walls is not None:
             data["walls"] = {"writable": sorted({str(p) for p, how in mounts(walls) if how == "rw"})}
         return data
-
-
-def config_dirs() -> list[Path]:
-    """Where this strawpot keeps its global config (registry tokens) when not under ~/.config."""
-    found = [Path(os.environ["STRAWPOT_CONFIG_DIR"])] if os.environ.get("STRAWPOT_CONFIG_DIR") else []
-    if os.environ.get("XDG_CONFIG_HOME"):
-        found.append(Path(os.environ["XDG_CONFIG_HOME"]) / "strawpot")
-    return found
 
 
 def sandbox_of(kind: str, setting: str) -> Sandbox:

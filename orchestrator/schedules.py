@@ -63,13 +63,6 @@ class ScheduleRun:
     pid: int | None = None  # the `strawpot start` process while it runs
 
 
-def default_data_dir() -> Path:
-    """The user's data folder for StrawPot (STRAWPOT_DATA_DIR overrides it, as tests do)."""
-    from platformdirs import user_data_dir
-
-    return Path(os.environ.get("STRAWPOT_DATA_DIR") or user_data_dir("strawpot"))
-
-
 def local_timezone() -> str:
     """The IANA name of the local zone, or UTC when it cannot be named."""
     tz = os.environ.get("TZ", "").lstrip(":")
