@@ -19,7 +19,6 @@ from orchestrator.memory import (
     check_entry,
 )
 from orchestrator.memory_sqlite import SqliteMemory
-from strawpot.model.folders import home_dir
 from strawpot.model.layout import Project
 
 
@@ -42,7 +41,7 @@ def load_provider(name: str, directory: Path, global_directory: Path | None = No
 def open_memory(name: str, project: Project) -> MemoryProvider:
     """The memory of `project` by provider `name` (`[memory] provider`), the user's global memory beside it
     (but for the global scope itself); raises MemoryFailure."""
-    return load_provider(name, project.memory_dir, None if project.is_global else home_dir() / "memory")
+    return load_provider(name, project.memory_dir, None if project.is_global else Project.at(is_global=True).memory_dir)
 
 
 class GuardedMemory:
