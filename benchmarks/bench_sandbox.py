@@ -18,8 +18,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from orchestrator.confine import UNCONFINED, Confined  # noqa: E402
 from orchestrator.runtime import start_process  # noqa: E402
-from orchestrator.sandbox import UNCONFINED, BwrapSandbox, Confined, SandboxSettings  # noqa: E402
+from sandbox.walls import BwrapSandbox, SandboxSettings  # noqa: E402
 from strawpot.model.wrapper import LaunchSpec  # noqa: E402
 
 TARGET_MS = 30.0

@@ -17,7 +17,7 @@ from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
 
 if TYPE_CHECKING:
-    from orchestrator.sandbox import SandboxSettings
+    from sandbox.walls import SandboxSettings
 
 _MISSING = 'for p; do [ -e "$p" ] || printf "%s\\n" "$p"; done'  # prints each argument that does not exist
 
@@ -64,7 +64,7 @@ def check_agents(binder: Binder, env: EnvValues, config_file: str) -> list[Agent
 def check_sandbox(setting: str, kind: str) -> dict[str, Any]:
     """Whether `kind` (the sandbox `setting` asks for) can confine processes here; bubblewrap is tried even
     when the setting says none, so the user knows whether turning it on would work."""
-    from orchestrator.sandbox import BwrapSandbox
+    from sandbox.walls import BwrapSandbox
     from strawpot.model.errors import MissingToolError
 
     report: dict[str, Any] = {"setting": setting, "kind": kind, "ok": True, "problem": "", "fix": ""}
@@ -81,7 +81,7 @@ def check_confined(reports: list[AgentReport], binder: Binder, sandbox: SandboxS
     """With the session's sandbox on: each program an agent may run (its wrapper, its path params, its tools)
     must show inside a run's walls, as `start` would need it; one problem for each that does not."""
     from orchestrator.run import programs_of, run_walls
-    from orchestrator.sandbox_paths import exposed
+    from sandbox.paths import exposed
 
     home = Path(environ["HOME"]) if environ.get("HOME") else None
     for report in reports:

@@ -16,6 +16,7 @@ from typing import Any
 
 from orchestrator.ask import Asker
 from orchestrator.binding import Binder, BindingError
+from orchestrator.confine import session_sandbox
 from orchestrator.endpoint import UnixSocket, default_transport, listen_for, socket_bases
 from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.inputs import run_inputs
@@ -28,12 +29,12 @@ from orchestrator.policy import Policy
 from orchestrator.run import Finished, LiveAgent, Run
 from orchestrator.run_token import drop_token, save_token
 from orchestrator.runtime import RuntimeFailure
-from orchestrator.sandbox import SandboxSettings, session_sandbox
 from orchestrator.server import DendenServer
 from orchestrator.session import PAUSED, STOPPED_EXIT_CODE, Session, State, command_exit_code
 from orchestrator.staging import Stager, StagingError
 from orchestrator.tmux import forget_own_socket
 from orchestrator.worktree import WorktreeIsolator, reopened
+from sandbox.walls import SandboxSettings
 from strawpot.model.child_env import EnvPolicy
 from strawpot.model.errors import IntegrityFailure, MissingToolError, StrawpotError, UsageError
 from strawpot.model.installed import InstalledTree

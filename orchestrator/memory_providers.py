@@ -19,7 +19,7 @@ from orchestrator.memory import (
     check_entry,
 )
 from orchestrator.memory_sqlite import SqliteMemory
-from strawpot.model.layout import Project, global_root
+from strawpot.model.layout import Project
 
 
 def load_provider(name: str, directory: Path, global_directory: Path | None = None) -> MemoryProvider:
@@ -41,7 +41,7 @@ def load_provider(name: str, directory: Path, global_directory: Path | None = No
 def open_memory(name: str, project: Project) -> MemoryProvider:
     """The memory of `project` by provider `name` (`[memory] provider`), the user's global memory beside it
     (but for the global scope itself); raises MemoryFailure."""
-    return load_provider(name, project.memory_dir, None if project.is_global else global_root() / "memory")
+    return load_provider(name, project.memory_dir, None if project.is_global else Project.at(is_global=True).memory_dir)
 
 
 class GuardedMemory:

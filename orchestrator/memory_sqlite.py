@@ -2,6 +2,7 @@
 
 Scopes: `project` (every role of this project; the default), `role` (only the role that remembered it) and
 `global` (every project of this user: kept in `$STRAWPOT_HOME/memory/memory.db` when a global folder is given).
+The same text in the same scope (and role) is stored once.
 Several runs may use one database at once (WAL without an fsync per commit, a busy timeout). A `memory.jsonl` left by an older version is
 imported once, ids and times kept, then renamed `memory.jsonl.migrated`.
 """
@@ -145,21 +146,38 @@ class SqliteMemory:
                      (entry_id, content, json.dumps(keywords), scope, role, created_at))
         conn.execute("INSERT INTO entries_fts VALUES (?, ?, ?)", (entry_id, content, " ".join(keywords)))
 
-    def _paths(self, scope: str) -> list[Path]:
+    def _stores(self, scope: str) -> list[tuple[Path, str]]:
+        """(database, the scope read from it) for a read of `scope` ("" = every scope). The global database
+        gives only `global` entries: what else it holds is the global scope's own project memory, which no
+        other project sees. When both are one file (the project whose .strawpot is $STRAWPOT_HOME) it is read once."""
+        own = [(self.path, scope)]
         if self.global_path is None or scope not in ("", "global"):
-            return [self.path]
-        return [self.path, self.global_path] if scope == "" else [self.global_path]
+            return own
+        if os.path.realpath(self.global_path) == os.path.realpath(self.path):
+            return own
+        return [*own, (self.global_path, "global")] if scope == "" else [(self.global_path, "global")]
 
     # -- the provider -----------------------------------------------------------------------------------
 
     def remember(self, content: str, keywords: list[str], scope: str, role: str = "") -> str:
         check_entry(content)
         scope = scope or DEFAULT_SCOPE
-        entry_id = uuid.uuid4().hex
+        role = role if scope == "role" else ""
         path = self.global_path if scope == "global" and self.global_path is not None else self.path
         with self._db(path) as conn:
             conn.execute("BEGIN IMMEDIATE")
-            self._insert(conn, entry_id, content, list(keywords), scope, role if scope == "role" else "", time.time())
+            same = conn.execute("SELECT id, keywords FROM entries WHERE content = ? AND scope = ? AND role = ? "
+                                "ORDER BY created_at LIMIT 1", (content, scope, role)).fetchone()
+            if same is None:
+                entry_id = uuid.uuid4().hex
+                self._insert(conn, entry_id, content, list(keywords), scope, role, time.time())
+            else:  # the same note again: stored once, with any keyword it did not have yet
+                entry_id, known = str(same[0]), [str(k) for k in json.loads(same[1] or "[]")]
+                merged = [*known, *(k for k in dict.fromkeys(keywords) if k not in known)]
+                if merged != known:
+                    conn.execute("UPDATE entries SET keywords = ? WHERE id = ?", (json.dumps(merged), entry_id))
+                    conn.execute("DELETE FROM entries_fts WHERE entry_id = ?", (entry_id,))
+                    conn.execute("INSERT INTO entries_fts VALUES (?, ?, ?)", (entry_id, content, " ".join(merged)))
             conn.execute("COMMIT")
         return entry_id
 
@@ -169,9 +187,9 @@ class SqliteMemory:
         words = _WORD.findall(query) + [k for k in keywords if k.strip()]
         limit = max_results if max_results > 0 else DEFAULT_MAX_RESULTS
         found: list[MemoryEntry] = []
-        for path in self._paths(scope):
+        for path, read in self._stores(scope):
             with self._db(path) as conn:
-                found += self._search(conn, words, scope, role, limit)
+                found += self._search(conn, words, read, role, limit)
         found.sort(key=lambda e: (-e.score, -e.created_at))
         return found[:limit]
 
@@ -194,7 +212,7 @@ class SqliteMemory:
 
     def forget(self, entry_id: str) -> bool:
         gone = False
-        for path in self._paths(""):
+        for path, _ in self._stores(""):
             with self._db(path) as conn:
                 conn.execute("BEGIN IMMEDIATE")
                 gone = conn.execute("DELETE FROM entries WHERE id = ?", (entry_id,)).rowcount > 0 or gone

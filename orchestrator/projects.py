@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.schedules import default_data_dir
+from strawpot.model import folders
 from strawpot.model.fs import atomic_write, file_lock
 
 PROJECTS_FILE = "projects.json"
@@ -38,7 +38,7 @@ class ProjectStore:
     """`data_dir/projects.json`: one entry per project folder, rewritten atomically under a file lock."""
 
     def __init__(self, data_dir: Path | None = None) -> None:
-        self.data_dir = data_dir or default_data_dir()
+        self.data_dir = data_dir or folders.data_dir()
         self.file = self.data_dir / PROJECTS_FILE
 
     def load(self) -> tuple[list[UsedProject], str]:

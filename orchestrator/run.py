@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.ask import Asker
+from orchestrator.confine import Confined, denials
 from orchestrator.memory import EntryTooLarge, MemoryProvider
 from orchestrator.outcome import (
     DENY_MISSING_ENV,
@@ -35,8 +36,6 @@ from orchestrator.outcome import (
 )
 from orchestrator.policy import Delegator, Denial, Policy, check_delegation
 from orchestrator.runtime import AgentProcess, BuildRequest, RuntimeFailure, WrapperRuntime
-from orchestrator.sandbox import Confined, SandboxSettings, Walls, denials
-from orchestrator.sandbox_paths import bwrap_failure, exposed, git_folders, project_files
 from orchestrator.session import (
     CANCELLED,
     FAILED,
@@ -50,6 +49,8 @@ from orchestrator.session import (
     new_agent_id,
 )
 from orchestrator.staging import StagedAgent, Stager, StagingError
+from sandbox.paths import bwrap_failure, exposed, git_folders, project_files
+from sandbox.walls import SandboxSettings, Walls
 from strawpot.model.agent_files import open_regular, remove_entry
 from strawpot.model.child_env import EnvPolicy, child_env
 

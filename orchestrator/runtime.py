@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.sandbox import UNCONFINED, Confined
-from orchestrator.sandbox_paths import bwrap_failure, exposed
+from orchestrator.confine import UNCONFINED, Confined
+from sandbox.paths import bwrap_failure, exposed
 from strawpot.model.agent_files import open_regular
 from strawpot.model.wrapper import BuildOutputError, BuildRequest, LaunchSpec, parse_build_output
 

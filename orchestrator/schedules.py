@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import json
-import os
 import re
 import shlex
 from dataclasses import asdict, dataclass, field
@@ -65,11 +64,6 @@ class ScheduleRun:
     pid: int | None = None  # the `strawpot start` process while it runs
 
 
-def default_data_dir() -> Path:
-    """The user's data folder for StrawPot (STRAWPOT_DATA_DIR overrides it, as tests do)."""
-    from platformdirs import user_data_dir
-
-    return Path(os.environ.get("STRAWPOT_DATA_DIR") or user_data_dir("strawpot"))
 
 
 def _zone(name: str) -> ZoneInfo:

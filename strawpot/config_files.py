@@ -1,36 +1,21 @@
-"""Where strawpot's files are (the global config, the cache) and the settings layer read from them and the environment."""
+"""The global config file (read and written) and the settings layer read from it, the project file and the environment."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strawpot.model import own_secrets
 from strawpot.model.errors import UsageError
+from strawpot.model.folders import cache_dir as cache_dir
+from strawpot.model.folders import config_path as config_path  # re-exported from folders
 from strawpot.model.fs import atomic_write
 from strawpot.model.layout import Project as Project  # re-exported: commands find the layout here
-from strawpot.model.layout import global_root as global_root
 
 if TYPE_CHECKING:
     from strawpot.model.child_env import EnvPolicy
     from strawpot.model.settings import Settings, Source
-
-
-def config_path() -> Path:
-    from platformdirs import user_config_dir
-
-    return Path(os.environ.get("STRAWPOT_CONFIG_DIR") or user_config_dir("strawpot")) / "config.toml"
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("STRAWPOT_CACHE_DIR")
-    if env:
-        return Path(env)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("strawpot"))
 
 
 def load_config() -> dict[str, Any]:

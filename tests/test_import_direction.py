@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIRST_PARTY = ("strawpot", "hub_client", "resolver", "orchestrator", "registry_server", "dashboard")
+FIRST_PARTY = ("strawpot", "hub_client", "resolver", "orchestrator", "registry_server", "dashboard", "sandbox")
 
 # A layer (module prefix) and the first-party layers it may import besides itself.
 # Anything under `strawpot` that is not `strawpot.model` is the composition root and may import everything.
@@ -15,7 +15,11 @@ RULES: dict[str, tuple[str, ...]] = {
     "resolver": (),
     "hub_client": (),
     "strawpot.model": ("resolver",),
-    "orchestrator": ("strawpot.model",),
+    # The sandbox (walls, bubblewrap) sits below both users of it: the orchestrator's agents and the install
+    # scripts. Install never reaches into the orchestrator for it.
+    "sandbox": ("strawpot.model",),
+    "orchestrator": ("strawpot.model", "sandbox"),
+    "strawpot.install": ("strawpot", "hub_client", "resolver", "sandbox"),
     # DESIGN §2 lets the registry use the model only; it also runs our PubGrub solver behind `/resolve`
     # (recorded in DESIGN's note and here): the solver is a stdlib-only leaf, so no cycle can come of it.
     "registry_server": ("strawpot.model", "resolver"),
@@ -143,6 +147,8 @@ def test_checker_flags_each_wrong_arrow(tmp_path: Path) -> None:
         "orchestrator/runtime.py": "from strawpot import model\nfrom strawpot import console\nimport resolver\n",
         "registry_server/app.py": "from strawpot.model import archive\nimport resolver\nimport hub_client\n"
         "from orchestrator import policy\n",
+        "sandbox/walls.py": "from strawpot.model import errors\nfrom orchestrator import session\n",
+        "strawpot/install/scripts.py": "from sandbox.walls import Walls\nfrom orchestrator.sandbox import x\n",
     })
     assert violations(tmp_path) == [
         "hub_client/_client.py:2: hub_client._client (hub_client) imports resolver",
@@ -151,6 +157,8 @@ def test_checker_flags_each_wrong_arrow(tmp_path: Path) -> None:
         "registry_server/app.py:3: registry_server.app (registry_server) imports hub_client",
         "registry_server/app.py:4: registry_server.app (registry_server) imports orchestrator",
         "resolver/__init__.py:1: resolver (resolver) imports strawpot",
+        "sandbox/walls.py:2: sandbox.walls (sandbox) imports orchestrator",
+        "strawpot/install/scripts.py:2: strawpot.install.scripts (strawpot.install) imports orchestrator.sandbox",
         "strawpot/model/lockfile.py:1: strawpot.model.lockfile (strawpot.model) imports strawpot.hub",
         "strawpot/model/package.py:2: strawpot.model.package (strawpot.model) imports strawpot.config_files",
     ]

@@ -10,6 +10,7 @@ import rich_click as click
 
 if TYPE_CHECKING:
     from strawpot.model.kinds import Kind
+    from strawpot.model.layout import Project
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -127,3 +128,17 @@ def parse_user_id(text: str) -> tuple[Kind, str]:
     if not sep or kind is None or slug_error(slug):
         raise UsageError(f"{text!r} is not KIND:SLUG", hint="e.g. `agent:my-agent` or `skill:denden`")
     return kind, slug
+
+
+def existing_project(folder: Path | None, *, is_global: bool = False) -> Project:
+    """The project a command on a project's state names (`--global`, `--project DIR`, else found from here);
+    outside one, a UsageError (exit 2) naming where it looked, before anything is written."""
+    from strawpot.model.errors import UsageError
+    from strawpot.model.layout import Project
+
+    found = Project.at(folder, is_global=is_global)
+    if is_global or found.exists:
+        return found
+    where = found.dir if folder is not None else f"{found.dir} or any folder above it"
+    raise UsageError(f"no strawpot.toml or strawpot.lock in {where}, so there is no project here",
+                     hint="create one with `strawpot init` (or name the project's folder with --project DIR)")

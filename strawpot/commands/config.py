@@ -41,6 +41,7 @@ def command(ctx: click.Context, with_origin: bool, project: Path | None, registr
 def show(with_origin: bool, project: Path | None, registry: str | None, as_json: bool) -> None:
     """Print every setting's effective value (and, with --origin, where it came from)."""
     from strawpot import config_files
+    from strawpot.model.folders import home_dir
     from strawpot.registry_choice import choose_registry, registry_token
 
     the_project = config_files.Project.at(project)
@@ -49,7 +50,7 @@ def show(with_origin: bool, project: Path | None, registry: str | None, as_json:
     paths = {
         "project": str(the_project.dir), "manifest": str(the_project.manifest_path),
         "lock": str(the_project.lock_path), "tree": str(the_project.tree_root),
-        "cache_dir": str(config_files.cache_dir()), "global_root": str(config_files.global_root()),
+        "cache_dir": str(config_files.cache_dir()), "global_root": str(home_dir()),
         "config_file": str(config_files.config_path()),
     }
     secret = registry_token(choose_registry(the_project, settings=effective))

@@ -24,9 +24,9 @@ def command(project: Path | None, as_json: bool) -> None:
     import os
 
     from orchestrator.binding import Binder
+    from orchestrator.confine import session_sandbox
     from orchestrator.doctor import check_agents, check_confined, check_sandbox
     from orchestrator.envvars import EnvValues
-    from orchestrator.sandbox import session_sandbox
     from orchestrator.staging import Stager
     from strawpot.config_files import config_path, load_settings
     from strawpot.model.installed import InstalledTree

@@ -45,9 +45,10 @@ _ALWAYS_NOTE = """\
 def command(project: Path | None, from_lock: Path | None, from_tree: Path | None, from_strawhub: bool,
             workspace: bool) -> None:
     """Create a commented strawpot.toml here (refused if one exists)."""
+    from strawpot.model.folders import home_dir
     from strawpot.model.fs import atomic_write
     from strawpot.model.gitignore import added_note, ignore_tree
-    from strawpot.model.layout import MANIFEST_NAME, TREE_DIR, global_root
+    from strawpot.model.layout import MANIFEST_NAME, TREE_DIR
     from strawpot.model.strawhub_install import requirements_from_lock, requirements_from_root
 
     folder = (project or Path.cwd()).resolve()
@@ -57,7 +58,7 @@ def command(project: Path | None, from_lock: Path | None, from_tree: Path | None
     if sum(bool(x) for x in (from_lock, from_tree, from_strawhub)) > 1:
         raise UsageError("give one of --from-lock FILE, --from-tree DIR and --from-strawhub")
     if from_strawhub:
-        from_tree = folder / TREE_DIR if (folder / TREE_DIR).is_dir() else global_root()
+        from_tree = folder / TREE_DIR if (folder / TREE_DIR).is_dir() else home_dir()
     requirements: dict[Kind, dict[str, str]] = {}
     if from_lock is not None:
         requirements = requirements_from_lock(from_lock)

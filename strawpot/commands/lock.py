@@ -6,7 +6,7 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import registry_project_options
+from strawpot.commands._options import existing_project, registry_project_options
 from strawpot.model import plural
 
 SECTION = "packages"
@@ -24,9 +24,8 @@ def command(
     """Resolve the requirements in strawpot.toml and write strawpot.lock (locked versions are kept)."""
     from strawpot.install.fastcheck import first_step
     from strawpot.install.options import LockMode, Options, TreeMode
-    from strawpot.model.layout import Project
 
-    the_project = Project.at(project, is_global=is_global)
+    the_project = existing_project(project, is_global=is_global)
     options = Options(registry=registry, offline=offline, lock=LockMode.CHECK if check else LockMode.RESOLVE,
                       tree=TreeMode.NONE, tools="skip", dry_run=dry_run)
     if not as_json and (current := first_step(the_project, None, options)) is not None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 import rich_click as click
 
 from strawpot.commands._complete import complete_role
-from strawpot.commands._options import json_option, print_json, project_option
+from strawpot.commands._options import existing_project, json_option, print_json, project_option
 
 if TYPE_CHECKING:
     from orchestrator.memory import MemoryEntry, MemoryProvider
@@ -23,9 +23,8 @@ def project_memory(project: Path | None) -> MemoryProvider:
     from orchestrator.memory_providers import open_memory
     from strawpot.config_files import load_settings
     from strawpot.model.errors import StrawpotError
-    from strawpot.model.layout import Project
 
-    the_project = Project.at(project)
+    the_project = existing_project(project)
     try:
         return open_memory(load_settings(the_project).get("memory.provider"), the_project)
     except MemoryFailure as exc:

@@ -10,6 +10,7 @@ import rich_click as click
 from strawpot.commands._complete import complete_role
 from strawpot.commands._options import json_option, print_json
 from strawpot.model.display import terminal_safe
+from strawpot.model.folders import data_dir
 
 SECTION = "sessions"
 
@@ -42,7 +43,7 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
     """Store a schedule; refuses a cron expression that is invalid or never fires."""
     from orchestrator.local_zone import local_timezone
     from orchestrator.scheduler import precheck
-    from orchestrator.schedules import Schedule, ScheduleStore, default_data_dir, validate
+    from orchestrator.schedules import Schedule, ScheduleStore, validate
     from strawpot.model.errors import UsageError
 
     parsed: dict[str, str] = {}
@@ -55,7 +56,7 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
                         params=parsed, timezone=timezone or local_timezone(), overlap=overlap,
                         created=datetime.now(UTC))
     validate(schedule, datetime.now(UTC))
-    ScheduleStore(default_data_dir()).add(schedule)
+    ScheduleStore(data_dir()).add(schedule)
     click.echo(f"Added schedule {name} ({cron}, {schedule.timezone})", err=True)
     if problem := precheck(schedule):  # stored all the same: the folder may be cloned or locked later
         click.echo(f"warning: schedule {name} cannot fire yet: {problem}", err=True)
@@ -72,13 +73,12 @@ def list_schedules(as_json: bool) -> None:
         ScheduleError,
         ScheduleStore,
         check_name,
-        default_data_dir,
         next_fire,
         shown_name,
     )
 
     now = datetime.now(UTC)
-    store = ScheduleStore(default_data_dir())
+    store = ScheduleStore(data_dir())
     good, broken = store.read()
     rows = []
     for s in good:
@@ -115,9 +115,9 @@ def _one_line(text: str) -> str:
 @click.argument("name")
 def remove(name: str) -> None:
     """Delete a schedule (its history stays)."""
-    from orchestrator.schedules import ScheduleStore, default_data_dir
+    from orchestrator.schedules import ScheduleStore
 
-    ScheduleStore(default_data_dir()).remove(name)
+    ScheduleStore(data_dir()).remove(name)
     click.echo(f"Removed schedule {name}", err=True)
 
 
@@ -127,10 +127,10 @@ def remove(name: str) -> None:
 def history(name: str, as_json: bool) -> None:
     """Every recorded fire of a schedule: when, its run id, and what came of it (with the one-line error)."""
     from orchestrator.scheduler import settle
-    from orchestrator.schedules import ScheduleStore, default_data_dir
+    from orchestrator.schedules import ScheduleStore
     from strawpot.model.errors import UsageError
 
-    store = ScheduleStore(default_data_dir())
+    store = ScheduleStore(data_dir())
     runs = settle(store, name, datetime.now(UTC))
     known = store.get(name) is not None or bool(store.unreadable(name))
     if not runs and not known:  # a removed schedule's history stays readable; a name never used is a typo
@@ -160,11 +160,11 @@ def run(name: str) -> None:
     installed tree differs from the lock); either way the history records the failure.
     """
     from orchestrator.scheduler import Scheduler, session_of
-    from orchestrator.schedules import ScheduleStore, default_data_dir
+    from orchestrator.schedules import ScheduleStore
     from orchestrator.session import State
     from strawpot.model.errors import StrawpotError, UsageError
 
-    store = ScheduleStore(default_data_dir())
+    store = ScheduleStore(data_dir())
     schedule = store.get(name)
     if schedule is None and (why := store.unreadable(name)):
         raise UsageError(why)
@@ -199,18 +199,12 @@ def serve() -> None:
     from orchestrator.interrupts import sigterm_as_interrupt
     from orchestrator.scheduler import Scheduler
     from orchestrator.scheduler_lock import SchedulerLock, held_message
-    from orchestrator.schedules import (
-        ScheduleError,
-        ScheduleStore,
-        check_name,
-        default_data_dir,
-        next_fire_line,
-    )
+    from orchestrator.schedules import ScheduleError, ScheduleStore, check_name, next_fire_line
     from strawpot.config_files import load_settings
     from strawpot.model.errors import StrawpotError
     from strawpot.model.plural import count
 
-    store = ScheduleStore(default_data_dir())
+    store = ScheduleStore(data_dir())
     catch_up = str(load_settings().get("schedule.catch_up"))
     lock = SchedulerLock(store.data_dir)
     try:

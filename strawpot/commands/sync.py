@@ -7,6 +7,7 @@ from pathlib import Path
 import rich_click as click
 
 from strawpot.commands._options import (
+    existing_project,
     ignore_scripts_option,
     lock_mode_options,
     registry_project_options,
@@ -38,7 +39,6 @@ def command(
 
     from strawpot.commands._install_output import RichReporter, render_outcome
     from strawpot.commands._options import parse_user_id
-    from strawpot.config_files import Project
     from strawpot.install.options import Options, TreeMode
     from strawpot.install.service import run
 
@@ -50,7 +50,7 @@ def command(
         tools="skip" if skip_tools else "check", trust_project=trust_project,
         rebuild=frozenset(parse_user_id(text) for text in rebuild),
     )
-    outcome = run(Project.at(project, is_global=is_global), None, options, reporter=RichReporter(quiet=as_json))
+    outcome = run(existing_project(project, is_global=is_global), None, options, reporter=RichReporter(quiet=as_json))
     if as_json:
         from strawpot.commands._options import print_json
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import rich_click as click
 
-from strawpot.commands._options import registry_project_options
+from strawpot.commands._options import existing_project, registry_project_options
 
 SECTION = "packages"
 
@@ -26,7 +26,6 @@ def command(packages: tuple[str, ...], is_global: bool, project: Path | None, re
 
     from strawpot.commands._install_output import RichReporter, render_outcome
     from strawpot.commands._options import parse_user_id
-    from strawpot.config_files import Project
     from strawpot.install.options import Options
     from strawpot.install.service import run
     from strawpot.model.fs import file_lock
@@ -35,7 +34,7 @@ def command(packages: tuple[str, ...], is_global: bool, project: Path | None, re
 
     ids = [package_id(*parse_user_id(text)) for text in packages]
     started = time.perf_counter()
-    the_project = Project.at(project, is_global=is_global)
+    the_project = existing_project(project, is_global=is_global)
     with file_lock(the_project.lock_file_path):
         manifest = Manifest.load(the_project.manifest_path)
         added = manifest.trust(ids)

@@ -55,10 +55,10 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     app = create_app(home, secret, settings=project_settings)
     # The one scheduler fires schedules while the UI runs, if no `schedule serve` holds its lock.
     from orchestrator.scheduler import serve_in_background
-    from orchestrator.schedules import default_data_dir
     from strawpot.config_files import load_settings
+    from strawpot.model.folders import data_dir
 
-    serve_in_background(default_data_dir(), str(load_settings().get("schedule.catch_up")),
+    serve_in_background(data_dir(), str(load_settings().get("schedule.catch_up")),
                         lambda line: click.echo(line, err=True))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     # The browser gets a private file that redirects to the URL: its command line is readable by every user.

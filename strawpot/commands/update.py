@@ -7,7 +7,7 @@ from pathlib import Path
 import rich_click as click
 
 from strawpot.commands._complete import complete_pair_kind
-from strawpot.commands._options import registry_project_options
+from strawpot.commands._options import existing_project, registry_project_options
 
 SECTION = "packages"
 
@@ -29,7 +29,6 @@ def command(
     import time
 
     from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
-    from strawpot.config_files import Project
     from strawpot.install.options import Edit, Options
     from strawpot.install.queries import load_lock
     from strawpot.install.service import run
@@ -37,7 +36,7 @@ def command(
     from strawpot.model.ids import package_id
 
     started = time.perf_counter()
-    the_project = Project.at(project, is_global=is_global)
+    the_project = existing_project(project, is_global=is_global)
     if packages and update_all:
         raise UsageError("name packages or use --all, not both")
     named = parse_packages(packages, command="update")

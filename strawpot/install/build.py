@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orchestrator.sandbox import SandboxSettings
+from sandbox.walls import SandboxSettings
 from strawpot.install.apply import Staged, discard
 from strawpot.install.scripts import ScriptRun, run_script
 from strawpot.model.fs import atomic_write

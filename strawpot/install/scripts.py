@@ -24,7 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.sandbox import SandboxSettings
+from sandbox.walls import SandboxSettings
 from strawpot.model.child_env import EnvPolicy, child_env
 from strawpot.model.display import terminal_safe
 from strawpot.model.errors import StrawpotError

@@ -385,7 +385,7 @@ class _Run:
 
     def _script_settings(self, manifest: Manifest | None) -> ScriptSettings:
         """`scripts.trusted` and `scripts.timeout` (read under --frozen too: trust is a setting, not a requirement)."""
-        from orchestrator.sandbox import scripts_sandbox
+        from sandbox.walls import scripts_sandbox
         from strawpot.install.build import ScriptSettings
 
         return ScriptSettings(frozenset(self.settings.get("scripts.trusted")), self.settings.get("scripts.timeout"),

@@ -9,19 +9,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from strawpot.model.folders import TREE_DIR as TREE_DIR  # re-exported: the tree's name, decided in folders
+from strawpot.model.folders import home_dir, project_tree
 from strawpot.model.kinds import KIND_ORDER
 
 MANIFEST_NAME = "strawpot.toml"
 LOCK_NAME = "strawpot.lock"
-TREE_DIR = ".strawpot"
 # strawhub 0.1.54 keeps its own JSON lockfile at $STRAWPOT_HOME/strawpot.lock, so the global scope's
 # manifest and lock live one folder down, where neither tool overwrites the other's file.
 GLOBAL_SCOPE_DIR = "global"
-
-
-def global_root() -> Path:
-    env = os.environ.get("STRAWPOT_HOME")
-    return Path(env) if env else Path.home() / TREE_DIR
 
 
 @dataclass(frozen=True)
@@ -35,7 +31,7 @@ class Project:
     def at(cls, project: Path | None = None, *, is_global: bool = False) -> Project:
         """The global scope, the folder given (`--project`), or the project found from the current folder."""
         if is_global:
-            return cls(global_root() / GLOBAL_SCOPE_DIR, is_global=True)
+            return cls(home_dir() / GLOBAL_SCOPE_DIR, is_global=True)
         if project is not None:
             return cls(project.resolve())
         return cls(find_project_dir(Path.cwd()) or Path.cwd().resolve())
@@ -56,7 +52,7 @@ class Project:
     @property
     def tree_root(self) -> Path:
         """The installed tree: `.strawpot/` in a project, `$STRAWPOT_HOME` itself for the global scope."""
-        return self.dir.parent if self.is_global else self.dir / TREE_DIR
+        return self.dir.parent if self.is_global else project_tree(self.dir)
 
     @property
     def lock_file_path(self) -> Path:
@@ -85,7 +81,7 @@ def find_project_dir(start: Path) -> Path | None:
     $STRAWPOT_HOME is never taken for a project: strawhub 0.1.54 keeps its own JSON strawpot.lock there.
     """
     here = start.resolve()
-    home = global_root().resolve()
+    home = home_dir().resolve()
     nearest: Path | None = None
     for folder in (here, *here.parents):
         if folder == home:

@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from orchestrator.sandbox_paths import exposed, git_folders, program_home, socket_paths
+from sandbox.paths import exposed, git_folders, program_home, socket_paths
 
 
 def test_a_dot_git_file_names_its_git_dir_and_common_dir(tmp_path: Path) -> None:

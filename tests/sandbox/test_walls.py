@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.sandbox import BwrapSandbox, NoSandbox, SandboxSettings, Walls, denials, mounts
+from orchestrator.confine import denials
+from sandbox.walls import BwrapSandbox, NoSandbox, SandboxSettings, Walls, mounts
 
 
 def tree(tmp_path: Path) -> dict[str, Path]:

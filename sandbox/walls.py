@@ -1,4 +1,4 @@
-"""Sandboxes: turn (argv, cwd, env, walls) into the argv that runs a command confined, or unchanged.
+"""Sandboxes: turn (argv, cwd, walls) into the argv that runs a command confined, or unchanged.
 
 A `Sandbox` is one mechanism (`NoSandbox`, `BwrapSandbox`; macOS `sandbox-exec` or a container engine would each
 be one more class). `Walls` say what a confined process may touch: paths it may write, paths that must stay
@@ -9,7 +9,6 @@ whether it has a network. The environment is the caller's: the sandbox never bui
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -17,8 +16,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from orchestrator.sandbox_paths import name_service_files, own_dirs, socket_paths
+from sandbox.paths import name_service_files, own_dirs, socket_paths
 from strawpot.model.errors import MissingToolError, UsageError
+from strawpot.model.folders import secret_config_dirs
 
 if TYPE_CHECKING:
     from strawpot.model.settings import Settings
@@ -160,7 +160,7 @@ class SandboxSettings:
               protected: Sequence[Path] = ()) -> Walls:
         """The walls of one process: `writable` and the user's writable paths; the secrets of `home` hidden."""
         kept = (*writable, *readable, *self.writable, *([home] if home else []))
-        hidden = [*([home / name for name in HIDDEN_IN_HOME] if home is not None else []), *config_dirs(),
+        hidden = [*([home / name for name in HIDDEN_IN_HOME] if home is not None else []), *secret_config_dirs(),
                   *socket_paths(os.environ, keep=kept)]
         return Walls(writable=(*writable, *self.writable),
                      readable=(*readable, *([home] if home else []), *name_service_files()),
@@ -177,36 +177,21 @@ class SandboxSettings:
         return data
 
 
-def config_dirs() -> list[Path]:
-    """Where this strawpot keeps its global config (registry tokens) when not under ~/.config."""
-    found = [Path(os.environ["STRAWPOT_CONFIG_DIR"])] if os.environ.get("STRAWPOT_CONFIG_DIR") else []
-    if os.environ.get("XDG_CONFIG_HOME"):
-        found.append(Path(os.environ["XDG_CONFIG_HOME"]) / "strawpot")
-    return found
-
-
 def sandbox_of(kind: str, setting: str) -> Sandbox:
     """The mechanism `kind` names."""
     return BwrapSandbox(setting) if kind == BwrapSandbox.name else NoSandbox()
-
-
-def session_sandbox(settings: Settings) -> SandboxSettings:
-    """`[session] sandbox` with `[sandbox] network|writable|hidden`; bad paths are a UsageError (exit 2)."""
-    kind = settings.get("session.sandbox")
-    return SandboxSettings(
-        kind, settings.get("sandbox.network") == "on", _paths(settings, "sandbox.writable", must_exist=True),
-        _paths(settings, "sandbox.hidden", must_exist=False), "[session] sandbox", sandbox_of(kind, "[session] sandbox"))
 
 
 def scripts_sandbox(settings: Settings) -> SandboxSettings:
     """`[scripts] sandbox` and `[scripts] network`; only INSTALL_DIR and the package folder are writable."""
     kind = settings.get("scripts.sandbox")
     return SandboxSettings(kind, settings.get("scripts.network") == "on", (),
-                           _paths(settings, "sandbox.hidden", must_exist=False), "[scripts] sandbox",
+                           setting_paths(settings, "sandbox.hidden", must_exist=False), "[scripts] sandbox",
                            sandbox_of(kind, "[scripts] sandbox"))
 
 
-def _paths(settings: Settings, key: str, *, must_exist: bool) -> tuple[Path, ...]:
+def setting_paths(settings: Settings, key: str, *, must_exist: bool) -> tuple[Path, ...]:
+    """The absolute paths a list setting names (`~` expanded); a relative, missing or root path is a UsageError."""
     where = settings.origin(key)
     found = []
     for entry in settings.get(key):
@@ -222,37 +207,3 @@ def _paths(settings: Settings, key: str, *, must_exist: bool) -> tuple[Path, ...
                              hint="create it first, or remove it from the list")
         found.append(path)
     return tuple(found)
-
-
-# -- what a confined process was denied (best effort, from its log) -------------------------------------
-
-_DENIED = re.compile(r"Read-only file system|Permission denied|Operation not permitted|Network is unreachable|"
-                     r"EROFS|EACCES|EPERM|ENETUNREACH")
-
-
-def denials(log_text: str, walls: Walls, limit: int = 5) -> list[str]:
-    """Lines of a confined process's log that look like the sandbox refused something (at most `limit`)."""
-    hidden = [str(p) for p in walls.hidden]
-    found = []
-    for line in log_text.splitlines():
-        if _DENIED.search(line) or ("No such file" in line and any(h in line for h in hidden)):
-            found.append(line.strip()[:300])
-    return found[-limit:]
-
-
-@dataclass(frozen=True)
-class Confined:
-    """A sandbox and the walls of one process: what the runtime asks to wrap each command it starts."""
-
-    sandbox: Sandbox = field(default_factory=NoSandbox)
-    walls: Walls = field(default_factory=Walls)
-
-    def command(self, argv: Sequence[str], cwd: Path | str | None = None) -> list[str]:
-        return self.sandbox.command(argv, self.walls, None if cwd is None else Path(cwd))
-
-    def seeing(self, readable: Sequence[Path]) -> Confined:
-        """The same walls with `readable` shown read-only too."""
-        return replace(self, walls=self.walls.plus(readable=readable)) if readable else self
-
-
-UNCONFINED = Confined()
