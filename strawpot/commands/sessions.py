@@ -29,7 +29,9 @@ def command(action: str | None, run_id: str | None, answer: tuple[str, ...], pru
             force: bool, project: Path | None, as_json: bool) -> None:
     """List the runs recorded under .strawpot/sessions/ (newest first), with their agents' states and worktrees.
 
-    `show RUN_ID` prints one run: its agents, its worktree, its agents' questions and the inputs it ran from.
+    `show RUN_ID` prints one run in brief: its state, task and times, worktree and merge result, the lock it
+    ran from, its agents as a tree, their questions, and the commands that take it further (`--json`: the
+    whole record).
     `answer RUN_ID QUESTION TEXT` answers question QUESTION (a number `show` lists) of a run whose questions
     wait in its folder (`[session] ask = "run"`, as in runs `strawpot ui` starts). `--prune` removes the
     worktrees and `strawpot/<run id>` branches of ended runs that kept them (failed, interrupted, unmerged);
