@@ -204,6 +204,8 @@ class Run:
         with self._lock:
             if self._closing:
                 raise RuntimeFailure("the run is shutting down")
+            if parent is not None and (caller := self._agents.get(parent.agent_id)) and caller.cancelled.is_set():
+                raise RuntimeFailure(f"agent {parent.agent_id} was cancelled")
             self._agents[agent_id] = live
         self.session.add_agent(record)  # saved (with the session id) before anything is spawned
         protocol = {"DENDEN_ADDR": self.denden_addr, "DENDEN_AGENT_ID": agent_id, "DENDEN_RUN_ID": self.run_id,
@@ -224,11 +226,15 @@ class Run:
         seen = exposed(programs_of(runtime, self.stager.tools_of(runtime.name)), env.get("PATH")) \
             if self.sandbox.confined else []
         try:
-            live.process = runtime.spawn(request, env, attach=attach, confined=Confined(
+            process = runtime.spawn(request, env, attach=attach, confined=Confined(
                 self.sandbox.sandbox, self.walls.plus(writable=[workspace], readable=seen)))
         except RuntimeFailure as exc:
             self._end(live, FAILED, None, error=str(exc))
             raise
+        with self._lock:  # a cancel that came while it was being staged found no process: stop it now
+            live.process, cancelled = process, live.cancelled.is_set()
+        if cancelled:
+            process.stop(0)
         self.session.agent_started(agent_id, live.process.pid)
         self.session.event("agent_started", agent_id=agent_id, pid=live.process.pid)
         return live
@@ -292,6 +298,8 @@ class Run:
         """Mark then stop every listed agent still running (deepest first); the ids that were stopped."""
         with self._lock:
             targets = [self._agents[i] for i in agent_ids if i in self._agents]
+            for staged in (a for a in targets if a.process is None and not a.ended):
+                staged.cancelled.set()  # spawn() stops it as soon as its process exists
         running = [a for a in targets if a.process is not None and not a.ended]
         for live in running:
             live.cancelled.set()
