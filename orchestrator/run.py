@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.ask import Asker
+from orchestrator.binding import Binder
 from orchestrator.memory import EntryTooLarge, MemoryProvider
 from orchestrator.outcome import (
     DENY_MISSING_ENV,
@@ -133,7 +134,7 @@ class Run:
         session: Session,
         stager: Stager,
         policy: Policy,
-        bind: Callable[[str], WrapperRuntime],
+        bind: Binder,
         project_dir: Path,
         asker: Asker,
         memory: MemoryProvider,
@@ -188,7 +189,8 @@ class Run:
 
         `again` is a recorded agent to resume: same id, workspace and conversation, a new process.
         """
-        runtime = self.bind(role)
+        # resumed, it is the agent package it was, whatever binds its role today (a `--runtime` of its start)
+        runtime = self.bind.runtime(again.agent) if again else self.bind(role)
         agent_id = again.agent_id if again else new_agent_id(role)
         workspace = self.session.agent_dir(agent_id)
         staged = self.stager.stage(role, workspace)
