@@ -1,7 +1,8 @@
 """The state-changing routes of a project: start a session, cancel a run or an agent's subtree, prune leftovers.
 
-POST only; the guard (dashboard.security) has checked the secret cookie, the CSRF token and the Origin. Each runs
-the strawpot command a user would type, so that command's own checks (verified lock, live run) apply.
+POST only; the guard (dashboard.security) has checked the secret cookie, the CSRF token and the Origin. Cancel
+and prune call the run-control functions `strawpot cancel` and `strawpot sessions --prune` call; a session is
+started as the strawpot command a user would type (it outlives the page, and its verified-lock checks apply).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import asyncio
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from typing import IO, Any
 
 from starlette.requests import Request
@@ -18,7 +20,10 @@ from starlette.routing import Route
 
 from dashboard.launcher import detach, error_line
 from dashboard.site import Site
-from orchestrator.session import load_session
+from dashboard.steer import refusal
+from orchestrator.run_control import cancel_run, prune_runs
+from orchestrator.run_record import RunNotFound
+from strawpot.model.errors import StrawpotError
 
 
 def start_options(form: Any) -> list[str] | None:
@@ -45,6 +50,18 @@ def _report_failure(site: Site, key: str, process: subprocess.Popen[bytes], erro
         site.failed_starts[key] = error_line(errors.read().decode("utf-8", "replace"), code)
 
 
+async def _in_thread(call: Callable[..., object], *args: Any) -> Response | None:
+    """Call a run-control function in a thread (a whole-run cancel waits for the end, and the live feeds must
+    keep flowing); its refusal as a response, or None when it went through."""
+    try:
+        await asyncio.to_thread(call, *args)
+    except RunNotFound as exc:
+        return PlainTextResponse(f"no run {exc.run_id!r}", status_code=404)
+    except StrawpotError as exc:
+        return PlainTextResponse(refusal(exc), status_code=409)
+    return None
+
+
 def routes(site: Site) -> list[Route]:
     """Under a project's `/p/{project}` prefix."""
 
@@ -59,24 +76,17 @@ def routes(site: Site) -> list[Route]:
         run_id = request.path_params["run_id"]
         if (refused := gone(request)) is not None:
             return refused
-        if load_session(project.sessions_root, run_id) is None:
-            return PlainTextResponse(f"no run {run_id!r}", status_code=404)
         agent = str(request.state.form.get("agent", "")).strip()
-        # In a thread: cancelling a whole run waits for it to end, and the live feeds must keep flowing.
-        failure = await asyncio.to_thread(site.spawn, ["cancel", run_id, "--project", str(project.dir),
-                                                       *(["--agent", agent] if agent else [])], project.dir)
-        if failure:
-            return PlainTextResponse(failure, status_code=409)
-        return RedirectResponse(f"{project.base}/runs/{run_id}", status_code=303)
+        refused = await _in_thread(cancel_run, project.sessions_root, run_id, agent or None)
+        return refused or RedirectResponse(f"{project.base}/runs/{run_id}", status_code=303)
 
     async def prune(request: Request) -> Response:
         project = site.project(request)
         if (refused := gone(request)) is not None:
             return refused
-        failure = await asyncio.to_thread(site.spawn, ["sessions", "--prune", "--project", str(project.dir)],
-                                          project.dir)
-        return PlainTextResponse(failure, status_code=409) if failure else RedirectResponse(
-            f"{project.base}/", status_code=303)
+        # nobody to ask on the page: what holds unmerged work stays (UnmergedWorkKept), and the page says so
+        refused = await _in_thread(prune_runs, project.sessions_root, project.dir)
+        return refused or RedirectResponse(f"{project.base}/", status_code=303)
 
     async def start(request: Request) -> Response:
         project = site.project(request)

@@ -7,16 +7,14 @@ A running run's open askUser questions are not in session.json: they are counted
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from orchestrator.questions import open_count
-from orchestrator.session import RUN_ID_RE, SESSION_FILE, State
+from orchestrator.run_record import RUN_ID_RE, SESSION_FILE, RunRecordBroken, State, find_run
 
 PAGE_SIZE = 50
 
@@ -34,18 +32,14 @@ class RunRow:
     open_questions: int = 0  # askUser questions waiting for an answer (counted for a running run only)
 
 
-def _summary(run_id: str, path: Path) -> RunRow:
+def _summary(sessions_root: Path, run_id: str) -> RunRow:
     try:
-        data: Any = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        record = find_run(sessions_root, run_id)
+    except RunRecordBroken:
+        record = None
+    if record is None:  # broken, or gone since the folder was listed
         return RunRow(run_id, readable=False)
-    if not isinstance(data, dict):
-        return RunRow(run_id, readable=False)
-    agents = data.get("agents")
-    started = data.get("started_at")
-    return RunRow(run_id, str(data.get("role") or ""), str(data.get("state") or ""),
-                  float(started) if isinstance(started, (int, float)) else 0.0,
-                  len(agents) if isinstance(agents, list) else 0)
+    return RunRow(run_id, record.role, str(record.state), record.started_at, len(record.agents))
 
 
 def _order(started_at: float) -> str:
@@ -74,7 +68,7 @@ class RunIndex:
         stamp = (st.st_mtime_ns, st.st_size, st.st_ino)  # session.json is replaced, never edited
         cached = known.get(name)
         if cached is None or cached[0] != stamp:
-            cached = (stamp, _summary(name, Path(path)))
+            cached = (stamp, _summary(Path(folder), name))
             with self._lock:
                 known[name] = cached
         return cached[1]

@@ -14,66 +14,49 @@ from starlette.routing import Route
 
 from dashboard.logtail import tail
 from dashboard.site import ProjectView, Site, duration
-from orchestrator.session import FINAL_STATES, SESSION_FILE, load_session, read_trace
+from orchestrator.run_record import (
+    FINAL_STATES,
+    SESSION_FILE,
+    AgentRecord,
+    RunRecord,
+    RunRecordBroken,
+    find_run,
+)
+from orchestrator.session import read_trace
 
 LOG_FILE = "agent.log"  # what orchestrator.runtime writes in each agent's workspace
 POLL_SECONDS = 0.5
 
 
-def tree(agents: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    """Agents in delegation order (parent before children), each with its depth for indentation."""
-    children: dict[str | None, list[dict[str, Any]]] = {}
-    ids = {a.get("agent_id") for a in agents}
-    for a in agents:
-        parent = a.get("parent") if a.get("parent") in ids else None
-        children.setdefault(parent, []).append(a)
-    out: list[tuple[int, dict[str, Any]]] = []
-
-    def walk(parent: str | None, depth: int) -> None:
-        for a in children.get(parent, []):
-            out.append((depth, a))
-            walk(a.get("agent_id"), depth + 1)
-
-    walk(None, 0)
-    return out
+def _log_path(agent: AgentRecord) -> Path | None:
+    return Path(agent.workspace) / LOG_FILE if agent.workspace else None
 
 
-def _agents(data: dict[str, Any]) -> list[dict[str, Any]]:
-    return [a for a in data.get("agents", []) if isinstance(a, dict)]
-
-
-def _log_path(agent: dict[str, Any]) -> Path | None:
-    return Path(str(agent["workspace"])) / LOG_FILE if agent.get("workspace") else None
-
-
-def snapshot(data: dict[str, Any]) -> dict[str, Any]:
+def snapshot(record: RunRecord) -> dict[str, Any]:
     """What the page's script needs to redraw the tree and the logs: the run state, one row per agent."""
     rows = []
-    for depth, a in tree(_agents(data)):
+    for depth, a in record.tree():
         log = _log_path(a)
-        rows.append({"depth": depth, "agent_id": a.get("agent_id"), "role": a.get("role"), "agent": a.get("agent"),
-                     "state": a.get("state"), "duration": duration(a), "parent": a.get("parent") or "-",
-                     "active": a.get("state") not in FINAL_STATES,
+        rows.append({"depth": depth, "agent_id": a.agent_id, "role": a.role, "agent": a.agent,
+                     "state": a.state, "duration": duration(a), "parent": a.parent or "-",
+                     "active": a.state not in FINAL_STATES,
                      "log": tail(log) if log else ""})
-    isolation = _isolation(data)
-    return {"state": data.get("state"), "agents": rows, "worktree_state": isolation.get("state"),
-            "merge_result": merge_result(data)}
+    return {"state": record.state, "agents": rows, "worktree_state": record.isolation.get("state"),
+            "merge_result": record.merge_result}
 
 
-def _isolation(data: dict[str, Any]) -> dict[str, Any]:
-    isolation = data.get("isolation")
-    return isolation if isinstance(isolation, dict) else {}
+def _readable(sessions_root: Path, run_id: str) -> RunRecord | None:
+    """The run's record, or None while it is missing or unreadable (a feed keeps showing the last one read)."""
+    try:
+        return find_run(sessions_root, run_id)
+    except RunRecordBroken:
+        return None
 
 
-def merge_result(data: dict[str, Any]) -> str:
-    """The merge's one-line result the run recorded at its end ("" before it ends, or with nothing to merge)."""
-    return str(data.get("merge_result") or "")
-
-
-def _stamp(session: Path, data: dict[str, Any] | None) -> tuple[int, ...]:
+def _stamp(session: Path, record: RunRecord | None) -> tuple[int, ...]:
     """What changes when the run or any agent's log does: session.json's mtime and every log's size."""
     stamps = [session.stat().st_mtime_ns]
-    for a in _agents(data or {}):
+    for a in record.agents if record is not None else ():
         log = _log_path(a)
         try:
             stamps.append(log.stat().st_size if log else -1)
@@ -86,26 +69,27 @@ async def _events(request: Request, sessions_root: Path, run_id: str) -> AsyncIt
     """A server-sent event each time the run's session.json or an agent's log changes, until the run ends."""
     path = sessions_root / run_id / SESSION_FILE
     seen: tuple[int, ...] | None = None
-    data: dict[str, Any] | None = None
+    record: RunRecord | None = None
     while not await request.is_disconnected():
         try:
-            stamp = _stamp(path, data)
+            stamp = _stamp(path, record)
         except OSError:
             return
         if stamp != seen:
-            data = load_session(sessions_root, run_id) or data
-            seen = _stamp(path, data) if data is not None else stamp
-            if data is not None:
-                yield f"data: {json.dumps(snapshot(data))}\n\n"
-                if data.get("state") in FINAL_STATES:
+            record = _readable(sessions_root, run_id) or record
+            seen = _stamp(path, record) if record is not None else stamp
+            if record is not None:
+                yield f"data: {json.dumps(snapshot(record))}\n\n"
+                if record.state in FINAL_STATES:
                     yield "event: end\ndata: {}\n\n"  # or the browser's EventSource would reconnect
                     return
         await asyncio.sleep(POLL_SECONDS)
 
 
-def _memory(data: dict[str, Any], trace: list[dict[str, Any]]) -> dict[str, Any]:
+def _memory(record: RunRecord, trace: list[dict[str, Any]]) -> dict[str, Any]:
     """The memory provider the run recorded in its inputs, and what the trace says failed of it."""
-    settings = (data.get("inputs") or {}).get("settings") or {}
+    settings = record.inputs.get("settings")
+    settings = settings if isinstance(settings, dict) else {}
     return {"provider": settings.get("memory.provider"), "max_prompt_bytes": settings.get("memory.max_prompt_bytes"),
             "failures": [str(e.get("message", "")) for e in trace if e.get("event") == "memory_failed"]}
 
@@ -120,19 +104,18 @@ def _trace(sessions_root: Path, run_id: str) -> tuple[list[dict[str, Any]], bool
 def run_context(project: ProjectView, run_id: str) -> dict[str, Any] | None:
     """The run page's data; `data` is None for a run whose session.json is unreadable, None for no such run."""
     root = project.sessions_root
-    data = load_session(root, run_id)
-    if data is None:
-        if "/" not in run_id and not run_id.startswith(".") and (root / run_id / SESSION_FILE).is_file():
-            return {"data": None, "tree": [], "logs": {}}
+    try:
+        record = find_run(root, run_id)
+    except RunRecordBroken as exc:
+        return {"data": None, "broken": exc.reason, "tree": [], "logs": {}}
+    if record is None:
         return None
-    agents = _agents(data)
-    logs = {a.get("agent_id"): tail(log) for a in agents if (log := _log_path(a))}
+    logs = {a.agent_id: tail(log) for a in record.agents if (log := _log_path(a))}
     trace, trace_ok = _trace(root, run_id)
-    inputs = data.get("inputs") if isinstance(data.get("inputs"), dict) else {}
-    return {"data": data, "tree": tree(agents), "logs": logs, "inputs": inputs, "isolation": _isolation(data),
-            "merge_result": merge_result(data),
-            "memory": _memory(data, trace), "trace_ok": trace_ok, "final": FINAL_STATES,
-            "inputs_json": json.dumps(inputs, indent=2, sort_keys=True)}
+    return {"data": record, "tree": record.tree(), "logs": logs, "inputs": record.inputs,
+            "isolation": record.isolation, "merge_result": record.merge_result,
+            "memory": _memory(record, trace), "trace_ok": trace_ok, "final": FINAL_STATES,
+            "inputs_json": json.dumps(record.inputs, indent=2, sort_keys=True)}
 
 
 def routes(site: Site) -> list[Route]:
@@ -149,7 +132,7 @@ def routes(site: Site) -> list[Route]:
     async def events(request: Request) -> Response:
         project = site.project(request)
         run_id = request.path_params["run_id"]
-        if load_session(project.sessions_root, run_id) is None:
+        if _readable(project.sessions_root, run_id) is None:
             return PlainTextResponse(f"no run {run_id!r}", status_code=404)
         return StreamingResponse(_events(request, project.sessions_root, run_id), media_type="text/event-stream")
 

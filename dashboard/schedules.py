@@ -10,9 +10,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from dashboard.site import ProjectView, Site
+from orchestrator.run_record import RunRecordBroken, find_run
 from orchestrator.scheduler import settle
 from orchestrator.schedules import Schedule, ScheduleError, ScheduleStore, check_name, next_fire, shown_name
-from orchestrator.session import load_session
 
 
 @dataclass(frozen=True)
@@ -50,9 +50,12 @@ def _row(store: ScheduleStore, schedule: Schedule, project: ProjectView, now: da
     if not history:
         return ScheduleRow(schedule, project, shown, "-", "never ran", None)
     last = history[-1]
-    data = load_session(project.sessions_root, last.run_id) if last.run_id else None
-    url = f"{project.base}/runs/{last.run_id}" if data is not None else None
-    state = str(data.get("state")) if data is not None else last.outcome
+    try:
+        record = find_run(project.sessions_root, last.run_id) if last.run_id else None
+    except RunRecordBroken:
+        record = None
+    url = f"{project.base}/runs/{last.run_id}" if record is not None else None
+    state = str(record.state) if record is not None else last.outcome
     return ScheduleRow(schedule, project, shown, last.fired_at.strftime("%Y-%m-%d %H:%M %Z"), state, url, last.error)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,9 +15,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from dashboard import security
-from dashboard.launcher import error_line
 from dashboard.runindex import RunIndex
 from orchestrator.projects import ProjectStore, UsedProject, project_key
+from orchestrator.run_record import AgentRecord
 from orchestrator.schedules import ScheduleError, ScheduleStore
 from strawpot.model.layout import Project
 from strawpot.model.plural import count
@@ -26,7 +25,6 @@ from strawpot.model.settings import Settings, layered
 
 # A project's effective settings (`strawpot ui` gives strawpot.config_files' layers, which the dashboard may not import).
 SettingsOf = Callable[[Path], Settings]
-SPAWN_TIMEOUT = 60  # seconds a cancel or prune may take (a whole-run cancel waits up to 15 s for the end)
 
 
 def defaults_only(project_dir: Path) -> Settings:
@@ -44,12 +42,10 @@ def when(ts: Any) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "-"
 
 
-def duration(agent: dict[str, Any]) -> str:
-    start, end = agent.get("started_at"), agent.get("ended_at")
-    if not isinstance(start, (int, float)):
+def duration(agent: AgentRecord) -> str:
+    if agent.started_at is None:
         return "-"
-    stop = end if isinstance(end, (int, float)) else time.time()
-    return f"{stop - start:.1f}s"
+    return f"{(agent.ended_at if agent.ended_at is not None else time.time()) - agent.started_at:.1f}s"
 
 
 @dataclass(frozen=True)
@@ -122,12 +118,3 @@ class Site:
 
     def view(self, path: Path) -> ProjectView:
         return ProjectView(project_key(path), path)
-
-    def spawn(self, args: list[str], cwd: Path) -> str:
-        """Run a strawpot command exactly as a user would (its own checks apply); its error line, or ""."""
-        try:
-            done = subprocess.run([*self.command, *args], cwd=cwd, capture_output=True, text=True,
-                                  timeout=SPAWN_TIMEOUT, check=False)
-        except subprocess.TimeoutExpired:
-            return f"`strawpot {args[0]}` did not finish in {SPAWN_TIMEOUT} s; see `strawpot sessions`"
-        return "" if done.returncode == 0 else error_line(done.stderr, done.returncode)

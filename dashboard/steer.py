@@ -16,19 +16,34 @@ from starlette.routing import BaseRoute, Route
 
 from dashboard.launcher import detach, error_line
 from dashboard.site import ProjectView, Site
-from orchestrator import questions
-from orchestrator.session import PAUSED, RUNNING, SESSION_FILE, load_session
+from orchestrator import questions, run_control
+from orchestrator.run_record import SESSION_FILE, AgentRecord, RunRecord, RunRecordBroken, State, find_run
+from strawpot.model.errors import StrawpotError
+from strawpot.model.layout import Project
 
 POLL_SECONDS = 0.5
 RESUME_WAIT = 15.0  # seconds the resume button waits to see the run running again (or the command refuse)
 REFUSED_STATUS = {"unknown": 404, "answered": 409, "ended": 409, "invalid": 400}
 
 
-def _resumable(data: dict[str, Any]) -> list[dict[str, Any]]:
+def _record(project: ProjectView, run_id: str) -> RunRecord | None:
+    """The run's record; None when there is none or it is unreadable."""
+    try:
+        return find_run(project.sessions_root, run_id)
+    except RunRecordBroken:
+        return None
+
+
+def _resumable(record: RunRecord | None) -> list[AgentRecord]:
     """The paused agents of a run that is not running (what `strawpot resume` may continue)."""
-    if data.get("state") == RUNNING:
+    if record is None or record.state == State.RUNNING:
         return []
-    return [a for a in data.get("agents", []) if isinstance(a, dict) and a.get("state") == PAUSED]
+    return [a for a in record.agents if a.state == State.PAUSED]
+
+
+def refusal(exc: StrawpotError) -> str:
+    """A refusal as the page shows it: its line and, when it has one, what to do."""
+    return f"{exc.message} ({exc.hint})" if exc.hint else exc.message
 
 
 class _Steering:
@@ -39,9 +54,9 @@ class _Steering:
 
     def panel(self, project: ProjectView, run_id: str) -> dict[str, Any]:
         """What templates/steer_panel.html shows: the run's questions and its paused agents."""
-        data = load_session(project.sessions_root, run_id) or {}
-        return {"questions": questions.questions(project.sessions_root / run_id) if data else [],
-                "resumable": _resumable(data), "running": data.get("state") == RUNNING}
+        record = _record(project, run_id)
+        return {"questions": questions.questions(project.sessions_root / run_id) if record else [],
+                "resumable": _resumable(record), "running": record is not None and record.state == State.RUNNING}
 
     def _item(self, project: ProjectView, run_id: str, question: questions.Question, running: bool) -> str:
         return self.site.env.get_template("ask_item.html").render(project=project, run_id=run_id, q=question,
@@ -49,7 +64,7 @@ class _Steering:
 
     async def events(self, request: Request) -> Response:
         project, run_id = self.site.project(request), request.path_params["run_id"]
-        if load_session(project.sessions_root, run_id) is None:
+        if _record(project, run_id) is None:
             return PlainTextResponse(f"no run {run_id!r}", status_code=404)
         return StreamingResponse(self._asks_events(request, project, run_id), media_type="text/event-stream")
 
@@ -57,7 +72,8 @@ class _Steering:
         """An event each time the run's questions change; the last one (`final`) once the run is over."""
         seen: list[tuple[str, str]] | None = None
         while not await request.is_disconnected():
-            final = (load_session(project.sessions_root, run_id) or {}).get("state") != RUNNING
+            record = _record(project, run_id)
+            final = record is None or record.state != State.RUNNING
             found = questions.questions(project.sessions_root / run_id)
             now = [(q.ask_id, q.answered_by) for q in found]
             if now != seen or final:
@@ -72,24 +88,28 @@ class _Steering:
     async def answer(self, request: Request) -> Response:
         project = self.site.project(request)
         run_id, ask_id = request.path_params["run_id"], request.path_params["ask_id"]
-        if load_session(project.sessions_root, run_id) is None:
+        if _record(project, run_id) is None:
             return PlainTextResponse(f"no run {run_id!r}", status_code=404)
         form = request.state.form
         text = str(form.get("choice") or form.get("text") or "")
         try:
-            questions.answer(project.sessions_root / run_id, ask_id, text, "ui")
-        except questions.AnswerRefused as exc:
+            run_control.answer(project.sessions_root, run_id, ask_id, text, "ui")
+        except run_control.AnswerNotTaken as exc:
             return PlainTextResponse(str(exc), status_code=REFUSED_STATUS[exc.reason])
         return RedirectResponse(f"{project.base}/runs/{run_id}#asks", status_code=303)
 
     async def resume(self, request: Request) -> Response:
         project, run_id = self.site.project(request), request.path_params["run_id"]
-        if load_session(project.sessions_root, run_id) is None:
+        if _record(project, run_id) is None:
             return PlainTextResponse(f"no run {run_id!r}", status_code=404)
         form = request.state.form
         task, agent = str(form.get("task", "")).strip(), str(form.get("agent", "")).strip()
         if not task:
             return PlainTextResponse("resuming needs a task: what to tell the resumed agent", status_code=400)
+        try:  # what can be told now is told here; the resumed run itself outlives this request
+            run_control.resume(Project(project.dir), run_id, agent or None)
+        except StrawpotError as exc:
+            return PlainTextResponse(refusal(exc), status_code=409)
         args = [*self.site.command, "resume", run_id, "--headless", "--task", task, "--project", str(project.dir),
                 *(["--agent", agent] if agent else [])]
         failure = await _launched(args, project.dir, project.sessions_root, run_id)
@@ -119,13 +139,21 @@ async def _launched(args: list[str], cwd: Path, sessions_root: Path, run_id: str
         proc = detach(args, cwd, stderr=errors)
         deadline = time.monotonic() + RESUME_WAIT
         while proc.poll() is None and time.monotonic() < deadline:
-            if _mtime(session_file) != before and (load_session(sessions_root, run_id) or {}).get("state") == RUNNING:
+            if _mtime(session_file) != before and _running(sessions_root, run_id):
                 return ""
             await asyncio.sleep(0.05)
         if proc.returncode:
             errors.seek(0)
             return error_line(errors.read().decode("utf-8", "replace"), proc.returncode)
     return ""
+
+
+def _running(sessions_root: Path, run_id: str) -> bool:
+    try:
+        record = find_run(sessions_root, run_id)
+    except RunRecordBroken:
+        return False
+    return record is not None and record.state == State.RUNNING
 
 
 def _mtime(path: Path) -> int:

@@ -12,11 +12,10 @@ file into `.git`) and no sandboxed agent can write.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,9 @@ from orchestrator.isolation import ACTIVE, KEPT, REMOVED
 from orchestrator.merge import WORKTREES_DIR, recover_merges
 from orchestrator.orphans import owner_alive
 from orchestrator.repo_guard import SafeGit
-from orchestrator.session import PRIVATE_FILE, RUN_ID_RE, RUNNING, SESSION_FILE, load_session
+from orchestrator.run_record import RUN_ID_RE, RunRecord, RunRecordBroken, State, find_run, write_run
 from orchestrator.worktree import branch_name, registered, rel_path
-from strawpot.model.fs import atomic_write, owned_folder
+from strawpot.model.fs import owned_folder
 from strawpot.model.layout import TREE_DIR
 from strawpot.model.plural import count
 
@@ -62,14 +61,11 @@ class Leftover:
         return f"{self.run_id}: {what}" + (f" (unmerged work: {self.work})" if self.work else "")
 
 
-def ended_with_worktree(data: dict[str, Any]) -> bool:
+def ended_with_worktree(record: RunRecord) -> bool:
     """Whether a recorded run kept an isolated environment that is no longer in use."""
-    isolation = data.get("isolation")
-    if not isinstance(isolation, dict) or isolation.get("kind", "none") == "none":
+    if record.isolation.get("kind", "none") == "none" or record.isolation.get("state") not in (ACTIVE, KEPT):
         return False
-    if isolation.get("state") not in (ACTIVE, KEPT):
-        return False
-    return not (data.get("state") == RUNNING and owner_alive(data))
+    return not (record.state == State.RUNNING and owner_alive(record))
 
 
 def recover(project_dir: Path) -> list[str]:
@@ -95,10 +91,13 @@ def find(sessions_root: Path, project_dir: Path) -> list[Leftover]:
     for run_dir in sorted(sessions_root.iterdir()):
         if not RUN_ID_RE.fullmatch(run_dir.name) or not owned_folder(run_dir):
             continue
-        data = load_session(sessions_root, run_dir.name)
-        if data is None or data.get("run_id") != run_dir.name or not ended_with_worktree(data):
+        try:
+            record = find_run(sessions_root, run_dir.name)
+        except RunRecordBroken:
             continue
-        leftover = _leftover(g, top, common, run_dir.name, data, listed, rel)
+        if record is None or record.run_id != run_dir.name or not ended_with_worktree(record):
+            continue
+        leftover = _leftover(g, top, common, run_dir.name, record.isolation, listed, rel)
         if leftover is not None:
             found.append(leftover)
     return found
@@ -135,21 +134,23 @@ def remove(leftover: Leftover) -> list[str]:
 
 def mark_removed(sessions_root: Path, run_id: str) -> None:
     """Record in the run's session.json that its worktree is gone."""
-    data = load_session(sessions_root, run_id)
-    if data is None or not isinstance(data.get("isolation"), dict) or not owned_folder(sessions_root / run_id):
+    try:
+        record = find_run(sessions_root, run_id)
+    except RunRecordBroken:
         return
-    data["isolation"]["state"] = REMOVED
-    atomic_write(sessions_root / run_id / SESSION_FILE, json.dumps(data, indent=2) + "\n", mode=PRIVATE_FILE)
+    if record is None or not record.isolation or not owned_folder(sessions_root / run_id):
+        return
+    write_run(sessions_root / run_id, replace(record, isolation={**record.isolation, "state": REMOVED}))
 
 
-def _leftover(g: SafeGit, top: Path, common: Path, run_id: str, data: dict[str, Any], listed: set[str],
+def _leftover(g: SafeGit, top: Path, common: Path, run_id: str, isolation: dict[str, Any], listed: set[str],
               rel: str) -> Leftover | None:
     path = common / WORKTREES_DIR / run_id
     branch = branch_name(run_id)
     has_branch = _has_branch(g, branch)
     if not os.path.lexists(path) and not has_branch:
         return None  # nothing of it in this repository (pruned already, or a record from elsewhere)
-    never_ended = data["isolation"].get("state") == ACTIVE
+    never_ended = isolation.get("state") == ACTIVE
     worktree = path if os.path.lexists(path) else None
     refused = ""
     if worktree is not None:
@@ -161,7 +162,7 @@ def _leftover(g: SafeGit, top: Path, common: Path, run_id: str, data: dict[str, 
     if refused:
         return found
     commits = _commits_only_on(g, branch) if has_branch else 0
-    changed = _changed_files(common, worktree, data["isolation"].get("base_tree"), branch, rel) \
+    changed = _changed_files(common, worktree, isolation.get("base_tree"), branch, rel) \
         if worktree is not None and path.is_dir() else 0
     return Leftover(run_id, top, common, worktree, found.branch, never_ended, commits, changed)
 

@@ -8,20 +8,22 @@ nothing is signalled and the user is told).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from orchestrator.session import CANCELLED, FINAL_STATES, SESSION_FILE, STOPPED_EXIT_CODE
-from strawpot.model.fs import atomic_write
+from orchestrator.run_record import FINAL_STATES, STOPPED_EXIT_CODE, RunRecord, State, write_run
 
 
-def owner_alive(data: dict[str, Any]) -> bool:
-    pid = data.get("owner_pid")
-    if not isinstance(pid, int):
+def owner_alive(record: RunRecord) -> bool:
+    """Whether the strawpot process that owns the run is still there."""
+    return pid_alive(record.owner_pid)
+
+
+def pid_alive(pid: int | None) -> bool:
+    if pid is None or pid <= 0:
         return False
     try:
         os.kill(pid, 0)
@@ -40,21 +42,20 @@ def _is_agent(pid: int, run_id: str, agent_id: str) -> bool:
     return f"DENDEN_RUN_ID={run_id}".encode() in environ and f"DENDEN_AGENT_ID={agent_id}".encode() in environ
 
 
-def stop_orphans(run_dir: Path, data: dict[str, Any]) -> list[str]:
+def stop_orphans(run_dir: Path, record: RunRecord) -> list[str]:
     """Kill the process group of every agent still running for this dead run; record the run as cancelled."""
-    run_id = str(data.get("run_id"))
     stopped = []
-    for agent in data.get("agents", []):
-        pid = agent.get("pid")
-        if agent.get("state") in FINAL_STATES or not isinstance(pid, int):
+    for agent in record.agents:
+        if agent.state in FINAL_STATES or agent.pid is None or agent.pid <= 0:
             continue
-        if _is_agent(pid, run_id, agent["agent_id"]):
+        if _is_agent(agent.pid, record.run_id, agent.agent_id):
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)  # each agent leads its own group (the attached root excepted)
+                os.killpg(agent.pid, signal.SIGKILL)  # each agent leads its own group (the attached root excepted)
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-            stopped.append(agent["agent_id"])
-        agent.update(state=CANCELLED, exit_code=STOPPED_EXIT_CODE)
-    data.update(state=CANCELLED, exit_code=STOPPED_EXIT_CODE, ended_at=time.time())
-    atomic_write(run_dir / SESSION_FILE, json.dumps(data, indent=2) + "\n")
+                os.kill(agent.pid, signal.SIGKILL)
+            stopped.append(agent.agent_id)
+    agents = tuple(a if a.state in FINAL_STATES or a.pid is None
+                   else replace(a, state=State.CANCELLED, exit_code=STOPPED_EXIT_CODE) for a in record.agents)
+    write_run(run_dir, replace(record, state=State.CANCELLED, exit_code=STOPPED_EXIT_CODE, ended_at=time.time(),
+                               agents=agents))
     return stopped

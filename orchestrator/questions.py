@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.session import PRIVATE_FILE, RUNNING, load_session, private_folder
+from orchestrator.run_record import PRIVATE_FILE, RunRecordBroken, State, find_run
+from orchestrator.session import private_folder
 from strawpot.model.fs import atomic_write, file_lock
 
 ASKS_DIR = "asks"
@@ -113,8 +114,8 @@ def _close(run_dir: Path, ask_id: str, text: str | None, by: str, *, need_runnin
         if not found.is_open:
             said = f" ({found.answer!r})" if found.answer is not None else ""
             raise AnswerRefused(f"question {ask_id} was answered already, by {found.answered_by}{said}", "answered")
-        state = (load_session(run_dir.parent, run_dir.name) or {}).get("state")
-        if need_running and state != RUNNING:
+        state = _run_state(run_dir)
+        if need_running and state != State.RUNNING:
             raise AnswerRefused(f"run {run_dir.name} is {state or 'unreadable'}: no agent waits for this answer "
                                 "any more", "ended")
         record = {"answer": text, "by": by, "answered_at": time.time()}
@@ -184,3 +185,12 @@ def _load(path: Path) -> dict[str, Any] | None:
     except (OSError, json.JSONDecodeError, UnicodeDecodeError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def _run_state(run_dir: Path) -> str:
+    """The state the run's record says ("" when it has none, or none that can be read)."""
+    try:
+        record = find_run(run_dir.parent, run_dir.name)
+    except RunRecordBroken:
+        return ""
+    return record.state if record is not None else ""

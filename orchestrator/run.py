@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.ask import Asker
+from orchestrator.binding import Binder
 from orchestrator.confine import Confined, denials
 from orchestrator.memory import EntryTooLarge, MemoryProvider
 from orchestrator.outcome import (
@@ -134,7 +135,7 @@ class Run:
         session: Session,
         stager: Stager,
         policy: Policy,
-        bind: Callable[[str], WrapperRuntime],
+        bind: Binder,
         project_dir: Path,
         asker: Asker,
         memory: MemoryProvider,
@@ -189,7 +190,8 @@ class Run:
 
         `again` is a recorded agent to resume: same id, workspace and conversation, a new process.
         """
-        runtime = self.bind(role)
+        # resumed, it is the agent package it was, whatever binds its role today (a `--runtime` of its start)
+        runtime = self.bind.runtime(again.agent) if again else self.bind(role)
         agent_id = again.agent_id if again else new_agent_id(role)
         workspace = self.session.agent_dir(agent_id)
         staged = self.stager.stage(role, workspace)
@@ -205,6 +207,8 @@ class Run:
         with self._lock:
             if self._closing:
                 raise RuntimeFailure("the run is shutting down")
+            if parent is not None and (caller := self._agents.get(parent.agent_id)) and caller.cancelled.is_set():
+                raise RuntimeFailure(f"agent {parent.agent_id} was cancelled")
             self._agents[agent_id] = live
         self.session.add_agent(record)  # saved (with the session id) before anything is spawned
         protocol = {"DENDEN_ADDR": self.denden_addr, "DENDEN_AGENT_ID": agent_id, "DENDEN_RUN_ID": self.run_id,
@@ -225,11 +229,15 @@ class Run:
         seen = exposed(programs_of(runtime, self.stager.tools_of(runtime.name)), env.get("PATH")) \
             if self.sandbox.confined else []
         try:
-            live.process = runtime.spawn(request, env, attach=attach, confined=Confined(
+            process = runtime.spawn(request, env, attach=attach, confined=Confined(
                 self.sandbox.sandbox, self.walls.plus(writable=[workspace], readable=seen)))
         except RuntimeFailure as exc:
             self._end(live, FAILED, None, error=str(exc))
             raise
+        with self._lock:  # a cancel that came while it was being staged found no process: stop it now
+            live.process, cancelled = process, live.cancelled.is_set()
+        if cancelled:
+            process.stop(0)
         self.session.agent_started(agent_id, live.process.pid)
         self.session.event("agent_started", agent_id=agent_id, pid=live.process.pid)
         return live
@@ -293,6 +301,8 @@ class Run:
         """Mark then stop every listed agent still running (deepest first); the ids that were stopped."""
         with self._lock:
             targets = [self._agents[i] for i in agent_ids if i in self._agents]
+            for staged in (a for a in targets if a.process is None and not a.ended):
+                staged.cancelled.set()  # spawn() stops it as soon as its process exists
         running = [a for a in targets if a.process is not None and not a.ended]
         for live in running:
             live.cancelled.set()

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-from orchestrator.orphans import owner_alive
+from orchestrator.orphans import owner_alive, pid_alive
+from orchestrator.run_record import RunRecord, RunRecordBroken, find_run
 from orchestrator.scheduler_lock import SchedulerLock, held_message
 from orchestrator.schedules import (
     RUNNING,
@@ -30,7 +30,7 @@ from orchestrator.schedules import (
     shown_name,
     valid_name,
 )
-from orchestrator.session import State, load_session, new_run_id
+from orchestrator.session import State, new_run_id
 from strawpot.model.display import terminal_safe
 from strawpot.model.layout import Project
 from strawpot.model.plural import count
@@ -119,22 +119,24 @@ def precheck(schedule: Schedule) -> str:
     return ""
 
 
-def session_of(schedule: Schedule, run: ScheduleRun) -> dict[str, Any] | None:
-    """The session.json of the session `run` started, or None if none began."""
-    return load_session(Project(schedule.project).sessions_dir, run.run_id) if run.run_id else None
+def session_of(schedule: Schedule, run: ScheduleRun) -> RunRecord | None:
+    """The record of the session `run` started, or None if none began (or its record is unreadable)."""
+    try:
+        return find_run(Project(schedule.project).sessions_dir, run.run_id) if run.run_id else None
+    except RunRecordBroken:
+        return None
 
 
 def session_end(schedule: Schedule, run: ScheduleRun, code: int | None, error: str, ended: datetime) -> ScheduleRun:
     """`run` as it ended: the session's own state and exit code, else (no session began) failed with `error`."""
-    data = session_of(schedule, run)
-    if data is None:
+    record = session_of(schedule, run)
+    if record is None:
         return replace(run, outcome=State.FAILED.value, ended_at=ended, exit_code=code, pid=None,
                        error=error or "strawpot start ended before the session began")
-    state = str(data.get("state"))
-    if state == State.RUNNING and not owner_alive(data):
+    state = str(record.state)
+    if state == State.RUNNING and not owner_alive(record):
         state, error = State.FAILED.value, error or "its strawpot start process died"
-    recorded = data.get("exit_code")
-    exit_code = code if code is not None else recorded if isinstance(recorded, int) else None
+    exit_code = code if code is not None else record.exit_code
     return replace(run, outcome=state, ended_at=ended, exit_code=exit_code, pid=None,
                    error=error if state != State.SUCCEEDED else "")
 
@@ -142,7 +144,7 @@ def session_end(schedule: Schedule, run: ScheduleRun, code: int | None, error: s
 def _alive(run: ScheduleRun) -> bool:
     """Whether `run`'s `strawpot start` still runs: its pid is alive and, where /proc tells, still names the run
     (a pid the system gave to another process since must not hold the schedule back for ever)."""
-    if run.pid is None or not owner_alive({"owner_pid": run.pid}):
+    if not pid_alive(run.pid):
         return False
     try:
         cmdline = Path(f"/proc/{run.pid}/cmdline").read_bytes()

@@ -7,40 +7,35 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields, replace
-from enum import StrEnum
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from strawpot.model.fs import atomic_write
+from orchestrator.run_record import (
+    FINAL_STATES,
+    PRIVATE_DIR,
+    PRIVATE_FILE,
+    RUN_ID_RE,
+    SESSION_FILE,
+    STOPPED_EXIT_CODE,
+    AgentRecord,
+    RunRecord,
+    State,
+    read_run,
+    write_run,
+)
 
-SESSION_FILE = "session.json"
-TRACE_FILE = "trace.jsonl"
-SESSION_FORMAT = 1
-PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
-
-class State(StrEnum):
-    """A run's or an agent's state, written as its value in session.json (docs/sessions.md lists them)."""
-
-    STAGED = "staged"  # an agent only: its workspace is ready, its process not started yet
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    TIMED_OUT = "timed_out"
-    CANCELLED = "cancelled"
-    PAUSED = "paused"  # may be resumed: `strawpot resume`
-    INTERRUPTED = "interrupted"  # a run only: its `start` got Ctrl-C (or SIGTERM)
-
+__all__ = ["FINAL_STATES", "PRIVATE_DIR", "PRIVATE_FILE", "RUN_ID_RE", "SESSION_FILE", "STOPPED_EXIT_CODE",
+           "AgentRecord", "Session", "State", "command_exit_code", "exit_code_for", "new_agent_id", "new_run_id",
+           "private_folder", "read_trace"]
 
 STAGED, RUNNING, SUCCEEDED, FAILED = State.STAGED, State.RUNNING, State.SUCCEEDED, State.FAILED
 TIMED_OUT, CANCELLED, PAUSED, INTERRUPTED = State.TIMED_OUT, State.CANCELLED, State.PAUSED, State.INTERRUPTED
-FINAL_STATES = frozenset({SUCCEEDED, FAILED, TIMED_OUT, CANCELLED, PAUSED})  # an agent's
-STOPPED_EXIT_CODE = 130  # the shell's code for Ctrl-C
+TRACE_FILE = "trace.jsonl"
 
 
 def exit_code_for(state: str, code: int | None) -> int | None:
@@ -60,50 +55,12 @@ def command_exit_code(state: str, code: int | None) -> int:
     return 1 if recorded is None else recorded
 
 
-RUN_ID_RE = re.compile(r"run_\d{8}_\d{6}_[0-9a-f]{6}")
-
-
 def new_run_id() -> str:
     return time.strftime("run_%Y%m%d_%H%M%S_", time.gmtime()) + secrets.token_hex(3)
 
 
 def new_agent_id(role: str) -> str:
     return f"{role}-{secrets.token_hex(3)}"
-
-
-@dataclass
-class AgentRecord:
-    """One agent of a run, as listed by `strawpot agents RUN_ID`."""
-
-    agent_id: str
-    role: str
-    agent: str  # the agent package (runtime) that plays the role
-    parent: str | None
-    depth: int
-    task: str
-    workspace: str
-    state: State = STAGED
-    pid: int | None = None
-    exit_code: int | None = None
-    started_at: float | None = None
-    ended_at: float | None = None
-    error: str = ""
-    session_id: str = ""  # a resumable agent's conversation id, recorded before it is spawned
-    packages: list[str] = field(default_factory=list)  # what was staged for it: "kind:name@version"
-    via_wildcard: list[str] = field(default_factory=list)  # those of `packages` only a `*` of its role brought in
-    always_staged: list[str] = field(default_factory=list)  # those only `[session] always_stage` brought in
-    sandbox_denied: list[str] = field(default_factory=list)  # log lines where the sandbox refused it something
-
-    def restaged(self, task: str) -> AgentRecord:
-        """This agent staged again for `task` (`strawpot resume`): same id, workspace and conversation."""
-        return replace(self, task=task, state=STAGED, ended_at=None, exit_code=None, error="")
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AgentRecord:
-        known = {f.name for f in fields(cls)}
-        record = cls(**{k: v for k, v in data.items() if k in known})
-        record.state = State(record.state)
-        return record
 
 
 @dataclass
@@ -148,14 +105,10 @@ class Session:
     def reopen(cls, sessions_root: Path, run_id: str, *,
                observer: Callable[[str, dict[str, Any]], None] | None = None) -> Session:
         """An ended run, running again in this process (`strawpot resume`)."""
-        data = load_session(sessions_root, run_id)
-        if data is None:
-            raise FileNotFoundError(run_id)
-        session = cls(run_id=run_id, directory=sessions_root / run_id, role=str(data.get("role", "")),
-                      task=str(data.get("task", "")), started_at=float(data.get("started_at") or time.time()),
-                      denden_addr="", isolation=dict(data.get("isolation") or {}), inputs=dict(data.get("inputs") or {}),
-                      agents={a["agent_id"]: AgentRecord.from_dict(a) for a in data.get("agents", [])},
-                      observer=observer)
+        saved = read_run(sessions_root, run_id)
+        session = cls(run_id=run_id, directory=sessions_root / run_id, role=saved.role, task=saved.task,
+                      started_at=saved.started_at or time.time(), denden_addr="", isolation=dict(saved.isolation),
+                      inputs=dict(saved.inputs), agents={a.agent_id: a for a in saved.agents}, observer=observer)
         session.save()
         session.event("run_resumed")
         return session
@@ -209,34 +162,25 @@ class Session:
             self.save()
         self.event("run_finished", state=state, exit_code=exit_code)
 
+    def record(self) -> RunRecord:
+        """The run as it stands, as session.json records it."""
+        with self._lock:
+            return RunRecord(run_id=self.run_id, role=self.role, task=self.task, state=self.state,
+                             started_at=self.started_at, exit_code=self.exit_code, ended_at=self.ended_at,
+                             denden_addr=self.denden_addr, tmux=self.tmux, owner_pid=self.owner_pid,
+                             isolation=self.isolation, merge_result=self.merge_result, inputs=self.inputs,
+                             sandbox=self.sandbox, agents=tuple(self.agents.values()))
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": SESSION_FORMAT,
-            "run_id": self.run_id,
-            "role": self.role,
-            "task": self.task,
-            "state": self.state,
-            "exit_code": self.exit_code,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "denden_addr": self.denden_addr,
-            "tmux": self.tmux,
-            "owner_pid": self.owner_pid,
-            "isolation": self.isolation,
-            "merge_result": self.merge_result,
-            "inputs": self.inputs,
-            "sandbox": self.sandbox or {"kind": "none"},
-            "agents": [asdict(a) for a in self.agents.values()],
-        }
+        return self.record().to_dict()
 
     def save(self) -> None:
-        """Write session.json by temp file + rename: readers see the old or the new record, never a mix.
+        """Write session.json (atomically: readers see the old or the new record, never a mix).
 
         No fsync: it is a live status record rewritten on every state change, and a crash loses the run anyway.
         """
         with self._lock:
-            atomic_write(self.directory / SESSION_FILE, json.dumps(self.to_dict(), indent=2) + "\n",
-                         mode=PRIVATE_FILE, durable=False)
+            write_run(self.directory, self.record(), durable=False)
 
     def event(self, kind: str, **data: Any) -> None:
         """Append one event to trace.jsonl as a single write, so lines never interleave."""
@@ -256,28 +200,6 @@ def private_folder(path: Path) -> None:
     path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
     if path.stat().st_mode & 0o777 != PRIVATE_DIR:
         os.chmod(path, PRIVATE_DIR)
-
-
-# -- reading past runs (for `strawpot sessions` / `strawpot agents`) --------------------------------------
-
-
-def load_session(sessions_root: Path, run_id: str) -> dict[str, Any] | None:
-    """The saved session.json of `run_id`, or None when there is no such run."""
-    if not run_id or "/" in run_id or run_id.startswith("."):
-        return None
-    try:
-        data = json.loads((sessions_root / run_id / SESSION_FILE).read_text(encoding="utf-8"))
-    except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def list_sessions(sessions_root: Path) -> list[dict[str, Any]]:
-    """Every readable session, newest first."""
-    if not sessions_root.is_dir():
-        return []
-    found = [data for entry in sessions_root.iterdir() if (data := load_session(sessions_root, entry.name))]
-    return sorted(found, key=lambda d: d.get("started_at") or 0, reverse=True)
 
 
 def read_trace(sessions_root: Path, run_id: str) -> list[dict[str, Any]]:

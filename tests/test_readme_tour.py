@@ -196,6 +196,27 @@ def check_start_coder(step: Step, tour: Tour) -> None:
     assert "fake-coder[lead] model=fake-small max_turns=2" in step.out, step.out
 
 
+def paused_run(project: Path) -> dict[str, Any]:
+    """The run the tour paused (and then resumed): the one started with the task `pause`."""
+    [run] = [run for run in runs_of(project) if run["task"] == "pause"]
+    return run
+
+
+def check_start_pause(step: Step, tour: Tour) -> None:
+    run = paused_run(tour.project)
+    [agent] = run["agents"]
+    assert agent["agent"] == "fixture-coder" and agent["session_id"], run
+    assert f"run {run['run_id']} paused (exit code 0)" in step.err, step.err
+    assert f"continue it with `strawpot resume {run['run_id']}`" in step.err, step.err
+
+
+def check_resume(step: Step, tour: Tour) -> None:
+    run = paused_run(tour.project)
+    [agent] = run["agents"]
+    assert (run["state"], agent["state"], agent["task"]) == ("succeeded", "succeeded", "go on"), run
+    assert step.out.splitlines()[-1] == f"resumed {agent['session_id']}", step.out  # the same conversation
+
+
 def check_detached(step: Step, tour: Tour) -> None:
     run_id = interactive_run(tour.project)["run_id"]
     detached = f"detached from run {run_id}; it keeps running in tmux session strawpot-{run_id}"
@@ -240,9 +261,11 @@ def check_mcp_config(step: Step, tour: Tour) -> None:
 
 
 def check_sessions_show(step: Step, tour: Tour) -> None:
-    run_id = newest_run(tour.project)["run_id"]
+    run = newest_run(tour.project)
+    run_id = run["run_id"]
     assert step.out.startswith(f"run {run_id}: role lead, succeeded"), step.out
-    assert '"lock_sha256"' in step.out, step.out
+    assert f"inputs: strawpot.lock sha256 {run['inputs']['lock_sha256']}" in step.out, step.out
+    assert len(step.out.splitlines()) < 25, step.out  # a summary, not the record's JSON
     assert f"worktree: strawpot/{run_id} (merged)" in step.out, step.out
     assert "merge: applied the session's changes to your working tree (1 file): hello.txt" in step.out, step.out
     # the runs, the memory database: none of it is for git (the session's hello.txt and .mcp.json are)
@@ -274,6 +297,8 @@ CHECKS: list[tuple[str, Check]] = [
     (r'export PATH="\$PWD/\.\./\.\./fixtures/tools:\$PATH"', check_tools_path),
     (r"strawpot doctor", check_doctor),
     (r"strawpot start --role lead --runtime fixture-coder .*--progress json", check_start_coder),
+    (r'strawpot start --role lead --runtime fixture-coder --headless --task "pause"', check_start_pause),
+    (r'strawpot resume RUN_ID --headless --task "go on"', check_resume),
     (r"strawpot start --role lead --runtime stub-agent", check_detached),
     (r"strawpot attach RUN_ID", check_detached),
     (r"strawpot cancel RUN_ID", check_cancel),

@@ -12,6 +12,7 @@ import rich_click as click
 if TYPE_CHECKING:
     from orchestrator.envvars import EnvNeed
     from orchestrator.launch import Prepared
+    from orchestrator.run_record import RunRecord
     from orchestrator.tmux import TmuxSession
     from strawpot.model.layout import Project
 
@@ -57,7 +58,7 @@ def attach_and_report(project: Project, run_id: str, tmux: TmuxSession) -> int:
 
     The exit code is 0 after a detach, else the run's (130 when it was cancelled or interrupted).
     """
-    from orchestrator.session import load_session
+    from orchestrator.run_record import find_run
     from strawpot.model.errors import StrawpotError
 
     tmux.attach()
@@ -65,23 +66,22 @@ def attach_and_report(project: Project, run_id: str, tmux: TmuxSession) -> int:
         click.echo(f"detached from run {run_id}; it keeps running in tmux session {tmux.name}\n"
                    f"  re-attach: strawpot attach {run_id}\n  stop it:   strawpot cancel {run_id}", err=True)
         return 0
-    data = load_session(project.sessions_dir, run_id)
-    if data is None:
+    record = find_run(project.sessions_dir, run_id)
+    if record is None:
         raise StrawpotError(f"run {run_id} ended before it started",
                             hint="run `strawpot start --attach direct` to see why")
-    return report_end(run_id, data)
+    return report_end(run_id, record)
 
 
-def report_end(run_id: str, data: dict[str, object]) -> int:
+def report_end(run_id: str, record: RunRecord) -> int:
     """Say what the sandbox refused the run's agents (the tmux window that showed it has closed), then how the
     run ended; its exit code."""
     from orchestrator.session import command_exit_code
     from strawpot.commands._run_output import Denials
 
-    for line in Denials(run_id).of_record(data):
+    for line in Denials(run_id).of_record(record):
         click.echo(line, err=True)
-    state, code = data.get("state"), data.get("exit_code")
-    exit_code = command_exit_code(str(state), code if isinstance(code, int) else None)
-    click.echo(f"run {run_id} {state} (exit code {exit_code})", err=True)
+    exit_code = command_exit_code(record.state, record.exit_code)
+    click.echo(f"run {run_id} {record.state} (exit code {exit_code})", err=True)
     return exit_code
 

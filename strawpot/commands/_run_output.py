@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import rich_click as click
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from orchestrator.ask import Asker
     from orchestrator.launch import Ended, Launch
+    from orchestrator.run_record import RunRecord
 
 
 def _prompt(message: str) -> str:
@@ -52,15 +53,9 @@ class Denials:
                     said.append(f"sandbox denied {agent_id}: {line}")
         return [terminal_safe(text).replace("\n", " ") for text in said]
 
-    def of_record(self, data: Mapping[str, object]) -> list[str]:
+    def of_record(self, record: RunRecord) -> list[str]:
         """The lines for every refusal a run's session.json records."""
-        agents = data.get("agents")
-        found = []
-        for agent in agents if isinstance(agents, list) else []:
-            denied = agent.get("sandbox_denied") if isinstance(agent, dict) else None
-            if isinstance(denied, list):
-                found += self.lines(str(agent.get("agent_id")), denied)
-        return found
+        return [line for agent in record.agents for line in self.lines(agent.agent_id, agent.sandbox_denied)]
 
 
 class RunOutput:

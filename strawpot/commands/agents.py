@@ -20,21 +20,16 @@ def command(run_id: str, project: Path | None, as_json: bool) -> None:
     """List the agents of run RUN_ID (see `strawpot sessions`)."""
     from rich.table import Table
 
-    from orchestrator.session import load_session
+    from orchestrator.run_record import read_run
     from strawpot.console import new_console
-    from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
 
-    data = load_session(Project.at(project).sessions_dir, run_id)
-    if data is None:
-        raise UsageError(f"no run {run_id!r} in this project", hint="list runs with `strawpot sessions`")
-    agents = data.get("agents", [])
+    record = read_run(Project.at(project).sessions_dir, run_id)
     if as_json:
-        print_json({"run_id": run_id, "agents": agents})
+        print_json({"run_id": run_id, "agents": record.to_dict()["agents"]})
         return
     table = Table("agent", "role", "runtime", "parent", "depth", "state", "pid", "exit", box=None)
-    for a in agents:
-        exit_code = a.get("exit_code")
-        table.add_row(a["agent_id"], a["role"], a.get("agent", ""), a.get("parent") or "-", str(a.get("depth", 0)),
-                      a.get("state", ""), str(a.get("pid") or "-"), "-" if exit_code is None else str(exit_code))
+    for a in record.agents:
+        table.add_row(a.agent_id, a.role, a.agent, a.parent or "-", str(a.depth), a.state, str(a.pid or "-"),
+                      "-" if a.exit_code is None else str(a.exit_code))
     new_console(stderr=False).print(table)

@@ -21,20 +21,18 @@ def command(run_id: str, project: Path | None) -> None:
     Exits 2 when the run is unknown, has ended, or was not started in tmux; after the run ends while
     attached, exits with its exit code.
     """
-    from orchestrator.session import State, load_session
+    from orchestrator.run_record import State, read_run
     from orchestrator.tmux import TmuxMissing, TmuxSession
     from strawpot.commands._interactive import attach_and_report, can_attach
     from strawpot.model.errors import MissingToolError, UsageError
     from strawpot.model.layout import Project
 
     the_project = Project.at(project)
-    data = load_session(the_project.sessions_dir, run_id)
-    if data is None:
-        raise UsageError(f"no run {run_id!r} in this project", hint="list runs with `strawpot sessions`")
-    if data.get("state") != State.RUNNING:
-        raise UsageError(f"run {run_id} has ended ({data.get('state')}, exit code {data.get('exit_code')}); "
+    record = read_run(the_project.sessions_dir, run_id)
+    if record.state != State.RUNNING:
+        raise UsageError(f"run {run_id} has ended ({record.state}, exit code {record.exit_code}); "
                          "there is nothing to attach to", hint=f"see what it did with `strawpot agents {run_id}`")
-    if not data.get("tmux"):
+    if not record.tmux:
         raise UsageError(f"run {run_id} is not in tmux (it was started with --attach direct or --task)",
                          hint=f"stop it with `strawpot cancel {run_id}`")
     if not can_attach():

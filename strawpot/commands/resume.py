@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import rich_click as click
 
@@ -11,28 +10,6 @@ from strawpot.commands._complete import complete_run_id
 from strawpot.commands._options import json_option, project_option
 
 SECTION = "sessions"
-
-
-def _target(data: dict[str, Any], agent_id: str | None) -> dict[str, Any]:
-    """The recorded agent to resume (the run's root by default); exit 2 when it cannot be resumed."""
-    from orchestrator.orphans import owner_alive
-    from orchestrator.session import RUNNING
-    from strawpot.model.errors import UsageError
-
-    run_id = data.get("run_id")
-    if data.get("state") == RUNNING and owner_alive(data):
-        raise UsageError(f"run {run_id} is still running", hint=f"`strawpot attach {run_id}` or wait for it to end")
-    agents = data.get("agents") or []
-    found = [a for a in agents if (a.get("agent_id") == agent_id if agent_id else a.get("parent") is None)]
-    if not found:
-        known = ", ".join(str(a.get("agent_id")) for a in agents) or "none"
-        raise UsageError(f"run {run_id} has no agent {agent_id!r} (its agents: {known})" if agent_id
-                         else f"run {run_id} has no root agent to resume")
-    agent: dict[str, Any] = found[0]
-    if not agent.get("session_id"):
-        raise UsageError(f"agent {agent.get('agent_id')} ({agent.get('agent')}) cannot be resumed: its package does "
-                         "not declare metadata.strawpot.session.resume", hint="start a new run instead")
-    return agent
 
 
 @click.command()
@@ -52,34 +29,28 @@ def command(run_id: str, agent_id: str | None, task: str | None, headless: bool,
     run is merged back as `start` would. Refuses (exit 4) when strawpot.lock differs from the one the run
     started with, naming what changed.
     """
-    from orchestrator.inputs import check_same_lock
     from orchestrator.launch import Launch, missing_env_error, prepare
-    from orchestrator.session import load_session
+    from orchestrator.run_control import resume
     from strawpot.commands._interactive import on_terminal
     from strawpot.commands._run_output import RunOutput
     from strawpot.config_files import ask_wait, env_policy, load_settings
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
-    from strawpot.model.lockfile import Lockfile
 
     the_project = Project.at(project)
-    data = load_session(the_project.sessions_dir, run_id)
-    if data is None:
-        raise UsageError(f"no run {run_id!r} in {the_project.sessions_dir}", hint="`strawpot sessions` lists them")
-    agent = _target(data, agent_id)
-    check_same_lock(run_id, data.get("inputs") or {}, the_project.lock_path, Lockfile.load(the_project.lock_path))
+    target = resume(the_project, run_id, agent_id)
     terminal = not headless and on_terminal()
     if not task and not terminal:
         raise UsageError("no --task and no terminal: there is no one to talk to the resumed agent",
                          hint="pass --task TEXT")
     # the run keeps the isolation it was started with; the settings' isolation is not checked again
     settings = load_settings(the_project, {"session.isolation": ("resume", "none")})
-    prepared = prepare(the_project, settings, role=str(data.get("role")), saved_env=settings.saved_env())
+    prepared = prepare(the_project, settings, role=target.record.role, saved_env=settings.saved_env())
     if missing := prepared.missing_env():
         raise missing_env_error(missing)
     shown = RunOutput(run_id, terminal=terminal, progress="text", run_wait=ask_wait(settings))
     launch = Launch.resume(prepared, run_id, asker=shown.asker, observer=shown.observer, warn=shown.warn,
                            env_policy=env_policy(load_settings(the_project)))
     shown.started(launch)
-    shown.ended(launch.run_to_end(task or "", attach=terminal and not task, agent=str(agent["agent_id"])),
+    shown.ended(launch.run_to_end(task or "", attach=terminal and not task, agent=target.agent.agent_id),
                 as_json=as_json)

@@ -48,7 +48,7 @@ def test_start_says_each_refusal_once_inert_and_sessions_show_keeps_them(tmp_pat
     [kept] = [a["sandbox_denied"] for a in record["agents"] if a["agent_id"] == agent]
     assert len([line for line in kept if "Read-only file system" in line]) == 1, kept
     shown = strawpot("sessions", "show", run_id, cwd=root, extra_env=env).stdout
-    assert f"  sandbox denied: {refused[0].split(': ', 1)[1]}" in shown.splitlines(), shown
+    assert f"sandbox denied: {refused[0].split(': ', 1)[1]}" in [line.strip() for line in shown.splitlines()], shown
     assert "\x1b" not in shown
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from orchestrator.ask import Asker
 from orchestrator.memory_sqlite import SqliteMemory
-from orchestrator.session import AgentRecord, Session, State, list_sessions, load_session, read_trace
+from orchestrator.run_record import find_run, list_runs
+from orchestrator.session import AgentRecord, Session, State, read_trace
 
 
 @pytest.mark.parametrize(
@@ -86,13 +87,14 @@ def test_session_files(tmp_path: Path) -> None:
     session.add_agent(record)
     session.agent_started("orchestrator-1", 123)
     session.finish(State.SUCCEEDED, 0)
-    saved = load_session(tmp_path, "run_test_1")
-    assert saved is not None
+    found = find_run(tmp_path, "run_test_1")
+    assert found is not None
+    saved = found.to_dict()
     assert saved["state"] == "succeeded" and saved["exit_code"] == 0
     assert saved["agents"][0]["pid"] == 123 and saved["agents"][0]["state"] == "running"
     assert [e["event"] for e in read_trace(tmp_path, "run_test_1")] == ["run_started", "agent_staged", "run_finished"]
-    assert [s["run_id"] for s in list_sessions(tmp_path)] == ["run_test_1"]
-    assert load_session(tmp_path, "../etc") is None and load_session(tmp_path, "nope") is None
+    assert [s.run_id for s in list_runs(tmp_path)] == ["run_test_1"]
+    assert find_run(tmp_path, "../etc") is None and find_run(tmp_path, "nope") is None
     assert not list((tmp_path / "run_test_1").glob(".*.tmp"))  # no temp file left behind
     json.loads((tmp_path / "run_test_1" / "session.json").read_text())
 

@@ -241,7 +241,7 @@ def test_a_forged_records_text_reaches_the_terminal_inert(tmp_path: Path) -> Non
     run_id = "run_20260101_000000_dddddd"
     _write(root / "strawpot.toml", "")
     _write(root / ".strawpot" / "sessions" / run_id / "session.json", json.dumps({
-        "run_id": run_id, "state": "failed\x1b]0;title\x07", "role": "[bold red]lead[/]\x1b[2J", "started_at": 1.0,
+        "run_id": run_id, "state": "failed", "role": "[bold red]lead[/]\x1b]0;title\x07\x1b[2J", "started_at": 1.0,
         "isolation": {"kind": "worktree", "state": "kept", "branch": "strawpot/x\x1b[31m"},
         "agents": [{"agent_id": "a\x1b[1m", "role": "r", "agent": "x", "state": "failed"}]}))
     listed = run(root, "sessions")
@@ -250,3 +250,9 @@ def test_a_forged_records_text_reaches_the_terminal_inert(tmp_path: Path) -> Non
         assert proc.returncode == 0, proc.stderr
         assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
     assert "[bold red]lead[/]" in listed.stdout  # shown as written, not taken as markup
+    # a forged state is no state: the record is refused in one line, its text inert there too
+    record_file = root / ".strawpot" / "sessions" / run_id / "session.json"
+    record_file.write_text(record_file.read_text().replace('"state": "failed"', '"state": "failed\\u001b]0;x\\u0007"', 1))
+    refused = run(root, "sessions", "show", run_id)
+    assert refused.returncode == 2 and "is unreadable: the run: state 'failed\\x1b]0;x\\x07'" in refused.stderr
+    assert "\x1b" not in refused.stderr and "\x07" not in refused.stderr

@@ -80,7 +80,9 @@ def test_the_run_records_its_inputs_and_resume_refuses_another_lock(project, tmp
     assert "skill:planning@1.0.0" in saved["agents"][0]["packages"]
     assert "agent:stub-agent@0.1.0" in saved["agents"][0]["packages"]
     shown = strawpot("sessions", "show", saved["run_id"], cwd=project.root)
-    assert shown.returncode == 0 and inputs["lock_sha256"] in shown.stdout and '"skill:planning"' in shown.stdout
+    assert shown.returncode == 0 and f"strawpot.lock sha256 {inputs['lock_sha256']}" in shown.stdout
+    assert json.loads(strawpot("sessions", "show", saved["run_id"], "--json", cwd=project.root).stdout)["inputs"] \
+        == inputs  # every package and setting it ran from
     lock = project.root / "strawpot.lock"
     text = lock.read_text()
     assert text.count('name = "planning"\nversion = "1.0.0"') == 1, text

@@ -10,7 +10,8 @@ import pytest
 
 from orchestrator.ask import Asker
 from orchestrator.launch import Ended, Launch, Project, prepare
-from orchestrator.session import STOPPED_EXIT_CODE, State, load_session
+from orchestrator.run_record import read_run
+from orchestrator.session import STOPPED_EXIT_CODE, State
 from strawpot.config_files import load_settings
 from tests.orchestrator._agents import resumable_agent
 
@@ -28,7 +29,7 @@ def test_run_to_end_returns_the_end_of_the_run(project) -> None:  # type: ignore
     assert isinstance(ended, Ended)
     assert (ended.state, ended.exit_code, ended.output, ended.paused, ended.stopped) == (
         State.SUCCEEDED, 0, "done", False, ())
-    assert load_session(project.root / ".strawpot" / "sessions", ended.run_id)["state"] == "succeeded"
+    assert read_run(project.root / ".strawpot" / "sessions", ended.run_id).state == "succeeded"
 
 
 def test_a_failing_orchestrator_gives_its_exit_code(project) -> None:  # type: ignore[no-untyped-def]
@@ -49,18 +50,18 @@ def test_sigterm_ends_the_run_interrupted_and_restores_the_handler(project) -> N
         timer.cancel()
     assert (ended.state, ended.exit_code, len(ended.stopped)) == (State.INTERRUPTED, STOPPED_EXIT_CODE, 1)
     assert signal.getsignal(signal.SIGTERM) is before
-    saved = load_session(project.root / ".strawpot" / "sessions", ended.run_id)
-    assert (saved["state"], saved["exit_code"]) == ("interrupted", STOPPED_EXIT_CODE)
+    saved = read_run(project.root / ".strawpot" / "sessions", ended.run_id)
+    assert (saved.state, saved.exit_code) == ("interrupted", STOPPED_EXIT_CODE)
 
 
 def test_resume_reopens_the_run_and_continues_the_same_agent(project, tmp_path) -> None:  # type: ignore[no-untyped-def]
     project.build(resumable_agent(tmp_path))
     first = Launch.start(_prepared(project.root), task="pause", asker=Asker(None)).run_to_end("pause", attach=False)
     assert first.state == State.PAUSED and first.paused
-    [paused] = load_session(project.root / ".strawpot" / "sessions", first.run_id)["agents"]
-    agent_id = paused["agent_id"]
+    [paused] = read_run(project.root / ".strawpot" / "sessions", first.run_id).agents
+    agent_id = paused.agent_id
     again = Launch.resume(_prepared(project.root), first.run_id, asker=Asker(None))
     ended = again.run_to_end("echo:carried on", attach=False, agent=agent_id)
     assert (ended.run_id, ended.state, ended.output) == (first.run_id, State.SUCCEEDED, "carried on")
-    [agent] = load_session(project.root / ".strawpot" / "sessions", first.run_id)["agents"]
-    assert agent["agent_id"] == agent_id and agent["state"] == "succeeded" and agent["task"] == "echo:carried on"
+    [agent] = read_run(project.root / ".strawpot" / "sessions", first.run_id).agents
+    assert agent.agent_id == agent_id and agent.state == "succeeded" and agent.task == "echo:carried on"

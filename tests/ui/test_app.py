@@ -97,7 +97,11 @@ def test_every_state_change_refuses_a_forged_request(project: Path, tmp_path: Pa
     no_secret = _client(project, authed=False).post(url, data=good, headers={"origin": BASE})
     assert [r.status_code for r in (no_token, foreign, no_origin, no_secret)] == [403] * 4
     assert not (tmp_path / "argv.json").exists()  # nothing was run
-    assert client.post(url, data=good, headers={"origin": BASE}).status_code == 303  # the real one goes through
+    real = client.post(url, data=good, headers={"origin": BASE})  # the real one goes through the guard
+    if action.endswith("/cancel"):  # to run1's own refusal: its record names no Denden server to ask
+        assert (real.status_code, real.text.split(":")[0]) == (409, "run run1"), real.text
+    else:
+        assert real.status_code == 303
 
 
 def test_the_run_page_shows_the_agent_tree_and_log_tail_under_a_strict_csp(project: Path) -> None:
@@ -245,28 +249,6 @@ def _argv(tmp_path: Path) -> list[str]:
     return json.loads(argv.read_text())  # type: ignore[no-any-return]
 
 
-def test_cancel_with_csrf_and_origin_runs_strawpot_cancel_for_the_agent(project: Path, tmp_path: Path) -> None:
-    client = _client(project, command=_recording_strawpot(tmp_path, 0))
-    response = client.post(f"{_p(project)}/runs/run1/cancel", data={"csrf": csrf_token(SECRET), "agent": "impl-2"},
-                           headers={"origin": BASE})
-    assert response.status_code == 303 and response.headers["location"] == f"{_p(project)}/runs/run1"
-    assert _argv(tmp_path) == ["cancel", "run1", "--project", str(project), "--agent", "impl-2"]
-
-
-def test_a_failed_cancel_shows_the_commands_own_line(project: Path, tmp_path: Path) -> None:
-    client = _client(project, command=_recording_strawpot(tmp_path, 1))
-    response = client.post(f"{_p(project)}/runs/run1/cancel", data={"csrf": csrf_token(SECRET)},
-                           headers={"origin": BASE})
-    assert response.status_code == 409 and response.text == "error: no live run"
-
-
-def test_prune_runs_strawpot_sessions_prune(project: Path, tmp_path: Path) -> None:
-    client = _client(project, command=_recording_strawpot(tmp_path, 0))
-    response = client.post(f"{_p(project)}/prune", data={"csrf": csrf_token(SECRET)}, headers={"origin": BASE})
-    assert response.status_code == 303
-    assert _argv(tmp_path) == ["sessions", "--prune", "--project", str(project)]
-
-
 def test_start_spawns_strawpot_start_headless_in_the_project(project: Path, tmp_path: Path) -> None:
     client = _client(project, command=_recording_strawpot(tmp_path, 0))
     form = {"csrf": csrf_token(SECRET), "role": "lead", "task": "delegate:implementer:sleep:1",
@@ -362,16 +344,6 @@ def test_strawpot_ui_on_a_busy_port_or_an_unknown_host_says_so_in_one_line(tmp_p
                               "--host", "no-such-host.invalid"], cwd=tmp_path, capture_output=True, text=True,
                              timeout=60, check=False)
     assert unknown.returncode == 2 and unknown.stderr.startswith("error: --host 'no-such-host.invalid': "), unknown.stderr
-
-
-def test_a_cancel_that_hangs_is_one_line_not_a_500(project: Path, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("dashboard.site.SPAWN_TIMEOUT", 0.5)
-    client = _client(project, command=[sys.executable, "-c", "import time; time.sleep(30)"])
-    response = client.post(f"{_p(project)}/runs/run1/cancel", data={"csrf": csrf_token(SECRET)},
-                           headers={"origin": BASE})
-    assert response.status_code == 409 and response.text == (
-        "`strawpot cancel` did not finish in 0.5 s; see `strawpot sessions`")
 
 
 @pytest.mark.parametrize(("method", "path", "form"), [

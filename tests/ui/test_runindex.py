@@ -9,17 +9,17 @@ from pathlib import Path
 
 from dashboard.runindex import PAGE_SIZE, RunIndex
 from orchestrator import questions
-from orchestrator.session import list_sessions
+from orchestrator.run_record import list_runs
 
 
 def _write(root: Path, run_id: str, started: float, state: str) -> None:
     (root / run_id).mkdir(parents=True, exist_ok=True)
     (root / run_id / "session.json").write_text(json.dumps(
-        {"run_id": run_id, "role": "lead", "state": state, "started_at": started, "agents": [{}, {}]}))
+        {"run_id": run_id, "role": "lead", "state": state, "started_at": started, "agents": [{"agent_id": "a"}, {"agent_id": "b"}]}))
 
 
 def _slow(root: Path) -> list[tuple[str, str]]:
-    return [(d["run_id"], d["state"]) for d in list_sessions(root)]
+    return [(r.run_id, str(r.state)) for r in list_runs(root)]
 
 
 def _fast(index: RunIndex, root: Path) -> list[tuple[str, str]]:

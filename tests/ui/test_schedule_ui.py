@@ -19,9 +19,9 @@ from selenium.webdriver.common.by import By
 from dashboard.app import create_app
 from dashboard.security import cookie_name
 from orchestrator.projects import project_key
+from orchestrator.run_record import find_run
 from orchestrator.scheduler import Scheduler
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
-from orchestrator.session import load_session
 from tests._fake_clock import Clock
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 from tests.ui._live import no_script_errors, serving, wait_for
@@ -83,8 +83,8 @@ def _fire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fired:
     assert clock.slept[0] == pytest.approx(10.0)  # it slept straight to 09:00, no longer
     [run] = store.history("triage")
     assert (run.scheduled_for, run.outcome, run.exit_code) == (NINE, "succeeded", 0), run.error
-    session = load_session(root / ".strawpot" / "sessions", str(run.run_id))
-    assert session is not None and session["state"] == "succeeded" and session["task"] == TASK
+    session = find_run(root / ".strawpot" / "sessions", str(run.run_id))
+    assert session is not None and session.state == "succeeded" and session.task == TASK
     assert (root / "TRIAGE.md").read_text() == "fixed the first issue"  # the worktree's work came back
     return Fired(root, data, run, clock)
 
