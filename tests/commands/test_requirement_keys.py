@@ -70,3 +70,14 @@ def test_the_no_op_install_does_not_pass_a_misspelt_key(tmp_path: Path) -> None:
     assert result.stderr.splitlines()[0] == (
         f"error: {project / 'strawpot.toml'}: [skills] git-workflow: unknown key 'verison' (a requirement takes "
         "version, path); did you mean 'version'?")
+
+
+def test_a_misspelt_workspace_key_is_refused(tmp_path: Path) -> None:
+    """`[workspace] exlude = [...]` would publish what the user meant to leave out: refused, never ignored."""
+    project = _project(tmp_path, '[workspace]\nmembers = ["skills/*"]\nexlude = ["skills/old"]\n')
+    shutil.copytree(ROOT / "fixtures" / "skills" / "git-workflow", project / "skills" / "git-workflow")
+    result = strawpot("publish", "--workspace", "--dry-run", cwd=project, extra_env=_env(tmp_path))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[0] == (
+        f"error: {project / 'strawpot.toml'}: [workspace] unknown key 'exlude' (it takes members, exclude); "
+        "did you mean 'exclude'?")
