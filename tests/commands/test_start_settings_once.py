@@ -1,0 +1,55 @@
+"""`strawpot start` builds its settings once, with its flags, and hands them down (it read them twice before).
+
+A `sitecustomize` on PYTHONPATH adds an audit hook to the real `strawpot` process that counts how often the
+global config file is opened: every read of the settings layer opens it once, and nothing else in `start` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests._cli import strawpot
+from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
+
+COUNTER = '''
+import atexit, os, sys
+
+_target, _counted = os.environ["COUNT_OPENS_OF"], [0]
+
+
+def _hook(event, args):
+    if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        if os.fsdecode(args[0]) == _target:
+            _counted[0] += 1
+
+
+sys.addaudithook(_hook)
+
+
+@atexit.register
+def _report():
+    if sys.argv[1:2] == ["start"]:
+        with open(os.path.join(os.environ["COUNT_OPENS_TO"], str(os.getpid())), "w") as out:
+            out.write(str(_counted[0]))
+'''
+
+
+def test_start_reads_the_settings_once(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    project = ProjectFixture(root, standard_roles(), standard_skills(),
+                             policy={"max_depth": 3, "agent_timeout": 20, "kill_grace": 0.5}).build()
+    hooks, counts, config = tmp_path / "hooks", tmp_path / "counts", tmp_path / "config"
+    for folder in (hooks, counts, config):
+        folder.mkdir()
+    (hooks / "sitecustomize.py").write_text(COUNTER)
+    (config / "config.toml").write_text('[session]\npass_env = ["GREETING"]\n')
+    env = {"PYTHONPATH": str(hooks), "COUNT_OPENS_OF": str(config / "config.toml"), "COUNT_OPENS_TO": str(counts),
+           "STRAWPOT_CONFIG_DIR": str(config), "GREETING": "hello"}
+    result = strawpot("start", "--headless", "--task", "env:GREETING", "--isolation", "none", cwd=project.root,
+                      extra_env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["hello"]  # the settings handed down carry [session] pass_env
+    reports = list(counts.iterdir())
+    assert len(reports) == 1
+    assert reports[0].read_text() == "1"
