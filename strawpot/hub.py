@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import httpx
 
     from hub_client import HubClient
-    from strawpot.registry_choice import Timeouts
+    from strawpot.registry_choice import Registry
 
 # Requests one command keeps in flight to one registry. Over a 50 ms link a cold install of 100
 # packages (about 200 requests) takes 2.0 s with 16, 1.5 s with 32 and 1.35 s with 48; on loopback
@@ -27,27 +27,25 @@ CONCURRENCY = 32
 
 
 def open_client(
-    url: str,
+    registry: Registry,
     *,
-    token: str | None = None,
     offline: bool = False,
     transport: httpx.BaseTransport | None = None,
     max_workers: int = CONCURRENCY,
-    timeouts: Timeouts | None = None,
 ) -> HubClient:
-    """A HubClient on `url` with the shared download cache; `max_workers` requests at once at most.
+    """A HubClient on the chosen registry (its URL, token and time limits) with the shared download cache;
+    `max_workers` requests at once at most. It reads no settings: `registry` was built from them once.
 
     http:// and https:// go over the standard library's http.client (see hub_client's StdlibTransport).
-    `timeouts` (default: the settings without a project's) bound each request and the client's whole life.
     """
     from hub_client import Cache, HubClient
     from strawpot import __version__
-    from strawpot.config_files import cache_dir, load_settings
-    from strawpot.registry_choice import timeouts as settings_timeouts
+    from strawpot.config_files import cache_dir
 
-    limits = timeouts or settings_timeouts(load_settings(None))
+    limits = registry.timeouts
     return HubClient(
-        url, token=token, cache=Cache(cache_dir()), offline=offline, transport=transport, max_workers=max_workers,
+        registry.url, token=registry.token, cache=Cache(cache_dir()), offline=offline, transport=transport,
+        max_workers=max_workers,
         user_agent=f"strawpot/{__version__} (hub_client)",  # known here: no importlib.metadata lookup (~13 ms)
         timeout=limits.read, request_deadline=limits.request, deadline=limits.deadline,
     )

@@ -41,7 +41,7 @@ def command(ctx: click.Context, with_origin: bool, project: Path | None, registr
 def show(with_origin: bool, project: Path | None, registry: str | None, as_json: bool) -> None:
     """Print every setting's effective value (and, with --origin, where it came from)."""
     from strawpot import config_files
-    from strawpot.registry_choice import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry
 
     the_project = config_files.Project.at(project)
     effective = config_files.load_settings(the_project, {"registry.url": ("--registry", registry)})
@@ -52,7 +52,7 @@ def show(with_origin: bool, project: Path | None, registry: str | None, as_json:
         "cache_dir": str(config_files.cache_dir()), "global_root": str(config_files.global_root()),
         "config_file": str(config_files.config_path()),
     }
-    secret = registry_token(choose_registry(the_project, settings=effective))
+    secret = choose_registry(the_project, settings=effective).token
     token = "set" if secret else "not set"
     token_from = ("" if not secret else "env STRAWPOT_TOKEN" if secret == effective.tokens.env
                   else f"global config {config_files.config_path()}")

@@ -199,13 +199,9 @@ class _Run:
     def client(self) -> HubClient:
         if self._client is None:
             from strawpot.hub import open_client
-            from strawpot.registry_choice import registry_token, timeouts
 
             assert self.registry is not None
-            self._client = open_client(
-                self.url, token=registry_token(self.registry), offline=self.options.offline,
-                timeouts=timeouts(self.settings),
-            )
+            self._client = open_client(self.registry, offline=self.options.offline)
             self._client.on_rate_limit = self.reporter.status  # a 429 is waited out, and said once
         return self._client
 
