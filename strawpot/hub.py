@@ -51,6 +51,30 @@ def open_client(
     )
 
 
+def refuse_non_registry(client: HubClient) -> None:
+    """Raise a UsageError (exit 2) when the client's URL is not a StrawHub registry's root: its package list
+    answers 404, or something that is not the API's JSON (a web page). Asked once a package was not found, so
+    that a wrong registry path (`.../typo`) is said as such and not as a missing package."""
+    import hub_client as hc
+
+    url = client.base_url
+    try:
+        answer = client.list_packages("skill", limit=1)
+    except hc.NotFound:
+        why = "answers 404"
+    except hc.ProtocolError:
+        why = "does not answer with the registry API's JSON"
+    except hc.HubError:
+        return  # unreachable, refused, offline: not the question asked here
+    else:
+        if isinstance(answer, dict) and isinstance(answer.get("items"), list):
+            return
+        why = "does not answer with a package list"
+    raise UsageError(f"{url} is not a StrawHub registry: GET {url}/api/v1/skills {why}",
+                     hint="name the registry's root, the address of its web pages (e.g. http://127.0.0.1:8787, with no "
+                          "path after it), with --registry, STRAWPOT_REGISTRY_URL or [registry] url")
+
+
 @contextlib.contextmanager
 def hub_errors(url: str) -> Iterator[None]:
     """Turn hub_client's exceptions into StrawpotErrors with exit codes and hints."""

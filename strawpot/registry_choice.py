@@ -63,10 +63,20 @@ def choose_registry(project: Project | None, explicit: str | None = None, lock_s
     settings = settings or load_settings(project, {"registry.url": ("--registry", explicit)})
     layer = settings.origin("registry.url").layer
     if layer == "default" and lock_source:
-        return registry_at(lock_source.rstrip("/"), "lock", settings)
-    url = str(settings.get("registry.url")).rstrip("/")
+        return registry_at(registry_root(lock_source), "lock", settings)
+    url = registry_root(str(settings.get("registry.url")))
     _check_url(url, str(settings.origin("registry.url")))
     return registry_at(url, layer, settings)
+
+
+API_PATH = "/api/v1"
+
+
+def registry_root(url: str) -> str:
+    """A registry's root URL as locks record it: no trailing `/`, and no trailing `/api/v1` (the API's own
+    path, which the client adds: `http://host/api/v1` names the registry at `http://host`)."""
+    url = url.strip().rstrip("/")
+    return url[: -len(API_PATH)].rstrip("/") if url.lower().endswith(API_PATH) else url
 
 
 def registry_at(url: str, origin: str, settings: Settings) -> Registry:
@@ -97,7 +107,7 @@ def _check_url(url: str, origin: str) -> None:
 
 
 def _same_registry(a: str, b: str) -> bool:
-    return a.strip().rstrip("/").lower() == b.strip().rstrip("/").lower()
+    return registry_root(a).lower() == registry_root(b).lower()
 
 
 def token_registries(url: str, origin: str, settings: Settings) -> list[str]:

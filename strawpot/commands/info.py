@@ -51,7 +51,10 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
                 versions = client.package_versions(the_kind.value, slug)
                 meta = _main_meta(client, the_kind, slug, detail)
         except UsageError:
+            from strawpot.hub import refuse_non_registry
             from strawpot.install.provider import HubProvider
+
+            refuse_non_registry(client)
             from strawpot.model.ids import package_id
 
             close = HubProvider(client).suggest(package_id(the_kind, slug))

@@ -163,7 +163,7 @@ def _json_then_exit(document: dict[str, Any], held: StrawpotError | None) -> NoR
 def _send(upload: Upload, registry: Registry) -> dict[str, Any]:
     """POST the upload; a refusal is shown as the server sent it, in one block."""
     import hub_client as hc
-    from strawpot.hub import hub_errors, open_client
+    from strawpot.hub import hub_errors, open_client, refuse_non_registry
     from strawpot.model.errors import StrawpotError
     from strawpot.publishing.auth import login_hint
 
@@ -175,6 +175,8 @@ def _send(upload: Upload, registry: Registry) -> dict[str, Any]:
                 upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files]
             )
         except (hc.ServerError, hc.AuthError, hc.NotFound) as exc:
+            if isinstance(exc, hc.NotFound):
+                refuse_non_registry(client)
             hint = login_hint(url) if isinstance(exc, hc.AuthError) else None
             raise StrawpotError(
                 f"the registry {url} refused {what} (HTTP {exc.status}):\n{exc.message}", hint=hint

@@ -108,6 +108,9 @@ def _check_roots(provider: HubProvider, roots: Mapping[str, Dependency]) -> None
     for pid in roots:
         found = provider.metadata(pid)
         if isinstance(found, NotFound):
+            from strawpot.hub import refuse_non_registry
+
+            refuse_non_registry(provider.client)
             suggestion = provider.suggest(pid)
             raise UsageError(
                 f"{display(pid)} was not found on the registry {provider.client.base_url}",

@@ -13,13 +13,16 @@ if TYPE_CHECKING:
 def check_token(registry: Registry) -> dict[str, Any]:
     """The `whoami` answer for the registry's token, or an error saying the registry refused it."""
     import hub_client as hc
-    from strawpot.hub import hub_errors, open_client
+    from strawpot.hub import hub_errors, open_client, refuse_non_registry
     from strawpot.publishing.auth import login_hint
 
     url = registry.url
     with open_client(registry) as client, hub_errors(url):
         try:
             user = client.whoami()
+        except hc.NotFound:
+            refuse_non_registry(client)
+            raise
         except hc.AuthError as exc:
             raise StrawpotError(
                 f"the registry {url} refused the token (HTTP {exc.status}): {exc.message}", hint=login_hint(url)
@@ -33,7 +36,7 @@ def yank(registry: Registry, kind: str, slug: str, version: str, *, yanked: bool
     """Yank (or restore) one version; the server's answer `{kind, slug, version, yanked}`."""
     import hub_client as hc
     from resolver import InvalidVersion, Version
-    from strawpot.hub import hub_errors, open_client
+    from strawpot.hub import hub_errors, open_client, refuse_non_registry
     from strawpot.model.kinds import Kind
     from strawpot.model.package import slug_error
 
@@ -53,6 +56,7 @@ def yank(registry: Registry, kind: str, slug: str, version: str, *, yanked: bool
         try:
             result = client.yank(kind_value.value, slug, version, yanked)
         except hc.NotFound as exc:
+            refuse_non_registry(client)
             raise UsageError(f"{what} is not on {url}: {exc.message}") from None
         except hc.AuthError as exc:
             raise StrawpotError(
