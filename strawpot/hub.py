@@ -76,8 +76,9 @@ def refuse_non_registry(client: HubClient) -> None:
 
 
 @contextlib.contextmanager
-def hub_errors(url: str) -> Iterator[None]:
-    """Turn hub_client's exceptions into StrawpotErrors with exit codes and hints."""
+def hub_errors(url: str, *, from_lock: bool = False) -> Iterator[None]:
+    """Turn hub_client's exceptions into StrawpotErrors with exit codes and hints; `from_lock`: the registry is
+    the one strawpot.lock names (no setting chose one), which may be gone since (a demo's, a moved one)."""
     import hub_client as hc
 
     try:
@@ -94,7 +95,9 @@ def hub_errors(url: str) -> Iterator[None]:
         raise RegistryUnreachable(
             # the client's "could not reach the registry at URL/path: reason", the registry named once
             f"registry unreachable at {str(exc).removeprefix('could not reach the registry at ')}",
-            hint="check the URL (--registry, STRAWPOT_REGISTRY_URL or [registry].url) and your network",
+            hint=(f"{url} is where strawpot.lock's packages came from (no setting names a registry); if it is gone "
+                  "or moved, name the one to use with --registry, STRAWPOT_REGISTRY_URL or [registry] url")
+            if from_lock else "check the URL (--registry, STRAWPOT_REGISTRY_URL or [registry].url) and your network",
         ) from None
     except hc.OfflineMiss as exc:
         raise RegistryUnreachable(f"offline and not in the cache: {exc}", hint="run once without --offline") from None

@@ -82,7 +82,7 @@ def registry_root(url: str) -> str:
 def registry_at(url: str, origin: str, settings: Settings) -> Registry:
     """`url` (chosen by `origin`) with the token the settings allow to go there and their time limits."""
     homes = token_registries(url, origin, settings)
-    meant = any(_same_registry(home, url) for home in homes)
+    meant = any(same_registry(home, url) for home in homes)
     env = settings.tokens.env
     withheld = None
     if env and not meant:
@@ -106,7 +106,8 @@ def _check_url(url: str, origin: str) -> None:
                          hint="e.g. --registry https://strawhub.dev or http://127.0.0.1:8080")
 
 
-def _same_registry(a: str, b: str) -> bool:
+def same_registry(a: str, b: str) -> bool:
+    """Whether two registry URLs name the same registry (case, a trailing `/` or `/api/v1` aside)."""
     return registry_root(a).lower() == registry_root(b).lower()
 
 
