@@ -63,3 +63,15 @@ def test_the_project_timeout_reaches_the_command(tmp_path: Path, stalled: str, a
     assert re.fullmatch(rf"error: registry timed out: no complete answer from {re.escape(stalled)}/\S+ "
                         r"within 0\.5 s \(the request deadline\)", first), result.stderr
     assert took < 9, took  # the global config's limit would have waited at least one 10 s read
+
+
+def test_the_project_timeout_reaches_login(tmp_path: Path, stalled: str) -> None:
+    project, env = _project(tmp_path, stalled)
+    token = tmp_path / "token"
+    token.write_text("sh_test\n")
+    with token.open("rb") as given:
+        result = strawpot("login", "--token-stdin", cwd=project, extra_env=env, timeout=60, stdin=given.fileno())
+    assert result.returncode == 6, result.stderr
+    assert re.fullmatch(rf"error: registry timed out: no complete answer from {re.escape(stalled)}/api/v1/whoami "
+                        r"within 0\.5 s \(the request deadline\)", result.stderr.splitlines()[0]), result.stderr
+    assert "tokens" not in (tmp_path / "config" / "config.toml").read_text()  # a token the registry never checked
