@@ -14,6 +14,7 @@ import pytest
 from strawpot.model.lockfile import Lockfile
 from tests._cli import strawpot
 from tests._live_registry import LiveRegistry, start_registry
+from tests._loopback_servers import scripted_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILL = ROOT / "fixtures" / "skills" / "git-workflow"
@@ -62,3 +63,15 @@ def test_a_url_that_is_not_a_registry_root_says_so(tmp_path: Path, live: LiveReg
                           "with no path after it), with --registry, STRAWPOT_REGISTRY_URL or [registry] url"]
     assert "not found" not in result.stderr
     assert not (project / "strawpot.lock").exists()
+
+
+def test_a_web_page_where_the_api_should_be_says_so(tmp_path: Path) -> None:
+    """Some other web server (it answers a page, not the API's JSON) is not taken for a registry without the package."""
+    page = b"<!doctype html><html><body>Welcome</body></html>"
+    with scripted_server({"/api/v1/skills": (200, page)}) as url:
+        project = tmp_path / "project"
+        project.mkdir()
+        result = strawpot("info", "skill", "git-workflow", cwd=project, extra_env=_env(tmp_path, url))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[0] == (
+        f"error: {url} is not a StrawHub registry: GET {url}/api/v1/skills does not answer with the registry API's JSON")
