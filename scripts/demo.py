@@ -122,6 +122,12 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(timeout=10)
+    # The demo's registry listens on a free port (a fixed one could be the one your own registry of the README's
+    # tour uses, a different store): the project's lock names this registry, which stops now. Say so once, here;
+    # install and lock say the rest (which registry a package is on, which packages move).
+    print(f"\nnote: .demo/project's strawpot.lock names this demo's registry ({url}), which is stopped now; "
+          "there, `strawpot install` uses the registry you name (STRAWPOT_REGISTRY_URL, --registry) and "
+          "says which packages it is missing and which move to it")
     print("\ndemo finished: everything it made is under .demo/")
     return 0
 

@@ -88,11 +88,11 @@ def _file_source(path: Path, layer: str) -> Source | None:
     return Source(layer, str(path), parse_toml(text, path, hint="fix the file"), key_lines(text))
 
 
-def env_policy(settings: Settings | None = None) -> EnvPolicy:
-    """What package-provided code inherits: `[session] pass_env` and `hide_env`, and the tokens it never sees."""
+def env_policy(settings: Settings) -> EnvPolicy:
+    """What package-provided code inherits: `[session] pass_env` and `hide_env`, and the tokens it never sees
+    (from the settings the command built once, its project's and its flags included)."""
     from strawpot.model.child_env import EnvPolicy, secret_values
 
-    settings = settings or load_settings()
     return EnvPolicy(tuple(settings.get("session.pass_env")), tuple(settings.get("session.hide_env")),
                      secret_values(own_secrets.environ(), settings.tokens.stored.values()))
 

@@ -20,12 +20,15 @@ RULES: dict[str, tuple[str, ...]] = {
     "sandbox": ("strawpot.model",),
     "orchestrator": ("strawpot.model", "sandbox"),
     "strawpot.install": ("strawpot", "hub_client", "resolver", "sandbox"),
-    # DESIGN §2 lets the registry use the model only; it also runs our PubGrub solver behind `/resolve`
-    # (recorded in DESIGN's note and here): the solver is a stdlib-only leaf, so no cycle can come of it.
+    # DESIGN §2 lets the registry use the model only; it also runs our PubGrub solver behind `/resolve`:
+    # the layering note that allows it is REGISTRY_RESOLVER_NOTE (the solver is a stdlib-only leaf, no cycle).
     "registry_server": ("strawpot.model", "resolver"),
     # `strawpot ui` reads run folders through the orchestrator and the model, never the registry or commands.
     "dashboard": ("orchestrator", "strawpot.model"),
 }
+
+# Where the arrows RULES allows beyond DESIGN §2 are explained: (file, heading of its section).
+REGISTRY_RESOLVER_NOTE = ("docs/architecture.md", "## registry_server → resolver")
 
 # Inside the composition root (`strawpot/`), the services sit below the commands: they never import a
 # command module or the console (presentation is the commands' job, as in PDM's cli/commands).
@@ -116,6 +119,17 @@ def test_services_never_import_the_commands_or_the_console(tmp_path: Path) -> No
         "strawpot/install/x.py:2: strawpot.install.x imports strawpot.console",
         "strawpot/publishing/y.py:1: strawpot.publishing.y imports strawpot.commands",
     ]
+
+
+def test_the_layering_note_rules_cite_exists() -> None:
+    """The note RULES cites for `registry_server → resolver` is there, and says why the arrow is allowed."""
+    doc, heading = REGISTRY_RESOLVER_NOTE
+    lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
+    assert heading in lines, f"{doc} has no section {heading!r}"
+    section = lines[lines.index(heading) + 1:]
+    body = " ".join(section[:next((i for i, line in enumerate(section) if line.startswith("## ")), len(section))])
+    assert "resolve" in body and "solver" in body and "cycle" in body
+    assert "resolver" in RULES["registry_server"]
 
 
 def test_every_layer_is_walked() -> None:

@@ -10,14 +10,7 @@ from strawpot.config_files import load_settings
 from strawpot.model.errors import UsageError
 from strawpot.model.layout import Project
 from strawpot.model.settings import DEFAULT_REGISTRY_URL
-from strawpot.registry_choice import (
-    Registry,
-    Timeouts,
-    choose_registry,
-    registry_token,
-    timeouts,
-    withheld_token,
-)
+from strawpot.registry_choice import Timeouts, choose_registry, registry_at, timeouts
 
 A, B = "http://a.test", "http://b.test"
 
@@ -34,17 +27,17 @@ def clean(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("explicit", "env", "manifest", "config", "lock", "expected"),
     [
-        (A, B, B, B, B, Registry(A, "flag")),
-        (None, A + "/", B, B, B, Registry(A, "env")),
-        (None, None, A, B, B, Registry(A, "project")),
-        (None, None, None, A, B, Registry(A, "global")),
-        (None, None, None, None, A, Registry(A, "lock")),
-        (None, None, None, None, None, Registry(DEFAULT_REGISTRY_URL, "default")),
+        (A, B, B, B, B, (A, "flag")),
+        (None, A + "/", B, B, B, (A, "env")),
+        (None, None, A, B, B, (A, "project")),
+        (None, None, None, A, B, (A, "global")),
+        (None, None, None, None, A, (A, "lock")),
+        (None, None, None, None, None, (DEFAULT_REGISTRY_URL, "default")),
     ],
 )
 def test_the_registry_and_where_it_came_from(monkeypatch: pytest.MonkeyPatch, clean: Path, explicit: str | None,
                                              env: str | None, manifest: str | None, config: str | None,
-                                             lock: str | None, expected: Registry) -> None:
+                                             lock: str | None, expected: tuple[str, str]) -> None:
     if env:
         monkeypatch.setenv("STRAWPOT_REGISTRY_URL", env)
     if config:
@@ -54,26 +47,26 @@ def test_the_registry_and_where_it_came_from(monkeypatch: pytest.MonkeyPatch, cl
     if manifest:
         (project / "strawpot.toml").write_text(f'[registry]\nurl = "{manifest}"\n')
     chosen = choose_registry(Project(project), explicit, lock)
-    assert (chosen.url, chosen.origin) == (expected.url, expected.origin)
+    assert (chosen.url, chosen.origin) == expected
 
 
 @pytest.mark.parametrize(
     ("registry", "config", "env_url", "scope", "sent"),
     [
-        (Registry(A, "global"), A, None, None, True),
-        (Registry(DEFAULT_REGISTRY_URL, "default"), None, None, None, True),
-        (Registry(B, "project"), A, None, None, False),
-        (Registry(B, "lock"), None, None, None, False),
-        (Registry(A, "project"), A, None, None, True),  # the project names the user's own registry
-        (Registry(B, "flag"), A, None, None, True),
-        (Registry(B, "env"), A, B, None, True),
-        (Registry(B, "project"), A, None, B + "/", True),  # STRAWPOT_TOKEN_REGISTRY names it
-        (Registry(A, "global"), A, None, B, False),  # ... and then only it
-        (Registry(B, "flag"), A, None, A, False),
+        ((A, "global"), A, None, None, True),
+        ((DEFAULT_REGISTRY_URL, "default"), None, None, None, True),
+        ((B, "project"), A, None, None, False),
+        ((B, "lock"), None, None, None, False),
+        ((A, "project"), A, None, None, True),  # the project names the user's own registry
+        ((B, "flag"), A, None, None, True),
+        ((B, "env"), A, B, None, True),
+        ((B, "project"), A, None, B + "/", True),  # STRAWPOT_TOKEN_REGISTRY names it
+        ((A, "global"), A, None, B, False),  # ... and then only it
+        ((B, "flag"), A, None, A, False),
     ],
 )
 def test_strawpot_token_goes_only_where_it_is_meant_for(monkeypatch: pytest.MonkeyPatch, clean: Path,
-                                                         capsys: pytest.CaptureFixture[str], registry: Registry,
+                                                         capsys: pytest.CaptureFixture[str], registry: tuple[str, str],
                                                          config: str | None, env_url: str | None, scope: str | None,
                                                          sent: bool) -> None:
     monkeypatch.setenv("STRAWPOT_TOKEN", "sh_env")
@@ -83,18 +76,19 @@ def test_strawpot_token_goes_only_where_it_is_meant_for(monkeypatch: pytest.Monk
         monkeypatch.setenv("STRAWPOT_REGISTRY_URL", env_url)
     if scope:
         monkeypatch.setenv("STRAWPOT_TOKEN_REGISTRY", scope)
-    assert registry_token(registry) == ("sh_env" if sent else None)
+    chosen = registry_at(*registry, load_settings(None))
+    assert chosen.token == ("sh_env" if sent else None)
     assert capsys.readouterr().err == ""  # a read needs no token: a withheld one is said where one is needed
-    assert (withheld_token(registry) is None) is sent
+    assert (chosen.withheld is None) is sent
 
 
 def test_a_stored_token_belongs_to_its_url(monkeypatch: pytest.MonkeyPatch, clean: Path) -> None:
     clean.write_text(f'[registry]\nurl = "{A}"\n[tokens]\n"{B}" = "sh_b"\n')
-    assert registry_token(Registry(B, "project")) == "sh_b"
-    assert registry_token(Registry(A, "global")) is None
+    assert registry_at(B, "project", load_settings(None)).token == "sh_b"
+    assert registry_at(A, "global", load_settings(None)).token is None
     monkeypatch.setenv("STRAWPOT_TOKEN", "sh_env")
-    assert registry_token(Registry(B, "project")) == "sh_b"  # the env token is withheld; B's own is sent
-    assert registry_token(Registry(A, "global")) == "sh_env"
+    assert registry_at(B, "project", load_settings(None)).token == "sh_b"  # the env token is withheld; B's own is sent
+    assert registry_at(A, "global", load_settings(None)).token == "sh_env"
 
 
 @pytest.mark.parametrize(
@@ -117,8 +111,8 @@ def test_the_token_is_read_from_the_settings_the_registry_was_chosen_with(
     settings = load_settings(Project(project), environ=environ)
     chosen = choose_registry(Project(project), settings=settings)
     assert (chosen.url, chosen.origin) == (A, "global")
-    assert registry_token(chosen) == expected
-    assert (withheld_token(chosen) is None) is ("STRAWPOT_TOKEN" not in environ or expected == "sh_env")
+    assert chosen.token == expected
+    assert (chosen.withheld is None) is ("STRAWPOT_TOKEN" not in environ or expected == "sh_env")
 
 
 def test_time_limits_by_layer(monkeypatch: pytest.MonkeyPatch, clean: Path) -> None:

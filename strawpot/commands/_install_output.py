@@ -185,6 +185,8 @@ def _render_files(outcome: Outcome) -> None:
     if outcome.lock_written or (dry and outcome.lock_changed):
         out.line(f"{'Would write' if dry else 'Wrote'} {outcome.project.lock_path.name} "
                  f"({count(len(outcome.lock.packages) if outcome.lock else 0, 'package')})")
+    for move in outcome.moved:
+        out.line(move.line())
     if not (outcome.manifest_written or dry):
         return _render_gitignore(outcome)
     for kind, name, spec in outcome.saved:

@@ -42,7 +42,7 @@ def show(with_origin: bool, project: Path | None, registry: str | None, as_json:
     """Print every setting's effective value (and, with --origin, where it came from)."""
     from strawpot import config_files
     from strawpot.model.folders import home_dir
-    from strawpot.registry_choice import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry
 
     the_project = config_files.Project.at(project)
     effective = config_files.load_settings(the_project, {"registry.url": ("--registry", registry)})
@@ -53,7 +53,7 @@ def show(with_origin: bool, project: Path | None, registry: str | None, as_json:
         "cache_dir": str(config_files.cache_dir()), "global_root": str(home_dir()),
         "config_file": str(config_files.config_path()),
     }
-    secret = registry_token(choose_registry(the_project, settings=effective))
+    secret = choose_registry(the_project, settings=effective).token
     token = "set" if secret else "not set"
     token_from = ("" if not secret else "env STRAWPOT_TOKEN" if secret == effective.tokens.env
                   else f"global config {config_files.config_path()}")

@@ -32,7 +32,7 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
     from strawpot.model.layout import Project
     from strawpot.model.package import slug_error
     from strawpot.model.registry_answer import from_registry
-    from strawpot.registry_choice import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry
 
     the_kind = parse_kind(kind)
     if "@" in slug:  # `info skill alpha@1.0.0`, as install names a version
@@ -45,14 +45,17 @@ def command(kind: str, slug: str, version: str | None, registry: str | None, as_
     here = Project.at(None)
     chosen = choose_registry(here, registry)
     url = chosen.url
-    with open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
+    with open_client(chosen) as client:
         try:
             with hub_errors(url):
                 detail = from_registry(client.detail(the_kind.value, slug, version))
                 versions = client.package_versions(the_kind.value, slug)
                 meta = _main_meta(client, the_kind, slug, detail)
         except UsageError:
+            from strawpot.hub import refuse_non_registry
             from strawpot.install.provider import HubProvider
+
+            refuse_non_registry(client)
             from strawpot.model.ids import package_id
 
             close = HubProvider(client).suggest(package_id(the_kind, slug))

@@ -78,12 +78,12 @@ def _installed(project: Project, kinds: list[Kind]) -> list[dict[str, object]]:
 
 def _remote(project: Project, kinds: list[Kind], registry: str | None, limit: int) -> list[dict[str, object]]:
     from strawpot.hub import hub_errors, open_client
-    from strawpot.registry_choice import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry
 
     chosen = choose_registry(project, registry)
     url = chosen.url
     rows: list[dict[str, object]] = []
-    with hub_errors(url), open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
+    with hub_errors(url), open_client(chosen) as client:
         for kind in kinds:
             for item in client.list_packages(kind.value, limit=limit).get("items", []):
                 rows.append({"kind": kind.value, "name": item.get("slug"), "summary": item.get("summary"),

@@ -60,3 +60,5 @@ def command(
             err_console.print(f"Wrote {the_project.lock_path.name} ({packages})", markup=False)
         else:
             err_console.print(f"{the_project.lock_path.name} is up to date ({packages})", markup=False)
+        for move in outcome.moved:  # a lock made against another registry than the one before
+            err_console.print(move.line(), markup=False)

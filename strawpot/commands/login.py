@@ -42,6 +42,6 @@ def command(registry: str | None, token_stdin: bool) -> None:
             "no token given",
             hint="paste the `sh_...` token the registry gave you, or pipe it: `... | strawpot login --token-stdin`",
         )
-    user = check_token(url, token)
+    user = check_token(chosen.with_token(token))
     store_token(url, token)
     out_console.print(f"logged in to {url} as {user.get('handle', '?')} (token stored in {config_path()})", markup=False)

@@ -23,7 +23,7 @@ def command(
     from hub_client import NotFound, PackageVersions
     from strawpot.hub import hub_errors, open_client
     from strawpot.install.queries import load_roots, locked_project, outdated, roots_of
-    from strawpot.registry_choice import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry
 
     the_project, lock = locked_project(project, is_global)
     from strawpot.commands._install_output import note_stale_lock
@@ -36,7 +36,7 @@ def command(
     lock = dataclasses.replace(lock, packages=tuple(p for p in lock.packages if not is_path_source(p)))  # from folders
     chosen = choose_registry(the_project, registry)
     url = chosen.url
-    with hub_errors(url), open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
+    with hub_errors(url), open_client(chosen) as client:
         found = client.package_versions_many((p.kind.value, p.name) for p in lock.packages)
         for result in found.values():
             if not isinstance(result, (PackageVersions, NotFound)):

@@ -13,6 +13,7 @@ from strawpot.model.plural import count
 if TYPE_CHECKING:
     from strawpot.model.errors import StrawpotError
     from strawpot.publishing.prepare import Upload
+    from strawpot.registry_choice import Registry
 
 SECTION = "publishing"
 
@@ -80,8 +81,8 @@ def _publish_one(
             out_console.print("\n".join(upload_lines(upload, url)), markup=False)
             err_console.print("dry run: nothing was sent", markup=False)
         return
-    token = require_token(chosen)
-    result = _send(upload, url, token)
+    require_token(chosen)
+    result = _send(upload, chosen)
     if as_json:
         print_json(upload_payload(upload, url, dry_run=False, result=result))
         return
@@ -107,13 +108,13 @@ def _publish_many(
 
     members = list(load_workspace(Project.at(None).dir).members) if workspace else many.load_members(paths)
     uploads = many.prepare_all(members, changelog)
-    for upload in uploads:
-        for note in warnings(upload):
-            err_console.print(f"warning: {upload.kind.value} {upload.slug}: {note}", markup=False, soft_wrap=True)
+    for note in (f"{upload.kind.value} {upload.slug}: {note}" for upload in uploads for note in warnings(upload)):
+        err_console.print(f"warning: {note}", markup=False, soft_wrap=True)
     chosen = registry_for(registry)
     url = chosen.url
-    token = None if dry_run else require_token(chosen)
-    with open_client(url, token=token) as client, hub_errors(url):
+    if not dry_run:
+        require_token(chosen)
+    with open_client(chosen) as client, hub_errors(url):
         planned = many.plan(members, uploads, client, all_or_nothing=all_or_nothing)
         held = StrawpotError(
             f"{count(planned.held_count, 'package')} held back, a dependency cannot be satisfied:\n"
@@ -159,20 +160,23 @@ def _json_then_exit(document: dict[str, Any], held: StrawpotError | None) -> NoR
     raise Exit(1)
 
 
-def _send(upload: Upload, url: str, token: str) -> dict[str, Any]:
+def _send(upload: Upload, registry: Registry) -> dict[str, Any]:
     """POST the upload; a refusal is shown as the server sent it, in one block."""
     import hub_client as hc
-    from strawpot.hub import hub_errors, open_client
+    from strawpot.hub import hub_errors, open_client, refuse_non_registry
     from strawpot.model.errors import StrawpotError
     from strawpot.publishing.auth import login_hint
 
     what = f"{upload.kind.value} {upload.slug} {upload.version}"
-    with open_client(url, token=token) as client, hub_errors(url):
+    url = registry.url
+    with open_client(registry) as client, hub_errors(url):
         try:
             result = client.publish(
                 upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files]
             )
         except (hc.ServerError, hc.AuthError, hc.NotFound) as exc:
+            if isinstance(exc, hc.NotFound):
+                refuse_non_registry(client)
             hint = login_hint(url) if isinstance(exc, hc.AuthError) else None
             raise StrawpotError(
                 f"the registry {url} refused {what} (HTTP {exc.status}):\n{exc.message}", hint=hint

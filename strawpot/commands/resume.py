@@ -50,7 +50,7 @@ def command(run_id: str, agent_id: str | None, task: str | None, headless: bool,
         raise missing_env_error(missing)
     shown = RunOutput(run_id, terminal=terminal, progress="text", run_wait=ask_wait(settings))
     launch = Launch.resume(prepared, run_id, asker=shown.asker, observer=shown.observer, warn=shown.warn,
-                           env_policy=env_policy(load_settings(the_project)))
+                           env_policy=env_policy(settings))
     shown.started(launch)
     shown.ended(launch.run_to_end(task or "", attach=terminal and not task, agent=target.agent.agent_id),
                 as_json=as_json)

@@ -23,7 +23,7 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     from strawpot.hub import hub_errors, open_client
     from strawpot.model.layout import Project
     from strawpot.model.registry_answer import from_registry
-    from strawpot.registry_choice import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry
 
     if not query.strip():
         from strawpot.model.errors import UsageError
@@ -33,7 +33,7 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     kind_value = "all" if kind == "all" else parse_kind(kind).value
     chosen = choose_registry(Project.at(None), registry)
     url = chosen.url
-    with hub_errors(url), open_client(url, token=registry_token(chosen), timeouts=chosen.timeouts) as client:
+    with hub_errors(url), open_client(chosen) as client:
         found = client.search(query, kind_value, limit=limit)
         results = from_registry(found.get("results", [])) if isinstance(found, dict) else None
         if not isinstance(results, list) or not all(isinstance(item, dict) for item in results):

@@ -100,7 +100,7 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     launch = Launch.start(prepared, task=task or "", asker=shown.asker, run_id=run_id,
                           tmux=session_name(run_id) if given_run is not None and not headless else "", observer=shown.observer,
                           warn=shown.warn,
-                          env_policy=env_policy(load_settings(the_project)))
+                          env_policy=env_policy(settings))
     shown.started(launch)
     shown.ended(launch.run_to_end(task or "", attach=terminal and not task), as_json=as_json)
 

@@ -103,8 +103,8 @@ def _changed_on_registry(members: list[Member], registry: str | None) -> list[Me
     from strawpot.publishing.many import differing_files, prepare_all
 
     uploads = prepare_all(members, None)
-    url = registry_for(registry).url
-    with open_client(url) as client, hub_errors(url):
+    chosen = registry_for(registry)
+    with open_client(chosen) as client, hub_errors(chosen.url):
         return [m for m, u in zip(members, uploads, strict=True) if differing_files(u, client)]
 
 

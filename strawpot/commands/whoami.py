@@ -22,7 +22,8 @@ def command(registry: str | None, as_json: bool) -> None:
 
     chosen = registry_for(registry)
     url = chosen.url
-    user = from_registry(check_token(url, require_token(chosen)))
+    require_token(chosen)
+    user = from_registry(check_token(chosen))
     if as_json:
         print_json({"registry": url, "user": user})
         return

@@ -27,7 +27,8 @@ def command(kind: str, slug: str, version: str, undo: bool, registry: str | None
 
     chosen = registry_for(registry)
     url = chosen.url
-    result = from_registry(yank(url, require_token(chosen), kind, slug, version, yanked=not undo))
+    require_token(chosen)
+    result = from_registry(yank(chosen, kind, slug, version, yanked=not undo))
     if as_json:
         print_json({"registry": url, "result": result})
         return

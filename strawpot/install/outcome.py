@@ -17,6 +17,7 @@ from strawpot.model.lockfile import Lockfile
 
 if TYPE_CHECKING:
     from strawpot.install.build import Script
+    from strawpot.install.source_moves import SourceMove
     from strawpot.model.lockfile import LockedPackage
 
 
@@ -82,6 +83,7 @@ class Outcome:
     builds: Builds = field(default_factory=lambda: Builds())
     warnings: list[str] = field(default_factory=list)
     gitignored: Path | None = None  # the .gitignore this first install added `.strawpot/` to
+    moved: list[SourceMove] = field(default_factory=list)  # packages the new lock has from another registry
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -93,6 +95,7 @@ class Outcome:
                 "changed": self.lock_changed,
                 "written": self.lock_written,
                 "packages": len(self.lock.packages) if self.lock else 0,
+                "moved": [move.as_dict() for move in self.moved],
             },
             "manifest": {
                 "written": self.manifest_written,

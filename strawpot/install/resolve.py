@@ -68,9 +68,11 @@ def resolve(
     where: str = "strawpot.toml",
     speculate: Callable[[list[tuple[str, str, VersionInfo]]], None] | None = None,
     local: Mapping[str, LocalPackage] | None = None,
+    previous: Lockfile | None = None,
 ) -> Resolution:
     """Solve the requirements against the registry and build the lock (raises ConflictError, exit 3);
-    `local` packages (path sources) answer from their folders and are never fetched."""
+    `local` packages (path sources) answer from their folders and are never fetched; `previous` (the lock
+    before) names the registry a package that is not found here came from."""
     preferred = {pid: str(v) for pid, v in (preferences or {}).items()}
     provider = HubProvider(client, role_agents=role_agents, preferred=preferred, speculate=speculate)
     both = LocalProvider(provider, local or {})
@@ -78,7 +80,7 @@ def resolve(
     asked = both.registry_roots(roots)
     if asked:
         provider.prefetch(asked)
-    _check_roots(provider, {pid: dep for pid, dep in roots.items() if pid not in both.local})
+    _check_roots(provider, {pid: dep for pid, dep in roots.items() if pid not in both.local}, previous)
     try:
         versions = solve(
             both, roots, locked=dict(preferences or {}), root_name="your project", display_name=display
@@ -103,14 +105,25 @@ def _edges(provider: LocalProvider, pid: str, version: Version) -> dict[str, str
     return edges
 
 
-def _check_roots(provider: HubProvider, roots: Mapping[str, Dependency]) -> None:
-    """An unknown top-level package is a usage error naming it (with a close name), not a conflict."""
+def _check_roots(provider: HubProvider, roots: Mapping[str, Dependency], previous: Lockfile | None = None) -> None:
+    """An unknown top-level package is a usage error naming it (with a close name, or the other registry the
+    lock has it from), not a conflict."""
+    url = provider.client.base_url
     for pid in roots:
         found = provider.metadata(pid)
         if isinstance(found, NotFound):
+            from strawpot.hub import refuse_non_registry
+            from strawpot.install.source_moves import locked_elsewhere
+
+            refuse_non_registry(provider.client)
+            if (other := locked_elsewhere(previous, pid, url)) is not None:
+                raise UsageError(f"{display(pid)} is not on the registry {url}; strawpot.lock has it from another "
+                                 f"registry, {other}",
+                                 hint=f"install from the registry the lock names (--registry {other}, if it still "
+                                      f"runs), or publish {display(pid)} to {url}")
             suggestion = provider.suggest(pid)
             raise UsageError(
-                f"{display(pid)} was not found on the registry {provider.client.base_url}",
+                f"{display(pid)} was not found on the registry {url}",
                 hint=f"did you mean {split_id(pid)[0].value} {suggestion}?" if suggestion
                 else "check the name with `strawpot search`",
             )

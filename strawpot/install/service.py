@@ -147,7 +147,7 @@ class _Run:
         self.url = self.registry.url
         from strawpot.hub import hub_errors
 
-        with hub_errors(self.url):
+        with hub_errors(self.url, from_lock=self.registry.origin == "lock"):
             lock = self._lock(manifest, previous)
             self.outcome.lock = lock
             if opts.tree is TreeMode.NONE or opts.lock is LockMode.CHECK:
@@ -199,13 +199,9 @@ class _Run:
     def client(self) -> HubClient:
         if self._client is None:
             from strawpot.hub import open_client
-            from strawpot.registry_choice import registry_token, timeouts
 
             assert self.registry is not None
-            self._client = open_client(
-                self.url, token=registry_token(self.registry), offline=self.options.offline,
-                timeouts=timeouts(self.settings),
-            )
+            self._client = open_client(self.registry, offline=self.options.offline)
             self._client.on_rate_limit = self.reporter.status  # a 429 is waited out, and said once
         return self._client
 
@@ -248,6 +244,8 @@ class _Run:
                 if previous else f"{self.project.lock_path} does not exist",
                 hint="run `strawpot lock` (or install without --locked) and commit the result",
             )
+        from strawpot.install.source_moves import source_moves
+
         lock = self._resolve(manifest, previous)
         self.outcome.resolved = True
         for kind, name in self.edit.remove:  # removed from strawpot.toml, kept because something needs it
@@ -257,6 +255,7 @@ class _Run:
                 why = f": required by {', '.join(needs)}" if needs else ""
                 self.outcome.warnings.append(f"{kind.value} {name} stays installed{why}")
         self.outcome.lock_changed = previous is None or previous.dumps() != lock.dumps()
+        self.outcome.moved = source_moves(previous, lock)
         return lock
 
     def _edit_manifest(self, manifest: Manifest, previous: Lockfile | None) -> None:
@@ -303,7 +302,7 @@ class _Run:
             resolution = resolve(
                 self.client, manifest.entries(), source=self.url, manifest_hash="", role_agents=role_agents,
                 preferences=prefs, where=str(manifest.path), speculate=self._speculator(),
-                local=local_packages(self.project.dir, manifest),
+                local=local_packages(self.project.dir, manifest), previous=previous,
             )
         self.fetched = resolution.fetched
         for kind, name in sorted(self._placeholders):

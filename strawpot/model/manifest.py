@@ -15,6 +15,7 @@ from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.package import slug_error
+from strawpot.model.project_tables import unknown_requirement_key
 from strawpot.model.toml_text import not_utf8, parse_toml
 
 
@@ -66,7 +67,7 @@ class Manifest:
 
     def _refuse_mistyped_tables(self) -> None:
         """`[skill]` for `[skills]` would otherwise be read as no requirements at all."""
-        from strawpot.model.settings import mistyped_table
+        from strawpot.model.project_tables import mistyped_table
 
         found = mistyped_table(self.doc)
         if found is not None:
@@ -96,6 +97,8 @@ class Manifest:
         if isinstance(value, str):
             return ManifestEntry(kind, name, value.strip() or "*")
         if isinstance(value, dict):
+            if problem := unknown_requirement_key(kind, name, value):
+                raise UsageError(f"{self.path}: {problem}", hint="fix the key's name, or remove it")
             spec = value.get("version", "*")
             if not isinstance(spec, str):
                 raise UsageError(f"{where}.version must be a string such as \"^1.2\"")

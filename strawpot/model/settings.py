@@ -18,7 +18,7 @@ from typing import Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
-from strawpot.model.suggest import closest, did_you_mean
+from strawpot.model.suggest import did_you_mean
 
 LAYERS = ("default", "global", "project", "env", "flag")
 # Tables of the project file that hold requirements, not settings (the manifest reads them).
@@ -110,43 +110,6 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
 
 
 SETTINGS_TABLES = frozenset(name.partition(".")[0] for name in SCHEMA)  # [registry], [policy], [memory], ...
-
-
-@dataclass(frozen=True)
-class Mistyped:
-    """A table of strawpot.toml that looks like a misspelt requirement table: `[skill]` for `[skills]`."""
-
-    table: str
-    wanted: str  # the requirement table it is close to
-    entry: str = ""  # in a settings table: the first key that is not one of its settings
-
-    def message(self) -> str:
-        if self.entry:
-            return f"[{self.table}] has no setting '{self.entry}'; did you mean [{self.wanted}]?"
-        return f"unknown table [{self.table}]; did you mean [{self.wanted}]?"
-
-
-def mistyped_table(data: Mapping[str, Any]) -> Mistyped | None:
-    """The first table of a project file that reads like a misspelt requirement table, if any.
-
-    A settings table (`[memory]` beside `[memories]`) is one only when it holds a key that is not one of its
-    settings; the manifest refuses it and the no-op install path leaves it to the full path.
-    """
-    plurals = [kind.plural for kind in sorted(Kind, key=lambda k: k.plural)]
-    for key, content in data.items():
-        if key in REQUIREMENT_TABLES:
-            continue
-        singular = [kind.plural for kind in Kind if key == kind.value]
-        near = closest(str(key), plurals, cutoff=0.8)
-        close = singular or ([near] if near else [])
-        if not close:
-            continue
-        if key not in SETTINGS_TABLES:
-            return Mistyped(str(key), close[0])
-        strangers = [str(k) for k in content if f"{key}.{k}" not in SCHEMA] if isinstance(content, Mapping) else []
-        if strangers:
-            return Mistyped(str(key), close[0], strangers[0])
-    return None
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ def dependency_hash(folder: Path, data: Mapping[str, Any]) -> str:
     """A hash of everything resolution reads from the manifest `data` (plain values, as `tomllib` gives them)
     in `folder`, to detect a stale lock: the requirements, and the files of every path source and workspace
     member (`strawpot.model.path_source`). Raises `Unhashable` on a shape the manifest reader refuses."""
-    from strawpot.model.settings import mistyped_table
+    from strawpot.model.project_tables import mistyped_table
 
     if (found := mistyped_table(data)) is not None:
         raise Unhashable(found.message())
@@ -71,6 +71,10 @@ def _row(kind: Kind, name: str, value: Any, folder: Path) -> list[Any]:
         return [kind.value, name, value.strip() or "*", None]
     if not (isinstance(value, dict) and isinstance(value.get("version", "*"), str)):
         raise Unhashable(f"{kind.plural}.{name} is neither a specifier nor a table with a string version")
+    from strawpot.model.project_tables import unknown_requirement_key
+
+    if problem := unknown_requirement_key(kind, name, value):
+        raise Unhashable(problem)
     where = value.get("path")
     if kind is Kind.AGENT and "version" not in value and where is None:
         return []

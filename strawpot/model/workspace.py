@@ -11,6 +11,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.layout import MANIFEST_NAME, expand_members
 from strawpot.model.package import Package, PackageInvalid
 from strawpot.model.plural import count
+from strawpot.model.suggest import did_you_mean
 
 WORKSPACE_TABLE = "workspace"
 
@@ -57,6 +58,9 @@ class WorkspaceTable:
     exclude: tuple[str, ...] = ()
 
 
+_WORKSPACE_KEYS = ("members", "exclude")
+
+
 def read_table(data: dict[str, Any], where: Path) -> WorkspaceTable | None:
     """The `[workspace]` table of a parsed manifest, checked; None when the manifest declares none."""
     table = data.get(WORKSPACE_TABLE)
@@ -64,8 +68,13 @@ def read_table(data: dict[str, Any], where: Path) -> WorkspaceTable | None:
         return None
     if not isinstance(table, dict):
         raise UsageError(f"{where}: [workspace] must be a table with `members = [\"skills/*\", ...]`")
+    for key in map(str, table):
+        if key not in _WORKSPACE_KEYS:
+            near = did_you_mean(key, _WORKSPACE_KEYS, show="'{}'")
+            raise UsageError(f"{where}: [workspace] unknown key '{key}' (it takes {', '.join(_WORKSPACE_KEYS)})"
+                             + (f"; {near}" if near else ""), hint="fix the key's name, or remove it")
     lists: dict[str, tuple[str, ...]] = {}
-    for key in ("members", "exclude"):
+    for key in _WORKSPACE_KEYS:
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             raise UsageError(f"{where}: workspace.{key} must be a list of folder globs such as \"skills/*\"")

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strawpot.model.errors import StrawpotError, UsageError
 
+if TYPE_CHECKING:
+    from strawpot.registry_choice import Registry
 
-def check_token(url: str, token: str) -> dict[str, Any]:
-    """The `whoami` answer for `token`, or an error saying the registry refused it."""
+
+def check_token(registry: Registry) -> dict[str, Any]:
+    """The `whoami` answer for the registry's token, or an error saying the registry refused it."""
     import hub_client as hc
-    from strawpot.hub import hub_errors, open_client
+    from strawpot.hub import hub_errors, open_client, refuse_non_registry
     from strawpot.publishing.auth import login_hint
 
-    with open_client(url, token=token) as client, hub_errors(url):
+    url = registry.url
+    with open_client(registry) as client, hub_errors(url):
         try:
             user = client.whoami()
+        except hc.NotFound:
+            refuse_non_registry(client)
+            raise
         except hc.AuthError as exc:
             raise StrawpotError(
                 f"the registry {url} refused the token (HTTP {exc.status}): {exc.message}", hint=login_hint(url)
@@ -25,11 +32,11 @@ def check_token(url: str, token: str) -> dict[str, Any]:
     return user
 
 
-def yank(url: str, token: str, kind: str, slug: str, version: str, *, yanked: bool) -> dict[str, Any]:
+def yank(registry: Registry, kind: str, slug: str, version: str, *, yanked: bool) -> dict[str, Any]:
     """Yank (or restore) one version; the server's answer `{kind, slug, version, yanked}`."""
     import hub_client as hc
     from resolver import InvalidVersion, Version
-    from strawpot.hub import hub_errors, open_client
+    from strawpot.hub import hub_errors, open_client, refuse_non_registry
     from strawpot.model.kinds import Kind
     from strawpot.model.package import slug_error
 
@@ -44,10 +51,12 @@ def yank(url: str, token: str, kind: str, slug: str, version: str, *, yanked: bo
     except InvalidVersion as exc:
         raise UsageError(str(exc)) from None
     what = f"{kind_value.value} {slug} {version}"
-    with open_client(url, token=token) as client, hub_errors(url):
+    url = registry.url
+    with open_client(registry) as client, hub_errors(url):
         try:
             result = client.yank(kind_value.value, slug, version, yanked)
         except hc.NotFound as exc:
+            refuse_non_registry(client)
             raise UsageError(f"{what} is not on {url}: {exc.message}") from None
         except hc.AuthError as exc:
             raise StrawpotError(

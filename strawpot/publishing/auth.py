@@ -30,12 +30,9 @@ def login_hint(url: str) -> str:
 
 def require_token(registry: Registry) -> str:
     """The token for `registry` (STRAWPOT_TOKEN when meant for it, else the stored one), or an error saying how to get one."""
-    from strawpot.registry_choice import registry_token, withheld_token
-
-    token = registry_token(registry)
-    if token:
-        return token
-    if (why := withheld_token(registry)) is not None:
+    if registry.token:
+        return registry.token
+    if (why := registry.withheld) is not None:
         raise StrawpotError(f"no token for the registry {registry.url}: {why}",
                             hint=f"to send it there, set STRAWPOT_TOKEN_REGISTRY={registry.url}; or log in with "
                                  f"`strawpot login --registry {registry.url}`")

@@ -87,12 +87,12 @@ def test_several_packages_in_one_call_with_specifiers(cli, project, registry):
 
 def test_install_keeps_other_keys_of_the_manifest(cli, project):
     project.manifest_path.write_text(
-        '# my project\n[orchestrator]\nrole = "scout"  # keep me\n\n[roles]\nscout = { version = "*", x = 1 }\n'
-    )
+        '# my project\n[orchestrator]\nrole = "scout"  # keep me\n\n[roles]\nscout = { version = "*", default_agent = "none-here" }\n'
+    )  # a role's default agent the registry does not have is no dependency: the key stays as written
     assert cli("install", "role", "scout", "skill", "task-planning", "--project", project.dir).code == 0
     text = project.manifest_path.read_text()
     assert text.startswith('# my project\n[orchestrator]\nrole = "scout"  # keep me\n')
-    assert 'scout = { version = "*", x = 1 }' in text
+    assert 'scout = { version = "*", default_agent = "none-here" }' in text
     assert 'task-planning = "^1.0.0"' in text
 
 

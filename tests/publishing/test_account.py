@@ -77,7 +77,7 @@ def test_login_with_the_hidden_prompt(registry, monkeypatch: pytest.MonkeyPatch,
 
     from strawpot.cli import main
     from strawpot.config_files import config_path
-    from strawpot.registry_choice import choose_registry, registry_token
+    from strawpot.registry_choice import choose_registry
 
     asked: list[dict[str, object]] = []
 
@@ -93,7 +93,7 @@ def test_login_with_the_hidden_prompt(registry, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr("sys.stdin", Terminal())  # the hidden prompt is for a terminal; a pipe is read as is
     assert main(["login", "--registry", registry.url]) == 0
     assert asked and asked[0]["hide_input"] is True
-    assert registry_token(choose_registry(None, registry.url)) == registry.token
+    assert choose_registry(None, registry.url).token == registry.token
     assert stat.S_IMODE(config_path().stat().st_mode) == 0o600
     capsys.readouterr()
 
