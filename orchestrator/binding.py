@@ -23,6 +23,8 @@ from strawpot.model.params import merge as merge_params
 from strawpot.model.platform import current_os
 from strawpot.model.settings import Settings
 
+DOCTOR_DOCS = "docs/sessions.md, `strawpot doctor`"  # where each check and its fix are described
+
 
 class BindingError(Exception):
     """No agent can be bound to a role, or the bound agent cannot run on this machine."""
@@ -154,7 +156,9 @@ class Binder:
         for tool in locked.tools if locked else ():
             if self.which(tool.name) is None:
                 hint = tool.install.get(self.os_name)
-                out.append(Problem(agent, f"tool {tool.name!r} is not on PATH", f"install: {hint}" if hint else ""))
+                out.append(Problem(agent, f"tool {tool.name!r} is not on PATH", f"install: {hint}" if hint else (
+                    f"install `{tool.name}` by hand and put it on PATH: agent {agent} gives no install command for "
+                    f"{self.os_name} (`strawpot info agent {agent}` says what it needs; see {DOCTOR_DOCS})")))
         return out
 
     def wrapper_problem(self, agent: str, wrapper: Path) -> Problem | None:
