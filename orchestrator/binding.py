@@ -95,6 +95,22 @@ class Binder:
         self.which = which
         self._runtimes: dict[str, WrapperRuntime] = {}
 
+    def check_runtime_flag(self) -> None:
+        """`--runtime NAME` names an agent of the lock (MissingToolError naming it and the installed ones, else):
+        checked before any role is bound, so the error is about the flag and not about whichever role came first."""
+        if not self.cli_agent or self.stager.lock.get(Kind.AGENT, self.cli_agent.strip()) is not None:
+            return
+        from strawpot.model.errors import MissingToolError
+        from strawpot.model.suggest import did_you_mean
+
+        name = self.cli_agent.strip()
+        agents = sorted(p.name for p in self.stager.lock.packages if p.kind is Kind.AGENT)
+        listed = f"installed: {', '.join(agents)}" if agents else "no agent is installed"
+        install = f"install it with `strawpot install agent {name}`"
+        near = did_you_mean(name, agents, show="`--runtime {}`")
+        raise MissingToolError(f"--runtime {name}: no installed agent has that name ({listed})",
+                               hint=f"{near} Or {install}" if near else install)
+
     def binding(self, role: str) -> Binding:
         try:
             role_default = self.stager.package(Kind.ROLE, role).default_agent
