@@ -282,7 +282,7 @@ def render_missing_tools(outcome: Outcome) -> None:
         err_console.print("hint: the install commands ran and these tools are still not on PATH; install them "
                           "by hand (or open a new shell if they went somewhere PATH does not reach yet)",
                           markup=False, style="dim")
-    elif outcome.missing_tools:
+    elif any(tool.hint for tool in outcome.missing_tools):  # only when the flag would have something to run
         err_console.print("hint: rerun with --install-tools to run the install commands of agents you trusted "
                           "(`strawpot trust agent:SLUG`)", markup=False, style="dim")
 
