@@ -92,15 +92,18 @@ class Server:
             if line.strip():
                 answer = self.answer(line)
                 if answer is not None:
-                    writer.write(json.dumps(answer, separators=(",", ":")).encode("utf-8") + b"\n")
-                    writer.flush()
+                    try:
+                        writer.write(json.dumps(answer, separators=(",", ":")).encode("utf-8") + b"\n")
+                        writer.flush()
+                    except BrokenPipeError:
+                        return  # the client went away: nothing left to serve
 
     def answer(self, line: bytes) -> dict[str, Any] | None:
         """The response to one line, None for a notification."""
         try:
             message = json.loads(line)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return _error(None, PARSE_ERROR, f"Parse error: {exc}")
+        except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, or nested past the parser's depth
+            return _error(None, PARSE_ERROR, f"Parse error: {type(exc).__name__}: {str(exc)[:200]}")
         if not isinstance(message, dict):
             return _error(None, INVALID_REQUEST, "Invalid request: not a JSON object")
         if "method" not in message:
@@ -143,7 +146,9 @@ class Server:
             return _result(tool.call(arguments))
         except ToolError as exc:
             text = str(exc) if tool is None else f"Error executing tool {tool.name}: {exc}"
-            return {"content": [{"type": "text", "text": text}], "isError": True}
+        except Exception as exc:  # a provider's bug is that call's error (as the SDK reports it), not the end of the server
+            text = f"Error executing tool {name}: {type(exc).__name__}: {exc}"
+        return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
 def _error(ident: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

@@ -47,7 +47,7 @@ def test_hostile_and_odd_lines_get_one_answer_each_and_the_server_goes_on(root: 
         request(1, "initialize", protocolVersion="1999-01-01", capabilities={}, clientInfo={"name": "t", "version": "0"}),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         "not json at all",
-        "\xff\xfe",
+        "[" * 100_000,
         json.dumps([1, 2]),
         request(2, "no/such/method"),
         request(3, "tools/call", name="recall", arguments={"query": 5, "extra": True}),
