@@ -91,3 +91,12 @@ def test_the_package_page_fits_the_window(browser: webdriver.Chrome, registry: L
     scroll, inner = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
     save_screenshot(browser, f"package-long-names-{width}")
     assert scroll <= inner, f"the page is {scroll} px wide in a {inner} px window"
+
+
+@pytest.mark.parametrize("page", ["/search?q=very-long", "/users/admin", "/"])
+def test_the_lists_of_a_long_named_package_fit_too(browser: webdriver.Chrome, registry: LiveRegistry, page: str) -> None:
+    browser.set_window_size(1280, 1000)
+    browser.get(registry.url + page)
+    assert SLUG in browser.find_element(By.TAG_NAME, "main").text.replace("\n", "")
+    scroll, inner = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+    assert scroll <= inner, f"{page} is {scroll} px wide in a {inner} px window"
