@@ -101,6 +101,7 @@ def _near_slugs(client: Any, query: str, kind_value: str) -> list[tuple[str, str
     """(kind, slug) of the packages whose slug is near `query`, nearest first: the registry's lists of each kind
     asked for (the most downloaded first, as many as one page holds), since its search found nothing."""
     from hub_client import NotFound, ProtocolError, ServerError
+    from resolver.requirement import SLUG_MAX_LENGTH, SLUG_PATTERN
     from strawpot.model.kinds import Kind
     from strawpot.model.suggest import nearest
 
@@ -111,7 +112,8 @@ def _near_slugs(client: Any, query: str, kind_value: str) -> list[tuple[str, str
         except (NotFound, ServerError, ProtocolError):  # a registry without this kind's list suggests nothing
             continue
         items = listed.get("items") if isinstance(listed, dict) else None
-        found += [(kind, item["slug"]) for item in items or () if isinstance(item, dict)
-                  and isinstance(item.get("slug"), str)]
+        slugs = [item.get("slug") for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        found += [(kind, slug) for slug in slugs[:LISTED]  # only slugs: no escapes, and short enough to compare
+                  if isinstance(slug, str) and len(slug) <= SLUG_MAX_LENGTH and SLUG_PATTERN.fullmatch(slug)]
     names = nearest(query.strip().lower(), {slug for _, slug in found})
     return [(kind, slug) for name in names for kind, slug in found if slug == name]

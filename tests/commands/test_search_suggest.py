@@ -54,3 +54,15 @@ def test_a_query_near_nothing_suggests_nothing(registry: LiveRegistry, tmp_path:
 def test_a_match_carries_no_suggestions(registry: LiveRegistry, tmp_path: Path) -> None:
     document = json.loads(search(registry, tmp_path, "git-workflow", "--json").stdout)
     assert document["results"][0]["slug"] == "git-workflow" and document["suggestions"] == []
+
+
+def test_a_hostile_registrys_lists_suggest_only_real_slugs(tmp_path: Path) -> None:
+    from tests._loopback_servers import scripted_server
+
+    roles = {"items": [{"slug": "r" * 100_000}, {"slug": "revie\x1b[31mwer"}, {"slug": 7}, "reviewer", {"slug": "reviewer\n"}, {"slug": "reviewer"}]}
+    routes = {"/api/v1/search": (200, b'{"results": [], "count": 0}'), "/api/v1/skills": (200, b'{"items": 5}'),
+              "/api/v1/agents": (500, b'{"error": "boom"}'), "/api/v1/roles": (200, json.dumps(roles).encode())}
+    with scripted_server(routes) as url:
+        done = strawpot("search", "reviwer", "--registry", url, cwd=tmp_path, timeout=60,
+                        extra_env={"STRAWPOT_CONFIG_DIR": str(tmp_path / "config"), "NO_COLOR": "1"})
+    assert (done.returncode, done.stderr) == (0, f"No packages match 'reviwer' on {url}; did you mean role reviewer?\n")
