@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from strawpot.model.lockfile import LockedTool, Lockfile
 from strawpot.model.platform import current_os
 from tests._cli import strawpot
 from tests._live_registry import LiveRegistry, start_registry
@@ -40,9 +41,9 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]
         yield live
 
 
-def install(registry: LiveRegistry, tmp_path: Path, slug: str) -> str:
-    (tmp_path / "proj").mkdir()
-    done = strawpot("install", "agent", slug, cwd=tmp_path / "proj",
+def install(registry: LiveRegistry, tmp_path: Path, *args: str) -> str:
+    (tmp_path / "proj").mkdir(exist_ok=True)
+    done = strawpot("install", *args, cwd=tmp_path / "proj",
                     extra_env={"STRAWPOT_REGISTRY_URL": registry.url, "STRAWPOT_CONFIG_DIR": str(tmp_path / "config"),
                                "STRAWPOT_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1", "COLUMNS": "400"})
     assert done.returncode == 0, done.stderr
@@ -50,11 +51,24 @@ def install(registry: LiveRegistry, tmp_path: Path, slug: str) -> str:
 
 
 def test_no_install_tools_hint_when_no_missing_tool_has_a_command(registry: LiveRegistry, tmp_path: Path) -> None:
-    err = install(registry, tmp_path, "no-command-here")
+    err = install(registry, tmp_path, "agent", "no-command-here")
     assert f"needs `{ABSENT}`, which is not on PATH; no install command is given for this OS" in err, err
     assert "--install-tools" not in err, err
 
 
 def test_the_hint_shows_when_a_missing_tool_has_a_command(registry: LiveRegistry, tmp_path: Path) -> None:
-    err = install(registry, tmp_path, "has-command-here")
+    err = install(registry, tmp_path, "agent", "has-command-here")
     assert f"install it with: echo install {ABSENT}" in err and "rerun with --install-tools" in err, err
+
+
+def test_no_hint_for_a_command_edited_into_the_lock(registry: LiveRegistry, tmp_path: Path) -> None:
+    """--install-tools never runs a command the agent's own AGENT.md does not give, so it is not offered for one."""
+    install(registry, tmp_path, "agent", "has-command-here")
+    lock_path = tmp_path / "proj" / "strawpot.lock"
+    lock = Lockfile.load(lock_path)
+    forged = tuple(type(p)(**{**p.__dict__, "tools": tuple(
+        LockedTool(t.name, t.description, {current_os(): "touch forged"}) for t in p.tools)}) for p in lock.packages)
+    Lockfile(forged, lock.manifest_hash, lock.generated_by, trust=lock.trust).write(lock_path)
+    err = install(registry, tmp_path, "--frozen")
+    assert f"the install command of tool {ABSENT} in strawpot.lock is not the one agent has-command-here" in err, err
+    assert "touch forged" not in err and "--install-tools" not in err, err
