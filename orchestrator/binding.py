@@ -23,6 +23,8 @@ from strawpot.model.params import merge as merge_params
 from strawpot.model.platform import current_os
 from strawpot.model.settings import Settings
 
+DOCTOR_DOCS = "docs/sessions.md, `strawpot doctor`"  # where each check and its fix are described
+
 
 class BindingError(Exception):
     """No agent can be bound to a role, or the bound agent cannot run on this machine."""
@@ -93,6 +95,22 @@ class Binder:
         self.which = which
         self._runtimes: dict[str, WrapperRuntime] = {}
 
+    def check_runtime_flag(self) -> None:
+        """`--runtime NAME` names an agent of the lock (MissingToolError naming it and the installed ones, else):
+        checked before any role is bound, so the error is about the flag and not about whichever role came first."""
+        if not self.cli_agent or self.stager.lock.get(Kind.AGENT, self.cli_agent.strip()) is not None:
+            return
+        from strawpot.model.errors import MissingToolError
+        from strawpot.model.suggest import did_you_mean
+
+        name = self.cli_agent.strip()
+        agents = sorted(p.name for p in self.stager.lock.packages if p.kind is Kind.AGENT)
+        listed = f"installed: {', '.join(agents)}" if agents else "no agent is installed"
+        install = f"install it with `strawpot install agent {name}`"
+        near = did_you_mean(name, agents, show="`--runtime {}`")
+        raise MissingToolError(f"--runtime {name}: no installed agent has that name ({listed})",
+                               hint=f"{near} Or {install}" if near else install)
+
     def binding(self, role: str) -> Binding:
         try:
             role_default = self.stager.package(Kind.ROLE, role).default_agent
@@ -154,7 +172,9 @@ class Binder:
         for tool in locked.tools if locked else ():
             if self.which(tool.name) is None:
                 hint = tool.install.get(self.os_name)
-                out.append(Problem(agent, f"tool {tool.name!r} is not on PATH", f"install: {hint}" if hint else ""))
+                out.append(Problem(agent, f"tool {tool.name!r} is not on PATH", f"install: {hint}" if hint else (
+                    f"install `{tool.name}` by hand and put it on PATH: agent {agent} gives no install command for "
+                    f"{self.os_name} (`strawpot info agent {agent}` says what it needs; see {DOCTOR_DOCS})")))
         return out
 
     def wrapper_problem(self, agent: str, wrapper: Path) -> Problem | None:

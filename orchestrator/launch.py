@@ -175,6 +175,7 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     stager = Stager(tree, lock, settings.get("session.always_stage"))
     environ = dict(os.environ if environ is None else environ)
     binder = Binder(stager, manifest, settings, cli_agent=cli_agent, environ=environ, param_overrides=params)
+    binder.check_runtime_flag()
     if params:
         with contextlib.suppress(BindingError):  # an unbound role is reported by problems() below
             binder.params_for = binder.binding(role).agent

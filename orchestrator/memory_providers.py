@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,9 @@ def load_provider(name: str, directory: Path, global_directory: Path | None = No
     """The provider `name` for the memory folder `directory`; raises MemoryFailure."""
     if name == BUILTIN:
         return SqliteMemory(directory, global_directory)
+    # imported here: ~50 ms that the builtin provider (and `strawpot mcp serve`'s start) never needs
+    from importlib.metadata import entry_points
+
     found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
     if not found:
         raise MemoryFailure(f"memory provider {name!r}: no entry point {name!r} in group {ENTRY_POINT_GROUP!r} "

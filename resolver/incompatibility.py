@@ -44,9 +44,12 @@ class DependencyCause(Cause):
 
 @dataclass(frozen=True, slots=True)
 class NoVersionsCause(Cause):
-    """No selectable version matches the term; `skipped` lists matching versions left out and why."""
+    """No selectable version matches the term; `skipped` lists matching versions left out and why, `others` the
+    newest selectable versions outside the term (oldest first) of `other_count` there are."""
 
     skipped: tuple[tuple[Version, str], ...] = ()
+    others: tuple[Version, ...] = ()
+    other_count: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,14 +63,21 @@ class _Describer:
             return f"{name} {single}"
         return f"{name} {self._texts.get((term.package, versions)) or versions}"
 
-    def skipped(self, cause: NoVersionsCause) -> str:
-        if not cause.skipped:
-            return ""
-        shown = [f"{version} is {reason}" for version, reason in cause.skipped[:_MAX_SKIPPED]]
-        extra = len(cause.skipped) - _MAX_SKIPPED
-        if extra > 0:
-            shown.append(f"{extra} more {'is' if extra == 1 else 'are'} yanked or pre-releases")
-        return f" ({', '.join(shown)})"
+    def skipped(self, cause: NoVersionsCause, package: str) -> str:
+        """What was left out and what there is instead, in brackets: " (1.0.5 is yanked; x has 2.0.0)"."""
+        parts = []
+        if cause.skipped:
+            shown = [f"{version} is {reason}" for version, reason in cause.skipped[:_MAX_SKIPPED]]
+            extra = len(cause.skipped) - _MAX_SKIPPED
+            if extra > 0:
+                shown.append(f"{extra} more {'is' if extra == 1 else 'are'} yanked or pre-releases")
+            parts.append(", ".join(shown))
+        if cause.others:
+            listed = ", ".join(map(str, cause.others))
+            name = self.package(package)
+            parts.append(f"{name} has {listed}" if cause.other_count == len(cause.others)
+                         else f"{name} has {cause.other_count} versions; the newest: {listed}")
+        return f" ({'; '.join(parts)})" if parts else ""
 
     def describe(self, incompatibility: Incompatibility) -> str:
         """One incompatibility as a phrase, by cause (no trailing period)."""
@@ -84,9 +91,9 @@ class _Describer:
             term = terms[0]
             name = self.package(term.package)
             if term.versions.is_full():
-                return f"{name} has no versions{self.skipped(cause)}"
+                return f"{name} has no versions{self.skipped(cause, term.package)}"
             versions = self._texts.get((term.package, term.versions)) or str(term.versions)
-            return f"no versions of {name} match {versions}{self.skipped(cause)}"
+            return f"no versions of {name} match {versions}{self.skipped(cause, term.package)}"
         if isinstance(cause, UnavailableCause) and len(terms) == 1:
             return f"{self.term(terms[0])} is unavailable ({cause.reason})"
         if isinstance(cause, RootCause):
@@ -194,7 +201,7 @@ class _Describer:
             return None
         cause = latter.cause
         if isinstance(cause, NoVersionsCause):
-            verdict = f"which doesn't match any versions{self.skipped(cause)}"
+            verdict = f"which doesn't match any versions{self.skipped(cause, latter.terms[0].package)}"
         elif isinstance(cause, UnavailableCause):
             verdict = f"which is unavailable ({cause.reason})"
         else:

@@ -27,6 +27,7 @@ __all__ = ["VersionSolver", "solve"]
 ROOT_VERSION = Version(0, 0, 0)
 _LAST = 1 << 62  # priority of packages that should be decided after every other one
 _CONFLICT = object()
+_SHOWN_OTHERS = 5  # versions outside an unsatisfiable term that its explanation names ("x has 1.0.0, 2.0.0")
 
 
 class _Versions:
@@ -238,9 +239,10 @@ class VersionSolver:
             chosen = self._pick(package, term.versions, versions)
             if chosen is None:
                 skipped = self._skipped(package, term.versions, versions)
-                self._add_incompatibility(
-                    Incompatibility([Term(package, term.versions)], NoVersionsCause(skipped))
-                )
+                others = [v for v in versions.descending if not term.versions.contains(v)
+                          and self._selectable(package, v, versions.by_version[v])]
+                cause = NoVersionsCause(skipped, tuple(reversed(others[:_SHOWN_OTHERS])), len(others))
+                self._add_incompatibility(Incompatibility([Term(package, term.versions)], cause))
                 return package
             version = chosen
         conflict = False

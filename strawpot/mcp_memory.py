@@ -1,4 +1,4 @@
-"""The project's memory as an MCP server over stdio (tools remember, recall, forget), on the official `mcp` SDK.
+"""The project's memory as an MCP server over stdio (tools remember, recall, forget), on strawpot/mcp_stdio.py.
 
 An agent CLI that speaks MCP (Claude Code does) then uses project memory directly, through the same provider
 as Denden and `strawpot memory`.
@@ -15,8 +15,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from orchestrator.memory import MemoryEntry, MemoryProvider
+    from strawpot.mcp_stdio import Tool
 
 SERVER_NAME = "strawpot-memory"
+INSTRUCTIONS = ("Project memory of this StrawPot project: remember facts worth keeping, recall them by words or "
+                "keywords.")
 T = TypeVar("T")
 
 
@@ -24,40 +27,51 @@ def _entry(e: MemoryEntry) -> dict[str, Any]:
     return {"id": e.entry_id, "content": e.content, "keywords": list(e.keywords), "scope": e.scope, "role": e.role}
 
 
-def serve(provider: MemoryProvider) -> None:
-    """Serve `provider` on stdin/stdout until the client closes the stream."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-
+def memory_tools(provider: MemoryProvider) -> list[Tool]:
+    """remember, recall and forget over `provider`; a memory failure (a corrupt or locked database) is the
+    tool's error text."""
     from orchestrator.memory import MemoryFailure
+    from strawpot.mcp_stdio import Param, Tool, ToolError
 
     def guarded(action: Callable[[], T]) -> T:
-        """A memory failure (a corrupt or locked database) reaches the client as the tool's error text."""
         try:
             return action()
         except MemoryFailure as exc:
             raise ToolError(str(exc)) from None
 
-    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions="Project memory of this StrawPot project: "
-                                       "remember facts worth keeping, recall them by words or keywords.")
-
-    @server.tool(description="Remember a piece of text for later sessions. scope: project (default), role "
-                             "(with role), or global (every project).")
-    def remember(content: str, keywords: list[str] | None = None, scope: str = "project",
-                 role: str = "") -> dict[str, str]:
+    def remember(content: str, keywords: list[str] | None, scope: str, role: str) -> dict[str, str]:
         if scope == "role" and not role:
             raise ToolError("scope 'role' needs a role")
         return {"id": guarded(lambda: provider.remember(content, list(keywords or []), scope, role))}
 
-    @server.tool(description="Recall remembered entries matching any word of the query, best first.")
-    def recall(query: str, max_results: int = 10, scope: str = "") -> list[dict[str, Any]]:
+    def recall(query: str, max_results: int, scope: str) -> list[dict[str, Any]]:
         return [_entry(e) for e in guarded(lambda: provider.recall(query, [], scope, max_results))]
 
-    @server.tool(description="Forget the entry with this id.")
-    def forget(id: str) -> dict[str, bool]:
+    def forget(id: str) -> dict[str, bool]:  # noqa: A002 - the tool's argument name, as clients send it
         return {"forgotten": guarded(lambda: provider.forget(id))}
 
-    server.run("stdio")
+    entries = {"type": "array", "items": {"type": "object", "additionalProperties": True}}
+    return [
+        Tool("remember", "Remember a piece of text for later sessions. scope: project (default), role (with role), "
+             "or global (every project).",
+             (Param("content", "string", required=True), Param("keywords", "strings"),
+              Param("scope", "string", "project"), Param("role", "string", "")), remember,
+             {"type": "object", "additionalProperties": {"type": "string"}}),
+        Tool("recall", "Recall remembered entries matching any word of the query, best first.",
+             (Param("query", "string", required=True), Param("max_results", "integer", 10),
+              Param("scope", "string", "")), recall,
+             {"type": "object", "properties": {"result": entries}, "required": ["result"]}),
+        Tool("forget", "Forget the entry with this id.", (Param("id", "string", required=True),), forget,
+             {"type": "object", "additionalProperties": {"type": "boolean"}}),
+    ]
+
+
+def serve(provider: MemoryProvider) -> None:
+    """Serve `provider` on stdin/stdout until the client closes the stream."""
+    from strawpot import __version__
+    from strawpot.mcp_stdio import Server
+
+    Server(SERVER_NAME, __version__, INSTRUCTIONS, memory_tools(provider)).serve(sys.stdin.buffer, sys.stdout.buffer)
 
 
 def config_snippet(project_dir: Path) -> str:

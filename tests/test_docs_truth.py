@@ -1,12 +1,17 @@
-"""What docs/ says about names the tool prints matches the tool: setting keys, JSON `command` values."""
+"""What docs/ says about names the tool prints matches the tool: setting keys, JSON `command` values, the shape of
+a command's JSON where the docs show an example."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 from strawpot import cli_group
 from strawpot.model.settings import SCHEMA
+from tests._cli import strawpot
+from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 SECTIONS = {key.split(".")[0] for key in SCHEMA}
@@ -40,3 +45,30 @@ def test_the_command_values_json_md_gives_are_command_paths() -> None:
     assert "sessions" in examples and "registry token create" in examples, examples
     for example in examples:
         assert cli_group._command_path(example.split()) == example, example
+
+
+def _example(page: str, heading: str) -> Any:
+    """The first ```json block of `docs/<page>` after the line `heading`."""
+    section = (DOCS / page).read_text(encoding="utf-8").split(f"\n{heading}\n", 1)[1]
+    return json.loads(section.split("```json\n", 1)[1].split("\n```", 1)[0])
+
+
+def _shape(value: Any) -> Any:
+    """The keys and value types of a JSON document, every element of a list merged (values left out)."""
+    if isinstance(value, dict):
+        return {key: _shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return sorted({json.dumps(_shape(item), sort_keys=True) for item in value})
+    return type(value).__name__
+
+
+def test_the_doctor_json_in_the_docs_is_what_doctor_prints(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    project = ProjectFixture(tmp_path / "proj", standard_roles(), standard_skills()).build()
+    (project.state_dir / "agents" / "stub-agent" / "bin" / "stub-wrapper").chmod(0o644)  # one problem, with its fix
+    done = strawpot("doctor", "--json", cwd=project.root, extra_env={"STRAWPOT_CONFIG_DIR": str(tmp_path / "config")})
+    assert done.returncode == 7, done.stderr
+    printed = json.loads(done.stdout)
+    documented = _example("sessions.md", "## `strawpot doctor`")
+    assert _shape(documented) == _shape(printed)
+    assert (documented["schema_version"], documented["command"]) == (printed["schema_version"], printed["command"])

@@ -275,7 +275,8 @@ def render_missing_tools(outcome: Outcome) -> None:
     from strawpot.console import err_console
 
     for tool in outcome.missing_tools:
-        hint = f"install it with: {tool.hint}" if tool.hint else "no install command is given for this OS"
+        hint = ("its install command in strawpot.lock is not the agent's own, so none is suggested" if tool.foreign
+                else f"install it with: {tool.hint}" if tool.hint else "no install command is given for this OS")
         err_console.print(
             f"[yellow]warning:[/] agent {tool.agent} needs `{tool.tool}`, which is not on PATH; {hint}",
             highlight=False, soft_wrap=True,
@@ -284,7 +285,7 @@ def render_missing_tools(outcome: Outcome) -> None:
         err_console.print("hint: the install commands ran and these tools are still not on PATH; install them "
                           "by hand (or open a new shell if they went somewhere PATH does not reach yet)",
                           markup=False, style="dim")
-    elif outcome.missing_tools:
+    elif any(tool.hint and not tool.foreign for tool in outcome.missing_tools):  # only when the flag has work
         err_console.print("hint: rerun with --install-tools to run the install commands of agents you trusted "
                           "(`strawpot trust agent:SLUG`)", markup=False, style="dim")
 

@@ -23,7 +23,7 @@ def command(project: Path | None, as_json: bool) -> None:
     """
     import os
 
-    from orchestrator.binding import Binder
+    from orchestrator.binding import DOCTOR_DOCS, Binder
     from orchestrator.confine import session_sandbox
     from orchestrator.doctor import check_agents, check_confined, check_sandbox
     from orchestrator.envvars import EnvValues
@@ -55,13 +55,13 @@ def command(project: Path | None, as_json: bool) -> None:
         for r in reports:
             click.echo(f"{'ok ' if not r.problems else 'BAD'} agent {r.agent} {r.version}")
             for p in r.problems:
-                click.echo(f"    problem: {p.what}\n    fix:     {p.fix}" if p.fix else f"    problem: {p.what}")
+                click.echo(f"    problem: {p.what}\n    fix:     {p.fix or 'see ' + DOCTOR_DOCS}")
             for hint in r.hints:
                 click.echo(f"    hint:    {hint}")
         for sb in sandboxes:
             state = "works here" if sb["bwrap_works"] else "does not work here"
             click.echo(f"{'ok ' if sb['ok'] else 'BAD'} sandbox {sb['setting']} = {sb['kind']!r}: bubblewrap {state}")
             if sb["problem"]:
-                click.echo(f"    problem: {sb['problem']}\n    fix:     {sb['fix']}")
+                click.echo(f"    problem: {sb['problem']}\n    fix:     {sb['fix'] or 'see ' + DOCTOR_DOCS}")
     if problems:
         raise SystemExit(7)

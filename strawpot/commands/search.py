@@ -9,6 +9,7 @@ import rich_click as click
 from strawpot.commands._options import json_option, registry_option
 
 SECTION = "packages"
+LISTED = 200  # packages of each kind compared with a query that found nothing (the registry's largest page)
 
 
 @click.command()
@@ -18,7 +19,11 @@ SECTION = "packages"
 @registry_option
 @json_option
 def command(query: str, kind: str, limit: int, registry: str | None, as_json: bool) -> None:
-    """Search the registry for packages matching QUERY."""
+    """Search the registry for packages matching QUERY.
+
+    When nothing matches, names up to three packages whose slug is near QUERY (did you mean …?), read from the
+    registry's package lists; `--json` carries them as `suggestions`.
+    """
     from strawpot.commands._install_output import parse_kind
     from strawpot.hub import hub_errors, open_client
     from strawpot.model.layout import Project
@@ -41,15 +46,22 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
 
             raise StrawpotError(f"registry {url}: unexpected search answer (\"results\" is not a list of packages)")
         _add_versions(client, results)
+        near = [] if results else _near_slugs(client, query, kind_value)
     if as_json:
         from strawpot.commands._options import print_json
 
-        print_json({"command": "search", "registry": url, "query": query, "results": results})
+        print_json({"command": "search", "registry": url, "query": query, "results": results,
+                    "suggestions": [{"kind": k, "slug": slug} for k, slug in near]})
         return
     from strawpot.console import err_console, out_console
 
     if not results:
-        err_console.print(f"No packages match {query!r} on {url}", markup=False)
+        from strawpot.model.display import terminal_safe
+
+        named = [f"{k} {terminal_safe(slug)}" for k, slug in near]
+        also = f"; did you mean {', '.join(named[:-1])} or {named[-1]}?" if len(named) > 1 else (
+            f"; did you mean {named[0]}?" if named else "")
+        err_console.print(f"No packages match {query!r} on {url}{also}", markup=False, soft_wrap=True)
         return
     from rich.table import Table
 
@@ -83,3 +95,25 @@ def _add_versions(client: Any, results: list[dict[str, Any]]) -> None:
                 if not entry.yanked and not version.is_prerelease and (newest is None or version > newest):
                     newest = version
         result["version"] = str(newest) if newest else None
+
+
+def _near_slugs(client: Any, query: str, kind_value: str) -> list[tuple[str, str]]:
+    """(kind, slug) of the packages whose slug is near `query`, nearest first: the registry's lists of each kind
+    asked for (the most downloaded first, as many as one page holds), since its search found nothing."""
+    from hub_client import NotFound, ProtocolError, ServerError
+    from resolver.requirement import SLUG_MAX_LENGTH, SLUG_PATTERN
+    from strawpot.model.kinds import Kind
+    from strawpot.model.suggest import nearest
+
+    found: list[tuple[str, str]] = []
+    for kind in [k.value for k in Kind] if kind_value == "all" else [kind_value]:
+        try:
+            listed = client.list_packages(kind, limit=LISTED, sort="downloads")
+        except (NotFound, ServerError, ProtocolError):  # a registry without this kind's list suggests nothing
+            continue
+        items = listed.get("items") if isinstance(listed, dict) else None
+        slugs = [item.get("slug") for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        found += [(kind, slug) for slug in slugs[:LISTED]  # only slugs: no escapes, and short enough to compare
+                  if isinstance(slug, str) and len(slug) <= SLUG_MAX_LENGTH and SLUG_PATTERN.fullmatch(slug)]
+    names = nearest(query.strip().lower(), {slug for _, slug in found})
+    return [(kind, slug) for name in names for kind, slug in found if slug == name]

@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from strawpot.install.trust import TrustPolicy, tool_specs
@@ -26,6 +26,7 @@ class MissingTool:
     tool: str
     description: str
     hint: str | None  # the install command for this OS, if the agent gives one
+    foreign: bool = False  # the hint in strawpot.lock is not the one the agent's own AGENT.md gives: never run
 
     def as_dict(self) -> dict[str, str | None]:
         return {"agent": self.agent, "tool": self.tool, "description": self.description, "install": self.hint}
@@ -90,6 +91,7 @@ def install_missing(
                 result.warnings.append(
                     f"the install command of tool {item.tool} in strawpot.lock is not the one agent {item.agent} "
                     "gives in its AGENT.md; not run (`strawpot verify` shows the difference)")
+                item = replace(item, foreign=True)
             result.missing.append(item)
         elif (run and trust.verdict(pid, item.hint, *_locked(lock, item.agent)) is None) or ask(item):
             trust.grant(pid, [item.hint], *_locked(lock, item.agent))

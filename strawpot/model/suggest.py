@@ -10,9 +10,14 @@ CUTOFF = 0.6  # difflib's ratio: `instal` → `install`, `skil` → `skill`, `gi
 
 def closest(word: str, choices: Iterable[str], *, cutoff: float = CUTOFF) -> str | None:
     """The choice nearest to `word` (never `word` itself), or None when none is near enough."""
-    options = sorted({each for each in choices if each != word})
-    found = difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
+    found = nearest(word, choices, n=1, cutoff=cutoff)
     return found[0] if found else None
+
+
+def nearest(word: str, choices: Iterable[str], *, n: int = 3, cutoff: float = CUTOFF) -> list[str]:
+    """Up to `n` choices near enough to `word` (never `word` itself), nearest first."""
+    options = sorted({each for each in choices if each != word})
+    return difflib.get_close_matches(word, options, n=n, cutoff=cutoff)
 
 
 def did_you_mean(word: str, choices: Iterable[str], *, cutoff: float = CUTOFF, show: str = "{}") -> str | None:

@@ -135,7 +135,7 @@ def test_version_with_unavailable_dependencies_is_skipped() -> None:
     with pytest.raises(NoSolution) as info:
         solve(provider, deps(a=">=2"))
     assert explain(info.value) == (
-        "Because no versions of a match >2.0.0 and a 2.0.0 is unavailable (metadata download failed), "
+        "Because no versions of a match >2.0.0 (a has 1.0.0, 2.0.0) and a 2.0.0 is unavailable (metadata download failed), "
         "a >=2 is forbidden.\n"
         "So, because root depends on a >=2, version solving failed."
     )
@@ -206,7 +206,7 @@ def test_long_failing_chain_reports() -> None:
     )
     assert (
         lines[-1]
-        == f"So, because no versions of p{size} match ^1 and root depends on p0, version solving failed."
+        == f"So, because no versions of p{size} match ^1 (p{size} has 2.0.0) and root depends on p0, version solving failed."
     )
     assert len(lines) == size // 2 + 1
 
