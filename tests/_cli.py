@@ -13,8 +13,10 @@ STRAWPOT: list[str] = [sys.executable, "-m", "strawpot.cli"]
 
 def strawpot(*args: str | Path, cwd: str | Path, env: Mapping[str, str] | None = None,
              extra_env: Mapping[str, str] | None = None, timeout: float = 90,
-             stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
-    """Run `strawpot ARGS` in `cwd` and wait: `env` replaces this process's environment, `extra_env` adds to it."""
+             stdin: int | None = subprocess.DEVNULL, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `strawpot ARGS` in `cwd` and wait: `env` replaces this process's environment, `extra_env` adds to it;
+    `input` is the text on its stdin (else `stdin`, no stdin by default)."""
     environ = {**(os.environ if env is None else env), **(extra_env or {})}
-    return subprocess.run([*STRAWPOT, *map(str, args)], cwd=cwd, env=environ, stdin=stdin, capture_output=True,
-                          text=True, encoding="utf-8", errors="replace", timeout=timeout, check=False)
+    return subprocess.run([*STRAWPOT, *map(str, args)], cwd=cwd, env=environ, input=input,
+                          stdin=None if input is not None else stdin, capture_output=True, text=True,
+                          encoding="utf-8", errors="replace", timeout=timeout, check=False)

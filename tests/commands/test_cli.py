@@ -19,7 +19,7 @@ import strawpot
 from strawpot import cli, cli_group
 from strawpot.model import errors
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 STRAWPOT = str(Path(sys.executable).parent / "strawpot")
 DOCUMENTED = {

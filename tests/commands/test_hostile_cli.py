@@ -173,7 +173,7 @@ class _NonsenseRegistry:
 )
 def test_a_registry_answer_that_confirms_nothing_is_not_a_success(tmp_path: Path, command: list[str],
                                                                    message: str) -> None:
-    fixtures = str(Path(__file__).resolve().parents[1] / "fixtures")
+    fixtures = str(Path(__file__).resolve().parents[2] / "fixtures")
     with _NonsenseRegistry() as url:
         result = run(*(a.format(fixtures=fixtures) for a in command), cwd=tmp_path,
                      env={"STRAWPOT_REGISTRY_URL": url, "STRAWPOT_TOKEN": "sh_" + "0" * 40})

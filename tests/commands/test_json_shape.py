@@ -17,7 +17,7 @@ import rich_click as click
 from strawpot.cli_group import cli
 
 STRAWPOT = str(Path(sys.executable).parent / "strawpot")
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def all_commands() -> list[tuple[list[str], click.Command]]:
@@ -108,7 +108,7 @@ def test_every_payload_is_built_with_snake_case_keys() -> None:
     """No key is renamed on the way out (docs/json.md), so each literal key a report is built with is snake_case."""
     import ast
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     found = [f"{path.relative_to(root)}:{key.lineno}: {key.value!r}"
              for folder in PAYLOAD_BUILDERS for path in sorted((root / folder).rglob("*.py"))
              if "_proto" not in path.parts
