@@ -17,13 +17,11 @@ import pytest
 from orchestrator.memory import MemoryFailure
 from orchestrator.memory_providers import GuardedMemory, load_provider
 from orchestrator.memory_sqlite import SqliteMemory
-
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
+from tests._cli import strawpot
 
 
 def cli(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=90,
-                          env={**os.environ, **(env or {})})
+    return strawpot(*args, cwd=root, extra_env=env)
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 
 from dashboard.app import create_app, home_path
 from dashboard.security import COOKIE
+from tests._cli import strawpot
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 from tests.ui._live import no_script_errors, serving, wait_for
 
@@ -25,7 +26,6 @@ from _browser import start_chromium  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 SECRET = "merge-result-secret"
-STRAWPOT = [sys.executable, "-m", "strawpot.cli"]
 IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
             "GIT_COMMITTER_EMAIL": "t@example.org"}
 
@@ -52,8 +52,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=90,
-                          env={**os.environ, **IDENTITY})
+    return strawpot(*args, cwd=root, extra_env=IDENTITY)
 
 
 def _the_run(root: Path) -> dict[str, Any]:
