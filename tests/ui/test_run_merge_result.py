@@ -51,10 +51,6 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return strawpot(*args, cwd=root, extra_env=IDENTITY)
-
-
 def _the_run(root: Path) -> dict[str, Any]:
     [found] = (root / ".strawpot" / "sessions").glob("*/session.json")
     data: dict[str, Any] = json.loads(found.read_text())
@@ -81,8 +77,8 @@ def _run_page(root: Path, run_id: str, data_dir: Path) -> str:
 ])
 def test_the_merge_result_is_recorded_and_shown(repo: Path, tmp_path: Path, task: str, code: int, state: str,
                                                 result: str) -> None:
-    proc = _cli(repo, "start", "--headless", "--isolation", "worktree", "--merge", "patch",
-                "--task", task.format(root=repo))
+    proc = strawpot("start", "--headless", "--isolation", "worktree", "--merge", "patch", "--task",
+                    task.format(root=repo), cwd=repo, extra_env=IDENTITY)
     assert proc.returncode == code, proc.stderr
     data = _the_run(repo)
     isolation = data["isolation"]
@@ -94,20 +90,20 @@ def test_the_merge_result_is_recorded_and_shown(repo: Path, tmp_path: Path, task
     assert f'<p id="merge-result">Merge result: <q>{escape(expected)}</q></p>' in page
     assert f'<b id="worktree-state">{state}</b>' in page
 
-    shown = _cli(repo, "sessions", "show", data["run_id"])
+    shown = strawpot("sessions", "show", data["run_id"], cwd=repo, extra_env=IDENTITY)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[lines.index(f"worktree: {isolation['branch']} ({state})") + 1] == f"merge: {expected}"
 
 
 def test_a_run_without_a_worktree_records_no_merge_result(repo: Path, tmp_path: Path) -> None:
-    proc = _cli(repo, "start", "--headless", "--task", "echo:done")
+    proc = strawpot("start", "--headless", "--task", "echo:done", cwd=repo, extra_env=IDENTITY)
     assert proc.returncode == 0, proc.stderr
     data = _the_run(repo)
     assert data["merge_result"] == ""
     page = _run_page(repo, data["run_id"], tmp_path / "data")
     assert '<p id="merge-result" hidden>' in page
-    assert "merge:" not in _cli(repo, "sessions", "show", data["run_id"]).stdout
+    assert "merge:" not in strawpot("sessions", "show", data["run_id"], cwd=repo, extra_env=IDENTITY).stdout
 
 
 def test_an_open_run_page_fills_in_the_merge_result_when_the_run_ends(tmp_path: Path) -> None:
