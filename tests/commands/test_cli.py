@@ -163,7 +163,7 @@ def test_usage_errors_are_exit_2(argv: list[str], capsys: pytest.CaptureFixture[
     assert "Traceback" not in capsys.readouterr().err
 
 
-# -- no traceback for an expected failure, through the real console script -----------------------------------
+# -- no traceback for an expected failure, through a real subprocess -------------------------------------------
 
 
 def _closed_port() -> str:

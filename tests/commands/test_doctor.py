@@ -12,9 +12,6 @@ from tests.orchestrator._agents import typed_agent
 pytestmark = pytest.mark.e2e
 
 
-# -- doctor and setup --------------------------------------------------------------------------------------
-
-
 def test_doctor_names_the_fix_for_each_problem(project, tmp_path, env) -> None:  # type: ignore[no-untyped-def]
     project.build(typed_agent(tmp_path))
     ok = strawpot("doctor", cwd=project.root, env=env)
