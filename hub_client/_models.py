@@ -9,6 +9,8 @@ from typing import Any
 
 __all__ = ["KINDS", "FileInfo", "PackageVersions", "VersionInfo"]
 
+_VERSION_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+-")
+
 # No registry answer the API defines nests deeper than a few levels; a deeper one is hostile.
 MAX_JSON_DEPTH = 32
 # A dependency entry is a slug (at most 64 characters) and a specifier: far below this.
@@ -35,6 +37,13 @@ def kind_and_plural(kind: str) -> tuple[str, str]:
 
 
 _SLUG_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+
+
+def check_version(version: str) -> str:
+    if not version or len(version) > 128 or not set(version) <= _VERSION_CHARS:
+        raise ValueError(f"invalid version {version!r}")
+    return version
+
 
 
 def check_slug(slug: str) -> str:

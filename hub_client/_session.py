@@ -7,8 +7,8 @@ import logging
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 import httpx
 
 from ._capabilities import Capabilities
-from ._exceptions import OfflineMiss, _map_error
+from ._exceptions import HubError, OfflineMiss, _map_error
 from ._responses import DeadlineStream, SizeLimits, json_object, read_capped
 from ._retry import NEVER, Attempts, RetryPolicy
 from ._stdlib import StdlibTransport, tls_context
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ._cache import Cache
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 
 _log = logging.getLogger("hub_client")  # `strawpot -v` shows its INFO lines on stderr
 
@@ -180,6 +181,32 @@ class Session:
                 future.set_exception(exc)
             return future
         return self._executor().submit(work, *args)
+
+    def _map(
+        self,
+        items: Iterable[K],
+        work: Callable[[K], T],
+        progress: Callable[[K, T | HubError], None] | None = None,
+    ) -> dict[K, T | HubError]:
+        """Run `work` over the distinct items on a thread pool; HubErrors become values, in input order."""
+        keys = list(dict.fromkeys(items))
+        done: dict[K, T | HubError] = {}
+        if not keys:
+            return done
+        futures = {self.submit(work, key): key for key in keys}
+        try:
+            for future in as_completed(futures):
+                key = futures[future]
+                try:
+                    done[key] = future.result()
+                except HubError as exc:
+                    done[key] = exc
+                if progress is not None:
+                    progress(key, done[key])
+        finally:
+            for future in futures:  # an exception (or interrupt) here: do not leave the rest queued
+                future.cancel()
+        return {key: done[key] for key in keys}
 
     # -- transport: one request with retries --------------------------------------------------------
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests._cli import STRAWPOT, strawpot
 
 _URL_RE = re.compile(r"registry listening on (http://\S+)")
 
@@ -41,13 +42,10 @@ class LiveRegistry:
         return create_token(self.data_dir, user, admin=admin, storage_args=self.storage_args)
 
 
-def strawpot_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "strawpot.cli", *args]
-
-
 def create_token(data_dir: Path, user: str, *, admin: bool = False, storage_args: Sequence[str] = ()) -> str:
-    cmd = strawpot_command("registry", "token", "create", "--user", user, "--data", str(data_dir), *storage_args)
-    out = subprocess.run([*cmd, *(["--admin"] if admin else [])], check=True, capture_output=True, text=True, timeout=60)
+    out = strawpot("registry", "token", "create", "--user", user, "--data", data_dir, *storage_args,
+                   *(["--admin"] if admin else []), cwd=next(p for p in data_dir.parents if p.is_dir()), timeout=60)
+    assert out.returncode == 0, out.stderr
     return out.stdout.strip().splitlines()[-1]
 
 
@@ -58,8 +56,8 @@ def spawn_server(data_dir: Path, log_path: Path, *, rate_limit: float = 0, stora
     `storage_args` are `--database/--blobs/--s3-endpoint` (see tests/registry_server/conftest.py `Backend`)."""
     log = log_path.open("wb")
     process = subprocess.Popen(
-        strawpot_command("registry", "serve", "--host", "127.0.0.1", "--port", "0", "--data", str(data_dir),
-                         "--rate-limit", str(rate_limit), "--workers", str(workers), *storage_args, *serve_args),
+        [*STRAWPOT, "registry", "serve", "--host", "127.0.0.1", "--port", "0", "--data", str(data_dir),
+                         "--rate-limit", str(rate_limit), "--workers", str(workers), *storage_args, *serve_args],
         stdout=log, stderr=log, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     log.close()

@@ -9,24 +9,23 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from strawpot.config_files import Project
 from strawpot.install.apply import commit, discard, recover, remove, stage
 from strawpot.install.fastcheck import first_step
+from strawpot.install.inputs import Inputs, preflight
 from strawpot.install.options import Edit, LockMode, Options, TreeMode
 from strawpot.install.outcome import Outcome, QuietReporter, Reporter
 from strawpot.install.plan import Plan, make_plan
 from strawpot.install.tools import install_missing, missing_tools
-from strawpot.model.errors import LockOutdated, StrawpotError, UsageError
+from strawpot.model.errors import LockOutdated, UsageError
 from strawpot.model.fs import file_lock
 from strawpot.model.gitignore import ignore_tree
 from strawpot.model.ids import package_id
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
-from strawpot.model.layout import escaping_link, remove_empty_tree
+from strawpot.model.layout import remove_empty_tree
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.model.plural import noun
@@ -57,7 +56,7 @@ def run(
     if (current := first_step(project, edit, options)) is not None:
         return Outcome(project, lock=Lockfile.load(project.lock_path), unchanged=current, dry_run=options.dry_run)
     operation = _Run(project, edit or Edit(), options, reporter or QuietReporter(), client)
-    operation.inputs = _preflight(project, operation.options)
+    operation.inputs = preflight(project, operation.options)
     fresh_tree = not project.tree_root.exists()
     try:
         with file_lock(project.lock_file_path) if operation.options.writes else contextlib.nullcontext():
@@ -72,50 +71,6 @@ def run(
     if fresh_tree and not project.is_global and project.tree_root.is_dir():
         outcome.gitignored = ignore_tree(project.dir)  # run state never shows in `git status`
     return outcome
-
-
-def _preflight(project: Project, options: Options) -> Inputs:
-    """Read strawpot.toml and strawpot.lock once, refusing unreadable ones before the file lock creates
-    `.strawpot/` (bad input writes nothing)."""
-    if (link := escaping_link(project)) is not None:
-        raise StrawpotError(
-            f"{link[0]} is a link to {link[1]}, outside {project.dir}; refused, nothing was written",
-            hint="replace the link with a real folder (or remove it) and run the command again",
-        )
-    frozen = options.lock is LockMode.FROZEN
-    manifest = None if frozen else Manifest.load(project.manifest_path)
-    lock = Lockfile.load(project.lock_path) if project.lock_path.exists() else None
-    if lock is None and frozen:
-        raise UsageError(f"{project.lock_path}: no lockfile to install with --frozen",
-                         hint="run `strawpot lock` first, or install without --frozen")
-    return Inputs(manifest, lock, _stamp(project.manifest_path), _stamp(project.lock_path))
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """strawpot.toml and strawpot.lock as read before the file lock, with what each file looked like then."""
-
-    manifest: Manifest | None
-    lock: Lockfile | None
-    manifest_stamp: tuple[int, int] | None
-    lock_stamp: tuple[int, int] | None
-
-    def current(self, project: Project) -> tuple[Manifest | None, Lockfile | None]:
-        """The two files, read again only if another process changed one while we waited for the lock."""
-        manifest, lock = self.manifest, self.lock
-        if manifest is not None and _stamp(project.manifest_path) != self.manifest_stamp:
-            manifest = Manifest.load(project.manifest_path)
-        if _stamp(project.lock_path) != self.lock_stamp:
-            lock = Lockfile.load(project.lock_path) if project.lock_path.exists() else None
-        return manifest, lock
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
 
 
 class _Run:

@@ -20,6 +20,7 @@ import pytest
 from hub_client import Cache, HubClient
 from strawpot.config_files import Project
 from strawpot.model.archive import build_archive
+from tests._cli import in_process
 
 BASE = "http://hub.test"
 PLURAL = {"skill": "skills", "role": "roles", "agent": "agents", "memory": "memories", "integration": "integrations"}
@@ -257,16 +258,11 @@ class Result:
 @pytest.fixture
 def cli(registry: Registry, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
     """Run `strawpot ARGS...` in-process against the live registry: Result(code, out, err)."""
-    from strawpot.cli import main
-
     monkeypatch.setenv("STRAWPOT_REGISTRY_URL", registry.url)
     monkeypatch.setenv("COLUMNS", "400")
 
     def run(*args: str) -> Result:
-        capsys.readouterr()
-        code = main([str(a) for a in args])
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
+        return Result(*in_process(capsys, *args))
 
     return run
 

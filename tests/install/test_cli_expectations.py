@@ -8,11 +8,10 @@ import os
 import re
 import stat
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-STRAWPOT = str(Path(sys.executable).parent / "strawpot")
+from tests._cli import STRAWPOT, strawpot
 
 
 def run(*args: str, cwd: Path, url: str, env: dict[str, str] | None = None,
@@ -21,9 +20,7 @@ def run(*args: str, cwd: Path, url: str, env: dict[str, str] | None = None,
     base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
     base.update(HOME=str(home), STRAWPOT_CONFIG_DIR=str(home / "config"), STRAWPOT_CACHE_DIR=str(home / "cache"),
                 STRAWPOT_HOME=str(home / "global"), STRAWPOT_REGISTRY_URL=url, NO_COLOR="1", COLUMNS="200")
-    base.update(env or {})
-    return subprocess.run([STRAWPOT, *args], cwd=cwd, env=base, input=input, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return strawpot(*args, cwd=cwd, env=base, extra_env=env, input=input, timeout=120)
 
 
 def new_project(tmp_path: Path) -> Path:
@@ -226,12 +223,10 @@ def test_tables_piped_to_a_file_do_not_wrap(tmp_path: Path, registry: Any) -> No
     registry.publish("skill", slug, "1.1.0")
     project = new_project(tmp_path)
     assert run("install", "skill", f"{slug}@~1.0.0", "--skip-tools", cwd=project, url=registry.url).returncode == 0
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    result = subprocess.run([STRAWPOT, "outdated"], cwd=project, capture_output=True, text=True, timeout=60,
-                            env={**{k: v for k, v in env.items() if not k.startswith("STRAWPOT_")},
-                                 "HOME": str(tmp_path / "home"), "STRAWPOT_CACHE_DIR": str(tmp_path / "home" / "c"),
-                                 "STRAWPOT_CONFIG_DIR": str(tmp_path / "home" / "cfg"),
-                                 "STRAWPOT_REGISTRY_URL": registry.url, "NO_COLOR": "1"}, check=False)
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS" and not k.startswith("STRAWPOT_")}
+    env.update(HOME=str(tmp_path / "home"), STRAWPOT_CACHE_DIR=str(tmp_path / "home" / "c"),
+               STRAWPOT_CONFIG_DIR=str(tmp_path / "home" / "cfg"), STRAWPOT_REGISTRY_URL=registry.url, NO_COLOR="1")
+    result = strawpot("outdated", cwd=project, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
     row = next(line for line in result.stdout.splitlines() if slug in line)
     assert "1.0.0" in row and "1.1.0" in row, result.stdout
@@ -248,7 +243,7 @@ def test_registry_serve_stops_cleanly_on_ctrl_c_and_logs_requests_only_when_aske
         log = tmp_path / f"serve-{quiet}.log"
         with log.open("wb") as out:
             process = subprocess.Popen(
-                [STRAWPOT, "registry", "serve", "--port", "0", "--data", str(tmp_path / "data"),
+                [*STRAWPOT, "registry", "serve", "--port", "0", "--data", str(tmp_path / "data"),
                  *([] if quiet else ["--access-log"])], stdout=out, stderr=out, stdin=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
         try:

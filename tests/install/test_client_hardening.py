@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -17,18 +16,15 @@ from pathlib import Path
 import pytest
 
 from strawpot.model.archive import build_archive
+from tests._cli import strawpot
 from tests._loopback_servers import scripted_server, silent_server, trickling_server
-
-STRAWPOT = str(Path(sys.executable).parent / "strawpot")
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
     base.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
                 STRAWPOT_HOME=str(cwd / ".global"), NO_COLOR="1", COLUMNS="300")
-    base.update(env or {})
-    return subprocess.run([STRAWPOT, *args], cwd=cwd, env=base, capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return strawpot(*args, cwd=cwd, env=base, extra_env=env, timeout=timeout)
 
 
 def assert_one_line_failure(result: subprocess.CompletedProcess[str], code: int, *needles: str) -> str:

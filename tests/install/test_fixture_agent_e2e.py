@@ -10,19 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from tests._cli import strawpot
+
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "fixtures" / "agents" / "fixture-coder"
 TOOLS = ROOT / "fixtures" / "tools"
-STRAWPOT = [sys.executable, "-m", "strawpot.cli"]
 
 
 @pytest.fixture(scope="module")
 def published(registry) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
     """fixture-coder, published once with the real `strawpot publish` (no executable in the package)."""
     env = {**os.environ, "STRAWPOT_TOKEN": registry.live.token, "NO_COLOR": "1"}
-    done = subprocess.run([*STRAWPOT, "publish", str(AGENT), "--registry", registry.url], env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = strawpot("publish", AGENT, "--registry", registry.url, cwd=Path.cwd(), env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     return done
 
@@ -33,8 +33,8 @@ def agent_env(**extra: str) -> dict[str, str]:
 
 
 def start(project_dir: Path, task: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STRAWPOT, "start", "--headless", "--runtime", "fixture-coder", "--task", task],
-                          cwd=project_dir, env=env, capture_output=True, text=True, timeout=120)
+    return strawpot("start", "--headless", "--runtime", "fixture-coder", "--task", task, cwd=project_dir, env=env,
+                    timeout=120)
 
 
 def manifest(project, *, trusted: bool) -> None:
@@ -50,8 +50,7 @@ def test_publish_shows_the_install_script_and_ships_no_executable(published, reg
     assert listed.version == "0.1.0"
     assert {f.path for f in listed.files} == {"AGENT.md", "build/install.sh", "build/wrapper.py"}
     assert not any(f.executable for f in listed.files)
-    info = subprocess.run([*STRAWPOT, "info", "agent", "fixture-coder", "--registry", registry.url],
-                          capture_output=True, text=True, timeout=60)
+    info = strawpot("info", "agent", "fixture-coder", "--registry", registry.url, cwd=Path.cwd(), timeout=60)
     assert info.returncode == 0, info.stderr
     assert "install script (linux): sh build/install.sh" in info.stdout
 

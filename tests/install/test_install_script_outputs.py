@@ -13,6 +13,7 @@ import pytest
 
 from strawpot.model.install_record import load_record
 from strawpot.model.platform import current_os
+from tests._cli import STRAWPOT
 
 OSES = ("linux", "macos")
 THIS_OS = current_os()
@@ -160,7 +161,6 @@ def test_the_trust_prompt_says_when_the_script_downloads_what_it_runs(project, r
     import fcntl
     import pty
     import struct
-    import sys
     import termios
 
     from tests._pty import talk
@@ -169,7 +169,7 @@ def test_the_trust_prompt_says_when_the_script_downloads_what_it_runs(project, r
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
     env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url, "TERM": "dumb", "NO_COLOR": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "install", "skill", slug],
+    proc = subprocess.Popen([*STRAWPOT, "install", "skill", slug],
                             cwd=project.dir, env=env, stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
     try:

@@ -15,6 +15,7 @@ import pytest
 
 from strawpot.model.install_record import RECORD_FILE, load_record
 from strawpot.model.lockfile import Lockfile
+from tests._cli import STRAWPOT
 from tests._pty import talk
 
 BUILD = 'printf "built in %s\\n" "$(basename "$INSTALL_DIR")" > built.txt && mkdir -p bin && ' \
@@ -190,7 +191,7 @@ def test_script_printing_megabytes_streams_to_its_log(project, registry, tmp_pat
                  "code = subprocess.run(sys.argv[1:]).returncode; "
                  "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(code)")
         env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url, "STRAWPOT_CACHE_DIR": str(tmp_path / "cache")}
-        done = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "strawpot.cli", "install"],
+        done = subprocess.run([sys.executable, "-c", probe, *STRAWPOT, "install"],
                               cwd=folder, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         peaks[slug] = int(done.stdout.split()[-1])  # KiB on Linux
@@ -269,7 +270,7 @@ def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, 
     slug = publish_skill(registry, f"sleep 60 & echo $! > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; wait")
     write_manifest(project, f'[skills]\n{slug} = "*"\n\n[scripts]\ntrusted = ["skill:{slug}"]\n')
     env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url}
-    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "install"], cwd=project.dir, env=env,
+    proc = subprocess.Popen([*STRAWPOT, "install"], cwd=project.dir, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
@@ -305,7 +306,7 @@ def test_on_a_terminal_install_shows_the_script_in_full_and_asks(project, regist
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
     env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url, "TERM": "dumb", "NO_COLOR": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "install", "skill", slug, "-y"],
+    proc = subprocess.Popen([*STRAWPOT, "install", "skill", slug, "-y"],
                             cwd=project.dir, env=env, stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
     try:
@@ -335,7 +336,7 @@ def test_on_a_terminal_a_changed_script_shows_its_diff_and_asks(cli, project, re
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
     env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url, "TERM": "dumb", "NO_COLOR": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "install", "skill", f"{slug}@^2"],
+    proc = subprocess.Popen([*STRAWPOT, "install", "skill", f"{slug}@^2"],
                             cwd=project.dir, env=env, stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
     try:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests._cli import STRAWPOT, strawpot
 from tests._pty import talk
 
 HIDDEN = "\u202e\u200b\u2066\ufeff\u00ad\U000e0041\u2028"
@@ -17,10 +17,9 @@ SHOWN = "<U+202E><U+200B><U+2066><U+FEFF><U+00AD><U+E0041><U+2028>"
 SCRIPT = f"echo harmless{HIDDEN} > built.txt"
 
 
-def strawpot(*args: str | Path, cwd: Path, registry_url: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry_url, "NO_COLOR": "1", "COLUMNS": "400"}
-    return subprocess.run([sys.executable, "-m", "strawpot.cli", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, encoding="utf-8", timeout=60, check=False)
+def run(*args: str | Path, cwd: Path, registry_url: str) -> subprocess.CompletedProcess[str]:
+    return strawpot(*args, cwd=cwd, extra_env={"STRAWPOT_REGISTRY_URL": registry_url, "NO_COLOR": "1", "COLUMNS": "400"},
+                    timeout=60)
 
 
 def assert_escaped(text: str) -> None:
@@ -36,7 +35,7 @@ def publish(registry) -> str:  # type: ignore[no-untyped-def]
 
 def test_info_shows_format_characters_escaped(registry, tmp_path):
     slug = publish(registry)
-    result = strawpot("info", "skill", slug, cwd=tmp_path, registry_url=registry.url)
+    result = run("info", "skill", slug, cwd=tmp_path, registry_url=registry.url)
     assert result.returncode == 0, result.stderr
     assert f"install script (linux): echo harmless{SHOWN} > built.txt" in result.stdout, result.stdout
     assert_escaped(result.stdout + result.stderr)
@@ -50,7 +49,7 @@ def test_validate_shows_format_characters_escaped(registry, tmp_path):
     meta = {"name": "hidden-pkg", "description": "d", "version": "1.0.0",
             "metadata": {"strawpot": {"install": {"linux": SCRIPT, "macos": SCRIPT}}}}
     (folder / "SKILL.md").write_text(f"---\n{yaml.safe_dump(meta, allow_unicode=True)}---\n# x\n", encoding="utf-8")
-    result = strawpot("validate", folder, cwd=tmp_path, registry_url=registry.url)
+    result = run("validate", folder, cwd=tmp_path, registry_url=registry.url)
     assert result.returncode == 0, result.stderr
     assert f"install script (linux): echo harmless{SHOWN} > built.txt" in result.stdout, result.stdout
     assert_escaped(result.stdout + result.stderr)
@@ -58,7 +57,7 @@ def test_validate_shows_format_characters_escaped(registry, tmp_path):
 
 def test_install_dry_run_shows_format_characters_escaped(registry, project):
     slug = publish(registry)
-    result = strawpot("install", "skill", slug, "--dry-run", cwd=project.dir, registry_url=registry.url)
+    result = run("install", "skill", slug, "--dry-run", cwd=project.dir, registry_url=registry.url)
     assert result.returncode == 0, result.stderr
     assert (f"Would not run the install script of skill:{slug} (not trusted): echo harmless{SHOWN} > built.txt"
             in result.stderr), result.stderr
@@ -75,7 +74,7 @@ def test_the_trust_prompt_shows_format_characters_escaped(registry, project):
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
     env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url, "TERM": "dumb", "NO_COLOR": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "install", "skill", slug], cwd=project.dir,
+    proc = subprocess.Popen([*STRAWPOT, "install", "skill", slug], cwd=project.dir,
                             env=env, stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
     try:

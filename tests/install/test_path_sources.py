@@ -7,16 +7,15 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from strawpot.cli import main
 from strawpot.install.fastcheck import manifest_hash, up_to_date
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import Project
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
+from tests._cli import in_process
 
 WORKSPACE = Path(__file__).resolve().parents[2] / "fixtures" / "workspace"
 SKILL = "---\nname: my-skill\ndescription: A local skill.\nmetadata:\n  version: 1.0.0\n---\n\nRule one.\n"
@@ -38,13 +37,6 @@ def repo(tmp_path: Path, unused_port: int, monkeypatch: pytest.MonkeyPatch) -> P
     return tmp_path / "repo"
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: Any) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
-
-
 def installed(proj: Path, plural: str, name: str, path: str) -> str:
     return (proj / ".strawpot" / plural / name / path).read_text()
 
@@ -58,7 +50,7 @@ def test_a_role_using_a_skill_by_path_installs_restages_on_edit_and_locked_notic
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     proj = repo / "proj"
-    code, _, err = run(capsys, "install", "--project", proj)
+    code, _, err = in_process(capsys, "install", "--project", proj)
     assert code == 0, err
     lock = Lockfile.load(proj / "strawpot.lock")
     skill = lock.get(Kind.SKILL, "my-skill")
@@ -74,32 +66,32 @@ def test_a_role_using_a_skill_by_path_installs_restages_on_edit_and_locked_notic
     (repo / "skills" / "my-skill" / "SKILL.md").write_text(SKILL.replace("Rule one.", "Rule two."))
     agree(proj)
     assert up_to_date(proj / "strawpot.toml", proj / "strawpot.lock", proj / ".strawpot") is None
-    code, _, err = run(capsys, "install", "--locked", "--project", proj)
+    code, _, err = in_process(capsys, "install", "--locked", "--project", proj)
     assert code == 4 and "path source changed since: skill my-skill (../skills/my-skill)" in err
-    code, _, err = run(capsys, "install", "--project", proj)
+    code, _, err = in_process(capsys, "install", "--project", proj)
     assert code == 0, err
     assert installed(proj, "skills", "my-skill", "SKILL.md").endswith("Rule two.\n")
     assert up_to_date(proj / "strawpot.toml", proj / "strawpot.lock", proj / ".strawpot") is not None
-    assert run(capsys, "verify", "--project", proj)[0] == 0
+    assert in_process(capsys, "verify", "--project", proj)[0] == 0
     (proj / ".strawpot" / "skills" / "my-skill" / "SKILL.md").write_text(SKILL)
-    code, out, err = run(capsys, "verify", "--project", proj)
+    code, out, err = in_process(capsys, "verify", "--project", proj)
     assert code == 5 and "SKILL.md" in out + err
 
 
 def test_a_lock_with_path_sources_on_another_machine(repo: Path, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "lock", "--project", repo / "proj")[0] == 0
+    assert in_process(capsys, "lock", "--project", repo / "proj")[0] == 0
     elsewhere = Path(shutil.copytree(repo, tmp_path / "clone"))
-    code, _, err = run(capsys, "install", "--frozen", "--project", elsewhere / "proj")
+    code, _, err = in_process(capsys, "install", "--frozen", "--project", elsewhere / "proj")
     assert code == 0, err
     assert installed(elsewhere / "proj", "roles", "my-role", "ROLE.md") == ROLE
     shutil.rmtree(elsewhere / "skills")
     shutil.rmtree(elsewhere / "proj" / ".strawpot")
-    code, _, err = run(capsys, "install", "--frozen", "--project", elsewhere / "proj")
+    code, _, err = in_process(capsys, "install", "--frozen", "--project", elsewhere / "proj")
     assert code == 2
     assert "skill my-skill: its path source ../skills/my-skill (from strawpot.lock) is missing" in err
     assert not (elsewhere / "proj" / ".strawpot" / "roles" / "my-role").exists()  # nothing half-installed
-    code, _, err = run(capsys, "install", "--project", elsewhere / "proj")
+    code, _, err = in_process(capsys, "install", "--project", elsewhere / "proj")
     assert code == 2 and "skills.my-skill: path '../skills/my-skill' is not a folder" in err
 
 
@@ -107,9 +99,9 @@ def test_a_path_package_that_changed_after_locking_is_refused_at_staging(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     proj = repo / "proj"
-    assert run(capsys, "lock", "--project", proj)[0] == 0
+    assert in_process(capsys, "lock", "--project", proj)[0] == 0
     (repo / "roles" / "my-role" / "notes.md").write_text("added after the lock\n")
-    code, _, err = run(capsys, "install", "--frozen", "--project", proj)
+    code, _, err = in_process(capsys, "install", "--frozen", "--project", proj)
     assert code == 5
     assert "role my-role 0.1.0 (path+../roles/my-role) changed since it was locked: notes.md: not in the lock" in err
     assert not (proj / ".strawpot" / "roles" / "my-role").exists()
@@ -123,7 +115,7 @@ def test_inside_a_workspace_a_dependency_on_a_member_is_the_member(
     with (ws / "strawpot.toml").open("a") as fh:
         fh.write('\n[roles]\nws-lead = "*"\n')
     monkeypatch.chdir(ws / "roles" / "ws-lead")
-    code, _, err = run(capsys, "install")
+    code, _, err = in_process(capsys, "install")
     assert code == 0, err
     lock = Lockfile.load(ws / "strawpot.lock")
     assert {(p.name, p.source) for p in lock.packages} == {
@@ -135,13 +127,13 @@ def test_inside_a_workspace_a_dependency_on_a_member_is_the_member(
         (ws / "roles" / "ws-checker" / "ROLE.md").read_text() + "One more check.\n")
     agree(ws)
     assert up_to_date(ws / "strawpot.toml", ws / "strawpot.lock", ws / ".strawpot") is None
-    assert run(capsys, "install")[0] == 0
+    assert in_process(capsys, "install")[0] == 0
     assert installed(ws, "roles", "ws-checker", "ROLE.md").endswith("One more check.\n")
 
 
 def test_outdated_asks_the_registry_nothing_about_path_sources(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     proj = repo / "proj"
-    assert run(capsys, "install", "--project", proj)[0] == 0
-    code, out, err = run(capsys, "outdated", "--project", proj, "--json")  # the registry URL leads nowhere
+    assert in_process(capsys, "install", "--project", proj)[0] == 0
+    code, out, err = in_process(capsys, "outdated", "--project", proj, "--json")  # the registry URL leads nowhere
     assert code == 0, err
     assert json.loads(out)["packages"] == []

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import httpx
 
 from hub_client import HubClient
 from strawpot.publishing.prepare import prepare_upload
-from tests._live_registry import spawn_server, start_registry, stop_server, strawpot_command
+from tests._cli import strawpot
+from tests._live_registry import spawn_server, start_registry, stop_server
 from tests.install.conftest import FIXTURE_ORDER, FIXTURES
 
 
@@ -35,8 +35,7 @@ def test_install_role_lead_from_a_registry_limited_to_one_request_a_second(tmp_p
         with httpx.Client(base_url=url, timeout=10) as other:
             statuses = [other.get("/api/v1/skills").status_code for _ in range(10)]
         assert 429 in statuses
-        done = subprocess.run(strawpot_command("install", "role", "lead", "--skip-tools"), cwd=project, env=env,
-                              capture_output=True, text=True, timeout=300)
+        done = strawpot("install", "role", "lead", "--skip-tools", cwd=project, env=env, timeout=300)
     finally:
         stop_server(process)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -8,15 +8,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests._cli import strawpot
 from tests._loopback_servers import RecordingProxy, recording_proxy
 
-STRAWPOT = str(Path(sys.executable).parent / "strawpot")
 TOKEN = "sh_" + "5" * 40  # the user's STRAWPOT_TOKEN (any value: GETs need none, we only watch where it goes)
 
 
@@ -48,7 +47,7 @@ def run(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProce
     base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
     base.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
                 NO_COLOR="1", COLUMNS="300", **env)
-    return subprocess.run([STRAWPOT, *args], cwd=cwd, env=base, capture_output=True, text=True, timeout=120, check=False)
+    return strawpot(*args, cwd=cwd, env=base, timeout=120)
 
 
 def project_naming(tmp_path: Path, url: str | None, global_url: str | None) -> Path:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from strawpot.config_files import Project
 from strawpot.model.lockfile import LockedTool, Lockfile
+from tests._cli import strawpot
 
 
 def write(project: Project, text: str) -> None:
@@ -186,12 +185,9 @@ def test_no_spawned_process_sees_a_planted_token(cli, project, registry, tmp_pat
     assert cli("trust", f"agent:{agent}", "--project", project.dir).code == 0
     tools = cli("install", "--install-tools", "--project", project.dir)
     assert tools.code == 0, tools.text
-    started = subprocess.run(
-        [sys.executable, "-m", "strawpot.cli", "start", "--role", role, "--headless", "--task", "x"],
-        cwd=project.dir, env=dict(os.environ), capture_output=True, text=True, timeout=60)
+    started = strawpot("start", "--role", role, "--headless", "--task", "x", cwd=project.dir, timeout=60)
     assert started.returncode == 0, started.stderr
-    setup = subprocess.run([sys.executable, "-m", "strawpot.cli", "setup", agent], cwd=project.dir,
-                           env=dict(os.environ), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    setup = strawpot("setup", agent, cwd=project.dir, timeout=60)
     assert setup.returncode == 0, setup.stderr
 
     dumps = {name: (dump / f"{name}.env").read_text() for name in ("script", "hint", "build", "agent", "setup")}

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from strawpot.model.install_record import script_sha256
 from strawpot.model.lockfile import LockedTrust, Lockfile
+from tests._cli import STRAWPOT, strawpot
 from tests._pty import talk
 
 COMMAND = "sh build.sh"
@@ -37,9 +37,8 @@ def trusted_v1(cli, project, registry, prefix: str) -> str:  # type: ignore[no-u
 
 def info(project, registry, slug: str) -> str:  # type: ignore[no-untyped-def]
     """`strawpot info skill SLUG` run in the project's folder, as a user reviewing it would."""
-    done = subprocess.run([sys.executable, "-m", "strawpot.cli", "info", "skill", slug], cwd=project.dir,
-                          env={**os.environ, "STRAWPOT_REGISTRY_URL": registry.url, "COLUMNS": "400"},
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = strawpot("info", "skill", slug, cwd=project.dir, extra_env={"STRAWPOT_REGISTRY_URL": registry.url, "COLUMNS": "400"},
+                    timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -95,7 +94,7 @@ def _pty_run(args: list[str], cwd: Path, env: dict[str, str], answer: bytes) -> 
 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", *args], cwd=cwd, env=env, stdin=slave,
+    proc = subprocess.Popen([*STRAWPOT, *args], cwd=cwd, env=env, stdin=slave,
                             stdout=slave, stderr=slave)
     os.close(slave)
     try:

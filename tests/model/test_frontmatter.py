@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from strawpot.model.frontmatter import MAX_DEPTH, MAX_FRONTMATTER_SIZE, FrontmatterError, split_frontmatter
+from tests._cli import strawpot
 from tests.model.hostile_yaml import CORPUS, main_file
 
 
@@ -110,8 +108,7 @@ def test_a_digit_string_past_pythons_limit_is_one_short_line() -> None:
 def test_validate_fails_fast_with_one_line_on_each_hostile_file(tmp_path: Path, name: str) -> None:
     """The real CLI in a subprocess: exit 2, one line per problem, no traceback, well within the timeout."""
     (tmp_path / "SKILL.md").write_text(main_file("hostile", CORPUS[name]))
-    result = subprocess.run([str(Path(sys.executable).parent / "strawpot"), "validate", str(tmp_path)],
-                            capture_output=True, text=True, timeout=30, check=False, env={**os.environ, "NO_COLOR": "1"})
+    result = strawpot("validate", tmp_path, cwd=tmp_path, extra_env={"NO_COLOR": "1"}, timeout=30)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()

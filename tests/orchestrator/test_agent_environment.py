@@ -10,21 +10,20 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from strawpot.model.install_record import RECORD_FILE, make_record, snapshot
 from strawpot.model.platform import current_os
+from tests._cli import strawpot
 from tests.orchestrator.conftest import STUB_AGENT
 
 pytestmark = pytest.mark.e2e
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
 
 
 def run(project, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
-    return subprocess.run([*STRAWPOT, *args], cwd=project.root, capture_output=True, text=True, timeout=60, env=env)
+    return strawpot(*args, cwd=project.root, env=env, timeout=60)
 
 
 def start(project, task: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]

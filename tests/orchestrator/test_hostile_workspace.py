@@ -6,17 +6,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from dashboard.logtail import tail
 from strawpot.model.agent_files import open_regular
+from tests._cli import strawpot
 from tests.orchestrator._agents import resumable_agent
 
 pytestmark = pytest.mark.e2e
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
 KEY = "-----BEGIN OPENSSH PRIVATE KEY----- not-a-real-key"
 
 
@@ -34,8 +33,7 @@ def home(tmp_path: Path) -> Path:
 
 def run(root: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "XDG_CONFIG"))}
-    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=90,
-                          env={**environ, "HOME": str(home), "STRAWPOT_SESSION_SANDBOX": "bwrap"})
+    return strawpot(*args, cwd=root, env={**environ, "HOME": str(home), "STRAWPOT_SESSION_SANDBOX": "bwrap"})
 
 
 def test_a_sub_agents_result_linked_to_a_key_is_not_read_nor_handed_to_its_caller(project, home) -> None:  # type: ignore[no-untyped-def]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,8 +13,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from orchestrator.memory_sqlite import SqliteMemory
-
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
+from tests._cli import STRAWPOT, strawpot
 
 
 @pytest.fixture
@@ -63,8 +61,7 @@ def test_the_sdk_client_remembers_recalls_and_forgets_through_the_project_memory
 
 
 def test_mcp_config_prints_the_registration_snippet(root: Path) -> None:
-    proc = subprocess.run([*STRAWPOT, "mcp", "config", "--project", str(root)], capture_output=True, text=True,
-                          timeout=60)
+    proc = strawpot("mcp", "config", "--project", root, cwd=root, timeout=60)
     assert proc.returncode == 0, proc.stderr
     server = json.loads(proc.stdout)["mcpServers"]["strawpot-memory"]
     assert server["args"][-4:] == ["mcp", "serve", "--project", str(root.resolve())]

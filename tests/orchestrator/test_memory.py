@@ -17,13 +17,7 @@ import pytest
 from orchestrator.memory import MemoryFailure
 from orchestrator.memory_providers import GuardedMemory, load_provider
 from orchestrator.memory_sqlite import SqliteMemory
-
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
-
-
-def cli(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=90,
-                          env={**os.environ, **(env or {})})
+from tests._cli import strawpot
 
 
 @pytest.fixture(autouse=True)
@@ -120,7 +114,7 @@ def test_a_corrupt_database_is_a_clear_error(tmp_path: Path) -> None:
     (root / "strawpot.toml").write_text("")
     (root / ".strawpot").mkdir()
     (folder).rename(root / ".strawpot" / "memory")
-    proc = cli(root, "memory", "list")
+    proc = strawpot("memory", "list", cwd=root)
     assert proc.returncode == 1 and "is unreadable" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -162,27 +156,26 @@ def test_the_memory_cli(tmp_path: Path) -> None:
     root = tmp_path / "proj"
     root.mkdir()
     (root / "strawpot.toml").write_text("")
-    first = cli(root, "memory", "remember", "tests run with pytest -q", "--keyword", "testing")
+    first = strawpot("memory", "remember", "tests run with pytest -q", "--keyword", "testing", cwd=root)
     assert first.returncode == 0, first.stderr
     entry_id = first.stdout.strip()
-    assert cli(root, "memory", "remember", "only for reviewers", "--scope", "role", "--role", "reviewer").returncode == 0
-    found = json.loads(cli(root, "memory", "recall", "pytest", "--json").stdout)["entries"]
+    assert strawpot("memory", "remember", "only for reviewers", "--scope", "role", "--role", "reviewer", cwd=root).returncode == 0
+    found = json.loads(strawpot("memory", "recall", "pytest", "--json", cwd=root).stdout)["entries"]
     assert [e["id"] for e in found] == [entry_id] and found[0]["keywords"] == ["testing"]
-    listed = cli(root, "memory", "list").stdout.splitlines()
+    listed = strawpot("memory", "list", cwd=root).stdout.splitlines()
     assert len(listed) == 2 and "role:reviewer  only for reviewers" in listed[0]
-    assert cli(root, "memory", "forget", entry_id).returncode == 0
-    again = cli(root, "memory", "forget", entry_id)
+    assert strawpot("memory", "forget", entry_id, cwd=root).returncode == 0
+    again = strawpot("memory", "forget", entry_id, cwd=root)
     assert again.returncode == 2 and f"no memory entry {entry_id!r}" in again.stderr
-    assert cli(root, "memory", "remember", "x", "--scope", "role").returncode == 2
+    assert strawpot("memory", "remember", "x", "--scope", "role", cwd=root).returncode == 2
 
 
 @pytest.mark.e2e
 def test_what_one_session_remembers_is_in_the_next_sessions_memory_prompt(project) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    first = cli(project.root, "start", "--headless", "--task",
-                "remember:the build needs libfoo then remember@role:orchestrators plan first")
+    first = strawpot("start", "--headless", "--task", "remember:the build needs libfoo then remember@role:orchestrators plan first", cwd=project.root)
     assert first.returncode == 0, first.stderr
-    second = cli(project.root, "start", "--headless", "--task", "memory then delegate:implementer:memory")
+    second = strawpot("start", "--headless", "--task", "memory then delegate:implementer:memory", cwd=project.root)
     assert second.returncode == 0, second.stderr
     own, _, child = second.stdout.partition("What was remembered")[2].partition("What was remembered")
     assert "- [project] the build needs libfoo" in own and "- [role] orchestrators plan first" in own
@@ -194,7 +187,7 @@ def test_a_broken_provider_leaves_the_run_going_without_memory(project, tmp_path
     project.build()
     env = {"STRAWPOT_MEMORY_PROVIDER": "broken",
            "PYTHONPATH": os.pathsep.join([str(_broken_entry_point(tmp_path)), os.environ.get("PYTHONPATH", "")])}
-    proc = cli(project.root, "start", "--headless", "--task", "remember:x then recall:x then echo:done", env=env)
+    proc = strawpot("start", "--headless", "--task", "remember:x then recall:x then echo:done", cwd=project.root, extra_env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "done"
     assert proc.stderr.count("memory provider 'broken' failed to load") == 1
@@ -245,7 +238,7 @@ def test_a_third_party_provider_from_an_entry_point_fills_the_memory_prompt(proj
     project.build()
     env = {"STRAWPOT_MEMORY_PROVIDER": "notes",
            "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    proc = cli(project.root, "start", "--headless", "--task", "memory then remember:x", env=env)
+    proc = strawpot("start", "--headless", "--task", "memory then remember:x", cwd=project.root, extra_env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["notes for orchestrator about memory from memory", "remembered n1"]
     assert (project.state_dir / "dumped.txt").read_text() == proc.stdout.rstrip("\n")
@@ -258,11 +251,11 @@ def test_an_entry_over_the_limit_is_refused_at_remember_time(tmp_path: Path) -> 
     root = tmp_path / "proj"
     root.mkdir()
     (root / "strawpot.toml").write_text("")
-    proc = cli(root, "memory", "remember", "x" * 120_000)  # 200 KB is over what one argument may hold
+    proc = strawpot("memory", "remember", "x" * 120_000, cwd=root)  # 200 KB is over what one argument may hold
     assert proc.returncode == 2 and "a memory entry holds at most 8 KiB and this one is 117 KiB" in proc.stderr
     with pytest.raises(MemoryFailure, match="holds at most 8 KiB"):  # what `mcp serve` turns into the tool's error
         SqliteMemory(tmp_path / "memory").remember("y" * 9000, [], "global")
-    assert cli(root, "memory", "list").stdout == ""
+    assert strawpot("memory", "list", cwd=root).stdout == ""
 
 
 @pytest.mark.e2e
@@ -276,13 +269,12 @@ def test_start_runs_with_a_megabyte_of_remembered_text_and_says_what_was_left_ou
         for name in ("a", "b"):
             store._insert(conn, f"big-{name}", "z" * 100_000, [], "project", "", 0.0)
         conn.execute("COMMIT")
-    proc = cli(project.root, "start", "--headless", "--task", "memory")
+    proc = strawpot("start", "--headless", "--task", "memory", cwd=project.root)
     assert proc.returncode == 0, proc.stderr[-2000:]
     prompt = proc.stdout.partition("What was remembered")[2]
     assert 8_000 < len(prompt.encode()) <= 16 * 1024
     assert "more remembered entries left out: the memory prompt is bounded by [memory] max_prompt_bytes" in prompt
-    smaller = cli(project.root, "start", "--headless", "--task", "memory",
-                  env={"STRAWPOT_MEMORY_MAX_PROMPT_BYTES": "4096"})
+    smaller = strawpot("start", "--headless", "--task", "memory", cwd=project.root, extra_env={"STRAWPOT_MEMORY_MAX_PROMPT_BYTES": "4096"})
     assert smaller.returncode == 0 and len(smaller.stdout.partition("What was remembered")[2].encode()) <= 4096
 
 
@@ -292,7 +284,7 @@ def test_a_role_prompt_too_large_for_one_argument_names_the_role(project) -> Non
 
     project.roles = {**standard_roles(), "orchestrator": role_md("orchestrator", body="w" * 200_000)}
     project.build()
-    proc = cli(project.root, "start", "--headless", "--task", "echo:x")
+    proc = strawpot("start", "--headless", "--task", "echo:x", cwd=project.root)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "the prompt of role orchestrator" in proc.stderr and "is 195 KiB" in proc.stderr
     assert "Argument list too long" not in proc.stderr
@@ -318,7 +310,7 @@ def test_a_memory_store_that_is_a_symlink_is_refused_and_its_target_untouched(tm
     else:
         (root / ".strawpot" / "memory").symlink_to(elsewhere)
     for args in (("list",), ("remember", "x")):
-        proc = cli(root, "memory", *args)
+        proc = strawpot("memory", *args, cwd=root)
         assert proc.returncode == 1 and "is a symlink; the memory store is only kept in a real folder" in proc.stderr
         assert "Traceback" not in proc.stderr
     assert target.read_bytes() == b"" and stat.S_IMODE(target.stat().st_mode) == 0o644
@@ -332,6 +324,6 @@ def test_memory_list_and_recall_print_no_escape_sequence(tmp_path: Path) -> None
     SqliteMemory(root / ".strawpot" / "memory").remember("title \x1b]0;pwned\x07 and \x1b[2J clear\r", ["k"],
                                                          "project")
     for args in (("list",), ("recall", "title")):
-        out = cli(root, "memory", *args).stdout
+        out = strawpot("memory", *args, cwd=root).stdout
         assert "title  and  clear?" in out and "\x1b" not in out and "\x07" not in out
-    assert "\x1b]0;pwned\x07" in json.loads(cli(root, "memory", "list", "--json").stdout)["entries"][0]["content"]
+    assert "\x1b]0;pwned\x07" in json.loads(strawpot("memory", "list", "--json", cwd=root).stdout)["entries"][0]["content"]

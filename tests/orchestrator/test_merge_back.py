@@ -14,6 +14,7 @@ from orchestrator.isolation import MERGED, IsolatedEnv, Merged
 from orchestrator.leftovers import recover
 from orchestrator.worktree import WorktreeIsolator
 from strawpot.model.errors import ConflictError
+from tests._cli import strawpot
 from tests.orchestrator._merge_scenario import (
     IDENTITY,
     agent_edits,
@@ -26,7 +27,6 @@ from tests.orchestrator._merge_scenario import (
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = "run_20261125_120000_abcdef"
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
 
 
 @pytest.fixture(autouse=True)
@@ -220,8 +220,7 @@ def test_sigkill_at_every_step_of_the_merge_leaves_the_tree_untouched_or_fully_m
             break
         assert proc.returncode == -9, proc.stderr
         if step % 10 == 1:  # the next strawpot command undoes a half-done merge; in between, the same call in-process
-            recovered = subprocess.run([*STRAWPOT, "sessions", "--prune"], cwd=root,
-                                       capture_output=True, text=True, timeout=60, env={**os.environ, **IDENTITY})
+            recovered = strawpot("sessions", "--prune", cwd=root, extra_env=IDENTITY, timeout=60)
             assert recovered.returncode == 0, recovered.stderr
         else:
             recover(root)

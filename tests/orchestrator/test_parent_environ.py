@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests._cli import STRAWPOT
+
 pytestmark = pytest.mark.e2e
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
 TOKEN = "sh_" + "5ec7e7" * 8
 
 

@@ -9,24 +9,22 @@ import os
 import pty
 import struct
 import subprocess
-import sys
 import termios
 from pathlib import Path
 
 import pytest
 
+from tests._cli import STRAWPOT, strawpot
 from tests._pty import talk
 from tests.orchestrator._merge_scenario import IDENTITY, git
 
 pytestmark = pytest.mark.e2e
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
 HOOK = "#!/bin/sh\ntouch \"$HOME/PWNED\"\n"
 
 
 
 def run(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **IDENTITY, **(env or {})}, stdin=subprocess.DEVNULL)
+    return strawpot(*args, cwd=root, extra_env={**IDENTITY, **(env or {})}, timeout=120)
 
 
 def branches(root: Path) -> list[str]:

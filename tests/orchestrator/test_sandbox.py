@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tests._cli import strawpot
+
 pytestmark = pytest.mark.e2e
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
 IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
             "GIT_COMMITTER_EMAIL": "t@example.org"}
 KEY = "-----BEGIN OPENSSH PRIVATE KEY----- not-a-real-key"
@@ -62,8 +63,7 @@ def listener() -> Iterator[int]:
 
 def run(root: Path, home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "XDG_CONFIG"))}
-    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=90,
-                          env={**environ, **IDENTITY, "HOME": str(home), **env})
+    return strawpot(*args, cwd=root, env={**environ, **IDENTITY, "HOME": str(home), **env})
 
 
 def hostile_task(home: Path, root: Path, port: int) -> str:

@@ -8,19 +8,18 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests._cli import STRAWPOT, strawpot
 from tests._short_paths import short_folder
 from tests.orchestrator._merge_scenario import IDENTITY, git
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 
 pytestmark = pytest.mark.e2e
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
 
 
 
@@ -93,8 +92,8 @@ def test_a_sandboxed_agent_can_reach_no_other_run(projects, environ, other_run):
     same = Path(other_run["isolation"]["repo"]) == mine.root  # another project's files are as readable as any
     reads = f"then try:read:{run_dir}/session.json then try:read:{worktree}/.gitignore " if same else ""
     task = f"try:connect:{socket_path} {reads}then delegate:implementer:echo:my own run still answers"
-    proc = subprocess.run([*STRAWPOT, "start", "--headless", "--isolation", "worktree", "--sandbox", "bwrap",
-                           "--task", task], cwd=mine.root, env=environ, capture_output=True, text=True, timeout=90)
+    proc = strawpot("start", "--headless", "--isolation", "worktree", "--sandbox", "bwrap", "--task", task,
+                    cwd=mine.root, env=environ)
     assert proc.returncode == 0, proc.stderr
     refused = ["refused connect: [Errno 2] No such file or directory"]
     if same:
@@ -109,8 +108,7 @@ def test_the_socket_is_in_a_folder_of_its_runs_own_and_unsandboxed_it_is_reachab
     base = environ.get("XDG_RUNTIME_DIR") or "/tmp"
     assert other_run["denden_addr"].startswith(f"unix:{base}/strawpot-"), other_run
     socket_path = other_run["denden_addr"].removeprefix("unix:")
-    proc = subprocess.run([*STRAWPOT, "start", "--headless", "--task", f"try:connect:{socket_path}"],
-                          cwd=projects[0].root, env=environ, capture_output=True, text=True, timeout=90)
+    proc = strawpot("start", "--headless", "--task", f"try:connect:{socket_path}", cwd=projects[0].root, env=environ)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"connected {socket_path}"
 
@@ -134,14 +132,12 @@ def test_a_tcp_runs_token_is_where_no_sandboxed_agent_of_any_project_can_read_it
         run_dir = Path(record["isolation"]["repo"]) / ".strawpot" / "sessions" / record["run_id"]
         assert not (run_dir / TOKEN_FILE).exists()
         task = f"try:read:{token_path} then try:read:{run_dir}/session.json"
-        done = subprocess.run([*STRAWPOT, "start", "--headless", "--sandbox", "bwrap", "--task", task],
-                              cwd=mine.root, env=environ, capture_output=True, text=True, timeout=90)
+        done = strawpot("start", "--headless", "--sandbox", "bwrap", "--task", task, cwd=mine.root, env=environ)
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines()[0] == f"refused read: [Errno 2] No such file or directory: '{token_path}'"
         assert record["run_id"] in done.stdout  # the other project's record stays readable: only the token moved
         assert token_path.read_text() not in done.stdout
-        cancelled = subprocess.run([*STRAWPOT, "cancel", record["run_id"]], cwd=theirs.root, env=environ,
-                                   capture_output=True, text=True, timeout=60)
+        cancelled = strawpot("cancel", record["run_id"], cwd=theirs.root, env=environ, timeout=60)
         assert cancelled.returncode == 0, cancelled.stderr  # the owner's cancel still finds it
         proc.wait(timeout=30)
         assert not token_path.parent.exists()  # removed with the server

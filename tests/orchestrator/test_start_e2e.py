@@ -6,31 +6,29 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests._cli import STRAWPOT, strawpot
 from tests._short_paths import short_folder
 
 pytestmark = pytest.mark.e2e
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
 
 
-def strawpot(project, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
-    return subprocess.run([*STRAWPOT, *args], cwd=project.root, capture_output=True, text=True, timeout=timeout,
-                          env=env or dict(os.environ))
+def run_in(project, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
+    return strawpot(*args, cwd=project.root, env=env, timeout=timeout)
 
 
 def start(project, task: str, *extra: str, **kw) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
-    return strawpot(project, "start", "--headless", "--task", task, *extra, **kw)
+    return run_in(project, "start", "--headless", "--task", task, *extra, **kw)
 
 
 def only_run(project) -> dict:  # type: ignore[no-untyped-def]
-    runs = json.loads(strawpot(project, "sessions", "--json").stdout)["sessions"]
+    runs = json.loads(run_in(project, "sessions", "--json").stdout)["sessions"]
     assert len(runs) == 1
-    agents = json.loads(strawpot(project, "agents", runs[0]["run_id"], "--json").stdout)["agents"]
+    agents = json.loads(run_in(project, "agents", runs[0]["run_id"], "--json").stdout)["agents"]
     return {"run": runs[0], "agents": agents}
 
 
@@ -152,7 +150,7 @@ def test_missing_tool_refuses_before_spawning(project, tmp_path: Path) -> None: 
 
 def test_headless_needs_a_task(project) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    proc = strawpot(project, "start", "--headless")
+    proc = run_in(project, "start", "--headless")
     assert proc.returncode == 2
     assert "--headless needs --task" in proc.stderr
 
@@ -191,15 +189,15 @@ def _wait_for_running(project, count: int, timeout: float = 15) -> list[dict]:  
 
 def test_sessions_and_agents_tables(project) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    assert "no sessions yet" in strawpot(project, "sessions").stderr
+    assert "no sessions yet" in run_in(project, "sessions").stderr
     assert start(project, "delegate:reviewer:echo:ok").returncode == 0
     run_id = only_run(project)["run"]["run_id"]
-    listing = strawpot(project, "sessions")
+    listing = run_in(project, "sessions")
     assert listing.returncode == 0 and run_id in listing.stdout and "succeeded" in listing.stdout
-    agents = strawpot(project, "agents", run_id)
+    agents = run_in(project, "agents", run_id)
     assert agents.returncode == 0
     assert "orchestrator-" in agents.stdout and "reviewer-" in agents.stdout and "stub-agent" in agents.stdout
-    missing = strawpot(project, "agents", "run_nope")
+    missing = run_in(project, "agents", "run_nope")
     assert missing.returncode == 2 and "no run 'run_nope'" in missing.stderr
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.session import AgentRecord, Session, State
+from orchestrator.session import AgentRecord, Session, State, exit_code_for
 
 ROOT = Path(__file__).resolve().parents[2]
 STATES = "|".join(s.value for s in State)
@@ -89,3 +89,11 @@ def test_mypy_refuses_an_unknown_change_or_a_raw_state() -> None:
     errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
     assert [e.split(":")[1] for e in errors] == ["4", "5"], checked.stdout
     assert '"colour"' in errors[0] and 'expected "State"' in errors[1]
+
+
+@pytest.mark.parametrize(("state", "code", "recorded"), [
+    ("cancelled", -15, 130), ("cancelled", -9, 130), ("cancelled", None, 130), ("interrupted", 130, 130),
+    ("failed", -9, 137), ("failed", 3, 3), ("succeeded", 0, 0), ("timed_out", None, None),
+])
+def test_one_exit_code_convention_for_ended_runs(state: str, code: int | None, recorded: int | None) -> None:
+    assert exit_code_for(state, code) == recorded

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from tests._cli import STRAWPOT
+
 pytestmark = pytest.mark.e2e
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
 # the user's shell: run the command on this terminal, then show the input typed (or pushed) meanwhile
 SHELL = """
 import os, select, subprocess, sys

@@ -13,17 +13,17 @@ import shlex
 import shutil
 import stat
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests._cli import STRAWPOT
 from tests.orchestrator._agents import typed_agent
 
 pytestmark = pytest.mark.e2e
-STRAWPOT = f"{shlex.quote(sys.executable)} -m strawpot.cli"
+COMMAND = shlex.join(STRAWPOT)  # typed into a terminal
 
 
 class Terminal:
@@ -105,7 +105,7 @@ def _run_alive(run_id: str) -> bool:
 
 def test_start_in_tmux_detach_reattach_and_end(project, terminal, pid_alive, tmp_path) -> None:  # type: ignore[no-untyped-def]
     project.build(typed_agent(tmp_path))
-    first = terminal.open(f"{STRAWPOT} start")
+    first = terminal.open(f"{COMMAND} start")
     # the run's own start asks for the missing variable on the session's terminal
     terminal.wait_for(first, "STUB_TOKEN (input hidden, empty to skip):")
     terminal.keys(first, "typed-in-tmux", "Enter")
@@ -128,7 +128,7 @@ def test_start_in_tmux_detach_reattach_and_end(project, terminal, pid_alive, tmp
     root = next(a for a in detached["agents"] if a["parent"] is None)
     assert detached["state"] == "running" and pid_alive(root["pid"]) and pid_alive(detached["owner_pid"])
 
-    second = terminal.open(f"{STRAWPOT} attach {run_id}")
+    second = terminal.open(f"{COMMAND} attach {run_id}")
     screen = terminal.wait_for(second, "from-a-sub-agent")  # the same session, its history intact
     terminal.keys(second, "exit", "Enter")
     screen = terminal.wait_for(second, "EXIT=0")
@@ -137,13 +137,13 @@ def test_start_in_tmux_detach_reattach_and_end(project, terminal, pid_alive, tmp
     assert ended["state"] == "succeeded" and {a["state"] for a in ended["agents"]} == {"succeeded"}
     assert not pid_alive(root["pid"]) and not pid_alive(ended["owner_pid"])
     assert not _run_alive(run_id)
-    late = terminal.open(f"{STRAWPOT} attach {run_id}")
+    late = terminal.open(f"{COMMAND} attach {run_id}")
     assert "has ended (succeeded, exit code 0)" in terminal.wait_for(late, "EXIT=2")
 
 
 def test_a_terminal_is_asked_for_missing_env_and_may_save_it(project, terminal, tmp_path) -> None:  # type: ignore[no-untyped-def]
     project.build(typed_agent(tmp_path))
-    window = terminal.open(f"{STRAWPOT} start --attach direct --task env:STUB_TOKEN")
+    window = terminal.open(f"{COMMAND} start --attach direct --task env:STUB_TOKEN")
     terminal.wait_for(window, "STUB_TOKEN (input hidden, empty to skip):")
     assert "Token the stub agent pretends to need" in terminal.screen(window)
     terminal.keys(window, "s3cret-value", "Enter")
@@ -155,14 +155,14 @@ def test_a_terminal_is_asked_for_missing_env_and_may_save_it(project, terminal, 
     assert config.read_text() == '[agents.stub-agent.env]\nSTUB_TOKEN = "s3cret-value"\n'
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
 
-    again = terminal.open(f"{STRAWPOT} start --attach direct --task env:STUB_TOKEN")  # saved: not asked again
+    again = terminal.open(f"{COMMAND} start --attach direct --task env:STUB_TOKEN")  # saved: not asked again
     screen = terminal.wait_for(again, "EXIT=0")
     assert "input hidden" not in screen and "s3cret-value" in screen
 
 
 def test_attach_tmux_with_a_task_runs_it_in_a_session_to_its_end(project, terminal) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    window = terminal.open(f"{STRAWPOT} start --attach tmux --task 'echo:in-tmux then fail:3'")
+    window = terminal.open(f"{COMMAND} start --attach tmux --task 'echo:in-tmux then fail:3'")
     screen = terminal.wait_for(window, "EXIT=3")
     run = _session(project)
     assert f"run {run['run_id']} failed (exit code 3)" in screen

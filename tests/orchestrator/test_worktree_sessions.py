@@ -15,9 +15,9 @@ import pytest
 
 from orchestrator.worktree import WorktreeIsolator
 from strawpot.model.errors import UsageError
+from tests._cli import STRAWPOT, strawpot
 
 pytestmark = pytest.mark.e2e
-STRAWPOT = [sys.executable, "-c", "import sys; from strawpot.cli import main; sys.exit(main())"]
 IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
             "GIT_COMMITTER_EMAIL": "t@example.org"}
 
@@ -30,8 +30,7 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def run(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=90,
-                          env={**os.environ, **IDENTITY, **(env or {})})
+    return strawpot(*args, cwd=root, extra_env={**IDENTITY, **(env or {})})
 
 
 def start(root: Path, task: str, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from tests._cli import strawpot
 from tests._live_registry import LiveRegistry, start_registry
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
 BIN = Path(sys.executable).parent
-STRAWPOT = str(BIN / "strawpot")
 _OWN_VARS = ("STRAWPOT_TOKEN", "STRAWPOT_REGISTRY_URL", "STRAWPOT_HOME", "STRAWHUB_API_URL", "STRAWHUB_TOKEN")
 
 
@@ -34,13 +34,9 @@ class Env:
 
     def run(
         self, *args: str, cwd: Path | None = None, input: str | None = None, timeout: float = 120,
-        extra: dict[str, str] | None = None, program: str = STRAWPOT,
+        extra: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        env = {**self.vars, **(extra or {})}
-        return subprocess.run(
-            [program, *args], cwd=cwd or self.root, env=env, input=input, capture_output=True,
-            text=True, timeout=timeout, check=False,
-        )
+        return strawpot(*args, cwd=cwd or self.root, env=self.vars, extra_env=extra, input=input, timeout=timeout)
 
     @property
     def config_file(self) -> Path:
@@ -168,16 +164,6 @@ def write_package(dest: Path, files: dict[str, str | bytes], executables: tuple[
 def make_package() -> object:
     """`make_package(dest, {path: text or bytes}, executables=(...))` writes a package folder."""
     return write_package
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """`strawpot ARGS` in-process: its exit code, stdout and stderr (never a traceback)."""
-    from strawpot.cli import main
-
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 @pytest.fixture

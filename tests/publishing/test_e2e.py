@@ -16,6 +16,7 @@ import pytest
 
 from strawpot.model.archive import read_archive
 from strawpot.publishing.prepare import set_frontmatter_version
+from tests._cli import strawpot
 
 pytestmark = pytest.mark.e2e
 
@@ -34,12 +35,11 @@ def published(module_registry, tmp_path_factory: pytest.TempPathFactory) -> dict
     home = tmp_path_factory.mktemp("publisher")
     env.update(STRAWPOT_TOKEN=reg.token, STRAWPOT_REGISTRY_URL=reg.url, STRAWPOT_CONFIG_DIR=str(home / "config"),
                STRAWPOT_CACHE_DIR=str(home / "cache"), HOME=str(home), NO_COLOR="1")
-    strawpot = str(Path(sys.executable).parent / "strawpot")
     jobs = [[str(FIXTURES / "skills" / s)] for s in SKILLS]
     jobs += [[str(FIXTURES / "roles" / "scout")], [str(FIXTURES / "agents" / "stub-agent"), "--version", "0.1.0"]]
     outputs = []
     for job in jobs:
-        result = subprocess.run([strawpot, "publish", *job], env=env, cwd=home, capture_output=True, text=True, timeout=120)
+        result = strawpot("publish", *job, env=env, cwd=home, timeout=120)
         assert result.returncode == 0, result.stderr
         outputs.append(result.stdout.strip())
     assert outputs == [

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ from registry_server.storage.postgres import PostgresStorage
 from registry_server.storage.s3 import S3Blobs
 from registry_server.storage.sql import SQLStorage
 from registry_server.storage.sqlite import SQLiteStorage
+from tests._cli import strawpot
 from tests._live_registry import start_registry
 from tests._services import PASSWORD, Postgres, s3_server
 from tests.registry_server._helpers import main_md
@@ -30,8 +30,7 @@ BROKEN = schema.Migration(2, "half of it works", (
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "strawpot.cli", "registry", *args], capture_output=True, text=True,
-                          timeout=120, check=False)
+    return strawpot("registry", *args, cwd=Path.cwd(), timeout=120)
 
 
 def storage_args(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> list[str]:

@@ -10,6 +10,7 @@ import pytest
 
 from registry_server import MemoryStorage
 from registry_server.packages import MAX_QUERY
+from tests._cli import strawpot
 from tests._live_registry import start_registry
 from tests.registry_server._helpers import Api, skill
 from tests.registry_server.conftest import make_api
@@ -66,13 +67,9 @@ def test_serve_takes_public_url_from_the_flag(tmp_path: Path) -> None:
 
 
 def test_serve_refuses_a_public_url_that_is_not_http(tmp_path: Path) -> None:
-    import subprocess
 
-    from tests._live_registry import strawpot_command
-
-    done = subprocess.run(strawpot_command("registry", "serve", "--port", "0", "--data", str(tmp_path),
-                                           "--public-url", "javascript:alert(1)"),
-                          capture_output=True, text=True, timeout=60)
+    done = strawpot("registry", "serve", "--port", "0", "--data", tmp_path, "--public-url", "javascript:alert(1)",
+                    cwd=tmp_path, timeout=60)
     assert done.returncode == 2 and "is not an http(s)://HOST[:PORT][/PATH] address" in done.stderr
 
 

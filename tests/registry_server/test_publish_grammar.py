@@ -4,14 +4,13 @@ with ranges before still resolves (lenient on read, strict on write)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from starlette.testclient import TestClient
 
 from registry_server import SQLiteStorage, create_app, create_token
 from registry_server.storage.base import Storage
+from tests._cli import strawpot
 from tests._live_registry import start_registry
 from tests.registry_server._helpers import Api, role, skill
 from tests.registry_server.conftest import make_api
@@ -101,6 +100,5 @@ def test_registry_serve_allow_ranges_flag_and_setting(tmp_path: Path) -> None:
     with start_registry(tmp_path / "ranges", serve_args=("--allow-ranges",)) as reg:
         assert publish(reg.url, reg.token, "foo", []).status_code == 201
         assert publish(reg.url, reg.token, "bar", ["foo>=1.0.0"]).status_code == 201
-    help_text = subprocess.run([sys.executable, "-m", "strawpot.cli", "registry", "serve", "--help"],
-                               capture_output=True, text=True, check=True).stdout
+    help_text = strawpot("registry", "serve", "--help", cwd=Path.cwd()).stdout
     assert "--allow-ranges" in help_text

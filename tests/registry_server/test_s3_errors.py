@@ -17,6 +17,7 @@ from registry_server import create_app, create_token
 from registry_server.storage import SQLiteStorage
 from registry_server.storage.base import StorageUnavailable
 from registry_server.storage.s3 import S3Blobs
+from tests._cli import strawpot
 from tests._services import S3Server
 from tests.registry_server._helpers import Api, skill
 from tests.registry_server.conftest import TestClient
@@ -113,14 +114,11 @@ def test_remote_blobs_are_read_off_the_event_loop_and_large_ones_streamed(s3: S3
 
 def test_gc_against_a_bucket_that_denies_deletes_is_one_line_and_exit_1(s3: S3Server, bucket: str,
                                                                          tmp_path: Path) -> None:
-    import subprocess
-    import sys
 
     S3Blobs(f"s3://{bucket}/p", endpoint=s3.endpoint).put(b"an orphan")
     _deny(s3.endpoint, bucket, "s3:DeleteObject")
-    done = subprocess.run([sys.executable, "-m", "strawpot.cli", "registry", "gc", "--grace", "0s", "--data",
-                           str(tmp_path / "data"), "--blobs", f"s3://{bucket}/p", "--s3-endpoint", s3.endpoint],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = strawpot("registry", "gc", "--grace", "0s", "--data", tmp_path / "data", "--blobs", f"s3://{bucket}/p",
+                    "--s3-endpoint", s3.endpoint, cwd=tmp_path, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "DeleteObject: AccessDenied" in done.stderr or "DeleteObject: 403" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 2, done.stderr

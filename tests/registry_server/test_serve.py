@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests._cli import STRAWPOT, strawpot
 from tests._live_registry import spawn_server, stop_server
 
 
 def test_serve_creates_the_default_data_folder_and_prints_its_url(tmp_path: Path) -> None:
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "registry", "serve", "--port", "0"],
+        process = subprocess.Popen([*STRAWPOT, "registry", "serve", "--port", "0"],
                                    cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=out)
     try:
         deadline = time.monotonic() + 30
@@ -47,11 +47,6 @@ def test_rate_limit_on_the_wire(tmp_path: Path) -> None:
         stop_server(process)
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "strawpot.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=60, check=False)
-
-
 def test_serve_on_a_port_in_use_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
     import socket
 
@@ -59,14 +54,14 @@ def test_serve_on_a_port_in_use_is_one_line_and_creates_nothing(tmp_path: Path) 
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = _cli("registry", "serve", "--port", str(port), "--data", str(tmp_path / "data"), cwd=tmp_path)
+        result = strawpot("registry", "serve", "--port", str(port), "--data", str(tmp_path / "data"), cwd=tmp_path)
     assert result.returncode == 1, result.stderr  # uvicorn's own exit code here was 3 ("resolution conflict")
     assert f"error: cannot listen on 127.0.0.1:{port}" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "data").exists()
 
 
 def test_serve_on_an_unknown_host_is_a_usage_error(tmp_path: Path) -> None:
-    result = _cli("registry", "serve", "--host", "no-such-host.invalid", "--port", "0",
+    result = strawpot("registry", "serve", "--host", "no-such-host.invalid", "--port", "0",
                   "--data", str(tmp_path / "data"), cwd=tmp_path)
     assert result.returncode == 2 and "error: --host 'no-such-host.invalid'" in result.stderr, result.stderr
     assert not (tmp_path / "data").exists()
@@ -77,7 +72,7 @@ def test_serve_on_an_unknown_host_is_a_usage_error(tmp_path: Path) -> None:
 def test_a_data_folder_that_cannot_be_one_is_a_usage_error(tmp_path: Path, command: list[str], where: str) -> None:
     (tmp_path / "file").write_text("x")
     data = where if where.startswith("/") else str(tmp_path / where)
-    result = _cli("registry", *command, "--data", data, cwd=tmp_path)
+    result = strawpot("registry", *command, "--data", data, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert f"error: --data {data}: cannot use it as the registry's data folder" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""

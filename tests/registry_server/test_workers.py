@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +18,7 @@ import httpx
 import pytest
 
 from strawpot.model.plural import count
+from tests._cli import strawpot
 from tests._live_registry import LiveRegistry, create_token, spawn_server, stop_server
 from tests.registry_server._helpers import main_md
 from tests.registry_server.conftest import Backend
@@ -151,8 +151,7 @@ def test_publish_through_one_install_through_the_other_kill_one_mid_publish_then
                 answer = http.get(f"{url_b}/api/v1/skills/hot/versions/{version}/archive")
                 assert answer.status_code == 200 and answer.headers["etag"] == f'"{sha256(answer.content).hexdigest()}"'
 
-        collected = subprocess.run([*_strawpot(), "registry", "gc", "--grace", "0s", "--data", str(data), *args],
-                                   capture_output=True, text=True, timeout=120)
+        collected = strawpot("registry", "gc", "--grace", "0s", "--data", data, *args, cwd=tmp_path, timeout=120)
         assert collected.returncode == 0, collected.stderr
         assert f"removed {count(orphans, 'blob')}" in collected.stdout  # exactly the killed publish's blobs
         assert objects() == baseline
@@ -163,10 +162,6 @@ def test_publish_through_one_install_through_the_other_kill_one_mid_publish_then
     finally:
         stop_server(writer)
         stop_server(reader)
-
-
-def _strawpot() -> list[str]:
-    return [sys.executable, "-m", "strawpot.cli"]
 
 
 def _swallow(call: Callable[[], object]) -> None:

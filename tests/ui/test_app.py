@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 from dashboard.app import create_app, home_path
 from dashboard.logtail import tail
 from dashboard.security import COOKIE, cookie_name, csrf_token
+from tests._cli import STRAWPOT, strawpot
 
 SECRET = "s3cret-for-this-launch"
 BASE = "http://testserver"
@@ -183,8 +184,7 @@ def test_a_huge_log_is_tailed_not_read_whole(tmp_path: Path) -> None:
 
 def test_ui_refuses_a_remote_host_without_allow_remote(tmp_path: Path) -> None:
     (tmp_path / "strawpot.toml").write_text("")
-    done = subprocess.run([sys.executable, "-m", "strawpot.cli", "ui", "--host", "0.0.0.0", "--no-browser",
-                           "--project", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    done = strawpot("ui", "--host", "0.0.0.0", "--no-browser", "--project", tmp_path, cwd=tmp_path, timeout=60)
     assert done.returncode == 2 and "--allow-remote" in done.stderr
 
 
@@ -213,7 +213,7 @@ def test_strawpot_ui_opens_on_its_project_behind_its_printed_secret(project: Pat
     import urllib.request
 
     env = {**os.environ, "STRAWPOT_DATA_DIR": str(tmp_path / "data")}
-    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser", "--project", str(project)],
+    proc = subprocess.Popen([*STRAWPOT, "ui", "--no-browser", "--project", str(project)],
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stderr is not None
@@ -319,7 +319,7 @@ def test_forms_post_with_their_origin_a_same_origin_referrer_policy(project: Pat
 def test_strawpot_ui_outside_a_project_opens_on_the_projects_list(tmp_path: Path) -> None:
     import re
 
-    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser"], cwd=tmp_path,
+    proc = subprocess.Popen([*STRAWPOT, "ui", "--no-browser"], cwd=tmp_path,
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
@@ -335,14 +335,12 @@ def test_strawpot_ui_on_a_busy_port_or_an_unknown_host_says_so_in_one_line(tmp_p
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        busy = subprocess.run([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser", "--port", str(port)],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+        busy = strawpot("ui", "--no-browser", "--port", str(port), cwd=tmp_path, timeout=60)
     assert busy.returncode == 1
     assert busy.stderr == (f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
                            "hint: pick another --port (0 picks a free one), or stop what is using it\n")
-    unknown = subprocess.run([sys.executable, "-m", "strawpot.cli", "ui", "--no-browser", "--allow-remote",
-                              "--host", "no-such-host.invalid"], cwd=tmp_path, capture_output=True, text=True,
-                             timeout=60, check=False)
+    unknown = strawpot("ui", "--no-browser", "--allow-remote", "--host", "no-such-host.invalid", cwd=tmp_path,
+                       timeout=60)
     assert unknown.returncode == 2 and unknown.stderr.startswith("error: --host 'no-such-host.invalid': "), unknown.stderr
 
 
@@ -387,7 +385,7 @@ def test_the_browser_is_given_a_private_redirect_file_not_the_secret(project: Pa
     import urllib.request
 
     env = {**os.environ, "STRAWPOT_DATA_DIR": str(tmp_path / "data"), "BROWSER": str(_recording_browser(tmp_path))}
-    proc = subprocess.Popen([sys.executable, "-m", "strawpot.cli", "ui", "--project", str(project)],
+    proc = subprocess.Popen([*STRAWPOT, "ui", "--project", str(project)],
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stderr is not None

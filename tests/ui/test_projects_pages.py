@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +14,7 @@ from dashboard.app import create_app, home_path
 from dashboard.security import COOKIE
 from orchestrator.projects import ProjectStore
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
+from tests._cli import strawpot
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 
 SECRET = "projects-secret"
@@ -148,8 +148,7 @@ def test_strawpot_start_records_its_project(tmp_path: Path) -> None:
     project = _built(tmp_path / "proj")
     env = {**os.environ, "STRAWPOT_DATA_DIR": str(tmp_path / "data"), "STRAWPOT_CONFIG_DIR": str(tmp_path / "config"),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run([sys.executable, "-m", "strawpot.cli", "start", "--headless", "--task", "echo:hi"],
-                          cwd=project.root, env=env, capture_output=True, text=True, timeout=120)
+    done = strawpot("start", "--headless", "--task", "echo:hi", cwd=project.root, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     found, _ = ProjectStore(tmp_path / "data").load()
     assert [p.path for p in found] == [project.root.resolve()]

@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 
 from dashboard.app import create_app, home_path
 from dashboard.security import COOKIE
+from tests._cli import strawpot
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 from tests.ui._live import no_script_errors, serving, wait_for
 
@@ -25,7 +26,6 @@ from _browser import start_chromium  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 SECRET = "merge-result-secret"
-STRAWPOT = [sys.executable, "-m", "strawpot.cli"]
 IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
             "GIT_COMMITTER_EMAIL": "t@example.org"}
 
@@ -49,11 +49,6 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "first")
     return root
-
-
-def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=90,
-                          env={**os.environ, **IDENTITY})
 
 
 def _the_run(root: Path) -> dict[str, Any]:
@@ -82,8 +77,8 @@ def _run_page(root: Path, run_id: str, data_dir: Path) -> str:
 ])
 def test_the_merge_result_is_recorded_and_shown(repo: Path, tmp_path: Path, task: str, code: int, state: str,
                                                 result: str) -> None:
-    proc = _cli(repo, "start", "--headless", "--isolation", "worktree", "--merge", "patch",
-                "--task", task.format(root=repo))
+    proc = strawpot("start", "--headless", "--isolation", "worktree", "--merge", "patch", "--task",
+                    task.format(root=repo), cwd=repo, extra_env=IDENTITY)
     assert proc.returncode == code, proc.stderr
     data = _the_run(repo)
     isolation = data["isolation"]
@@ -95,20 +90,20 @@ def test_the_merge_result_is_recorded_and_shown(repo: Path, tmp_path: Path, task
     assert f'<p id="merge-result">Merge result: <q>{escape(expected)}</q></p>' in page
     assert f'<b id="worktree-state">{state}</b>' in page
 
-    shown = _cli(repo, "sessions", "show", data["run_id"])
+    shown = strawpot("sessions", "show", data["run_id"], cwd=repo, extra_env=IDENTITY)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[lines.index(f"worktree: {isolation['branch']} ({state})") + 1] == f"merge: {expected}"
 
 
 def test_a_run_without_a_worktree_records_no_merge_result(repo: Path, tmp_path: Path) -> None:
-    proc = _cli(repo, "start", "--headless", "--task", "echo:done")
+    proc = strawpot("start", "--headless", "--task", "echo:done", cwd=repo, extra_env=IDENTITY)
     assert proc.returncode == 0, proc.stderr
     data = _the_run(repo)
     assert data["merge_result"] == ""
     page = _run_page(repo, data["run_id"], tmp_path / "data")
     assert '<p id="merge-result" hidden>' in page
-    assert "merge:" not in _cli(repo, "sessions", "show", data["run_id"]).stdout
+    assert "merge:" not in strawpot("sessions", "show", data["run_id"], cwd=repo, extra_env=IDENTITY).stdout
 
 
 def test_an_open_run_page_fills_in_the_merge_result_when_the_run_ends(tmp_path: Path) -> None:

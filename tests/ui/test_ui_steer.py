@@ -19,12 +19,12 @@ from dashboard.security import COOKIE, csrf_token
 from orchestrator import questions
 from orchestrator.projects import ProjectStore
 from strawpot.commands.ui import project_settings
+from tests._cli import STRAWPOT, strawpot
 from tests.orchestrator._agents import resumable_agent
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 
 SECRET = "steer-secret"
 BASE = "http://testserver"
-STRAWPOT = [sys.executable, "-m", "strawpot.cli"]
 
 
 @pytest.fixture
@@ -81,8 +81,7 @@ def _result(data: dict[str, Any]) -> str:
 
 
 def _cli(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STRAWPOT, *args], cwd=root, capture_output=True, text=True, timeout=90,
-                          env={**os.environ, **env})
+    return strawpot(*args, cwd=root, extra_env=env)
 
 
 def test_a_question_from_a_session_the_ui_started_is_answered_in_the_ui(project: ProjectFixture) -> None:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +16,7 @@ from orchestrator.memory_sqlite import SqliteMemory
 from orchestrator.projects import ProjectStore
 from strawpot.commands.ui import project_settings
 from strawpot.model.layout import Project
+from tests._cli import strawpot
 
 SECRET = "memory-secret"
 BASE = "http://testserver"
@@ -78,9 +76,7 @@ def test_search_finds_what_strawpot_memory_recall_finds(root: Path) -> None:
     store.remember("deploys go through the staging cluster", ["deploy"], "project")
     store.remember("tests run with pytest", ["testing"], "project")
     store.remember("kubernetes manifests live in deploy/", ["deploy", "k8s"], "project")
-    recall = subprocess.run([sys.executable, "-m", "strawpot.cli", "memory", "recall", "deploy kubernetes", "--json",
-                             "--max", "50"], cwd=root, capture_output=True, text=True, timeout=60,
-                            env=dict(os.environ))
+    recall = strawpot("memory", "recall", "deploy kubernetes", "--json", "--max", "50", cwd=root, timeout=60)
     assert recall.returncode == 0, recall.stderr
     expected = [e["id"] for e in json.loads(recall.stdout)["entries"]]
     page = _client(root).get(_m(root), params={"q": "deploy kubernetes"}).text

@@ -8,7 +8,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,9 +16,9 @@ import pytest
 
 from orchestrator.scheduler import serve_in_background
 from orchestrator.schedules import Schedule, ScheduleStore
+from tests._cli import STRAWPOT, strawpot
 
 pytestmark = pytest.mark.e2e
-STRAWPOT = [sys.executable, "-m", "strawpot.cli"]
 
 
 @pytest.fixture
@@ -31,19 +30,14 @@ def env(tmp_path: Path) -> dict[str, str]:
             "NO_COLOR": "1", "COLUMNS": "200"}
 
 
-def cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*STRAWPOT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL, check=False)
-
-
 def add(name: str, project: Path, task: str, env: dict[str, str]) -> None:
-    done = cli("schedule", "add", name, "--cron", "0 9 * * *", "--timezone", "UTC", "--role", "orchestrator",
+    done = strawpot("schedule", "add", name, "--cron", "0 9 * * *", "--timezone", "UTC", "--role", "orchestrator",
                "--task", task, "--project", str(project), env=env, cwd=project)
     assert done.returncode == 0, done.stderr
 
 
 def history(name: str, env: dict[str, str], cwd: Path) -> list[dict[str, object]]:
-    done = cli("schedule", "history", name, "--json", env=env, cwd=cwd)
+    done = strawpot("schedule", "history", name, "--json", env=env, cwd=cwd)
     assert done.returncode == 0, done.stderr
     runs: list[dict[str, object]] = json.loads(done.stdout)["runs"]
     return runs
@@ -60,7 +54,7 @@ def test_run_fires_now_waits_and_exits_with_the_sessions_code(project, env) -> N
     project.build()
     add("triage", project.root, "echo:triaged", env)
     add("broken", project.root, "echo:half then fail:4", env)
-    done = cli("schedule", "run", "triage", env=env, cwd=project.root)
+    done = strawpot("schedule", "run", "triage", env=env, cwd=project.root)
     assert done.returncode == 0, done.stderr
     [run] = history("triage", env, project.root)
     assert done.stdout.strip() == "triaged"  # the session's result, as `strawpot start` prints it
@@ -69,13 +63,13 @@ def test_run_fires_now_waits_and_exits_with_the_sessions_code(project, env) -> N
     recorded = json.loads((project.sessions_dir / str(run["run_id"]) / "session.json").read_text())
     assert recorded["tmux"] == ""  # a headless run with a given run id is not a run inside tmux
 
-    failed = cli("schedule", "run", "broken", env=env, cwd=project.root)
+    failed = strawpot("schedule", "run", "broken", env=env, cwd=project.root)
     [bad] = history("broken", env, project.root)
     assert failed.returncode == 4
     # the session ran and failed: its end line once, not repeated as its own reason
     assert failed.stderr.strip().splitlines()[-1] == f"run {bad['run_id']} failed (exit code 4)"
     assert (bad["outcome"], bad["exit_code"], bad["error"]) == ("failed", 4, "")
-    said = cli("schedule", "history", "broken", env=env, cwd=project.root).stdout
+    said = strawpot("schedule", "history", "broken", env=env, cwd=project.root).stdout
     assert said.strip().endswith(f"  {bad['run_id']}  failed (exit code 4)"), said
 
 
@@ -84,7 +78,7 @@ def test_run_of_a_broken_project_is_one_line_and_recorded(project, env, tmp_path
     add("tampered", project.root, "echo:x", env)
     skill = project.state_dir / "skills" / "coding" / "SKILL.md"
     skill.write_text(skill.read_text().replace("wisely", "BADLY!"))
-    done = cli("schedule", "run", "tampered", env=env, cwd=tmp_path)
+    done = strawpot("schedule", "run", "tampered", env=env, cwd=tmp_path)
     assert done.returncode == 5 and "Traceback" not in done.stderr
     assert done.stderr.splitlines()[0].startswith(
         "error: schedule tampered: the installed packages do not match strawpot.lock: skill coding: SKILL.md")
@@ -95,22 +89,22 @@ def test_run_of_a_broken_project_is_one_line_and_recorded(project, env, tmp_path
     gone.mkdir()
     add("gone", gone, "echo:x", env)
     gone.rmdir()
-    done = cli("schedule", "run", "gone", env=env, cwd=tmp_path)
+    done = strawpot("schedule", "run", "gone", env=env, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.splitlines()[0] == (f"error: schedule gone: project folder {gone} does not exist: create "
                                            "it or remove the schedule")
     assert [r["outcome"] for r in history("gone", env, tmp_path)] == ["failed"]
-    missing = cli("schedule", "run", "nope", env=env, cwd=tmp_path)
+    missing = strawpot("schedule", "run", "nope", env=env, cwd=tmp_path)
     assert missing.returncode == 2 and "error: no schedule named 'nope'" in missing.stderr
 
 
 def test_history_of_an_unknown_name_exits_2_and_of_a_schedule_that_never_fired_says_so(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    unknown = cli("schedule", "history", "nope", env=env, cwd=tmp_path)
+    unknown = strawpot("schedule", "history", "nope", env=env, cwd=tmp_path)
     assert (unknown.returncode, unknown.stdout) == (2, "")
     assert unknown.stderr.splitlines()[0] == "error: no schedule named 'nope', and no history of one"
     project.build()
     add("fresh", project.root, "echo:x", env)
-    fresh = cli("schedule", "history", "fresh", env=env, cwd=tmp_path)
+    fresh = strawpot("schedule", "history", "fresh", env=env, cwd=tmp_path)
     assert (fresh.returncode, fresh.stdout) == (0, "")
     assert fresh.stderr.strip() == "schedule fresh has not fired yet (`strawpot schedule run fresh` fires it now)"
     assert history("fresh", env, tmp_path) == []
@@ -118,7 +112,7 @@ def test_history_of_an_unknown_name_exits_2_and_of_a_schedule_that_never_fired_s
 
 def test_add_warns_when_the_project_cannot_run_it_yet(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
     nowhere = tmp_path / "src" / "app"
-    done = cli("schedule", "add", "later", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
+    done = strawpot("schedule", "add", "later", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
                str(nowhere), env=env, cwd=tmp_path)
     assert done.returncode == 0
     assert done.stderr.splitlines() == [
@@ -127,12 +121,12 @@ def test_add_warns_when_the_project_cannot_run_it_yet(project, env, tmp_path) ->
         "the schedule"]
     unlocked = tmp_path / "unlocked"
     unlocked.mkdir()
-    done = cli("schedule", "add", "unlocked", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
+    done = strawpot("schedule", "add", "unlocked", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
                str(unlocked), env=env, cwd=tmp_path)
     assert done.stderr.splitlines()[-1] == (f"warning: schedule unlocked cannot fire yet: no strawpot.lock in "
                                             f"{unlocked}: run `strawpot lock` there")
     project.build()
-    done = cli("schedule", "add", "ready", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
+    done = strawpot("schedule", "add", "ready", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
                str(project.root), env=env, cwd=tmp_path)
     assert "warning" not in done.stderr
 
@@ -153,7 +147,7 @@ def test_serve_fires_and_a_second_serve_refuses_naming_the_pid(project, env, tmp
     try:
         lock = tmp_path / "data" / "scheduler.lock"
         wait_for(lambda: lock.is_file() and lock.read_text().strip() == str(serving.pid))
-        second = cli("schedule", "serve", env=env, cwd=tmp_path)
+        second = strawpot("schedule", "serve", env=env, cwd=tmp_path)
         assert second.returncode == 1 and "Traceback" not in second.stderr
         assert second.stderr.strip() == (f"error: another scheduler (pid {serving.pid}: `strawpot schedule serve` "
                                          f"or `strawpot ui`) already serves {tmp_path / 'data'}: stop it first")
@@ -211,8 +205,7 @@ def test_a_serve_started_while_the_ui_runs_refuses_naming_the_ui(tmp_path, env) 
         lock = tmp_path / "data" / "scheduler.lock"
         wait_for(lambda: lock.is_file() and lock.read_text().strip() == str(ui.pid))
         # without the lock this serve would serve until killed: a short bound makes that a quick failure
-        second = subprocess.run([*STRAWPOT, "schedule", "serve"], cwd=tmp_path, env=env, capture_output=True,
-                                text=True, timeout=15, stdin=subprocess.DEVNULL, check=False)
+        second = strawpot("schedule", "serve", cwd=tmp_path, env=env, timeout=15)
         assert second.returncode == 1, second.stderr
         assert second.stderr.strip() == (f"error: another scheduler (pid {ui.pid}: `strawpot schedule serve` "
                                          f"or `strawpot ui`) already serves {tmp_path / 'data'}: stop it first")
@@ -246,7 +239,7 @@ def test_a_symlinked_scheduler_lock_is_refused_in_one_line_and_its_target_kept(e
     (tmp_path / "data").mkdir()
     lock = tmp_path / "data" / "scheduler.lock"
     lock.symlink_to(precious)
-    served = cli("schedule", "serve", env=env, cwd=tmp_path)
+    served = strawpot("schedule", "serve", env=env, cwd=tmp_path)
     assert served.returncode == 1 and served.stderr.splitlines() == [
         f"error: cannot lock {lock}: a symbolic link, not followed",
         "hint: remove it (no scheduler runs while it is there)"], served.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.test_hostile_cli import assert_clean_failure, run
+from tests.commands.test_hostile_cli import assert_clean_failure, run
 
 
 def test_add_list_history_remove_round_trip(tmp_path: Path) -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-STRAWPOT = str(Path(sys.executable).parent / "strawpot")
+from tests._cli import strawpot
+
 SHA = "a" * 64
 
 
@@ -21,9 +21,7 @@ def run(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str | N
     base.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
                 STRAWPOT_HOME=str(cwd / ".global"), STRAWPOT_REGISTRY_URL="http://127.0.0.1:9", NO_COLOR="1",
                 COLUMNS="200")
-    base.update(env or {})
-    return subprocess.run([STRAWPOT, *args], cwd=cwd, env=base, input=input, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    return strawpot(*args, cwd=cwd, env=base, extra_env=env, input=input, timeout=timeout)
 
 
 def assert_clean_failure(result: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
@@ -173,7 +171,7 @@ class _NonsenseRegistry:
 )
 def test_a_registry_answer_that_confirms_nothing_is_not_a_success(tmp_path: Path, command: list[str],
                                                                    message: str) -> None:
-    fixtures = str(Path(__file__).resolve().parents[1] / "fixtures")
+    fixtures = str(Path(__file__).resolve().parents[2] / "fixtures")
     with _NonsenseRegistry() as url:
         result = run(*(a.format(fixtures=fixtures) for a in command), cwd=tmp_path,
                      env={"STRAWPOT_REGISTRY_URL": url, "STRAWPOT_TOKEN": "sh_" + "0" * 40})

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,9 @@ import pytest
 import rich_click as click
 
 from strawpot.cli_group import cli
+from tests._cli import strawpot
 
-STRAWPOT = str(Path(sys.executable).parent / "strawpot")
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def all_commands() -> list[tuple[list[str], click.Command]]:
@@ -40,8 +39,7 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
                STRAWPOT_HOME=str(cwd / ".global"), STRAWPOT_REGISTRY_URL="http://127.0.0.1:9", NO_COLOR="1",
                STRAWPOT_HTTP_TIMEOUT="2")
-    return subprocess.run([STRAWPOT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
-                          check=False, stdin=subprocess.DEVNULL)
+    return strawpot(*args, cwd=cwd, env=env, timeout=60)
 
 
 def check_shape(document: dict[str, Any], command: str) -> None:
@@ -63,12 +61,11 @@ def check_shape(document: dict[str, Any], command: str) -> None:
         assert set(document["error"]) >= {"code", "exit_code", "message"}
 
 
-def test_every_command_answers_help() -> None:
+def test_every_command_answers_help(tmp_path: Path) -> None:
     commands = all_commands()
     assert len(commands) > 30
     for path, _command in commands:
-        result = subprocess.run([sys.executable, "-m", "strawpot.cli", *path, "--help"], capture_output=True,
-                                text=True, timeout=60, check=False, env={**os.environ, "COLUMNS": "120"})
+        result = strawpot(*path, "--help", cwd=tmp_path, extra_env={"COLUMNS": "120"}, timeout=60)
         assert result.returncode == 0, (path, result.stderr)
         assert "Usage:" in result.stdout, path
 
@@ -108,7 +105,7 @@ def test_every_payload_is_built_with_snake_case_keys() -> None:
     """No key is renamed on the way out (docs/json.md), so each literal key a report is built with is snake_case."""
     import ast
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     found = [f"{path.relative_to(root)}:{key.lineno}: {key.value!r}"
              for folder in PAYLOAD_BUILDERS for path in sorted((root / folder).rglob("*.py"))
              if "_proto" not in path.parts

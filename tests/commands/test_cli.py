@@ -7,7 +7,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,13 +14,12 @@ from types import SimpleNamespace
 import pytest
 import rich_click as click
 
-import strawpot
-from strawpot import cli, cli_group
+from strawpot import __version__, cli, cli_group
 from strawpot.model import errors
+from tests._cli import strawpot
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
-STRAWPOT = str(Path(sys.executable).parent / "strawpot")
 DOCUMENTED = {
     0: "ok", 1: "error", 2: "usage", 3: "resolution conflict", 4: "lock out of date",
     5: "integrity failure", 6: "registry unreachable", 7: "missing tool, agent or environment variable",
@@ -33,11 +31,11 @@ ERROR_CLASSES = [
 
 
 def strawpot_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`strawpot ARGS` as a new user: no STRAWPOT_ or STRAWHUB_ variables, a home, config and cache under `cwd`."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
     base.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
                 STRAWPOT_HOME=str(cwd / ".global"), NO_COLOR="1", COLUMNS="200", **(env or {}))
-    return subprocess.run([STRAWPOT, *args], cwd=cwd, env=base, input=input, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return strawpot(*args, cwd=cwd, env=base, input=input, timeout=120)
 
 
 def modules() -> list[str]:
@@ -106,8 +104,8 @@ def test_project_help_says_the_project_is_found_upward() -> None:
 def test_version(tmp_path: Path) -> None:
     result = strawpot_cli("--version", cwd=tmp_path)
     assert result.returncode == 0
-    assert result.stdout.strip() == f"strawpot, version {strawpot.__version__}"
-    assert strawpot.__version__ == metadata.version("strawpot")
+    assert result.stdout.strip() == f"strawpot, version {__version__}"
+    assert __version__ == metadata.version("strawpot")
 
 
 # -- the exit-code table ----------------------------------------------------------------------------------
@@ -165,7 +163,7 @@ def test_usage_errors_are_exit_2(argv: list[str], capsys: pytest.CaptureFixture[
     assert "Traceback" not in capsys.readouterr().err
 
 
-# -- no traceback for an expected failure, through the real console script -----------------------------------
+# -- no traceback for an expected failure, through a real subprocess -------------------------------------------
 
 
 def _closed_port() -> str:
