@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import strawpot
 
 HEAVY = ("mcp", "mcp_types", "pydantic", "starlette", "uvicorn", "anyio", "httpx", "grpc", "importlib.metadata")
 
@@ -32,8 +31,8 @@ def test_serving_imports_none_of_the_heavy_modules(root: Path) -> None:
 
 
 def exchange(root: Path, lines: list[str]) -> list[dict[str, Any]]:
-    done = subprocess.run([*STRAWPOT, "mcp", "serve", "--project", str(root)], cwd=root, capture_output=True,
-                          text=True, input="".join(line + "\n" for line in lines), timeout=60, check=False)
+    done = strawpot("mcp", "serve", "--project", root, cwd=root, input="".join(line + "\n" for line in lines),
+                    timeout=60)
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
 

@@ -15,6 +15,7 @@ from dashboard.app import create_app
 from dashboard.security import COOKIE
 from orchestrator.run_record import State, read_run
 from strawpot.commands.ui import project_settings
+from tests._cli import strawpot
 from tests.orchestrator.conftest import ProjectFixture
 from tests.ui.test_ui_steer import SECRET, STRAWPOT, _p, _post, _until, project  # noqa: F401 -- project: a fixture
 
@@ -104,8 +105,7 @@ def test_prune_from_the_page_runs_in_process(project: ProjectFixture,  # noqa: F
 def test_a_resume_that_cannot_go_is_refused_before_any_process_starts(project: ProjectFixture,  # noqa: F811
                                                                       tmp_path: Path) -> None:
     project.build()  # the stub agent as it is: it declares no resume
-    done = subprocess.run([*STRAWPOT, "start", "--headless", "--task", "pause"], cwd=project.root,
-                          capture_output=True, text=True, timeout=90, check=False)
+    done = strawpot("start", "--headless", "--task", "pause", cwd=project.root)
     assert done.returncode == 0, done.stderr
     [folder] = project.sessions_dir.iterdir()
     record = read_run(project.sessions_dir, folder.name)
