@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests._cli import strawpot
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
-from tests.orchestrator.test_tmux_sessions import STRAWPOT, Terminal
+from tests.orchestrator.test_tmux_sessions import COMMAND, Terminal
 
 DENIED = "/usr/strawpot-denied.txt"  # read-only inside the sandbox
 # the agent retries the same refused write in a loop, and prints a line with an escape sequence in it
@@ -65,7 +65,7 @@ def test_attach_says_the_refusals_once_the_run_in_tmux_ends(tmp_path: Path) -> N
     root, env = _project(tmp_path)
     terminal = Terminal(root, {**os.environ, **env, "TERM": "xterm"})
     try:
-        window = terminal.open(f"{STRAWPOT} start --attach tmux --sandbox bwrap --task {shlex.quote(TASK)}")
+        window = terminal.open(f"{COMMAND} start --attach tmux --sandbox bwrap --task {shlex.quote(TASK)}")
         screen = terminal.wait_for(window, "EXIT=", timeout=60)
     finally:
         terminal.close()
