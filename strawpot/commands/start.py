@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import rich_click as click
 
 from strawpot.commands._complete import complete_role
-from strawpot.commands._options import json_option, project_option
+from strawpot.commands._options import existing_project, json_option, project_option
 
 if TYPE_CHECKING:
     from orchestrator.launch import Prepared
@@ -57,7 +57,6 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     from orchestrator.session import RUN_ID_RE, new_run_id
     from strawpot.commands._interactive import ask_for_env, on_terminal
     from strawpot.model.errors import UsageError
-    from strawpot.model.layout import Project
     from strawpot.model.params import parse_assignments
 
     if headless and not task:
@@ -71,7 +70,7 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     in_tmux = _wants_tmux(attach_mode, task, terminal) and given_run is None
     from strawpot.config_files import load_settings
 
-    the_project = Project.at(project)
+    the_project = existing_project(project)
     settings = load_settings(the_project, {"session.isolation": ("--isolation", isolation),
                                            "session.merge": ("--merge", merge),
                                            "session.sandbox": ("--sandbox", sandbox)})
