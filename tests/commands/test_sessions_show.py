@@ -9,17 +9,9 @@ import pytest
 
 from tests._cli import strawpot
 from tests.orchestrator._agents import resumable_agent
-from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
+from tests.orchestrator.conftest import ProjectFixture
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> ProjectFixture:
-    root = tmp_path / "proj"
-    root.mkdir()
-    return ProjectFixture(root, standard_roles(), standard_skills(),
-                          policy={"max_depth": 3, "agent_timeout": 20, "kill_grace": 0.5})
 
 
 def _only_run(project: ProjectFixture) -> dict[str, object]:

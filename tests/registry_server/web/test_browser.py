@@ -7,7 +7,6 @@ test-artifacts/screenshots/.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +25,7 @@ from registry_server.web.templating import CSP
 from strawpot.publishing.prepare import prepare_upload
 from tests._live_registry import LiveRegistry, start_registry
 from tests.registry_server.test_compat_strawhub import FIXTURES, publish_order
-from tests.registry_server.web._browser import save_screenshot, start_chromium
+from tests.registry_server.web._browser import save_screenshot
 
 HOSTILE_README = """---
 name: xss-probe
@@ -64,17 +63,6 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]
         (probe / "SKILL.md").write_text(HOSTILE_README, encoding="utf-8")
         publish(client, probe)
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = start_chromium(profile)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def wait(driver: webdriver.Chrome) -> WebDriverWait[webdriver.Chrome]:

@@ -3,9 +3,7 @@ the package holds: the longest slug, an unbroken install command, a long `pre` b
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from selenium import webdriver
@@ -15,7 +13,7 @@ from hub_client import HubClient
 from resolver.requirement import SLUG_MAX_LENGTH
 from strawpot.publishing.prepare import prepare_upload
 from tests._live_registry import LiveRegistry, start_registry
-from tests.registry_server.web._browser import save_screenshot, start_chromium
+from tests.registry_server.web._browser import save_screenshot
 
 SLUG = ("a-very-long-agent-name-that-goes-on-" + "x" * SLUG_MAX_LENGTH)[:SLUG_MAX_LENGTH]
 SCRIPT = "curl -fsSL https://downloads.example.com/" + "release-artifacts/" * 12 + "install.sh|sh"
@@ -67,17 +65,6 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]
         HubClient(live.url, token=live.token).publish(
             upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files])
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
-    profile: Path = tmp_path_factory.mktemp("chromium-profile")
-    driver = start_chromium(profile)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.mark.parametrize("width", [1280, 800])
