@@ -192,6 +192,7 @@ def test_a_link_that_stays_inside_the_project_is_allowed(tmp_path: Path) -> None
     project = tmp_path / "project"
     (project / "vendor" / "tree").mkdir(parents=True)
     (project / ".strawpot").symlink_to(project / "vendor" / "tree", target_is_directory=True)
+    (project / "strawpot.toml").write_text("")  # a project (lock outside one stops before looking at the tree)
     result = run("lock", "--project", str(project), cwd=tmp_path, env={"STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9"})
     assert "outside" not in result.stderr and result.returncode == 0, result.stderr
 
