@@ -1,11 +1,14 @@
-"""The `strawpot` entry point: a bare `install` with nothing to do answers before click and rich are imported."""
+"""The `strawpot` entry point: `--version`, and a bare `install` with nothing to do, answer before click and rich
+are imported."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing itself is not imported: its import alone costs more than `--version` does
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 # What `[global flags] install [install flags]` may carry and still get the early answer: each option as click
 # spells it, with the name of the click parameter it sets. tests/install/test_early_answer.py derives these tables
@@ -25,6 +28,11 @@ _COLORS = ("auto", "always", "never")
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; an expected failure prints one `error:` line (and a hint) and exits with its code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:  # what click's version option prints; tests/commands/test_command_table.py holds them equal
+        from strawpot import __version__
+
+        sys.stdout.write(f"strawpot, version {__version__}\n")
+        return 0
     try:
         if _noop_install(args):
             return 0
@@ -55,6 +63,7 @@ def _noop_install(args: list[str]) -> bool:
     if found is None:
         return False
     import time
+    from pathlib import Path
 
     from strawpot.install.fastcheck import nothing_to_do
     from strawpot.model.layout import Project
@@ -125,6 +134,8 @@ def _install_flags(rest: Iterator[str], seen: dict[str, object]) -> bool:
         if _INSTALL_VALUES[option] == "project":
             if not (os.path.isdir(given) and os.access(given, os.R_OK)):
                 return False  # click names the missing or unreadable folder
+            from pathlib import Path
+
             seen["project"] = Path(given)
         else:
             seen[_INSTALL_VALUES[option]] = given

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 from typing import Any
 
@@ -11,6 +10,7 @@ import click as plain_click
 import rich_click as click
 
 from strawpot import __version__
+from strawpot.commands._table import COMMANDS
 
 SECTIONS = {
     "packages": "Packages",
@@ -25,17 +25,24 @@ click.rich_click.STYLE_ERRORS_SUGGESTION = "dim"
 
 
 def _command_modules() -> list[str]:
-    import strawpot.commands as package
-
-    return sorted(m.name for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_"))
+    """The modules of the commands, from the table (no module is imported to list them)."""
+    return [name.replace("-", "_") for name in COMMANDS]
 
 
 def _load(module_name: str) -> Any:
     return importlib.import_module(f"strawpot.commands.{module_name}")
 
 
+def _summary(name: str) -> click.Command:
+    """A stand-in for the command `name` with its summary alone, for the command list of `--help`."""
+    section, summary = COMMANDS[name]
+    return click.RichCommand(name=name, help=summary)
+
+
 class StrawpotGroup(click.RichGroup):
-    """Imports a command's module only when that command runs (or when help lists them all)."""
+    """Imports a command's module only when that command runs; listing them reads the table."""
+
+    _listing = False  # while help lists the commands: their summaries do, without importing a module
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [m.replace("_", "-") for m in _command_modules()]
@@ -44,6 +51,8 @@ class StrawpotGroup(click.RichGroup):
         module_name = cmd_name.replace("-", "_")
         if module_name not in _command_modules():
             return None
+        if self._listing and cmd_name in COMMANDS:
+            return _summary(cmd_name)
         command: click.Command = _load(module_name).command
         command.name = cmd_name
         return command
@@ -65,12 +74,16 @@ class StrawpotGroup(click.RichGroup):
     def format_help(self, ctx: click.RichContext, formatter: Any) -> None:  # type: ignore[override]
         groups: dict[str, list[str]] = {title: [] for title in SECTIONS.values()}
         for name in self.list_commands(ctx):
-            section = getattr(_load(name.replace("-", "_")), "SECTION", "other")
+            section = COMMANDS[name][0] if name in COMMANDS else getattr(_load(name.replace("-", "_")), "SECTION", "other")
             groups[SECTIONS.get(section, "Other")].append(name)
         formatter.config.command_groups = {
             ctx.command_path: [{"name": title, "commands": cmds} for title, cmds in groups.items() if cmds]
         }
-        super().format_help(ctx, formatter)
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
 
 
 @click.group(cls=StrawpotGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -87,8 +87,9 @@ class LazyConsole:
 
         self.real.print(*(terminal_safe(o) if isinstance(o, str) else o for o in objects), **kwargs)
 
-    def line(self, text: str, *, style: str | None = None) -> None:
-        """Print `text` as it is (no markup, no emoji codes, no escape sequence), in `style` on a terminal."""
+    def line(self, text: str, *, style: str | None = None, highlight: bool | None = None) -> None:
+        """Print `text` as it is (no markup, no emoji codes, no escape sequence), in `style` on a terminal (where
+        rich is imported only now: to a file or pipe the line is written as it is)."""
         from strawpot.model.display import terminal_safe
 
         text = terminal_safe(text)
@@ -97,7 +98,7 @@ class LazyConsole:
         if not self._may_be_terminal():
             self.file.write(text + "\n")
             return
-        self.real.print(text, markup=False, emoji=False, style=style)
+        self.real.print(text, markup=False, emoji=False, style=style, highlight=highlight)
 
     def _may_be_terminal(self) -> bool:
         """False only when rich would certainly treat the stream as a file: not a TTY, no colour forced."""

@@ -73,7 +73,7 @@ def show(with_origin: bool, project: Path | None, registry: str | None, as_json:
     width = max(len(key) for key, _, _ in rows)
     for key, value, origin in rows:
         shown = f"{key.ljust(width)} = {value}"
-        out_console.print(f"{shown}  ({origin})" if with_origin and origin else shown, markup=False, highlight=False)
+        out_console.line(f"{shown}  ({origin})" if with_origin and origin else shown, highlight=False)  # a pipe: no rich
 
 
 @command.command("set")

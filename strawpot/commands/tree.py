@@ -38,4 +38,4 @@ def command(is_global: bool, project: Path | None, as_json: bool) -> None:
     from strawpot.console import out_console
 
     for line in render_tree(nodes):
-        out_console.print(line, markup=False, highlight=False)
+        out_console.line(line, highlight=False)  # to a pipe without rich

@@ -42,9 +42,9 @@ def command(is_global: bool, project: Path | None, as_json: bool) -> None:
         for source, title in (("lock", "differs from strawpot.lock:"), ("record", "differs from its install record:")):
             found = [p for p in problems if p.source == source]
             if found:
-                out_console.print(title, markup=False)
+                out_console.line(title)
             for problem in found:
-                out_console.print(f"  {problem}", markup=False, highlight=False)
+                out_console.line(f"  {problem}", highlight=False)
     if problems:
         records = sum(1 for p in problems if p.source == "record")
         raise IntegrityFailure(
@@ -61,5 +61,4 @@ def command(is_global: bool, project: Path | None, as_json: bool) -> None:
         outputs = sum(len(r.outputs) for r in built)
         matches = f"; {count(outputs, 'built file')} of {count(len(built), 'package')} " + (
             "matches its install record" if outputs == 1 else "match their install records") if built else ""
-        err_console.print(f"ok: {count(len(lock.packages), 'package')}, {count(files, 'file')} "
-                          f"match the lock{matches}", markup=False)
+        err_console.line(f"ok: {count(len(lock.packages), 'package')}, {count(files, 'file')} match the lock{matches}")

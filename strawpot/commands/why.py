@@ -48,4 +48,4 @@ def command(kind: str, slug: str, is_global: bool, project: Path | None, as_json
             via = f" ({spec})" if i and spec not in ("*", "") else ""
             steps.append(f"{pkg.kind.value} {pkg.name} {pkg.version}{via}")
         suffix = "  (in strawpot.toml)" if len(path) == 1 else ""
-        out_console.print(" → ".join(steps) + suffix, markup=False, highlight=False)
+        out_console.line(" → ".join(steps) + suffix, highlight=False)  # to a pipe without rich

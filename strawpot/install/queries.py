@@ -27,7 +27,7 @@ def load_roots(manifest_path: Path) -> list[Root]:
     """The manifest's requirements as query roots (a malformed manifest is reported like anywhere else)."""
     from strawpot.model.manifest import Manifest
 
-    return [Root(e.kind, e.name, e.spec) for e in Manifest.load(manifest_path).entries()]
+    return [Root(e.kind, e.name, e.spec) for e in Manifest.read(manifest_path).entries()]
 
 
 def roots_of(lock: Lockfile, manifest_roots: Iterable[Root] | None) -> list[Root]:
@@ -201,7 +201,7 @@ def lock_is_behind(project: Project, lock: Lockfile) -> bool:
 
     if not project.manifest_path.exists():
         return False
-    return Manifest.load(project.manifest_path).dependency_hash() != lock.manifest_hash
+    return Manifest.read(project.manifest_path).dependency_hash() != lock.manifest_hash
 
 
 def locked_project(folder: Path | None, is_global: bool) -> tuple[Project, Lockfile]:

@@ -5,11 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import tomlkit
-import tomlkit.exceptions
-from tomlkit.items import InlineTable, Table
+from typing import TYPE_CHECKING, Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
@@ -17,6 +13,10 @@ from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.package import slug_error
 from strawpot.model.project_tables import unknown_requirement_key
 from strawpot.model.toml_text import not_utf8, parse_toml
+
+if TYPE_CHECKING:
+    import tomlkit
+    import tomlkit.exceptions
 
 
 @dataclass(frozen=True)
@@ -36,23 +36,31 @@ class ManifestEntry:
 
 
 class Manifest:
-    """A parsed `strawpot.toml`; edits change only the entries they touch."""
+    """A parsed `strawpot.toml`; edits change only the entries they touch (a manifest from `read` takes none)."""
 
-    def __init__(self, path: Path, document: tomlkit.TOMLDocument) -> None:
+    def __init__(self, path: Path, document: tomlkit.TOMLDocument | dict[str, Any]) -> None:
         self.path = path
         self.doc = document
 
     @classmethod
+    def read(cls, path: Path) -> Manifest:
+        """The manifest to read only, parsed by `tomllib` alone (tomlkit, which keeps the file's layout for edits,
+        is most of a read-only command's imports); an edit of it raises TypeError."""
+        if not path.exists():
+            return cls(path, {})
+        manifest = cls(path, parse_toml(_text(path), path, hint=_HINT))
+        manifest.entries()
+        manifest._refuse_mistyped_tables()
+        return manifest
+
+    @classmethod
     def load(cls, path: Path) -> Manifest:
+        import tomlkit
+        import tomlkit.exceptions
+
         if not path.exists():
             return cls(path, tomlkit.document())
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise UsageError(not_utf8(path, exc)) from None
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read the manifest: {exc.strerror or exc}") from None
-        hint = "fix the file by hand; strawpot never rewrites a file it cannot parse"
+        text, hint = _text(path), _HINT
         parse_toml(text, path, hint=hint)  # the strict reader first: repeated keys, depth, every error placed
         try:
             doc = tomlkit.parse(text)
@@ -132,10 +140,13 @@ class Manifest:
         added = [pid for pid in dict.fromkeys(ids) if pid not in current]
         if not added:
             return []
-        section = self.doc.get("scripts")
+        import tomlkit
+
+        doc = self._document()
+        section = doc.get("scripts")
         if section is None:
             section = tomlkit.table()
-            self.doc.add("scripts", section)
+            doc.add("scripts", section)
         if "trusted" not in section:
             section["trusted"] = tomlkit.array()
         for pid in added:
@@ -163,10 +174,14 @@ class Manifest:
 
     def set_spec(self, kind: Kind, name: str, spec: str) -> None:
         """Add or change a requirement; a table entry keeps its other keys."""
-        section = self.doc.get(kind.plural)
+        import tomlkit
+        from tomlkit.items import InlineTable, Table
+
+        doc = self._document()
+        section = doc.get(kind.plural)
         if section is None:
             section = tomlkit.table()
-            self.doc.add(kind.plural, section)
+            doc.add(kind.plural, section)
         current = section.get(name)
         if isinstance(current, InlineTable | Table):
             current["version"] = spec
@@ -174,6 +189,7 @@ class Manifest:
             section[name] = spec
 
     def remove(self, kind: Kind, name: str) -> bool:
+        self._document()
         section = self.doc.get(kind.plural)
         if not isinstance(section, dict) or name not in section or _settings_only(kind, section[name]):
             return False
@@ -185,10 +201,32 @@ class Manifest:
         return True
 
     def dumps(self) -> str:
-        return tomlkit.dumps(self.doc)
+        import tomlkit
+
+        return tomlkit.dumps(self._document())
+
+    def _document(self) -> tomlkit.TOMLDocument:
+        """The document to edit, from `load` (a manifest from `read` has no layout to keep: TypeError)."""
+        import tomlkit
+
+        if not isinstance(self.doc, tomlkit.TOMLDocument):
+            raise TypeError(f"{self.path}: read with Manifest.read, which takes no edits; use Manifest.load")
+        return self.doc
 
     def save(self) -> None:
         atomic_write(self.path, self.dumps())
+
+
+_HINT = "fix the file by hand; strawpot never rewrites a file it cannot parse"
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(not_utf8(path, exc)) from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the manifest: {exc.strerror or exc}") from None
 
 
 def _settings_only(kind: Kind, value: Any) -> bool:

@@ -215,3 +215,20 @@ def test_the_documented_memory_table_is_settings_and_a_stranger_in_it_is_refused
     with pytest.raises(UsageError, match=r"unknown table \[skill\]; did you mean \[skills\]\?"):
         Manifest.load(path)
     assert manifest_hash(path) is None
+
+
+def test_read_only_manifest_gives_what_load_gives_and_refuses_edits(tmp_path: Path) -> None:
+    """`Manifest.read` (tomllib alone, for the read-only commands) finds the same requirements, settings and
+    dependency hash as `load`, and an edit of it fails at once rather than writing a file without its layout."""
+    path = tmp_path / "strawpot.toml"
+    path.write_text(SOURCE, encoding="utf-8")
+    read, loaded = Manifest.read(path), Manifest.load(path)
+    assert read.entries() == loaded.entries() and len(read.entries()) == 3
+    assert read.table("orchestrator") == loaded.table("orchestrator") == {"role": "reviewer", "unknown_key": [1, 2]}
+    assert read.dependency_hash() == loaded.dependency_hash()
+    for edit in (lambda: read.set_spec(Kind.SKILL, "x", "*"), lambda: read.remove(Kind.SKILL, "git-workflow"),
+                 lambda: read.trust(["skill:x"]), read.save):
+        with pytest.raises(TypeError, match="Manifest.read"):
+            edit()
+    assert path.read_text(encoding="utf-8") == SOURCE
+    assert Manifest.read(tmp_path / "absent.toml").entries() == []

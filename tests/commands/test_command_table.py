@@ -1,0 +1,97 @@
+"""The command table is the commands (a new command cannot be left out of it), and each command imports only what it
+uses: `--version` no click, `--help` no command module, the read-only commands no network or server stack, and
+each stays under a count of modules, so a regression in start-up shows up here (benchmarks/bench_startup.py times it)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from strawpot import __version__
+from strawpot.commands._table import COMMANDS, derived
+from tests._cli import strawpot
+
+# the stacks of other paths: talking to a registry, serving one, the orchestrator's gRPC and web UI
+SERVER_AND_NETWORK = ("httpx", "httpcore", "hub_client", "grpc", "starlette", "uvicorn", "jinja2", "registry_server")
+# (arguments, exit code, most modules imported, counted as PYTHONPROFILEIMPORTTIME lists them); measured with the
+# test tools installed, plus about a tenth for library versions
+READ_ONLY = [
+    (["tree"], 0, 220), (["list"], 0, 275), (["verify"], 0, 260), (["sessions"], 0, 235), (["config", "show"], 0, 190),
+    (["why", "skill", "absent"], 2, 270),
+]
+# what only editing strawpot.toml (tomlkit keeps its layout) or resolving (the solver) needs
+EDITING_AND_SOLVING = ("tomlkit", "resolver.solver", "resolver.incompatibility", "resolver.provider")
+
+
+def imported(*args: str, cwd: Path, code: int = 0) -> set[str]:
+    done = strawpot(*args, cwd=cwd, extra_env={"PYTHONPROFILEIMPORTTIME": "1", "NO_COLOR": "1",
+                                               "STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9"})
+    assert done.returncode == code, done.stderr[-3000:]
+    loaded = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", done.stderr, re.MULTILINE))
+    assert "strawpot" in loaded, "the import profile was not read"  # (strawpot.cli runs as __main__)
+    return loaded
+
+
+def heavy(loaded: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in loaded if m.split(".")[0] in names)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project with an empty strawpot.toml, locked (offline: nothing to resolve)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "strawpot.toml").write_text("", encoding="utf-8")
+    done = strawpot("lock", cwd=root, extra_env={"STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9"})
+    assert done.returncode == 0 and (root / "strawpot.lock").is_file(), done.stderr
+    return root
+
+
+def test_the_table_is_the_commands() -> None:
+    """Each command module is in the table with its section and summary; a new one is named in the failure."""
+    real = derived()
+    assert real == COMMANDS, "run `python -m strawpot.commands._table` and paste its table into _table.py"
+    assert len(real) > 30 and "install" in real and "config" in real
+
+
+def test_version_answers_before_click(tmp_path: Path) -> None:
+    loaded = imported("--version", cwd=tmp_path)
+    assert sorted(m for m in loaded if m.startswith(("strawpot", "click", "rich"))) == ["strawpot"]
+    assert "typing" not in loaded and "pathlib" not in loaded
+
+
+def test_version_says_what_clicks_version_option_says(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from strawpot.cli_group import run
+
+    assert run(["--version"]) == 0
+    assert strawpot("--version", cwd=tmp_path).stdout == capsys.readouterr().out == f"strawpot, version {__version__}\n"
+
+
+def test_help_lists_every_command_without_importing_one(tmp_path: Path) -> None:
+    loaded = imported("--help", cwd=tmp_path)
+    # the entry point, the group, the table, and what every command's run needs (its secrets held, its errors)
+    assert sorted(m for m in loaded if m.startswith("strawpot.")) == [
+        "strawpot.cli_group", "strawpot.commands", "strawpot.commands._table", "strawpot.model",
+        "strawpot.model.child_env", "strawpot.model.errors", "strawpot.model.own_secrets"]
+    assert heavy(loaded, (*SERVER_AND_NETWORK, "resolver", "tomlkit", "yaml", "orchestrator")) == []
+    assert len(loaded) <= 285, len(loaded)
+
+
+@pytest.mark.parametrize(("args", "code", "most"), READ_ONLY, ids=[" ".join(a) for a, _, _ in READ_ONLY])
+def test_read_only_commands_import_no_network_or_server(project: Path, args: list[str], code: int, most: int) -> None:
+    loaded = imported(*args, cwd=project, code=code)
+    assert heavy(loaded, SERVER_AND_NETWORK) == []
+    assert sorted(loaded & set(EDITING_AND_SOLVING)) == []
+    # a command module is imported by importlib (which the profile does not list), its own imports are listed
+    others = {f"strawpot.commands.{name.replace('-', '_')}" for name in COMMANDS} - {f"strawpot.commands.{args[0]}"}
+    assert sorted(others & loaded) == [], "only the command that runs is imported"
+    assert len(loaded) <= most, f"{len(loaded)} modules imported (at most {most})"
+
+
+@pytest.mark.parametrize("args", [["tree"], ["config", "show"], ["verify"]], ids=" ".join)
+def test_plain_lines_to_a_pipe_import_no_rich(project: Path, args: list[str]) -> None:
+    """Plain lines to a pipe or file need no rich (on a terminal the line is rich's, in colour)."""
+    loaded = imported(*args, cwd=project)
+    assert "rich_click" in loaded and heavy(loaded, ("rich",)) == []  # the group is rich-click's; rich never loads
