@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Create .venv (Python 3.11+) and install strawpot with its test dependencies; idempotent and quick when done.
-# With --test-tools (scripts/test.sh) also the system tools the tests drive; the demo needs none of them.
+# Create .venv (Python 3.11+) and install strawpot into it; idempotent and quick when done. Alone (the demo):
+# strawpot and what it runs. With --test-tools (scripts/test.sh): the test extra too, and the system tools the
+# tests drive, which the demo needs none of.
 set -euo pipefail
 test_tools=0
 [ "${1:-}" = --test-tools ] && test_tools=1
@@ -39,19 +40,38 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
 fi
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
+# The demo's set-up installs strawpot alone (what the demo runs); the tests' adds the test extra, which holds
+# the registry's PostgreSQL and S3 backends and the test tooling. Each has its stamp: the tests' covers the demo's.
+spec=. stamp=.venv/.strawpot-installed
+[ "$test_tools" = 1 ] && spec='.[test]' stamp=.venv/.strawpot-test-installed
+if [ -f "$stamp" ] && [ ! pyproject.toml -nt "$stamp" ]; then
+  exit 0
 fi
-stamp=.venv/.strawpot-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  log=.venv/bootstrap.log
-  echo "setting up .venv (log: $log)" >&2
-  if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip \
-         && .venv/bin/python -m pip install --disable-pip-version-check \
-              --config-settings editable_mode=compat -e '.[test]'; } >"$log" 2>&1; then
-    tail -n 30 "$log" >&2
-    echo "error: installing strawpot and its test dependencies failed (full log: $log)" >&2
-    exit 1
+log=.venv/bootstrap.log
+echo "setting up .venv (log: $log)" >&2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# uv installs in parallel, several times faster than pip: the one on PATH, else one pip fetches for this run only
+# (into a throwaway folder); without either, pip does it all.
+uv=$(command -v uv || true)
+if [ -z "$uv" ] && "$PY" -m pip install --quiet --disable-pip-version-check --target "$work/uv" uv >"$work/uv.log" 2>&1; then
+  uv=$work/uv/bin/uv
+fi
+install() {
+  if [ -n "$uv" ]; then
+    [ -x .venv/bin/python ] || "$uv" venv --quiet --seed --python "$PY" .venv
+    "$uv" pip install --python .venv/bin/python --config-settings editable_mode=compat -e "$spec"
+  else
+    [ -x .venv/bin/python ] || "$PY" -m venv .venv
+    .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip \
+      && .venv/bin/python -m pip install --disable-pip-version-check --config-settings editable_mode=compat -e "$spec"
   fi
-  touch "$stamp"
+}
+if ! install >"$work/install.log" 2>&1; then
+  mkdir -p .venv && cp "$work/install.log" "$log"
+  tail -n 30 "$log" >&2
+  echo "error: installing strawpot${spec#.} failed (full log: $log)" >&2
+  exit 1
 fi
+cp "$work/install.log" "$log"
+touch .venv/.strawpot-installed "$stamp"

@@ -44,33 +44,6 @@ def show_file(path: Path) -> None:
     print(path.read_text(), flush=True)
 
 
-def publish_order() -> list[Path]:
-    """Fixture packages, each after everything it depends on (the registry checks that deps exist)."""
-    sys.path.insert(0, str(ROOT))
-    from strawpot.model.package_folder import load_package
-
-    packages = {}
-    for kind in ("skills", "agents", "roles"):
-        for folder in sorted((ROOT / "fixtures" / kind).glob("*")):
-            pkg = load_package(folder)
-            packages[(pkg.kind.value, pkg.name)] = (folder, [(d.kind.value, d.name) for d in pkg.dependencies])
-    ordered: list[Path] = []
-    done: set[tuple[str, str]] = set()
-
-    def visit(key: tuple[str, str]) -> None:
-        if key in done:
-            return
-        done.add(key)
-        folder, deps = packages[key]
-        for dep in deps:
-            visit(dep)
-        ordered.append(folder)
-
-    for key in packages:
-        visit(key)
-    return ordered
-
-
 def main() -> int:
     if DEMO.exists():
         print(f"removing the previous demo's {DEMO.name}/ (the demo starts afresh)", flush=True)
@@ -99,9 +72,10 @@ def main() -> int:
     )
     try:
         wait_for(url)
-        step("Publish the fixture skills, agent and roles")
-        for folder in publish_order():
-            strawpot("publish", str(folder), cwd=ROOT, env=env)
+        step("Publish the fixture skills, agents and roles: one command, each package after what it depends on")
+        folders = [str(path.relative_to(ROOT)) for kind in ("skills", "agents", "roles")
+                   for path in sorted((ROOT / "fixtures" / kind).iterdir()) if path.is_dir()]
+        strawpot("publish", *folders, cwd=ROOT, env=env)
         print(f"browse the registry in a web browser: {url}/ (the lead role's page: {url}/roles/lead)", flush=True)
         step("Show the fixture agent: no executable in the package, an install script builds its wrapper")
         strawpot("info", "agent", "fixture-coder", cwd=project, env=env)

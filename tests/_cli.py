@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -17,11 +17,13 @@ STRAWPOT: list[str] = [sys.executable, "-P", "-m", "strawpot.cli"]
 
 def strawpot(*args: str | Path, cwd: str | Path, env: Mapping[str, str] | None = None,
              extra_env: Mapping[str, str] | None = None, timeout: float = 90,
-             stdin: int | None = subprocess.DEVNULL, input: str | None = None) -> subprocess.CompletedProcess[str]:
+             stdin: int | None = subprocess.DEVNULL, input: str | None = None,
+             program: Sequence[str] = STRAWPOT) -> subprocess.CompletedProcess[str]:
     """Run `strawpot ARGS` in `cwd` and wait: `env` replaces this process's environment, `extra_env` adds to it;
-    `input` is the text on its stdin (else `stdin`, no stdin by default)."""
+    `input` is the text on its stdin (else `stdin`, no stdin by default); `program` is another installation's
+    `strawpot` (its console script), when not this interpreter's."""
     environ = {**(os.environ if env is None else env), **(extra_env or {})}
-    return subprocess.run([*STRAWPOT, *map(str, args)], cwd=cwd, env=environ, input=input,
+    return subprocess.run([*program, *map(str, args)], cwd=cwd, env=environ, input=input,
                           stdin=None if input is not None else stdin, capture_output=True, text=True,
                           encoding="utf-8", errors="replace", timeout=timeout, check=False)
 

@@ -32,6 +32,11 @@ class StorageUnavailable(StorageError):
     """The database or the blob store cannot be reached now (answered 503; the next request retries)."""
 
 
+class ConnectFailed(Exception):
+    """The database refused or could not be reached at start-up; the message names the server, not the password.
+    (Here, not in postgres.py, so that catching it needs no psycopg: the `strawpot[postgres]` extra.)"""
+
+
 @dataclass(frozen=True)
 class User:
     id: int

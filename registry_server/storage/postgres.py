@@ -17,16 +17,12 @@ import psycopg_pool
 from psycopg.conninfo import conninfo_to_dict
 
 from registry_server.storage import schema
-from registry_server.storage.base import StorageUnavailable, VersionConflict
+from registry_server.storage.base import ConnectFailed, StorageUnavailable, VersionConflict
 from registry_server.storage.blobs import Blobs
 from registry_server.storage.sql import SQLStorage, Tx
 from strawpot.model.kinds import Kind
 
 DOWN_WAIT = 0.5  # seconds a request waits for a connection while the server is known to be down
-
-
-class ConnectFailed(Exception):
-    """The database refused or could not be reached at start-up; the message names the server, not the password."""
 
 
 @functools.lru_cache(maxsize=256)

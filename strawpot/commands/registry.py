@@ -171,8 +171,7 @@ def _open_storage(spec: StorageSpec, *, migrate: bool = False) -> SQLStorage:
     import sqlite3
 
     from registry_server.storage.backends import open_storage
-    from registry_server.storage.base import StorageUnavailable
-    from registry_server.storage.postgres import ConnectFailed
+    from registry_server.storage.base import ConnectFailed, StorageUnavailable
     from registry_server.storage.s3 import BucketMissing
     from registry_server.storage.schema import SchemaMismatch
     from strawpot.model.errors import StrawpotError, UsageError

@@ -6,7 +6,8 @@
     ├── LockOutdated (4)        strawpot.lock does not match strawpot.toml
     ├── IntegrityFailure (5)    bytes differ from the sha256 a registry or the lock promised
     ├── RegistryUnreachable (6) the registry could not be reached
-    └── MissingToolError (7)    a tool, agent or environment variable a package needs is missing
+    └── MissingToolError (7)    a tool, agent or environment variable a package needs is missing, or a
+                                registry backend's extra (strawpot[postgres], strawpot[s3])
 """
 
 from __future__ import annotations

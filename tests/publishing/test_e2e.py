@@ -190,7 +190,7 @@ def test_the_strawhub_client_installs_what_strawpot_published(published: dict[st
     env.update(HOME=str(home), STRAWHUB_API_URL=published["url"], STRAWHUB_TOKEN=published["token"], NO_COLOR="1")
 
     def strawhub(*args: str) -> subprocess.CompletedProcess[str]:
-        assert STRAWHUB is not None, "strawhub==0.1.54 is a test dependency: run scripts/bootstrap.sh"
+        assert STRAWHUB is not None, "strawhub==0.1.54 is a test dependency: run `bash scripts/bootstrap.sh --test-tools`"
         return subprocess.run([STRAWHUB, *args], cwd=project, env=env, capture_output=True, text=True, timeout=120)
 
     for kind, slug in (("skill", "github-pr"), ("role", "scout"), ("agent", "stub-agent")):
