@@ -95,10 +95,10 @@ def test_durable_writes_sync_and_the_others_do_not(tmp_path: Path, monkeypatch) 
 
 
 def test_the_blob_store_and_the_session_record_use_the_one_write(tmp_path: Path, monkeypatch) -> None:
-    from orchestrator import session as session_module
+    from orchestrator import run_record
     from registry_server.storage import blobs
 
-    assert blobs.atomic_write is atomic_write and session_module.atomic_write is atomic_write
+    assert blobs.atomic_write is atomic_write and run_record.atomic_write is atomic_write
     store = blobs.DirectoryBlobs(tmp_path / "blobs")
     digest = store.put(b"archive bytes")
     path = store.path(digest)
