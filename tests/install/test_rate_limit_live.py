@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
+import time
 from pathlib import Path
 
 import httpx
 
 from hub_client import HubClient
 from strawpot.publishing.prepare import prepare_upload
-from tests._cli import strawpot
+from tests._cli import STRAWPOT
 from tests._live_registry import spawn_server, start_registry, stop_server
 from tests.install.conftest import FIXTURE_ORDER, FIXTURES
 
@@ -30,12 +33,33 @@ def test_install_role_lead_from_a_registry_limited_to_one_request_a_second(tmp_p
                "STRAWPOT_CONFIG_DIR": str(home / "config"), "STRAWPOT_HOME": str(home / "global"), "COLUMNS": "400"}
         env.pop("STRAWPOT_TOKEN", None)
         # The install itself needs two requests (closure, one bundle), which the burst of 2 would let through:
-        # another client on the same address empties the bucket first, so the install's first or second
-        # request (within a second of starting) meets a 429 and has to wait it out.
-        with httpx.Client(base_url=url, timeout=10) as other:
-            statuses = [other.get("/api/v1/skills").status_code for _ in range(10)]
-        assert 429 in statuses
-        done = strawpot("install", "role", "lead", "--skip-tools", cwd=project, env=env, timeout=300)
+        # another client on the same address keeps the bucket empty until the install says it met a 429, so the
+        # install waits one out however slowly it starts on a busy machine.
+        said = threading.Event()
+        drained: list[int] = []
+
+        def drain() -> None:
+            with httpx.Client(base_url=url, timeout=10) as other:
+                while not said.is_set():
+                    drained.append(other.get("/api/v1/skills").status_code)
+                    time.sleep(0.05)
+
+        drainer = threading.Thread(target=drain, daemon=True)
+        drainer.start()
+        install = subprocess.Popen([*STRAWPOT, "install", "role", "lead", "--skip-tools"], cwd=project, env=env,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        assert install.stderr is not None
+        err = []
+        for line in install.stderr:
+            err.append(line)
+            if "rate limiting" in line:
+                said.set()
+        said.set()
+        drainer.join(timeout=30)
+        stdout, _ = install.communicate(timeout=300)
+        done = subprocess.CompletedProcess(install.args, install.returncode, stdout, "".join(err))
+        assert 429 in drained
     finally:
         stop_server(process)
     assert done.returncode == 0, done.stdout + done.stderr
