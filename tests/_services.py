@@ -15,6 +15,7 @@ from __future__ import annotations
 import glob
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -92,6 +93,19 @@ def _run(owner: str | None, *cmd: str) -> None:
         raise RuntimeError(f"{' '.join(cmd[:2])} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
 
 
+def _started(pg: Postgres) -> Postgres:
+    """`pg` started; on another free port if a parallel test worker took this one between our probe and the bind."""
+    for attempt in range(3):
+        try:
+            pg.start()
+            return pg
+        except RuntimeError:
+            if attempt == 2 or "already in use" not in pg.log():
+                raise
+            pg.port = free_port()
+    raise AssertionError("unreachable")
+
+
 @contextmanager
 def postgres_server() -> Iterator[Postgres]:
     owner = _owner()
@@ -105,8 +119,7 @@ def postgres_server() -> Iterator[Postgres]:
                 os.chown(path, entry.pw_uid, entry.pw_gid)
         _run(owner, _pg_bin("initdb"), "-D", str(root / "data"), "-U", USER, f"--pwfile={pwfile}",
              "--auth=scram-sha-256", "-E", "UTF8", "--no-sync")
-        pg = Postgres(root, free_port(), owner)
-        pg.start()
+        pg = _started(Postgres(root, free_port(), owner))
         try:
             yield pg
         finally:
@@ -133,22 +146,22 @@ class S3Server:
 
 @contextmanager
 def s3_server() -> Iterator[S3Server]:
-    """moto's standalone server in its own process on a free loopback port."""
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                               env={**os.environ, **S3_ENV})
-    server = S3Server(f"http://127.0.0.1:{port}", process)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
+    """moto's standalone server in its own process on a loopback port it picks itself (`-p 0`), read from the line it
+    prints: no window in which a parallel test worker could take the port."""
+    with tempfile.TemporaryDirectory(prefix="strawpot-s3-") as tmp:
+        log_path = Path(tmp) / "moto.log"
+        with log_path.open("wb") as log:
+            process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
+                                       stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                       env={**os.environ, **S3_ENV, "NO_COLOR": "1"})
+        server = S3Server("", process)
+        try:
+            deadline = time.monotonic() + 60
+            while not (found := re.search(r"Running on (http://127\.0\.0\.1:\d+)", log_path.read_text(errors="replace"))):
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("moto's S3 server did not start") from None
+                    raise RuntimeError(f"moto's S3 server did not start:\n{log_path.read_text(errors='replace')}")
                 time.sleep(0.05)
-        yield server
-    finally:
-        server.stop()
+            server.endpoint = found[1]
+            yield server
+        finally:
+            server.stop()

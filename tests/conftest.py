@@ -1,4 +1,4 @@
-"""Fixtures for every test: the user's data folder is the test's own."""
+"""Fixtures for every test: the user's data folder is the test's own, and no terminal size comes in from outside."""
 
 from __future__ import annotations
 
@@ -11,3 +11,11 @@ import pytest
 def _own_data_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """`strawpot start` records its project in the data folder (for `strawpot ui`): never the user's real one."""
     monkeypatch.setenv("STRAWPOT_DATA_DIR", str(tmp_path / "strawpot-data"))
+
+
+@pytest.fixture(autouse=True)
+def _no_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """COLUMNS and LINES are the launching terminal's business (pytest-xdist starts its workers with COLUMNS=80): a
+    test that wants a width sets one, so a table's wrapping never depends on where or how the suite runs."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)

@@ -172,7 +172,8 @@ def _closed_port() -> str:
         return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
-CLOSED = _closed_port()
+CLOSED = "http://closed-port"  # a registry address nothing listens on, chosen when the test runs: test ids stay the
+# same in every process, as pytest-xdist requires of its workers' collections
 FAILURES: list[tuple[list[str], dict[str, str], str, int | None]] = [
     # (argv, extra env, setup, expected exit code or None for "any documented failure")
     (["validate", str(FIXTURES / "broken" / "bad-skill")], {}, "", 2),
@@ -204,7 +205,9 @@ def test_expected_failures_print_an_error_not_a_traceback(
         (tmp_path / ".config" / "config.toml").write_text("[tokens\n")
     if setup == "broken-manifest":
         (tmp_path / "strawpot.toml").write_text("[skills]\nx = 3\n")
-    result = strawpot_cli(*argv, cwd=tmp_path, env=extra, input="sh_token\n")
+    closed = _closed_port()
+    result = strawpot_cli(*[closed if arg == CLOSED else arg for arg in argv], cwd=tmp_path, env=extra,
+                          input="sh_token\n")
     assert "Traceback" not in result.stderr + result.stdout, result.stderr
     if code is None:
         assert result.returncode in set(DOCUMENTED) - {0}, (result.returncode, result.stderr)

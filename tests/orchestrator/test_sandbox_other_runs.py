@@ -35,17 +35,19 @@ def make_repo(root: Path) -> ProjectFixture:
 
 
 @pytest.fixture(params=["runtime dir", "temp dir"])
-def environ(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
+def environ(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
     """The runs' environment: sockets under $XDG_RUNTIME_DIR (in HOME here, which agents can read), or under the
-    temp dir when there is none."""
-    home = tmp_path / "home"
-    home.mkdir()
-    kept = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "XDG_"))}
-    if request.param == "temp dir":
-        return {**kept, **IDENTITY, "HOME": str(home)}
-    runtime = home / "r"
-    runtime.mkdir(mode=0o700)
-    return {**kept, **IDENTITY, "HOME": str(home), "XDG_RUNTIME_DIR": str(runtime)}
+    temp dir when there is none. HOME has a short path, so a socket fits under it wherever pytest's tmp_path is."""
+    with short_folder() as short:
+        home = short / "home"
+        home.mkdir()
+        kept = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "XDG_"))}
+        if request.param == "temp dir":
+            yield {**kept, **IDENTITY, "HOME": str(home)}
+            return
+        runtime = home / "r"
+        runtime.mkdir(mode=0o700)
+        yield {**kept, **IDENTITY, "HOME": str(home), "XDG_RUNTIME_DIR": str(runtime)}
 
 
 @pytest.fixture

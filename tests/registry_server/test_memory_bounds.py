@@ -72,7 +72,7 @@ def test_concurrent_archives_of_a_30_mb_version_stream_instead_of_filling_memory
         answers = list(pool.map(fetch, range(12)))
     sampler.done.set()
     sampler.join()
-    assert {status for status, _ in answers} <= {200, 503} and answers.count((200, answers[0][1])) >= 1
+    assert {status for status, _ in answers} <= {200, 503} and any(status == 200 for status, _ in answers)
     assert all(total > size for status, total in answers if status == 200)  # the index line and the whole archive
     grew_mb = (sampler.peak - before) / 1024
     assert grew_mb < 100, f"the server grew by {grew_mb:.0f} MB serving 12 × {size / MB:.0f} MB"
