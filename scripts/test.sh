@@ -12,5 +12,7 @@ if [ -z "$workers" ]; then
   workers=$(nproc 2>/dev/null || echo 2)
   [ "$workers" -ge 2 ] || workers=2
 fi
-# loadscope: a module's tests stay on one worker, so a module-scoped live registry is published once, not per worker
-exec .venv/bin/python -m pytest -n "$workers" --dist loadscope --durations=20 "$@"
+# worksteal: an idle worker takes queued tests from a busy one. A module-scoped live registry may then start once
+# per worker, but the long modules no longer leave one worker alone at the end: on 2 quiet cores the suite took
+# 10:05 this way against 15:15 with loadscope (a module's tests kept on one worker).
+exec .venv/bin/python -m pytest -n "$workers" --dist worksteal --durations=20 "$@"
