@@ -13,6 +13,6 @@ if [ -z "$workers" ]; then
   [ "$workers" -ge 2 ] || workers=2
 fi
 # worksteal: an idle worker takes queued tests from a busy one. A module-scoped live registry may then start once
-# per worker, but the long modules no longer leave one worker alone at the end: on 2 quiet cores the suite took
-# 10:05 this way against 15:15 with loadscope (a module's tests kept on one worker).
+# per worker, but the long modules no longer leave one worker alone at the end. On 2 cores the suite took 10:05 and
+# 15:47 this way (two runs) and 15:15 with loadscope (a module's tests kept on one worker): benchmark before tuning.
 exec .venv/bin/python -m pytest -n "$workers" --dist worksteal --durations=20 "$@"
