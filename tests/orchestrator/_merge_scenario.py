@@ -20,6 +20,17 @@ def git(cwd: Path, *args: str) -> str:
     return proc.stdout
 
 
+def a_git_project(root: Path, **files: str) -> Path:
+    """`root` as a git repository on `main`: README.md ("original") and `files` committed, .strawpot/ ignored."""
+    git(root, "init", "-q", "-b", "main")
+    (root / ".gitignore").write_text(".strawpot/\n")
+    for name, text in {"README.md": "original\n", **files}.items():
+        (root / name).write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    return root
+
+
 def committed_files(root: Path, ignore: str = ".strawpot\n") -> None:
     """Every kind of path, committed; `ignore` is the .gitignore (it lists `.strawpot`, as most projects do)."""
     (root / ".gitignore").write_text(ignore + "build/\nsecret.env\n")

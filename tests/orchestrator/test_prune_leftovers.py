@@ -16,7 +16,7 @@ import pytest
 
 from tests._cli import STRAWPOT, strawpot
 from tests._pty import talk
-from tests.orchestrator._merge_scenario import IDENTITY, git
+from tests.orchestrator._merge_scenario import IDENTITY, a_git_project, git
 
 pytestmark = pytest.mark.e2e
 HOOK = "#!/bin/sh\ntouch \"$HOME/PWNED\"\n"
@@ -149,13 +149,7 @@ def test_a_journal_in_the_real_git_folder_that_names_another_tree_or_a_git_path_
 def repo(project):  # type: ignore[no-untyped-def]
     """The project as a git repository: README.md committed, .strawpot/ ignored."""
     project.build()
-    root = project.root
-    git(root, "init", "-q", "-b", "main")
-    (root / ".gitignore").write_text(".strawpot/\n")
-    (root / "README.md").write_text("original\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "first")
-    return root
+    return a_git_project(project.root)
 
 
 def failed_run(root: Path, task: str) -> dict:  # type: ignore[type-arg]

@@ -15,17 +15,10 @@ from pathlib import Path
 import pytest
 
 from tests._cli import strawpot
+from tests.orchestrator._merge_scenario import IDENTITY, a_git_project
 
 pytestmark = pytest.mark.e2e
-IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.org"}
 KEY = "-----BEGIN OPENSSH PRIVATE KEY----- not-a-real-key"
-
-
-def git(cwd: Path, *args: str) -> None:
-    proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
-                          env={**os.environ, **IDENTITY})
-    assert proc.returncode == 0, proc.stderr
 
 
 @pytest.fixture
@@ -43,12 +36,7 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def repo(project):  # type: ignore[no-untyped-def]
     project.build()
-    root = project.root
-    git(root, "init", "-q", "-b", "main")
-    (root / ".gitignore").write_text(".strawpot/\n")
-    (root / "README.md").write_text("original\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "first")
+    a_git_project(project.root)
     return project
 
 

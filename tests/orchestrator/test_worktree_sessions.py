@@ -16,17 +16,9 @@ import pytest
 from orchestrator.worktree import WorktreeIsolator
 from strawpot.model.errors import UsageError
 from tests._cli import STRAWPOT, strawpot
+from tests.orchestrator._merge_scenario import IDENTITY, a_git_project, git
 
 pytestmark = pytest.mark.e2e
-IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.org"}
-
-
-def git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
-                          env={**os.environ, **IDENTITY})
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 def run(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -41,13 +33,7 @@ def start(root: Path, task: str, *extra: str, env: dict[str, str] | None = None)
 def repo(project):  # type: ignore[no-untyped-def]
     """The project as a git repository: README.md and notes.txt committed, .strawpot/ ignored."""
     project.build()
-    root = project.root
-    git(root, "init", "-q", "-b", "main")
-    (root / ".gitignore").write_text(".strawpot/\n")
-    (root / "README.md").write_text("original\n")
-    (root / "notes.txt").write_text("notes\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "first")
+    a_git_project(project.root, **{"notes.txt": "notes\n"})
     return project
 
 
