@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.orchestrator import test_sandbox as base
+from tests.orchestrator._merge_scenario import git
 from tests.orchestrator.conftest import STUB_AGENT
-from tests.orchestrator.test_sandbox import git, run
+from tests.orchestrator.test_sandbox import run
 
 home, repo, listener = base.home, base.repo, base.listener  # the fixtures of the sandbox's other tests
 
