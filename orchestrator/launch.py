@@ -395,19 +395,20 @@ class Launch:
         finally:
             if self.session.tmux:
                 forget_own_socket()
-        self.close(done.state, done.exit_code)
+        self.close(done.state, done.exit_code, summary=done.output)
         state = self.session.state
         code = command_exit_code(state, done.exit_code) or (1 if state == State.FAILED else 0)
         return Ended(self.session.run_id, self.prepared.role, state, code, done.output, self.merged,
                      paused=done.state == State.PAUSED)
 
-    def close(self, state: State, exit_code: int | None) -> list[str]:
-        """Stop everything; a succeeded run's work is merged back (`self.merged` says how), any other is kept."""
+    def close(self, state: State, exit_code: int | None, summary: str = "") -> list[str]:
+        """Stop everything; a succeeded run's work is merged back (`self.merged` says how), any other is kept.
+        `summary` is the main agent's final answer, recorded as the run's."""
         stopped = self.run.shutdown()
         self.server.stop()
         drop_token(self.session.run_id)
         self.end_isolation(state)
-        self.session.finish(State.FAILED if self.merged.work_lost else state, exit_code)
+        self.session.finish(State.FAILED if self.merged.work_lost else state, exit_code, summary)
         return stopped
 
     def end_isolation(self, state: str) -> None:

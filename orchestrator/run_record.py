@@ -23,6 +23,7 @@ from strawpot.model.fs import atomic_write, open_nofollow
 SESSION_FILE = "session.json"
 SESSION_FORMAT = 1
 PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
+SUMMARY_LIMIT = 8000  # characters of a main agent's final answer a run records as its summary
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # a record of thousands of agents is a few MiB
 RUN_ID_RE = re.compile(r"run_\d{8}_\d{6}_[0-9a-f]{6}")
 STOPPED_EXIT_CODE = 130  # the shell's code for Ctrl-C
@@ -63,6 +64,14 @@ class RunRecordBroken(UsageError):
 
 class _Bad(ValueError):
     """What is wrong with one field, before the file's path is known."""
+
+
+def bounded_summary(text: str) -> str:
+    """A final answer as a run records it: at most SUMMARY_LIMIT characters, a cut one saying so at its end."""
+    text = text.strip()
+    if len(text) <= SUMMARY_LIMIT:
+        return text
+    return text[:SUMMARY_LIMIT - 40].rstrip() + f"\n… (cut: {len(text):,} characters in all)"
 
 
 @dataclass
@@ -129,6 +138,7 @@ class RunRecord:
     owner_pid: int | None = None  # the strawpot process that owns the run
     isolation: dict[str, Any] = field(default_factory=dict)  # IsolatedEnv.to_dict(): where the agents work
     merge_result: str = ""  # one line: what the end of the run made of the worktree's work (Merged.summary)
+    summary: str = ""  # the main agent's final answer, at most SUMMARY_LIMIT characters
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from: lock hash, packages, settings
     sandbox: dict[str, Any] = field(default_factory=dict)  # SandboxSettings.record(): what confined the agents
     agents: tuple[AgentRecord, ...] = ()
@@ -175,6 +185,7 @@ class RunRecord:
             "owner_pid": self.owner_pid,
             "isolation": self.isolation,
             "merge_result": self.merge_result,
+            "summary": self.summary,
             "inputs": self.inputs,
             "sandbox": self.sandbox or {"kind": "none"},
             "agents": [asdict(a) for a in self.agents],
@@ -196,7 +207,7 @@ class RunRecord:
                    ended_at=_number(data, "ended_at", where), denden_addr=_text(data, "denden_addr", where),
                    tmux=_text(data, "tmux", where), owner_pid=_int(data, "owner_pid", where),
                    isolation=_object(data, "isolation", where), merge_result=_text(data, "merge_result", where),
-                   inputs=_object(data, "inputs", where), sandbox=_object(data, "sandbox", where),
+                   summary=_text(data, "summary", where), inputs=_object(data, "inputs", where), sandbox=_object(data, "sandbox", where),
                    agents=tuple(AgentRecord.from_dict(a, f"agent #{i + 1}") for i, a in enumerate(agents)))
 
 

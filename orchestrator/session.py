@@ -25,6 +25,7 @@ from orchestrator.run_record import (
     AgentRecord,
     RunRecord,
     State,
+    bounded_summary,
     read_run,
     write_run,
 )
@@ -80,6 +81,7 @@ class Session:
     owner_pid: int = field(default_factory=os.getpid)  # the strawpot process that owns the run
     isolation: dict[str, Any] = field(default_factory=dict)  # IsolatedEnv.to_dict(): where the agents work
     merge_result: str = ""  # one line: what the end of the run made of the worktree's work (Merged.summary)
+    summary: str = ""  # the main agent's final answer (bounded), once the run has ended
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from: lock hash, packages, settings
     sandbox: dict[str, Any] = field(default_factory=dict)  # SandboxSettings.record(): what confined the agents
     agents: dict[str, AgentRecord] = field(default_factory=dict)
@@ -155,10 +157,12 @@ class Session:
             self.isolation, self.merge_result = isolation, merge_result
             self.save()
 
-    def finish(self, state: State, exit_code: int | None) -> None:
+    def finish(self, state: State, exit_code: int | None, summary: str = "") -> None:
+        """The run ended `state`; `summary` is its main agent's final answer (cut to SUMMARY_LIMIT characters)."""
         exit_code = exit_code_for(state, exit_code)
         with self._lock:
             self.state, self.exit_code, self.ended_at = state, exit_code, time.time()
+            self.summary = bounded_summary(summary)
             self.save()
         self.event("run_finished", state=state, exit_code=exit_code)
 
@@ -168,7 +172,8 @@ class Session:
             return RunRecord(run_id=self.run_id, role=self.role, task=self.task, state=self.state,
                              started_at=self.started_at, exit_code=self.exit_code, ended_at=self.ended_at,
                              denden_addr=self.denden_addr, tmux=self.tmux, owner_pid=self.owner_pid,
-                             isolation=self.isolation, merge_result=self.merge_result, inputs=self.inputs,
+                             isolation=self.isolation, merge_result=self.merge_result, summary=self.summary,
+                             inputs=self.inputs,
                              sandbox=self.sandbox, agents=tuple(self.agents.values()))
 
     def to_dict(self) -> dict[str, Any]:

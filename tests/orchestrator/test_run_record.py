@@ -26,7 +26,7 @@ from orchestrator.session import Session
 
 # The keys docs/sessions.md documents, in the order session.json has always written them.
 RUN_KEYS = ["format", "run_id", "role", "task", "state", "exit_code", "started_at", "ended_at", "denden_addr", "tmux",
-            "owner_pid", "isolation", "merge_result", "inputs", "sandbox", "agents"]
+            "owner_pid", "isolation", "merge_result", "summary", "inputs", "sandbox", "agents"]
 AGENT_KEYS = ["agent_id", "role", "agent", "parent", "depth", "task", "workspace", "state", "pid", "exit_code",
               "started_at", "ended_at", "error", "session_id", "packages", "via_wildcard", "always_staged", "sandbox_denied"]
 
@@ -132,3 +132,11 @@ def test_an_agent_loop_in_the_record_still_lists_every_agent_once(tmp_path: Path
                                                              {"agent_id": "b", "parent": "a"},
                                                              {"agent_id": "c"}]})
     assert sorted(a.agent_id for _, a in read_run(tmp_path, "run1").tree()) == ["a", "b", "c"]
+
+
+def test_a_summary_is_bounded_and_a_cut_one_says_so() -> None:
+    from orchestrator.run_record import SUMMARY_LIMIT, bounded_summary
+
+    assert bounded_summary("  the answer\n") == "the answer"
+    long = bounded_summary("x" * (SUMMARY_LIMIT * 3))
+    assert len(long) <= SUMMARY_LIMIT and long.endswith(f"(cut: {SUMMARY_LIMIT * 3:,} characters in all)")

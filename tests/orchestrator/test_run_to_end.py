@@ -29,7 +29,8 @@ def test_run_to_end_returns_the_end_of_the_run(project) -> None:  # type: ignore
     assert isinstance(ended, Ended)
     assert (ended.state, ended.exit_code, ended.output, ended.paused, ended.stopped) == (
         State.SUCCEEDED, 0, "done", False, ())
-    assert read_run(project.root / ".strawpot" / "sessions", ended.run_id).state == "succeeded"
+    saved = read_run(project.root / ".strawpot" / "sessions", ended.run_id)
+    assert (saved.state, saved.summary) == ("succeeded", "done")  # the main agent's final answer
 
 
 def test_a_failing_orchestrator_gives_its_exit_code(project) -> None:  # type: ignore[no-untyped-def]
