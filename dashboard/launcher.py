@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 from typing import IO
 
-# A session the UI starts has no terminal: its agents' askUser questions wait in the run folder for the UI's
-# answer (`[session] ask = "run"`, orchestrator/questions.py) instead of being answered by their defaults.
-UI_SESSION_ENV = {"STRAWPOT_SESSION_ASK": "run"}
+from orchestrator.headless import spawn
 
 
 def detach(args: list[str], cwd: Path, *, stderr: IO[bytes] | int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
-    """Run `args` in `cwd` in a session of its own (it outlives the UI), with the UI's session settings."""
-    return subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
-                            start_new_session=True, env={**os.environ, **UI_SESSION_ENV})
+    """Run `args` in `cwd` in a session of its own (it outlives the UI); its agents' questions wait in the run
+    folder for an answer from the page."""
+    return spawn(args, cwd, stderr=stderr, ask_in_run_folder=True)
 
 
 def error_line(stderr: str, code: int | None) -> str:

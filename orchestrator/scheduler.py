@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from orchestrator.headless import first_error, headless_args, strawpot_command
 from orchestrator.orphans import owner_alive, pid_alive
 from orchestrator.run_record import RunRecord, RunRecordBroken, find_run
 from orchestrator.scheduler_lock import SchedulerLock, held_message
@@ -45,11 +46,6 @@ SKIPPED, MISSED = "skipped", "missed"
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def strawpot_command() -> list[str]:
-    """The `strawpot` program a fire runs: this interpreter's, as the UI's start action runs it."""
-    return [sys.executable, "-m", "strawpot.cli"]
 
 
 def serve_in_background(data_dir: Path, catch_up: str, say: Callable[[str], None]) -> Scheduler | None:
@@ -98,16 +94,6 @@ def _fire_times(schedule: Schedule, after: datetime, until: datetime) -> tuple[i
         found += 1
         at = next_fire(schedule, at)
     return found, latest
-
-
-def _first_error(text: str) -> str:
-    """The error a strawpot command printed (`error:` up to its `hint:`, on one line; else its last line)."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    start = next((i for i, line in enumerate(lines) if line.startswith("error:")), None)
-    if start is None:
-        return lines[-1] if lines else ""
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith(("hint:", "error:"))), len(lines))
-    return " ".join(lines[start:end]).removeprefix("error:").strip()
 
 
 def precheck(schedule: Schedule) -> str:
@@ -343,10 +329,8 @@ class Scheduler:
                                             scheduled_for=scheduled_for, ended_at=now, error=problem))
         run = ScheduleRun(schedule.name, new_run_id(), now, RUNNING, scheduled_for=scheduled_for)
         self.store.record(run)
-        args = [*self.command, "start", "--headless", "--run-id", str(run.run_id), "--project",
-                str(schedule.project), "--role", schedule.role, "--task", schedule.task]
-        for key, value in schedule.params.items():
-            args += ["--param", f"{key}={value}"]
+        args = headless_args(self.command, str(run.run_id), schedule.project, schedule.task, role=schedule.role,
+                             params=schedule.params)
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
             try:
                 proc = subprocess.Popen(args, cwd=schedule.project, stdin=subprocess.DEVNULL, stdout=stdout,
@@ -365,7 +349,7 @@ class Scheduler:
             except KeyboardInterrupt:  # `schedule run`'s Ctrl-C reached the session too: let it stop, then record
                 interrupted, code = True, proc.wait()
             err.seek(0)
-            error = _first_error(err.read())
+            error = first_error(err.read())
             if re.fullmatch(rf"run {run.run_id} \w+ \(exit code -?\d+\)", error):
                 error = ""  # `start`'s own end line: the outcome and exit code say it already, no reason to add
         ended = session_end(schedule, started, code, error if code else "", self.now())
