@@ -254,8 +254,9 @@ def read_run(sessions_root: Path, run_id: str) -> RunRecord:
     return record
 
 
-def readable_runs(sessions_root: Path) -> Iterator[RunRecord]:
-    """The record of every run folder under `sessions_root` that holds a readable one (unordered)."""
+def readable_runs(sessions_root: Path, broken: list[RunRecordBroken] | None = None) -> Iterator[RunRecord]:
+    """The record of every run folder under `sessions_root` that holds a readable one (unordered); the others'
+    reasons go to `broken` when given."""
     try:
         names = [entry.name for entry in os.scandir(sessions_root)]
     except OSError:
@@ -263,15 +264,17 @@ def readable_runs(sessions_root: Path) -> Iterator[RunRecord]:
     for name in names:
         try:
             record = find_run(sessions_root, name)
-        except RunRecordBroken:
+        except RunRecordBroken as exc:
+            if broken is not None:
+                broken.append(exc)
             continue
         if record is not None:
             yield record
 
 
-def list_runs(sessions_root: Path) -> list[RunRecord]:
-    """Every readable run record, newest first."""
-    return sorted(readable_runs(sessions_root), key=lambda r: r.started_at, reverse=True)
+def list_runs(sessions_root: Path, broken: list[RunRecordBroken] | None = None) -> list[RunRecord]:
+    """Every readable run record, newest first (the unreadable ones' reasons to `broken`, when given)."""
+    return sorted(readable_runs(sessions_root, broken), key=lambda r: r.started_at, reverse=True)
 
 
 def write_run(run_dir: Path, record: RunRecord, *, durable: bool = True) -> None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from orchestrator.run_record import RunRecord
 
 SECTION = "sessions"
+BROKEN_SHOWN = 5  # unreadable run records named one a line; the rest counted
 
 
 @click.command()
@@ -39,7 +40,7 @@ def command(action: str | None, run_id: str | None, answer: tuple[str, ...], pru
     one holding work no other branch has is removed only when you say yes on a terminal, or with `--force`
     (without a terminal it is kept and the command exits 2). `--dry-run` lists what would go.
     """
-    from orchestrator.run_record import list_runs, read_run
+    from orchestrator.run_record import RunRecordBroken, list_runs, read_run
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
 
@@ -61,7 +62,12 @@ def command(action: str | None, run_id: str | None, answer: tuple[str, ...], pru
         return
     if force or dry_run:
         raise UsageError("--force and --dry-run go with --prune", hint="`strawpot sessions --prune --dry-run`")
-    _list(list_runs(the_project.sessions_dir), as_json)
+    broken: list[RunRecordBroken] = []
+    _list(list_runs(the_project.sessions_dir, broken), as_json)
+    for exc in sorted(broken, key=lambda e: str(e.path))[:BROKEN_SHOWN]:
+        click.echo(f"warning: left out {exc.path}: {exc.reason} (restore it, or remove the run's folder)", err=True)
+    if len(broken) > BROKEN_SHOWN:
+        click.echo(f"warning: left out {len(broken) - BROKEN_SHOWN} more unreadable run records", err=True)
 
 
 def _prune(sessions_root: Path, project_dir: Path, *, force: bool, dry_run: bool, as_json: bool) -> None:

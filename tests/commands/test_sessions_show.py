@@ -78,6 +78,10 @@ def test_a_broken_record_is_one_line_naming_it_and_exit_2(tmp_path: Path) -> Non
                     ["attach", folder.name]):
         refused = strawpot(*command, cwd=tmp_path)
         assert refused.returncode == 2 and "is unreadable: agent a: pid is not a whole number" in refused.stderr
+    listed = strawpot("sessions", cwd=tmp_path)  # the list goes on without it, and says so
+    assert listed.returncode == 0 and listed.stderr.splitlines()[-1] == (
+        f"warning: left out {folder / 'session.json'}: agent a: pid is not a whole number (restore it, or remove "
+        "the run's folder)")
 
 
 def test_a_kept_worktree_is_named_by_its_run_id_never_by_the_record(tmp_path: Path) -> None:
