@@ -29,10 +29,10 @@ def storage_options(func: F) -> F:
                           "and --blobs are not given."),
         click.option("--database", metavar="URL", default=None,
                      help="PostgreSQL for metadata instead of SQLite: postgresql://USER[:PASSWORD]@HOST[:PORT]/DB "
-                          "(or a password in ~/.pgpass / PGPASSWORD)."),
+                          "(or a password in ~/.pgpass / PGPASSWORD). Needs `pip install 'strawpot[postgres]'`."),
         click.option("--blobs", metavar="URL", default=None,
                      help="An S3 bucket for files instead of <data>/blobs: s3://BUCKET[/PREFIX] (credentials from "
-                          "the usual AWS_* variables or files)."),
+                          "the usual AWS_* variables or files). Needs `pip install 'strawpot[s3]'`."),
         click.option("--s3-endpoint", metavar="URL", default=None,
                      help="The S3 server to use instead of AWS (MinIO, Ceph, a test server)."),
     ]

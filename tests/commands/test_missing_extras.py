@@ -56,3 +56,9 @@ def test_a_missing_backend_extra_is_one_line_naming_it(tmp_path: Path, without_b
     for flag in ("--database", "--blobs"):
         assert (flag in line) == (flag in flags), line  # where: the flag that asked for it
     assert "s3cret" not in line and not data.exists()
+
+
+def test_registry_serve_s_help_names_the_extras_its_backends_need(tmp_path: Path, env: dict[str, str]) -> None:
+    shown = strawpot("registry", "serve", "--help", cwd=tmp_path, env=env)
+    text = " ".join(shown.stdout.split())
+    assert shown.returncode == 0 and "strawpot[postgres]" in text and "strawpot[s3]" in text
