@@ -4,6 +4,7 @@ and polling), and what is not an integration's request, or is too big, is refuse
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -25,6 +26,8 @@ from dashboard.security import cookie_name
 from orchestrator.conversations import ConversationStore
 from orchestrator.integration_keys import api_url, key_for
 from orchestrator.run_record import State
+from strawpot.model.kinds import Kind
+from strawpot.model.package_folder import load_package
 from tests._cli import STRAWPOT
 from tests.orchestrator.conftest import ProjectFixture
 from tests.ui._live import wait_for
@@ -202,13 +205,69 @@ def test_the_key_opens_no_page_and_skips_no_csrf_check(project: ProjectFixture, 
     assert not list(project.sessions_dir.glob("*/session.json"))
 
 
-def test_a_websocket_with_a_wrong_key_never_opens(project: ProjectFixture, tmp_path: Path) -> None:  # noqa: F811
-    import importlib.util
-
+def _fixture_module() -> Any:
+    """adapter.py as a module, for its WebSocket client."""
     spec = importlib.util.spec_from_file_location("fixture_chat_adapter", ADAPTER)
     assert spec and spec.loader
-    fixture = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fixture)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _stream(url: str, offset: int) -> list[dict[str, Any]]:
+    """Every message of the session WebSocket at `url`, opened with `trace_offset` = `offset`, until it closes."""
+    ws = _fixture_module().WebSocket(url)
+    try:
+        ws.send_json({"type": "init", "trace_offset": offset})
+        messages = []
+        while (message := ws.receive_json()) is not None:
+            messages.append(message)
+        return messages
+    finally:
+        ws.close()
+
+
+def test_a_second_task_waits_its_turn_and_says_so(project: ProjectFixture, tmp_path: Path) -> None:  # noqa: F811
+    project.build()
+    with strawpot_ui(project.root, tmp_path / "ui.log") as ui, httpx.Client(timeout=30) as http:
+        api = ui.api()
+        cid = http.post(f"{api}/api/imu/conversations").json()["id"]
+        first = http.post(f"{api}/api/conversations/{cid}/tasks", json={"task": "sleep:2 then echo:one"}).json()
+        second = http.post(f"{api}/api/conversations/{cid}/tasks", json={"task": "echo:two"}).json()
+        assert set(first) == {"run_id", "task_id"} and first["run_id"].startswith("run_"), first
+        assert second["queued"] is True and second["ahead"] == 1 and "run_id" not in second, second
+        waiting = http.get(f"{api}/api/conversations/{cid}").json()["sessions"]
+        assert [(s["run_id"], s["status"], s["task"]) for s in waiting] == [
+            (first["run_id"], "running", "sleep:2 then echo:one"), (None, "queued", "echo:two")]
+
+        live = _stream(f"{api.replace('http://', 'ws://')}/ws/sessions/{first['run_id']}", 0)
+        *events, end = live
+        assert end == {"type": "stream_complete", "status": "completed", "summary": "one", "exit_code": 0}
+        assert events and [e["offset"] for e in events] == list(range(len(events)))
+        assert all(e["type"] == "trace" and isinstance(e["event"], dict) for e in events)
+        again = _stream(f"{api.replace('http://', 'ws://')}/ws/sessions/{first['run_id']}", len(events) - 1)
+        assert again == [events[-1], end], "trace_offset skips the events the client has"
+
+        wait_for(lambda: all(s["status"] == "completed"
+                             for s in http.get(f"{api}/api/conversations/{cid}").json()["sessions"]), "both tasks")
+        sessions = http.get(f"{api}/api/conversations/{cid}").json()["sessions"]
+        assert sessions[1]["summary"] == "two" and sessions[1]["run_id"] not in (None, first["run_id"])
+        assert http.get(f"{api}/api/sessions/{sessions[1]['run_id']}").json() == {
+            "run_id": sessions[1]["run_id"], "status": "completed", "summary": "two", "exit_code": 0}
+
+
+def test_the_fixture_is_an_integration_package_that_needs_its_token(tmp_path: Path) -> None:
+    package = load_package(ADAPTER.parent, Kind.INTEGRATION)
+    assert package.frontmatter["metadata"]["strawpot"]["entry_point"] == "python adapter.py"
+    assert package.env["STRAWPOT_BOT_TOKEN"].required and (ADAPTER.parent / "requirements.txt").read_text() == ""
+    env = {k: v for k, v in os.environ.items() if k != "STRAWPOT_BOT_TOKEN"}
+    done = subprocess.run([sys.executable, str(ADAPTER)], cwd=tmp_path, env={**env, "STRAWPOT_DATA_DIR": str(tmp_path)},
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert (done.returncode, done.stderr) == (1, "fixture-chat: STRAWPOT_BOT_TOKEN is not set\n")
+
+
+def test_a_websocket_with_a_wrong_key_never_opens(project: ProjectFixture, tmp_path: Path) -> None:  # noqa: F811
+    fixture = _fixture_module()
     project.build()
     with strawpot_ui(project.root, tmp_path / "ui.log") as ui:
         ws_base = ui.api().replace("http://", "ws://")
