@@ -2,7 +2,8 @@
 
 Each page module holds the routes of what it serves and takes the shared `Site`; `create_app` combines their
 route lists in one place (below). A project's routes live under `/p/{project}` (`Site.project(request)` says
-which project a request is about); the others at the root.
+which project a request is about); the chat adapters' API under `/i/{key}` (integration_api); the others at the
+root.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from dashboard import actions, memory_pages, projects, runs, schedules, security, steer
+from dashboard import actions, integration_api, memory_pages, projects, runs, schedules, security, steer
+from dashboard.api_conversations import Conversations
 from dashboard.site import SettingsOf, Site, defaults_only, utc_now
+from orchestrator.conversation_runner import ConversationRunner
+from orchestrator.integration_keys import PREFIX, name_for_key
 from orchestrator.projects import ProjectStore, project_key
 
 STATIC = Path(__file__).parent / "static"
@@ -35,11 +39,14 @@ def home_path(project_dir: Path | None) -> str:
 
 def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | None = None,
                data_dir: Path | None = None, settings: SettingsOf = defaults_only,
-               now: Callable[[], datetime] = utc_now) -> Starlette:
+               now: Callable[[], datetime] = utc_now, conversations: ConversationRunner | None = None,
+               conversation_home: Path | None = None) -> Starlette:
     """The UI over every recorded project (and `project_dir`); every request must carry `secret` (see security).
     `settings` reads one project's effective settings when a page needs them (`strawpot ui` passes the settings
     layer's; the dashboard may not import it). `now` is the clock schedules' next fires are counted from: the
-    scheduler's, when a test injects one."""
+    scheduler's, when a test injects one. `conversations` runs the conversations' tasks (`strawpot ui`'s
+    runner; one is made when none is given); a global conversation belongs to `conversation_home`, else to
+    `project_dir`."""
     site = Site(secret=secret, command=strawpot_cmd or [sys.executable, "-m", "strawpot.cli"],
                 store=ProjectStore(data_dir), home=project_dir, settings=settings, now=now)
     home_routes, project_page = projects.routes(site)
@@ -49,6 +56,8 @@ def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | 
                                        *memory_pages.routes(site)]
     root_routes: list[BaseRoute] = [*home_routes, *schedules.routes(site)]
 
+    api = Conversations(site.store.data_dir, lambda: conversation_home or project_dir, conversations)
+
     async def guard(request: Request, call_next: Any) -> Response:
         return await security.check(request, secret, call_next)
 
@@ -56,6 +65,7 @@ def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | 
         routes=[
             *root_routes,
             Mount("/p/{project}", routes=project_routes),
+            Mount(PREFIX + "/{key}", app=integration_api.app(api, lambda key: name_for_key(site.store.data_dir, key))),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=guard)],

@@ -53,11 +53,11 @@ def _readable(sessions_root: Path, run_id: str) -> RunRecord | None:
         return None
 
 
-def _stamp(session: Path, record: RunRecord | None) -> tuple[int, ...]:
-    """What changes when the run or any agent's log does: session.json's mtime and every log's size."""
+def stamp(session: Path, record: RunRecord | None, also: tuple[Path, ...] = ()) -> tuple[int, ...]:
+    """What changes when the run or any agent's log (or a file of `also`) does: session.json's mtime and every
+    log's size; OSError while session.json is missing."""
     stamps = [session.stat().st_mtime_ns]
-    for a in record.agents if record is not None else ():
-        log = _log_path(a)
+    for log in [*(_log_path(a) for a in (record.agents if record is not None else ())), *also]:
         try:
             stamps.append(log.stat().st_size if log else -1)
         except OSError:
@@ -72,12 +72,12 @@ async def _events(request: Request, sessions_root: Path, run_id: str) -> AsyncIt
     record: RunRecord | None = None
     while not await request.is_disconnected():
         try:
-            stamp = _stamp(path, record)
+            now = stamp(path, record)
         except OSError:
             return
-        if stamp != seen:
+        if now != seen:
             record = _readable(sessions_root, run_id) or record
-            seen = _stamp(path, record) if record is not None else stamp
+            seen = stamp(path, record) if record is not None else now
             if record is not None:
                 yield f"data: {json.dumps(snapshot(record))}\n\n"
                 if record.state in FINAL_STATES:

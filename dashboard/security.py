@@ -1,4 +1,5 @@
-"""The UI's guard: a per-launch secret (URL token -> HttpOnly cookie), a CSRF token and an Origin check."""
+"""The UI's guard: a per-launch secret (URL token -> HttpOnly cookie), a CSRF token and an Origin check for pages;
+an integration's capability key for the chat adapters' API under `/i/{key}` (no cookie, no CSRF)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from collections.abc import Awaitable, Callable
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from orchestrator.integration_keys import PREFIX
 
 COOKIE = "strawpot_ui"  # the cookie's name; `cookie_name` adds the UI's port
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -39,7 +43,13 @@ def _same(a: str, b: str) -> bool:
 async def check(request: Request, secret: str,
                 call_next: Callable[[Request], Awaitable[Response]]) -> Response:
     """403 unless the request carries the secret; state changes also need the CSRF token and our Origin. 400 for
-    a NUL byte in the URL or a form field, which no page takes and no file name or argument may hold."""
+    a NUL byte in the URL or a form field, which no page takes and no file name or argument may hold. A request
+    under `/i/` needs none of these: it is the integrations' API, which `by_key` guards (and which serves nothing
+    a browser page could use to skip the CSRF check of the pages)."""
+    if request.url.path.startswith(PREFIX + "/"):
+        if where := _nul_in_url(request):
+            return _harden(_bad_request(where))
+        return _harden(await call_next(request))
     token = request.query_params.get("token")
     cookie = cookie_name(request.url.port)
     if token is not None and _same(token, secret) and request.method in SAFE_METHODS:
@@ -62,6 +72,25 @@ async def check(request: Request, secret: str,
         if where := _nul_in_form(form):
             return _harden(_bad_request(where))
     return _harden(await call_next(request))
+
+
+def by_key(app: ASGIApp, integration_of: Callable[[str], str | None]) -> ASGIApp:
+    """`app` (the API mounted at `/i/{key}`) for a key that names an integration, whose name it finds in
+    `request.state.integration`; else a 404 (a WebSocket is refused before it opens) and nothing runs."""
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        name = integration_of(str(scope.get("path_params", {}).get("key", "")))
+        if name is None:
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            else:
+                await JSONResponse({"error": "no integration has this URL: use the STRAWPOT_API_URL strawpot gave it"},
+                                   status_code=404)(scope, receive, send)
+            return
+        scope.setdefault("state", {})["integration"] = name
+        await app(scope, receive, send)
+
+    return guarded
 
 
 def _nul_in_url(request: Request) -> str:

@@ -19,7 +19,7 @@ from tests._tour import VENV, clean_env, copy_tracked_files
 # The PostgreSQL and S3 backends (extras), the test tooling, and a dependency nothing imports any more.
 NOT_INSTALLED = ("psycopg", "psycopg_pool", "boto3", "botocore", "moto", "selenium", "mypy", "mcp", "grpc_tools",
                  "frontmatter")
-PRESENT = ("strawpot", "httpx", "grpc", "starlette", "uvicorn", "jinja2", "rich_click")
+PRESENT = ("strawpot", "httpx", "grpc", "starlette", "uvicorn", "wsproto", "jinja2", "rich_click")
 
 
 def _run(command: list[str | Path], *, cwd: Path, env: dict[str, str], timeout: float) -> str:

@@ -52,14 +52,20 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{sock.getsockname()[1]}{home_path(home)}?token={secret}"
     click.echo(f"StrawPot UI{f' for {home}' if home else ''}: {url}", err=True)
-    app = create_app(home, secret, settings=project_settings)
     # The one scheduler fires schedules while the UI runs, if no `schedule serve` holds its lock.
+    from orchestrator import conversation_runner, conversations
     from orchestrator.scheduler import serve_in_background
     from strawpot.config_files import load_settings
     from strawpot.model.folders import data_dir
 
     serve_in_background(data_dir(), str(load_settings().get("schedule.catch_up")),
                         lambda line: click.echo(line, err=True))
+    # Conversations' tasks (the chat adapters', under /i/{key}) run from here, one at a time per conversation.
+    runner = conversation_runner.serve_in_background(conversations.ConversationStore(data_dir()),
+                                                     lambda line: click.echo(line, err=True))
+    chat_home = load_settings().get("conversations.home")
+    app = create_app(home, secret, settings=project_settings, conversations=runner,
+                     conversation_home=Path(str(chat_home)).expanduser() if chat_home else None)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     # The browser gets a private file that redirects to the URL: its command line is readable by every user.
     # SIGTERM ends the UI as Ctrl-C does (uvicorn raises it again once it has stopped), so the file goes too.

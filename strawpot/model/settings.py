@@ -106,6 +106,8 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         minimum=1024),
     Key("schedule.catch_up", "choice", "none", "what the scheduler does with fire times that passed while none ran",
         choices=("none", "latest")),
+    Key("conversations.home", "string", None, "the project a chat adapter's global conversations run in (default: "
+        "the one `strawpot ui` serves)"),
 )}
 
 
