@@ -13,7 +13,9 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from dashboard.logtail import tail
+from dashboard.run_files import produced
 from dashboard.site import ProjectView, Site, duration
+from dashboard.timeline import MAX_MARKS, MAX_ROWS, TRACE_BYTES, Trace, layout, read_trace
 from orchestrator.run_record import (
     FINAL_STATES,
     SESSION_FILE,
@@ -22,7 +24,6 @@ from orchestrator.run_record import (
     RunRecordBroken,
     find_run,
 )
-from orchestrator.session import read_trace
 
 LOG_FILE = "agent.log"  # what orchestrator.runtime writes in each agent's workspace
 POLL_SECONDS = 0.5
@@ -42,7 +43,7 @@ def snapshot(record: RunRecord) -> dict[str, Any]:
                      "active": a.state not in FINAL_STATES,
                      "log": tail(log) if log else ""})
     return {"state": record.state, "agents": rows, "worktree_state": record.isolation.get("state"),
-            "merge_result": record.merge_result}
+            "merge_result": record.merge_result, "summary": record.summary}
 
 
 def _readable(sessions_root: Path, run_id: str) -> RunRecord | None:
@@ -86,19 +87,21 @@ async def _events(request: Request, sessions_root: Path, run_id: str) -> AsyncIt
         await asyncio.sleep(POLL_SECONDS)
 
 
-def _memory(record: RunRecord, trace: list[dict[str, Any]]) -> dict[str, Any]:
+def _memory(record: RunRecord, trace: Trace) -> dict[str, Any]:
     """The memory provider the run recorded in its inputs, and what the trace says failed of it."""
     settings = record.inputs.get("settings")
     settings = settings if isinstance(settings, dict) else {}
     return {"provider": settings.get("memory.provider"), "max_prompt_bytes": settings.get("memory.max_prompt_bytes"),
-            "failures": [str(e.get("message", "")) for e in trace if e.get("event") == "memory_failed"]}
+            "failures": [str(e.get("message", "")) for e in trace.events if e.get("event") == "memory_failed"]}
 
 
-def _trace(sessions_root: Path, run_id: str) -> tuple[list[dict[str, Any]], bool]:
-    try:
-        return read_trace(sessions_root, run_id), True
-    except (OSError, ValueError):
-        return [], False
+def after_context(project: ProjectView, record: RunRecord) -> dict[str, Any]:
+    """What the run page draws from the trace and the merge: the timeline and the files the run produced (also
+    served alone, for run.js to redraw while the run goes on and when it ends)."""
+    trace = read_trace(project.sessions_root / record.run_id)
+    return {"trace": trace, "timeline": layout(record, trace.events), "produced": produced(record),
+            "run_id": record.run_id, "project": project, "max_rows": MAX_ROWS, "max_marks": MAX_MARKS,
+            "trace_mib": TRACE_BYTES // (1024 * 1024)}
 
 
 def run_context(project: ProjectView, run_id: str) -> dict[str, Any] | None:
@@ -111,11 +114,11 @@ def run_context(project: ProjectView, run_id: str) -> dict[str, Any] | None:
     if record is None:
         return None
     logs = {a.agent_id: tail(log) for a in record.agents if (log := _log_path(a))}
-    trace, trace_ok = _trace(root, run_id)
+    after = after_context(project, record)
     return {"data": record, "tree": record.tree(), "logs": logs, "inputs": record.inputs,
             "isolation": record.isolation, "merge_result": record.merge_result,
-            "memory": _memory(record, trace), "trace_ok": trace_ok, "final": FINAL_STATES,
-            "inputs_json": json.dumps(record.inputs, indent=2, sort_keys=True)}
+            "memory": _memory(record, after["trace"]), "final": FINAL_STATES,
+            "inputs_json": json.dumps(record.inputs, indent=2, sort_keys=True), **after}
 
 
 def routes(site: Site) -> list[Route]:
@@ -127,7 +130,7 @@ def routes(site: Site) -> list[Route]:
         context = run_context(project, run_id)
         if context is None:
             return site.render("missing.html", status=404, project=project, run_id=run_id)
-        return site.render("run.html", project=project, run_id=run_id, **context)
+        return site.render("run.html", **{"project": project, "run_id": run_id, **context})
 
     async def events(request: Request) -> Response:
         project = site.project(request)
@@ -136,4 +139,13 @@ def routes(site: Site) -> list[Route]:
             return PlainTextResponse(f"no run {run_id!r}", status_code=404)
         return StreamingResponse(_events(request, project.sessions_root, run_id), media_type="text/event-stream")
 
-    return [Route("/runs/{run_id}", run), Route("/runs/{run_id}/events", events)]
+    async def after(request: Request) -> Response:
+        project = site.project(request)
+        run_id = request.path_params["run_id"]
+        record = _readable(project.sessions_root, run_id)
+        if record is None:
+            return PlainTextResponse(f"no readable run {run_id!r}", status_code=404)
+        return site.render("run_after.html", **after_context(project, record))
+
+    return [Route("/runs/{run_id}", run), Route("/runs/{run_id}/events", events),
+            Route("/runs/{run_id}/after", after)]
