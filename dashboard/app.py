@@ -21,7 +21,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from dashboard import actions, memory_pages, projects, runs, schedules, security, steer
+from dashboard import actions, memory_pages, projects, runs, schedules, security, stats, steer
 from dashboard.site import SettingsOf, Site, defaults_only, utc_now
 from orchestrator.projects import ProjectStore, project_key
 
@@ -46,7 +46,7 @@ def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | 
 
     # The one place route lists are combined: a new page module adds its list here.
     project_routes: list[BaseRoute] = [*project_page, *runs.routes(site), *actions.routes(site), *steer.routes(site),
-                                       *memory_pages.routes(site)]
+                                       *memory_pages.routes(site), *stats.routes(site)]
     root_routes: list[BaseRoute] = [*home_routes, *schedules.routes(site)]
 
     async def guard(request: Request, call_next: Any) -> Response:

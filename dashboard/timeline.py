@@ -147,7 +147,7 @@ def layout(record: RunRecord, events: list[dict[str, Any]], now: float | None = 
     out = Timeline(height=TOP + ROW * (len(shown) + 2), span=span, agents_left_out=len(tree) - len(shown),
                    events_untimed=len(events) - len(timed),
                    rows=[(TOP, "run"), *((rows[a.agent_id], _short(a.agent_id)) for _, a in shown)])
-    for depth, a in shown:
+    for _, a in shown:
         if a.started_at is None:
             continue
         stop = a.ended_at if a.ended_at is not None else end
