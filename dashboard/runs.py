@@ -27,23 +27,34 @@ from orchestrator.run_record import (
 
 LOG_FILE = "agent.log"  # what orchestrator.runtime writes in each agent's workspace
 POLL_SECONDS = 0.5
+MAX_LISTED = 500  # agents listed in the tree (`strawpot agents RUN_ID` lists all)
+MAX_LOGS = 50  # agents whose log tail the page shows
 
 
 def _log_path(agent: AgentRecord) -> Path | None:
     return Path(agent.workspace) / LOG_FILE if agent.workspace else None
 
 
+def shown(record: RunRecord) -> tuple[list[tuple[int, AgentRecord]], list[AgentRecord], dict[str, int]]:
+    """The agents the page lists (the first MAX_LISTED in tree order), those whose log tail it shows (at most
+    MAX_LOGS: the live ones first), and how many of each are left out: a run of thousands of agents stays a
+    page of bounded size."""
+    tree = record.tree()
+    ordered = [a for _, a in tree if a.state not in FINAL_STATES] + [a for _, a in tree if a.state in FINAL_STATES]
+    return tree[:MAX_LISTED], ordered[:MAX_LOGS], {"agents_left_out": max(len(tree) - MAX_LISTED, 0),
+                                                   "logs_left_out": max(len(tree) - MAX_LOGS, 0)}
+
+
 def snapshot(record: RunRecord) -> dict[str, Any]:
-    """What the page's script needs to redraw the tree and the logs: the run state, one row per agent."""
-    rows = []
-    for depth, a in record.tree():
-        log = _log_path(a)
-        rows.append({"depth": depth, "agent_id": a.agent_id, "role": a.role, "agent": a.agent,
-                     "state": a.state, "duration": duration(a), "parent": a.parent or "-",
-                     "active": a.state not in FINAL_STATES,
-                     "log": tail(log) if log else ""})
-    return {"state": record.state, "agents": rows, "worktree_state": record.isolation.get("state"),
-            "merge_result": record.merge_result, "summary": record.summary}
+    """What the page's script needs to redraw the tree and the logs: the run state, one row per agent listed,
+    the log tails shown, and how many of each were left out."""
+    listed, logged, left_out = shown(record)
+    rows = [{"depth": depth, "agent_id": a.agent_id, "role": a.role, "agent": a.agent, "state": a.state,
+             "duration": duration(a), "parent": a.parent or "-", "active": a.state not in FINAL_STATES}
+            for depth, a in listed]
+    logs = [{"agent_id": a.agent_id, "log": tail(log) if (log := _log_path(a)) else ""} for a in logged]
+    return {"state": record.state, "agents": rows, "logs": logs, "worktree_state": record.isolation.get("state"),
+            "merge_result": record.merge_result, "summary": record.summary, **left_out}
 
 
 def _readable(sessions_root: Path, run_id: str) -> RunRecord | None:
@@ -57,7 +68,7 @@ def _readable(sessions_root: Path, run_id: str) -> RunRecord | None:
 def _stamp(session: Path, record: RunRecord | None) -> tuple[int, ...]:
     """What changes when the run or any agent's log does: session.json's mtime and every log's size."""
     stamps = [session.stat().st_mtime_ns]
-    for a in record.agents if record is not None else ():
+    for a in shown(record)[1] if record is not None else ():
         log = _log_path(a)
         try:
             stamps.append(log.stat().st_size if log else -1)
@@ -110,12 +121,13 @@ def run_context(project: ProjectView, run_id: str) -> dict[str, Any] | None:
     try:
         record = find_run(root, run_id)
     except RunRecordBroken as exc:
-        return {"data": None, "broken": exc.reason, "tree": [], "logs": {}}
+        return {"data": None, "broken": exc.reason, "tree": [], "logs": []}
     if record is None:
         return None
-    logs = {a.agent_id: tail(log) for a in record.agents if (log := _log_path(a))}
+    listed, logged, left_out = shown(record)
+    logs = [(a.agent_id, tail(log) if (log := _log_path(a)) else "") for a in logged]
     after = after_context(project, record)
-    return {"data": record, "tree": record.tree(), "logs": logs, "inputs": record.inputs,
+    return {"data": record, "tree": listed, "logs": logs, **left_out, "max_listed": MAX_LISTED, "inputs": record.inputs,
             "isolation": record.isolation, "merge_result": record.merge_result,
             "memory": _memory(record, after["trace"]), "final": FINAL_STATES,
             "inputs_json": json.dumps(record.inputs, indent=2, sort_keys=True), **after}

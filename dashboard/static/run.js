@@ -54,10 +54,18 @@
       });
   });
 
-  function drawLogs(agents) {
+  // "N more ... not shown" under the tree and the logs: the page lists a bounded number of each.
+  function drawMore(id, count) {
+    const line = document.getElementById(id);
+    if (!line) return;
+    line.querySelector("span").textContent = String(count);
+    line.hidden = !count;
+  }
+
+  function drawLogs(tails) {
     if (!logs) return;
     while (logs.firstChild) logs.removeChild(logs.firstChild);
-    for (const a of agents) {
+    for (const a of tails) {
       const section = document.createElement("section");
       section.dataset.agent = a.agent_id;
       const title = document.createElement("h3");
@@ -125,7 +133,9 @@
       const actions = cell(row, "");
       if (a.active) actions.appendChild(cancelForm(a.agent_id));
     }
-    drawLogs(snap.agents);
+    drawLogs(snap.logs);
+    drawMore("agents-more", snap.agents_left_out);
+    drawMore("logs-more", snap.logs_left_out);
     const worktree = document.getElementById("worktree-state");
     if (worktree && snap.worktree_state) worktree.textContent = snap.worktree_state;
     const active = document.getElementById("worktree-active");

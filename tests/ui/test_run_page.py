@@ -183,3 +183,33 @@ def test_the_after_fragment_is_the_page_s_timeline_and_files_and_404_for_no_run(
     client = TestClient(create_app(project, SECRET, data_dir=project.parent / "data"), base_url="http://testserver")
     client.cookies.set(COOKIE, SECRET)
     assert client.get(f"{home_path(project)}runs/nope/after").status_code == 404
+
+
+def test_thousands_of_agents_list_and_stream_a_bounded_page(project: Path) -> None:
+    from dashboard.runs import MAX_LISTED, MAX_LOGS
+
+    agents = [_agent("lead-0", state="running", ended_at=None)]
+    agents += [_agent(f"a-{i}", "lead-0", workspace=str(project / "ws" / f"a-{i}")) for i in range(1, 2000)]
+    agents[1999].update(state="running", ended_at=None)  # the last one listed in the record still runs
+    for a in agents[1:]:
+        Path(a["workspace"]).mkdir(parents=True)
+        (Path(a["workspace"]) / "agent.log").write_text(f"log of {a['agent_id']}\n" + "x" * 4000)
+    _run(project, agents=agents)
+    page = _page(project)
+    assert page.count('<tr data-agent="') == MAX_LISTED and page.count('<section data-agent="') == MAX_LOGS
+    assert f"<span>{2000 - MAX_LISTED}</span> more agents not listed" in page
+    assert f"The logs of <span>{2000 - MAX_LOGS}</span> more agents are not shown here" in page
+    assert page.index('<section data-agent="lead-0">') < page.index('<section data-agent="a-1999">') \
+        < page.index('<section data-agent="a-1">')  # those still running first
+    assert len(page) < 2_000_000
+
+    client = TestClient(create_app(project, SECRET, data_dir=project.parent / "data"), base_url="http://testserver")
+    client.cookies.set(COOKIE, SECRET)
+    folder = project / ".strawpot" / "sessions" / "run1"
+    record = json.loads((folder / "session.json").read_text())
+    record["state"] = "succeeded"  # so the stream ends after its first snapshot
+    (folder / "session.json").write_text(json.dumps(record))
+    with client.stream("GET", f"{home_path(project)}runs/run1/events") as response:
+        event = json.loads(next(response.iter_lines()).removeprefix("data: "))
+    assert (len(event["agents"]), len(event["logs"])) == (MAX_LISTED, MAX_LOGS)
+    assert (event["agents_left_out"], event["logs_left_out"]) == (2000 - MAX_LISTED, 2000 - MAX_LOGS)
