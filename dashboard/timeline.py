@@ -136,7 +136,7 @@ def layout(record: RunRecord, events: list[dict[str, Any]], now: float | None = 
         start = min([ts for ts, _ in timed] + [a.started_at for a in record.agents if a.started_at], default=0.0)
     end = max(ends) if record.ended_at is not None else max([now, *ends])
     span = max(end - start, 0.001)
-    scale = (WIDTH - LABEL - 10) / span
+    scale = (WIDTH - LABEL - 30) / span  # room for the last tick's label
 
     def x(ts: float) -> float:
         return round(LABEL + min(max(ts - start, 0.0), span) * scale, 1)

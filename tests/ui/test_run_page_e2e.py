@@ -88,6 +88,18 @@ def test_a_branch_merge_lists_the_files_on_its_branch(repo: Path, tmp_path: Path
     assert git(repo, "show", f"{data['isolation']['branch']}:notes.txt") == "n"
 
 
+def test_a_conflict_lists_the_files_as_left_on_the_kept_branch(repo: Path, tmp_path: Path) -> None:
+    proc = strawpot("start", "--headless", "--isolation", "worktree", "--task",
+                    f"write:{repo}/README.md=the user's edit then write:README.md=the agent's edit",
+                    cwd=repo, extra_env=IDENTITY)
+    assert proc.returncode == 3, proc.stderr
+    [found] = (repo / ".strawpot" / "sessions").glob("*/session.json")
+    data = json.loads(found.read_text())
+    assert data["isolation"]["state"] == "kept"
+    assert _files(_page(repo, data["run_id"], tmp_path)) == [
+        ("README.md", "modified", f"on branch <code>{data['isolation']['branch']}</code>")]
+
+
 def test_a_run_in_the_project_folder_says_its_files_are_not_known(repo: Path, tmp_path: Path) -> None:
     data = _start(repo, "--task", "write:x.txt=x then echo:wrote x")
     page = _page(repo, data["run_id"], tmp_path)
