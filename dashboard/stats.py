@@ -7,6 +7,7 @@ the folders of the window are read; a record that cannot be read is skipped, cou
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 from dataclasses import dataclass, field
@@ -101,11 +102,18 @@ def project_stats(sessions_root: Path, today: date) -> Stats:
         except RunRecordBroken:
             stats.unreadable += 1
             continue
-        if record is not None and record.started_at > 0:
-            day = days.get(datetime.fromtimestamp(record.started_at).date())
-            if day is not None:
-                _count(day, record)
+        local = _local_day(record.started_at) if record is not None else None
+        if record is not None and local is not None and local in days:
+            _count(days[local], record)
     return stats
+
+
+def _local_day(ts: float) -> date | None:
+    """The local date of `ts`; None for a time a record holds that is no date (NaN, infinite, out of range)."""
+    try:
+        return datetime.fromtimestamp(ts).date() if ts > 0 else None
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 def _count(day: Day, record: RunRecord) -> None:
@@ -116,7 +124,7 @@ def _count(day: Day, record: RunRecord) -> None:
         day.succeeded += 1
     else:
         day.not_succeeded += 1
-    if record.ended_at is not None and record.ended_at >= record.started_at:
+    if record.ended_at is not None and math.isfinite(record.ended_at) and record.ended_at >= record.started_at:
         day.durations.append(record.ended_at - record.started_at)
 
 

@@ -8,6 +8,7 @@ capped (MAX_ROWS agents, MAX_MARKS events) and the page says what was left out.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +69,10 @@ def read_trace(run_dir: Path) -> Trace:
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A time the timeline can place: a finite number (a record or a trace line may hold NaN or Infinity)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 def _text(event: dict[str, Any]) -> str:
@@ -128,14 +132,14 @@ def layout(record: RunRecord, events: list[dict[str, Any]], now: float | None = 
     """Place `record`'s agents (bars, in tree order) and `events` (marks, on their agent's row, else the run's
     row at the top) on a time axis from the run's start to its end (now, while it runs)."""
     now = time.time() if now is None else now
-    start = record.started_at
     timed = [(ts, e) for e in events if (ts := _number(e.get("ts"))) is not None]
-    ends = [record.ended_at or 0.0, *(a.ended_at or a.started_at or 0.0 for a in record.agents),
-            *(ts for ts, _ in timed)]
-    if not start:
-        start = min([ts for ts, _ in timed] + [a.started_at for a in record.agents if a.started_at], default=0.0)
-    end = max(ends) if record.ended_at is not None else max([now, *ends])
-    span = max(end - start, 0.001)
+    spans = [(a, started, _number(a.ended_at)) for _, a in record.tree()
+             if (started := _number(a.started_at)) is not None]
+    known = [*(ts for ts, _ in timed), *(t for _, started, ended in spans for t in (started, ended) if t is not None)]
+    start = _number(record.started_at) or min(known, default=now)
+    ended = _number(record.ended_at)
+    end = max([*known, ended if ended is not None else now])
+    span = min(max(end - start, 0.001), 1e9)  # past thirty years, the record's times are not real ones
     scale = (WIDTH - LABEL - 30) / span  # room for the last tick's label
 
     def x(ts: float) -> float:
@@ -147,12 +151,14 @@ def layout(record: RunRecord, events: list[dict[str, Any]], now: float | None = 
     out = Timeline(height=TOP + ROW * (len(shown) + 2), span=span, agents_left_out=len(tree) - len(shown),
                    events_untimed=len(events) - len(timed),
                    rows=[(TOP, "run"), *((rows[a.agent_id], _short(a.agent_id)) for _, a in shown)])
+    lifetimes = {a.agent_id: (started, ended) for a, started, ended in spans}
     for _, a in shown:
-        if a.started_at is None:
+        if a.agent_id not in lifetimes:  # not started yet (or no time a record can hold)
             continue
-        stop = a.ended_at if a.ended_at is not None else end
-        left = x(a.started_at)
-        took = f"{stop - a.started_at:.1f}s" if a.ended_at is not None else "still running"
+        started, ended = lifetimes[a.agent_id]
+        stop = ended if ended is not None else end
+        left = x(started)
+        took = f"{stop - started:.1f}s" if ended is not None else "still running"
         out.bars.append(Bar(a.agent_id, rows[a.agent_id], left, max(x(stop) - left, 2.0), str(a.state),
                             f"{a.agent_id} (role {a.role}): {a.state}, {took}"))
     for ts, e in timed[:MAX_MARKS]:

@@ -213,3 +213,18 @@ def test_thousands_of_agents_list_and_stream_a_bounded_page(project: Path) -> No
         event = json.loads(next(response.iter_lines()).removeprefix("data: "))
     assert (len(event["agents"]), len(event["logs"])) == (MAX_LISTED, MAX_LOGS)
     assert (event["agents_left_out"], event["logs_left_out"]) == (2000 - MAX_LISTED, 2000 - MAX_LOGS)
+
+
+def test_times_out_of_any_range_do_not_break_the_page(project: Path) -> None:
+    # JSON as Python writes it may hold NaN and Infinity; a number may be past any date
+    agents = [_agent("lead-1", started_at=1e300, ended_at=float("inf")), _agent("impl-2", "lead-1", ended_at=float("nan"))]
+    trace = b'{"ts": NaN, "event": "run_started"}\n{"ts": Infinity, "event": "delegate", "caller": "lead-1"}\n' \
+            b'{"ts": -1e308, "event": "ask_user", "caller": "impl-2"}\n{"ts": 105, "event": "run_finished"}\n'
+    folder = _run(project, agents=agents, trace=trace)
+    record = json.loads((folder / "session.json").read_text())
+    record["started_at"] = 1e300
+    (folder / "session.json").write_text(json.dumps(record))
+    page = _page(project)
+    svg = _timeline(page)
+    numbers = [v for e in svg.iter() for k, v in e.attrib.items() if k in ("x", "y", "width", "cx", "cy")]
+    assert numbers and all(float(v) == float(v) and abs(float(v)) < 10_000 for v in numbers)  # finite, on the canvas

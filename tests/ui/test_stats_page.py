@@ -102,3 +102,15 @@ def test_the_project_pages_link_to_it(project: Path) -> None:
     client = TestClient(app, base_url="http://testserver")
     client.cookies.set(COOKIE, SECRET)
     assert f'<a href="{home_path(project)}stats">Stats</a>' in client.get(home_path(project)).text
+
+
+def test_times_out_of_any_range_are_not_counted_and_do_not_break_the_page(project: Path) -> None:
+    _run(project, _noon(1), "succeeded", 10.0)
+    for i, (started, ended) in enumerate([(1e300, None), (float("inf"), None), (_noon(2), float("nan")),
+                                          (_noon(3), float("inf")), (-1e300, None)]):
+        folder = project / ".strawpot" / "sessions" / f"odd-{i}"
+        folder.mkdir()
+        (folder / "session.json").write_text(json.dumps({"run_id": f"odd-{i}", "role": "r", "state": "failed",
+                                                         "started_at": started, "ended_at": ended, "agents": []}))
+    page = _stats(project)
+    assert '<p id="totals">3 runs, 3 ended, 1 succeeded.' in page and '<b id="median">10.0s</b>' in page
