@@ -22,7 +22,17 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from dashboard import actions, integration_api, memory_pages, projects, runs, schedules, security, steer
+from dashboard import (
+    actions,
+    integration_api,
+    memory_pages,
+    projects,
+    runs,
+    schedules,
+    security,
+    stats,
+    steer,
+)
 from dashboard.api_conversations import Conversations
 from dashboard.site import SettingsOf, Site, defaults_only, utc_now
 from orchestrator.conversation_runner import ConversationRunner
@@ -53,7 +63,7 @@ def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | 
 
     # The one place route lists are combined: a new page module adds its list here.
     project_routes: list[BaseRoute] = [*project_page, *runs.routes(site), *actions.routes(site), *steer.routes(site),
-                                       *memory_pages.routes(site)]
+                                       *memory_pages.routes(site), *stats.routes(site)]
     root_routes: list[BaseRoute] = [*home_routes, *schedules.routes(site)]
 
     api = Conversations(site.store.data_dir, lambda: conversation_home or project_dir, conversations)

@@ -39,7 +39,11 @@ def page_number(request: Request) -> int:
 
 
 def when(ts: Any) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "-"
+    """A recorded time as local date and time; "-" for none, or for a number no date is (NaN, out of range)."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "-"
+    except (OverflowError, ValueError, OSError):
+        return "-"
 
 
 def duration(agent: AgentRecord) -> str:

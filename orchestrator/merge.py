@@ -27,6 +27,7 @@ from strawpot.model.fs import owned_folder
 from strawpot.model.plural import count
 
 GH_TIMEOUT = 120.0
+FILES_RECORDED = 200  # changed files a run's record lists in its `isolation.files` (`files_total` counts all)
 WORKTREES_DIR = "strawpot-worktrees"  # in the repository's git folder: each run's worktree and its `.state`
 MB = 1_000_000
 
@@ -53,14 +54,25 @@ def merge_back(env: IsolatedEnv, strategy: str, remote: str, exclude: str, max_f
         env.state = KEPT
         return Merged(_lines(notes), keep=True, error=StrawpotError(
             f"cannot commit the session's work on {branch}: {exc.detail}", hint=f"the worktree is kept at {path}"))
+    found = tree_apply.changes(g, str(env.info["base_tree"]), new_tree) if env.info.get("base_tree") else []
+    if strategy != "patch":
+        record_files(env, found, set())
     if strategy == "branch":
         env.state = MERGED
         return Merged(_lines([*notes, f"the session's work is on branch {branch}; merge it with `git merge {branch}`"]))
     if strategy == "pr":
         merged = _pull_request(env, SafeGit(g.common, top), top, branch, remote)
         return Merged(_lines([*notes, merged.message]), merged.keep, merged.error)
-    merged = _patch(env, g, top, path, branch, new_tree, max_file_size)
+    merged = _patch(env, g, top, path, branch, found, max_file_size)
     return Merged(_lines([*notes, merged.message]), merged.keep, merged.error)
+
+
+def record_files(env: IsolatedEnv, found: list[Change], brought_back: set[str]) -> None:
+    """Record in the environment (so in session.json) the files the run changed, whether each was brought back to
+    the user's working tree (else it is on the run's branch): what the dashboard's run page lists."""
+    env.info["files"] = [{"path": c.path, "change": _change(c), "back": c.path in brought_back}
+                         for c in found[:FILES_RECORDED]]
+    env.info["files_total"] = len(found)
 
 
 def guard_repo(env: IsolatedEnv) -> list[str]:
@@ -108,12 +120,16 @@ def _commit(g: SafeGit, path: Path, branch: str, exclude: str) -> str:
     return tree
 
 
-def _patch(env: IsolatedEnv, g: SafeGit, top: Path, path: Path, branch: str, new_tree: str,
+def _change(c: Change) -> str:
+    return "deleted" if c.new_mode == ABSENT else "added" if c.old_mode == ABSENT else "modified"
+
+
+def _patch(env: IsolatedEnv, g: SafeGit, top: Path, path: Path, branch: str, found: list[Change],
            max_file_size: float) -> Merged:
     base = str(env.info["base_tree"])
     by_hand = f"`git diff {base} {branch} | git apply --3way`, then `strawpot sessions --prune`"
     recovered = recover_merges(g.common, top)
-    found = tree_apply.changes(g, base, new_tree)
+    record_files(env, found, set())  # until they are applied, the changes are on the branch only
     if not found:
         env.state = MERGED
         return Merged(_lines([*recovered, "the session changed no file"]))
@@ -135,6 +151,7 @@ def _patch(env: IsolatedEnv, g: SafeGit, top: Path, path: Path, branch: str, new
             f"applying the session's changes failed ({exc}); every file it had touched was restored as it was",
             hint=f"the changes are on branch {branch}; {by_hand}"))
     done = [c.path for c in accepted]
+    record_files(env, found, set(done))
     lines = [*recovered, f"applied the session's changes to your working tree ({count(len(done), 'file')}): "
              + ", ".join(done[:10]) + (" …" if len(done) > 10 else "")]
     env.state = MERGED

@@ -1,5 +1,6 @@
-// The run page, live: redraws the agent tree and log tails from /p/KEY/runs/ID/events (server-sent events) and
-// sends cancel buttons with fetch, so the page never reloads. No inline script: the CSP forbids it.
+// The run page, live: redraws the agent tree, log tails and summary from /p/KEY/runs/ID/events (server-sent
+// events), the timeline and files from /p/KEY/runs/ID/after, and sends cancel buttons with fetch, so the page
+// never reloads. No inline script: the CSP forbids it.
 "use strict";
 (function () {
   const table = document.getElementById("agents");
@@ -53,10 +54,18 @@
       });
   });
 
-  function drawLogs(agents) {
+  // "N more ... not shown" under the tree and the logs: the page lists a bounded number of each.
+  function drawMore(id, count) {
+    const line = document.getElementById(id);
+    if (!line) return;
+    line.querySelector("span").textContent = String(count);
+    line.hidden = !count;
+  }
+
+  function drawLogs(tails) {
     if (!logs) return;
     while (logs.firstChild) logs.removeChild(logs.firstChild);
-    for (const a of agents) {
+    for (const a of tails) {
       const section = document.createElement("section");
       section.dataset.agent = a.agent_id;
       const title = document.createElement("h3");
@@ -67,6 +76,43 @@
       section.appendChild(pre);
       logs.appendChild(section);
     }
+  }
+
+  // The summary: the main agent's final answer, recorded when the run ends.
+  function drawSummary(snap) {
+    const box = document.getElementById("summary");
+    const none = document.getElementById("summary-none");
+    if (!box || !none) return;
+    if (snap.summary) {
+      box.textContent = snap.summary;
+      box.hidden = false;
+      none.hidden = true;
+    } else if (snap.state !== "running") {
+      none.textContent = "The run recorded no summary: its main agent left no final answer.";
+    }
+  }
+
+  // The timeline and the files: redrawn from the server's own rendering (escaped there), at most every 3 s while
+  // the run goes on, and once more when it ends (its merge has then recorded the files).
+  const after = document.getElementById("after-run");
+  let lastDrawn = Date.now(), pending = null;
+  function redrawAfter() {
+    if (!after || !window.fetch) return;
+    lastDrawn = Date.now();
+    fetch(after.dataset.src, {credentials: "same-origin"})
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) {
+        if (html === null) return;
+        const open = after.querySelector("details[open]");  // keep the event list open if it was
+        after.innerHTML = html;
+        const details = after.querySelector("details");
+        if (open && details) details.open = true;
+      })
+      .catch(function () { /* the next event redraws it */ });
+  }
+  function soon() {
+    if (pending) return;
+    pending = setTimeout(function () { pending = null; redrawAfter(); }, Math.max(0, 3000 - (Date.now() - lastDrawn)));
   }
 
   if (!window.EventSource) return;
@@ -87,7 +133,9 @@
       const actions = cell(row, "");
       if (a.active) actions.appendChild(cancelForm(a.agent_id));
     }
-    drawLogs(snap.agents);
+    drawLogs(snap.logs);
+    drawMore("agents-more", snap.agents_left_out);
+    drawMore("logs-more", snap.logs_left_out);
     const worktree = document.getElementById("worktree-state");
     if (worktree && snap.worktree_state) worktree.textContent = snap.worktree_state;
     const active = document.getElementById("worktree-active");
@@ -97,6 +145,12 @@
       merge.querySelector("q").textContent = snap.merge_result;
       merge.hidden = false;
     }
+    drawSummary(snap);
+    if (snap.state === "running") soon();
   };
-  source.addEventListener("end", function () { source.close(); });
+  source.addEventListener("end", function () {
+    source.close();
+    if (pending) { clearTimeout(pending); pending = null; }
+    redrawAfter();
+  });
 })();

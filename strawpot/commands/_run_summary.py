@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from orchestrator.questions import Question
     from orchestrator.run_record import AgentRecord, RunRecord
 
-TASK_SHOWN = 200  # characters of a task shown; `--json` has all of it
+TASK_SHOWN = 200  # characters of a task (and of a summary) shown, on one line; `--json` has all of it
 
 
 def when(ts: float | None) -> str:
@@ -107,6 +107,7 @@ def summary(record: RunRecord, asked: Sequence[Question], owner_alive: bool) -> 
     span = took(record.started_at, record.ended_at)
     lines = [f"run {record.run_id}: role {record.role}, {record.state}{_exit(record.exit_code)}",
              f"task: {_short(record.task)}",
+             *([f"summary: {_short(record.summary)}"] if record.summary else []),
              f"started {when(record.started_at)}{ended}" + (f" (took {span})" if span else ""),
              f"worktree: {worktree(record.isolation)}"]
     if record.merge_result:

@@ -96,3 +96,27 @@ def test_a_kept_worktree_is_named_by_its_run_id_never_by_the_record(tmp_path: Pa
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines()[-2:] == [
         "next:", f"  `git log strawpot/{run_id}` shows the work its worktree kept; `strawpot sessions --prune` removes it"]
+
+
+def test_the_summary_is_one_shortened_line_under_the_task(project: ProjectFixture) -> None:
+    project.build()
+    long = "word " * 100
+    started = strawpot("start", "--headless", "--task", f"echo:\x1b[31mfirst line then echo:{long}",
+                       cwd=project.root)
+    assert started.returncode == 0, started.stderr
+    data = _only_run(project)
+    assert "\n" in str(data["summary"])  # the record keeps the final answer whole
+    lines = strawpot("sessions", "show", str(data["run_id"]), cwd=project.root).stdout.splitlines()
+    assert "\x1b[31mfirst line" in str(data["summary"])
+    assert lines[2].startswith("summary: ") and "first line word word " in lines[2] and lines[2].endswith("…")
+    assert len(lines[2]) <= len("summary: ") + 210 and lines[3].startswith("started ")
+    assert "\x1b" not in "\n".join(lines)  # an agent's text reaches the terminal inert
+
+
+def test_a_run_without_a_summary_prints_no_summary_line(project: ProjectFixture) -> None:
+    project.build()
+    assert strawpot("start", "--headless", "--task", "noop", cwd=project.root).returncode == 0
+    data = _only_run(project)
+    assert data["summary"] == ""
+    lines = strawpot("sessions", "show", str(data["run_id"]), cwd=project.root).stdout.splitlines()
+    assert lines[1] == "task: noop" and lines[2].startswith("started ")

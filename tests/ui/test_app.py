@@ -201,9 +201,10 @@ def test_events_stream_the_tree_and_logs_from_the_run_folder_until_the_run_ends(
     event = json.loads(first.removeprefix("data: "))
     assert end.startswith("event: end")  # so the browser closes the stream instead of reconnecting
     assert event["state"] == "succeeded"
-    assert [(r["agent_id"], r["depth"], r["state"], r["active"], r["log"]) for r in event["agents"]] == [
-        ("lead-1", 0, "running", True, "hello from the agent\n"),
-        ("impl-2", 1, "cancelled", False, "hello from the agent\n")]
+    assert [(r["agent_id"], r["depth"], r["state"], r["active"]) for r in event["agents"]] == [
+        ("lead-1", 0, "running", True), ("impl-2", 1, "cancelled", False)]
+    assert event["logs"] == [{"agent_id": "lead-1", "log": "hello from the agent\n"},
+                             {"agent_id": "impl-2", "log": "hello from the agent\n"}]
 
 
 def test_strawpot_ui_opens_on_its_project_behind_its_printed_secret(project: Path, tmp_path: Path) -> None:
