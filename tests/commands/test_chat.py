@@ -1,0 +1,87 @@
+"""`strawpot chat` against a real project and the stub agent: one task, a typed conversation, lists, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestrator.conversations import ConversationStore
+from tests._cli import strawpot
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def chat_env(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    return {**env, "STRAWPOT_DATA_DIR": str(tmp_path / "data")}
+
+
+def test_one_task_prints_its_answer_and_exits_with_its_run_s_code(project, chat_env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    done = strawpot("chat", "--task", "echo:the answer is 42", cwd=project.root, env=chat_env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "the answer is 42\n"
+    assert "run run_" in done.stderr and "succeeded (exit code 0)" in done.stderr
+
+    failed = strawpot("chat", "--task", "echo:half done then fail:3", "--json", cwd=project.root, env=chat_env)
+    assert failed.returncode == 3, failed.stderr
+    report = json.loads(failed.stdout)
+    assert report["command"] == "chat" and report["task"]["state"] == "failed"
+    assert report["task"]["exit_code"] == 3 and report["task"]["run_id"]
+    [second, first] = ConversationStore(tmp_path / "data").recent(project.root)
+    assert report["conversation"] == second.id != first.id, "each `chat --task` opens a conversation of its own"
+
+    listed = strawpot("chat", "--list", "--json", cwd=project.root, env=chat_env)
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)["conversations"]
+    assert [(r["id"], r["tasks"], r["last_task"]["state"]) for r in rows] == [
+        (second.id, 1, "failed"), (first.id, 1, "succeeded")]
+    assert rows[1]["last_task"]["summary"] == "the answer is 42"
+    text = strawpot("chat", "--list", cwd=project.root, env=chat_env)
+    assert f"{first.id}  " in text.stdout and "last: succeeded  echo:the answer is 42" in text.stdout
+
+
+def test_a_typed_conversation_answers_each_line_and_the_second_sees_the_first(project, chat_env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    done = strawpot("chat", cwd=project.root, env=chat_env,
+                    input="echo:the answer is 42\n\necho:second then context\nexit\necho:never run\n")
+    assert done.returncode == 0, done.stderr
+    first, _, second = done.stdout.partition("\n")
+    assert first == "the answer is 42"
+    assert second.startswith("second\n") and "task: echo:the answer is 42" in second
+    assert "answer: the answer is 42" in second, "the second task's agent was given the first's answer"
+    [conversation] = ConversationStore(tmp_path / "data").recent(project.root)
+    tasks = ConversationStore(tmp_path / "data").tasks(conversation.id)
+    assert [t.task for t in tasks] == ["echo:the answer is 42", "echo:second then context"]
+
+    again = strawpot("chat", "--conversation", str(conversation.id), cwd=project.root, env=chat_env,
+                     input="echo:third then context\n")
+    assert again.returncode == 0, again.stderr
+    assert "task: echo:second then context" in again.stdout and "task: echo:the answer is 42" in again.stdout
+
+
+def test_a_missing_conversation_is_exit_2_in_one_line(project, chat_env) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    done = strawpot("chat", "--conversation", "999", "--task", "echo:x", cwd=project.root, env=chat_env)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == "error: no conversation 999"
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert not project.sessions_dir.exists(), "nothing ran"
+
+
+def test_outside_a_project_is_exit_2(tmp_path, chat_env) -> None:  # type: ignore[no-untyped-def]
+    done = strawpot("chat", "--task", "echo:x", cwd=tmp_path, env=chat_env)
+    assert done.returncode == 2 and "no strawpot.toml or strawpot.lock" in done.stderr
+
+
+def test_an_answer_with_terminal_escapes_is_shown_inert(project, chat_env) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    hostile = "echo:\x1b]0;pwned\x07\x1b[2J\x1b[31mred\x08caret"
+    done = strawpot("chat", "--task", hostile, cwd=project.root, env=chat_env)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout and "\x08" not in done.stdout
+    assert done.stdout == "red?caret\n"
+    listed = strawpot("chat", "--list", cwd=project.root, env=chat_env)
+    assert "\x1b" not in listed.stdout and "red?caret" in listed.stdout
