@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from orchestrator.conversations import ConversationStore
-from tests._cli import strawpot
+from tests._cli import STRAWPOT, strawpot
+from tests.commands._runs import running
 
 pytestmark = pytest.mark.e2e
 
@@ -85,3 +89,25 @@ def test_an_answer_with_terminal_escapes_is_shown_inert(project, chat_env) -> No
     assert done.stdout == "red?caret\n"
     listed = strawpot("chat", "--list", cwd=project.root, env=chat_env)
     assert "\x1b" not in listed.stdout and "red?caret" in listed.stdout
+
+
+def test_ctrl_c_stops_the_running_session_and_records_its_end(project, chat_env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    # Its own session and process group, as a terminal's foreground job: Ctrl-C is SIGINT to the whole group.
+    chat = subprocess.Popen([*STRAWPOT, "chat", "--task", "sleep:60"], cwd=project.root, env=chat_env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        run_id, _ = running(project, 1, timeout=30)
+        os.killpg(chat.pid, signal.SIGINT)
+        out, err = chat.communicate(timeout=60)
+    finally:
+        if chat.poll() is None:
+            os.killpg(chat.pid, signal.SIGKILL)
+    assert chat.returncode == 130, err
+    assert f"run {run_id} interrupted" in err and "Traceback" not in err
+    [conversation] = ConversationStore(tmp_path / "data").recent(project.root)
+    [task] = ConversationStore(tmp_path / "data").tasks(conversation.id)
+    assert (task.phase, task.state, task.run_id) == ("ended", "interrupted", run_id)
+    record = json.loads((project.sessions_dir / run_id / "session.json").read_text())
+    assert record["state"] == "interrupted"
