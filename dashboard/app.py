@@ -21,8 +21,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from dashboard import actions, memory_pages, projects, runs, schedules, security, steer
+from dashboard import actions, chat_pages, memory_pages, projects, runs, schedules, security, steer
 from dashboard.site import SettingsOf, Site, defaults_only, utc_now
+from orchestrator.conversation_runner import ConversationRunner
 from orchestrator.projects import ProjectStore, project_key
 
 STATIC = Path(__file__).parent / "static"
@@ -35,18 +36,20 @@ def home_path(project_dir: Path | None) -> str:
 
 def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | None = None,
                data_dir: Path | None = None, settings: SettingsOf = defaults_only,
-               now: Callable[[], datetime] = utc_now) -> Starlette:
+               now: Callable[[], datetime] = utc_now, conversations: ConversationRunner | None = None) -> Starlette:
     """The UI over every recorded project (and `project_dir`); every request must carry `secret` (see security).
     `settings` reads one project's effective settings when a page needs them (`strawpot ui` passes the settings
     layer's; the dashboard may not import it). `now` is the clock schedules' next fires are counted from: the
-    scheduler's, when a test injects one."""
+    scheduler's, when a test injects one. `conversations` is the UI's one runner of conversations' tasks (the one
+    `strawpot ui` serves in the background); without it the app makes its own on the data folder."""
     site = Site(secret=secret, command=strawpot_cmd or [sys.executable, "-m", "strawpot.cli"],
                 store=ProjectStore(data_dir), home=project_dir, settings=settings, now=now)
+    site.conversations = conversations or chat_pages.conversations_runner(site.store.data_dir, site.command)
     home_routes, project_page = projects.routes(site)
 
     # The one place route lists are combined: a new page module adds its list here.
     project_routes: list[BaseRoute] = [*project_page, *runs.routes(site), *actions.routes(site), *steer.routes(site),
-                                       *memory_pages.routes(site)]
+                                       *memory_pages.routes(site), *chat_pages.routes(site)]
     root_routes: list[BaseRoute] = [*home_routes, *schedules.routes(site)]
 
     async def guard(request: Request, call_next: Any) -> Response:

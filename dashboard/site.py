@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse
 
 from dashboard import security
 from dashboard.runindex import RunIndex
+from orchestrator.conversation_runner import ConversationRunner
 from orchestrator.projects import ProjectStore, UsedProject, project_key
 from orchestrator.run_record import AgentRecord
 from orchestrator.schedules import ScheduleError, ScheduleStore
@@ -86,6 +87,7 @@ class Site:
     runs: RunIndex = field(default_factory=RunIndex)
     failed_starts: dict[str, str] = field(default_factory=dict)  # project key -> the last failed start's error
     now: Callable[[], datetime] = utc_now  # the scheduler's clock, for next fires
+    conversations: ConversationRunner | None = None  # the UI's one runner of conversations' tasks (chat pages)
 
     def __post_init__(self) -> None:
         self.env = Environment(loader=PackageLoader("dashboard", "templates"),
