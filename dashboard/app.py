@@ -41,10 +41,9 @@ def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | 
     `settings` reads one project's effective settings when a page needs them (`strawpot ui` passes the settings
     layer's; the dashboard may not import it). `now` is the clock schedules' next fires are counted from: the
     scheduler's, when a test injects one. `conversations` is the UI's one runner of conversations' tasks (the one
-    `strawpot ui` serves in the background); without it the app makes its own on the data folder."""
+    `strawpot ui` serves in the background); without it the chat pages make one on the data folder at first use."""
     site = Site(secret=secret, command=strawpot_cmd or [sys.executable, "-m", "strawpot.cli"],
-                store=ProjectStore(data_dir), home=project_dir, settings=settings, now=now)
-    site.conversations = conversations or chat_pages.conversations_runner(site.store.data_dir, site.command)
+                store=ProjectStore(data_dir), home=project_dir, settings=settings, now=now, conversations=conversations)
     home_routes, project_page = projects.routes(site)
 
     # The one place route lists are combined: a new page module adds its list here.

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
@@ -34,13 +33,13 @@ POLL_SECONDS = 0.5
 STREAM_SECONDS = 300.0  # a feed ends after this long; the browser's EventSource opens a fresh one by itself
 
 
-def conversations_runner(data_dir: Path, command: list[str]) -> ConversationRunner | None:
-    """The UI's one runner of conversations' tasks, on its data folder; None when the store cannot be opened
-    (the chat pages then say why)."""
-    try:
-        return ConversationRunner(ConversationStore(data_dir), command=command)
-    except ConversationError:
-        return None
+def conversations_runner(site: Site) -> ConversationRunner:
+    """The UI's one runner of conversations' tasks: the one it was given, else one made on its data folder at
+    first use (so a UI whose chat pages are never opened never touches that folder); ConversationError when the
+    store cannot be opened."""
+    if site.conversations is None:
+        site.conversations = ConversationRunner(ConversationStore(site.store.data_dir), command=site.command)
+    return site.conversations
 
 
 def task_row(project: ProjectView, task: Task, tasks: list[Task]) -> dict[str, Any]:
@@ -83,10 +82,7 @@ def _guarded(site: Site, handler: Handler) -> Callable[[Request], Awaitable[Resp
 
     async def endpoint(request: Request) -> Response:
         try:
-            if site.conversations is None:
-                ConversationStore(site.store.data_dir)  # raises why, if it can
-                return PlainTextResponse("conversations are unavailable in this UI", status_code=503)
-            return await handler(request, site.conversations)
+            return await handler(request, conversations_runner(site))
         except NoSuchConversation as exc:
             return PlainTextResponse(exc.message, status_code=404)
         except ConversationError as exc:
