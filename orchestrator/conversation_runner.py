@@ -7,6 +7,7 @@ serves the queue of every conversation in its data folder; `strawpot chat` runs 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 import threading
@@ -116,6 +117,8 @@ class ConversationRunner:
             code = process.wait()
             errors.seek(0)
             error = first_error(errors.read().decode("utf-8", "replace"))
+        if re.fullmatch(rf"run {task.run_id} \w+ \(exit code -?\d+\)", error):
+            error = ""  # `start`'s own end line: the state and exit code say it already
         try:
             self._end(task, code, error if code else "")
             self.pump(conversation_id)

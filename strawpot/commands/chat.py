@@ -60,9 +60,10 @@ def command(conversation_id: int | None, list_them: bool, role: str | None, task
     runner = _runner(store)
     if task_text is not None:
         done = _run(runner, conversation, task_text, quiet=as_json)
+        code = exit_code(done)
         if as_json:
-            print_json({"conversation": conversation.id, "task": task_json(done)})
-        if code := exit_code(done):
+            print_json({"conversation": conversation.id, "task": task_json(done), **_error(done, code)})
+        if code:
             raise SystemExit(code)
         return
     _interact(runner, conversation)
@@ -220,6 +221,16 @@ def exit_code(task: Task) -> int:
     if task.state == "succeeded":
         return 0
     return task.exit_code or 1
+
+
+def _error(task: Task, code: int) -> dict[str, Any]:
+    """The `error` object of a failed task's JSON document (docs/json.md), or nothing when it succeeded."""
+    from strawpot.cli_group import ERROR_CODES
+
+    if not code:
+        return {}
+    message = f"run {task.run_id or '-'} {task.state}" + (f": {task.error}" if task.error else "")
+    return {"error": {"code": ERROR_CODES.get(code, "error"), "exit_code": code, "message": message, "hint": None}}
 
 
 def task_json(task: Task) -> dict[str, Any]:

@@ -34,6 +34,8 @@ def test_one_task_prints_its_answer_and_exits_with_its_run_s_code(project, chat_
     report = json.loads(failed.stdout)
     assert report["command"] == "chat" and report["task"]["state"] == "failed"
     assert report["task"]["exit_code"] == 3 and report["task"]["run_id"]
+    assert report["error"] == {"code": "conflict", "exit_code": 3, "hint": None,
+                               "message": f"run {report['task']['run_id']} failed"}
     [second, first] = ConversationStore(tmp_path / "data").recent(project.root)
     assert report["conversation"] == second.id != first.id, "each `chat --task` opens a conversation of its own"
 
@@ -73,11 +75,6 @@ def test_a_missing_conversation_is_exit_2_in_one_line(project, chat_env) -> None
     assert done.stderr.splitlines()[0] == "error: no conversation 999"
     assert "Traceback" not in done.stderr and done.stdout == ""
     assert not project.sessions_dir.exists(), "nothing ran"
-
-
-def test_outside_a_project_is_exit_2(tmp_path, chat_env) -> None:  # type: ignore[no-untyped-def]
-    done = strawpot("chat", "--task", "echo:x", cwd=tmp_path, env=chat_env)
-    assert done.returncode == 2 and "no strawpot.toml or strawpot.lock" in done.stderr
 
 
 def test_an_answer_with_terminal_escapes_is_shown_inert(project, chat_env) -> None:  # type: ignore[no-untyped-def]
