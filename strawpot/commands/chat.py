@@ -90,8 +90,9 @@ def _conversation(store: ConversationStore, project: Path, conversation_id: int 
     if conversation.project.resolve() != project.resolve():
         raise UsageError(f"conversation {conversation_id} belongs to project {conversation.project}",
                          hint=f"run `strawpot chat --project {conversation.project} --conversation {conversation_id}`")
-    if role and role != (conversation.role or role):
-        raise UsageError(f"conversation {conversation_id} runs as role {conversation.role}, not {role}",
+    if role and role != conversation.role:
+        runs_as = f"role {conversation.role}" if conversation.role else "the project's [orchestrator] role"
+        raise UsageError(f"conversation {conversation_id} runs as {runs_as}, not {role}",
                          hint="open a new conversation for another role (leave out --conversation)")
     _say(f"conversation {conversation.id} in {project}: {len(store.tasks(conversation.id))} earlier tasks")
     return conversation

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.conversation_runner import ConversationRunner
 from orchestrator.conversations import ConversationStore
 from tests._cli import STRAWPOT, strawpot
 from tests.commands._runs import running
@@ -108,3 +109,23 @@ def test_ctrl_c_stops_the_running_session_and_records_its_end(project, chat_env,
     assert (task.phase, task.state, task.run_id) == ("ended", "interrupted", run_id)
     record = json.loads((project.sessions_dir / run_id / "session.json").read_text())
     assert record["state"] == "interrupted"
+
+
+def test_a_task_waits_behind_one_another_process_runs_and_says_so(project, chat_env, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    for key in ("STRAWPOT_CONFIG_DIR", "STRAWPOT_DATA_DIR"):
+        monkeypatch.setenv(key, chat_env[key])
+    store = ConversationStore(tmp_path / "data")
+    conversation = store.create(project.root, source="ui")
+    first = ConversationRunner(store).submit(conversation.id, "sleep:3 then echo:the first answer")
+    assert first.run_id, "this process runs the first task"
+    done = strawpot("chat", "--conversation", str(conversation.id), "--task", "echo:second then context",
+                    cwd=project.root, env=chat_env)
+    assert done.returncode == 0, done.stderr
+    assert f"queued behind 1 task of conversation {conversation.id}" in done.stderr
+    assert "answer: the first answer" in done.stdout, "it ran after the first ended, and saw its answer"
+    second = store.tasks(conversation.id)[1]
+    assert f"run {second.run_id} started" in done.stderr
+    other_role = strawpot("chat", "--conversation", str(conversation.id), "--role", "reviewer", "--task", "echo:x",
+                          cwd=project.root, env=chat_env)
+    assert other_role.returncode == 2 and "runs as the project's [orchestrator] role, not reviewer" in other_role.stderr
