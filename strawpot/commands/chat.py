@@ -149,13 +149,16 @@ def _run(runner: ConversationRunner, conversation: Conversation, text: str, *, q
 
 
 def _wait(runner: ConversationRunner, submitted: Submitted) -> Task:
-    """Wait for the task to end; say when a queued one starts. Ends nobody recorded (a runner that went away)
-    are settled here, and the conversation's next task started when none runs."""
+    """Wait for the task to end; say when a queued one starts, and each question its agents ask (it waits in the
+    run folder for an answer). Ends nobody recorded (a runner that went away) are settled here, and the
+    conversation's next task started when none runs."""
     import time
 
     from orchestrator.conversations import ENDED
+    from strawpot.model.layout import Project
 
-    started = submitted.run_id
+    sessions = Project(runner.store.get(submitted.task.conversation_id).project).sessions_dir
+    started, told = submitted.run_id, set[str]()
     while True:
         task = runner.store.task(submitted.task.id)
         if task.phase == ENDED:
@@ -163,8 +166,22 @@ def _wait(runner: ConversationRunner, submitted: Submitted) -> Task:
         if task.run_id and task.run_id != started:
             started = task.run_id
             _say(f"run {task.run_id} started")
+        if task.run_id:
+            _tell_questions(sessions / task.run_id, task.run_id, told)
         runner.settle(task.conversation_id)
         time.sleep(POLL)
+
+
+def _tell_questions(run_dir: Path, run_id: str, told: set[str]) -> None:
+    """Say each open question of the run not said yet, with how to answer it."""
+    from orchestrator.questions import questions
+
+    for question in questions(run_dir):
+        if question.is_open and question.ask_id not in told:
+            told.add(question.ask_id)
+            default = f" (default: {question.default})" if question.default else ""
+            _say(f"run {run_id} asks ({question.ask_id}): {' '.join(question.question.split())}{default}; answer "
+                 f"with `strawpot sessions answer {run_id} {question.ask_id} TEXT` or on its run page in strawpot ui")
 
 
 def _interrupted(runner: ConversationRunner, task: Task) -> Task:

@@ -129,3 +129,28 @@ def test_a_task_waits_behind_one_another_process_runs_and_says_so(project, chat_
     other_role = strawpot("chat", "--conversation", str(conversation.id), "--role", "reviewer", "--task", "echo:x",
                           cwd=project.root, env=chat_env)
     assert other_role.returncode == 2 and "runs as the project's [orchestrator] role, not reviewer" in other_role.stderr
+
+
+def test_a_question_of_the_running_task_is_told_with_how_to_answer_it(project, chat_env) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    chat = subprocess.Popen([*STRAWPOT, "chat", "--task", "ask:Which \x1b[31mcolour?|blue then echo:done"],
+                            cwd=project.root, env=chat_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert chat.stderr is not None
+        lines = []
+        for line in chat.stderr:  # what chat says while it waits
+            lines.append(line)
+            if " asks (1): " in line:
+                break
+        run_id, _ = running(project, 1)
+        assert lines[-1] == (f"run {run_id} asks (1): Which colour? (default: blue); answer with `strawpot "
+                             f"sessions answer {run_id} 1 TEXT` or on its run page in strawpot ui\n"), lines
+        answered = strawpot("sessions", "answer", run_id, "1", "red", cwd=project.root, env=chat_env)
+        assert answered.returncode == 0, answered.stderr
+        out, err = chat.communicate(timeout=60)
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+    assert chat.returncode == 0, err
+    assert out == "red\ndone\n"
