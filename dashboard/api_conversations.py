@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.conversation_runner import ConversationRunner
@@ -28,19 +28,11 @@ class Conversations:
 
     data: Path
     home: Callable[[], Path | None]  # the project of a global (`imu`) conversation, None when there is none
-    runner: ConversationRunner | None = None  # `strawpot ui` shares the one serving every queue; else made here
-    _made: ConversationRunner | None = field(default=None, init=False)
+    the_runner: Callable[[], ConversationRunner]  # the UI's one runner (Site.conversations_runner)
 
     @property
     def store(self) -> ConversationStore:
         return self.the_runner().store
-
-    def the_runner(self) -> ConversationRunner:
-        if self.runner is not None:
-            return self.runner
-        if self._made is None:
-            self._made = ConversationRunner(ConversationStore(self.data))
-        return self._made
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from dashboard import (
     actions,
+    chat_pages,
     integration_api,
     memory_pages,
     projects,
@@ -55,18 +56,18 @@ def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | 
     `settings` reads one project's effective settings when a page needs them (`strawpot ui` passes the settings
     layer's; the dashboard may not import it). `now` is the clock schedules' next fires are counted from: the
     scheduler's, when a test injects one. `conversations` runs the conversations' tasks (`strawpot ui`'s
-    runner; one is made when none is given); a global conversation belongs to `conversation_home`, else to
-    `project_dir`."""
+    runner, shared by the adapters' API and the chat pages; one is made when none is given); a global conversation
+    belongs to `conversation_home`, else to `project_dir`."""
     site = Site(secret=secret, command=strawpot_cmd or [sys.executable, "-m", "strawpot.cli"],
-                store=ProjectStore(data_dir), home=project_dir, settings=settings, now=now)
+                store=ProjectStore(data_dir), home=project_dir, settings=settings, now=now, conversations=conversations)
     home_routes, project_page = projects.routes(site)
 
     # The one place route lists are combined: a new page module adds its list here.
     project_routes: list[BaseRoute] = [*project_page, *runs.routes(site), *actions.routes(site), *steer.routes(site),
-                                       *memory_pages.routes(site), *stats.routes(site)]
+                                       *memory_pages.routes(site), *stats.routes(site), *chat_pages.routes(site)]
     root_routes: list[BaseRoute] = [*home_routes, *schedules.routes(site)]
 
-    api = Conversations(site.store.data_dir, lambda: conversation_home or project_dir, conversations)
+    api = Conversations(site.store.data_dir, lambda: conversation_home or project_dir, site.conversations_runner)
 
     async def guard(request: Request, call_next: Any) -> Response:
         return await security.check(request, secret, call_next)

@@ -16,6 +16,8 @@ from starlette.responses import HTMLResponse
 
 from dashboard import security
 from dashboard.runindex import RunIndex
+from orchestrator.conversation_runner import ConversationRunner
+from orchestrator.conversations import ConversationStore
 from orchestrator.projects import ProjectStore, UsedProject, project_key
 from orchestrator.run_record import AgentRecord
 from orchestrator.schedules import ScheduleError, ScheduleStore
@@ -90,11 +92,19 @@ class Site:
     runs: RunIndex = field(default_factory=RunIndex)
     failed_starts: dict[str, str] = field(default_factory=dict)  # project key -> the last failed start's error
     now: Callable[[], datetime] = utc_now  # the scheduler's clock, for next fires
+    conversations: ConversationRunner | None = None  # the UI's one runner of conversations' tasks (chat pages)
 
     def __post_init__(self) -> None:
         self.env = Environment(loader=PackageLoader("dashboard", "templates"),
                                autoescape=select_autoescape(default=True))
         self.env.globals.update(when=when, duration=duration, count=count, csrf=security.csrf_token(self.secret))
+
+    def conversations_runner(self) -> ConversationRunner:
+        """The UI's one runner of conversations' tasks, shared by the chat pages and the adapters' API: the one it
+        was given (`strawpot ui` serves every queue with it), else one made on its data folder at first use."""
+        if self.conversations is None:
+            self.conversations = ConversationRunner(ConversationStore(self.store.data_dir), command=self.command)
+        return self.conversations
 
     def render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(self.env.get_template(name).render(**context), status_code=status)

@@ -7,6 +7,7 @@ serves the queue of every conversation in its data folder; `strawpot chat` runs 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 import threading
@@ -116,6 +117,8 @@ class ConversationRunner:
             code = process.wait()
             errors.seek(0)
             error = first_error(errors.read().decode("utf-8", "replace"))
+        if re.fullmatch(rf"run {task.run_id} \w+ \(exit code -?\d+\)", error):
+            error = ""  # `start`'s own end line: the state and exit code say it already
         try:
             self._end(task, code, error if code else "")
             self.pump(conversation_id)
@@ -139,16 +142,17 @@ class ConversationRunner:
         self.say(f"conversation {task.conversation_id}: run {task.run_id} {end.state}")
         return True
 
-    def settle(self) -> None:
+    def settle(self, conversation_id: int | None = None) -> None:
         """Record the ends of runs no process of this folder waits for (a UI that stopped while they ran), then
-        start what waits behind them."""
+        start what waits behind them; of one conversation only when `conversation_id` is given (`strawpot chat`)."""
         with self._lock:
             mine = set(self._mine)
         for task in self.store.running():
-            if task.id not in mine and task.phase == RUNNING:
+            if task.id not in mine and task.phase == RUNNING and conversation_id in (None, task.conversation_id):
                 self._end(task, None, "")
-        for conversation_id in self.store.with_queue():
-            self.pump(conversation_id)
+        for waiting in self.store.with_queue():
+            if conversation_id in (None, waiting):
+                self.pump(waiting)
 
     def serve(self) -> None:
         """Settle and start queued tasks every `poll` seconds until `stop()`."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from orchestrator.headless import first_error, headless_args, strawpot_command
 from orchestrator.orphans import owner_alive, pid_alive
 from orchestrator.run_record import RunRecord, RunRecordBroken, find_run
+from orchestrator.schedule_notices import send_notice
 from orchestrator.scheduler_lock import SchedulerLock, held_message
 from orchestrator.schedules import (
     RUNNING,
@@ -325,8 +326,8 @@ class Scheduler:
         session starts (`running`) and completed at its end."""
         now = self.now()
         if problem := precheck(schedule):
-            return self._record(ScheduleRun(schedule.name, None, now, State.FAILED.value,
-                                            scheduled_for=scheduled_for, ended_at=now, error=problem))
+            return self._notify(schedule, self._record(ScheduleRun(
+                schedule.name, None, now, State.FAILED.value, scheduled_for=scheduled_for, ended_at=now, error=problem)))
         run = ScheduleRun(schedule.name, new_run_id(), now, RUNNING, scheduled_for=scheduled_for)
         self.store.record(run)
         args = headless_args(self.command, str(run.run_id), schedule.project, schedule.task, role=schedule.role,
@@ -339,7 +340,7 @@ class Scheduler:
                 ended = replace(run, outcome=State.FAILED.value, ended_at=self.now(),
                                 error=f"cannot run {args[0]}: {exc.strerror or exc}")
                 self.store.update(ended)
-                return ended
+                return self._notify(schedule, ended)
             started = replace(run, pid=proc.pid)
             self.store.update(started)
             self.say(f"schedule {schedule.name}: started run {run.run_id}")
@@ -354,11 +355,19 @@ class Scheduler:
                 error = ""  # `start`'s own end line: the outcome and exit code say it already, no reason to add
         ended = session_end(schedule, started, code, error if code else "", self.now())
         self.store.update(ended)
+        self._notify(schedule, ended)
         if interrupted:
             raise KeyboardInterrupt
         tail = f": {ended.error}" if ended.error else ""
         self.say(f"schedule {schedule.name}: run {ended.run_id} {ended.outcome} "
                  f"(exit code {ended.exit_code}){tail}")
+        return ended
+
+    def _notify(self, schedule: Schedule, ended: ScheduleRun) -> ScheduleRun:
+        """Queue the notice of `ended` for the integration the schedule names (`--notify`), if any."""
+        record = session_of(schedule, ended)
+        if problem := send_notice(self.store.data_dir, schedule, ended, record.summary if record else ""):
+            self.say(f"schedule {schedule.name}: {problem}")
         return ended
 
     # -- the loop ------------------------------------------------------------------------------------------------

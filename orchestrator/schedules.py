@@ -18,6 +18,7 @@ from orchestrator.session import State
 from strawpot.model.display import short_repr
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write, file_lock
+from strawpot.model.package_types import slug_error
 
 OVERLAP_POLICIES = ("skip", "queue", "parallel")
 RUNNING = State.RUNNING  # a ScheduleRun's outcome while its session runs; then the session's end state
@@ -42,6 +43,7 @@ class Schedule:
     timezone: str = "UTC"
     overlap: str = "skip"
     created: datetime | None = None  # when it was added: fires missed since then count as missed
+    notify: str = ""  # INTEGRATION[:CHAT_ID]: where a fire's end is told (`schedule add --notify`), "" nowhere
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,17 @@ def validate(schedule: Schedule, now: datetime) -> None:
         raise ScheduleError("a schedule needs a role and a task")
     if next_fire(schedule, now) is None:
         raise ScheduleError(f"cron expression {schedule.cron!r} never fires: pick a date that exists")
+    notify_target(schedule.notify)
+
+
+def notify_target(notify: str) -> tuple[str, str]:
+    """The integration and chat id of a schedule's `notify` (INTEGRATION[:CHAT_ID]); ScheduleError for another
+    shape. ("", "") when it notifies nobody."""
+    integration, _, chat_id = notify.partition(":")
+    if notify and (slug_error(integration) or not chat_id.isprintable() or len(chat_id) > 200):
+        raise ScheduleError(f"invalid --notify {notify!r}: use INTEGRATION or INTEGRATION:CHAT_ID, e.g. "
+                            "strawpot-telegram:123456")
+    return integration, chat_id
 
 
 @dataclass(frozen=True)
@@ -314,4 +327,5 @@ def _from_json(item: dict[str, Any]) -> Schedule:
         timezone=str(item.get("timezone", "UTC")),
         overlap=str(item.get("overlap", "skip")),
         created=_when(item.get("created")),
+        notify=str(item.get("notify") or ""),
     )

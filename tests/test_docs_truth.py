@@ -15,7 +15,7 @@ from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 SECTIONS = {key.split(".")[0] for key in SCHEMA}
-FILE_SUFFIXES = {"db", "json", "jsonl", "md", "toml", "lock", "sock", "log", "py", "sh", "txt", "token"}  # `session.json`
+FILE_SUFFIXES = {"db", "json", "jsonl", "md", "toml", "lock", "sock", "log", "py", "sh", "txt", "token", "sqlite"}  # `session.json`
 
 
 def test_every_dotted_setting_key_in_the_docs_exists() -> None:

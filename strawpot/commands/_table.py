@@ -16,6 +16,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
         'The download cache (archives by sha256, registry answers with their ETags); $STRAWPOT_CACHE_DIR '
         'moves it.'),
     'cancel': ('sessions', "Ask the run's own Denden server to stop an agent and everything below it."),
+    'chat': ('sessions',
+        "Talk to the project's agents in a conversation: each line you type is a task, run as a headless "
+        'session.'),
     'completion': ('other',
         'Print the completion script for SHELL: it completes commands and options, package kinds, the '
         "project's installed roles after --role, and its run ids (attach, cancel, resume, agents, "

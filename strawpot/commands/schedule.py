@@ -38,8 +38,11 @@ def command() -> None:
 @click.option("--overlap", type=click.Choice(["skip", "queue", "parallel"]), default="skip",
               help="What a fire does while the previous one still runs: skip it, start it when that one ends, "
                    "or start it anyway.")
+@click.option("--notify", default="", metavar="INTEGRATION[:CHAT_ID]",
+              help="When a fire ends, tell this integration's chat (the chat CHAT_ID, else its default one) the "
+                   "run's state and summary, in one line.")
 def add(name: str, cron: str, role: str, task: str, project: Path | None, params: tuple[str, ...],
-        timezone: str | None, overlap: str) -> None:
+        timezone: str | None, overlap: str, notify: str) -> None:
     """Store a schedule; refuses a cron expression that is invalid or never fires."""
     from orchestrator.local_zone import local_timezone
     from orchestrator.scheduler import precheck
@@ -54,7 +57,7 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
         parsed[key] = value
     schedule = Schedule(name=name, cron=cron, project=(project or _nearest_project()).resolve(), role=role, task=task,
                         params=parsed, timezone=timezone or local_timezone(), overlap=overlap,
-                        created=datetime.now(UTC))
+                        created=datetime.now(UTC), notify=notify)
     validate(schedule, datetime.now(UTC))
     ScheduleStore(data_dir()).add(schedule)
     click.echo(f"Added schedule {name} ({cron}, {schedule.timezone})", err=True)
@@ -88,7 +91,7 @@ def list_schedules(as_json: bool) -> None:
         except ScheduleError as exc:  # this one does not fire; the others are listed all the same
             upcoming, problem = None, str(exc)
         rows.append({"name": s.name, "cron": s.cron, "timezone": s.timezone, "project": str(s.project),
-                     "role": s.role, "task": s.task, "params": s.params, "overlap": s.overlap,
+                     "role": s.role, "task": s.task, "params": s.params, "overlap": s.overlap, "notify": s.notify or None,
                      "next_fire": upcoming.isoformat() if upcoming else None, "problem": problem})
     unreadable = [{"position": b.position, "name": b.name, "problem": b.problem, "fix": b.fix(store.file),
                    "message": b.describe(store.file)} for b in broken]

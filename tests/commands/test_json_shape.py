@@ -77,7 +77,7 @@ ARGS: dict[str, list[str]] = {
     "agents": ["run-x"], "cancel": ["run-x"], "sessions show": ["run-x"], "memory remember": ["a fact"],
     "memory recall": ["fact"], "memory forget": ["x"], "install": ["--dry-run"], "trust": ["skill:alpha"],
     "start": ["--headless", "--task", "echo:x"], "config set": ["registry.url", "http://127.0.0.1:9"],
-    "resume": ["run-x"], "attach": ["run-x"], "setup": ["stub-agent"],
+    "resume": ["run-x"], "attach": ["run-x"], "setup": ["stub-agent"], "chat": ["--list"],
 }
 
 

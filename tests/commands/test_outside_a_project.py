@@ -12,7 +12,7 @@ from tests._cli import strawpot
 WRITERS = [
     ("lock",), ("lock", "--check"), ("sync",), ("update", "--all"), ("trust", "skill:x"),
     ("memory", "remember", "a note"), ("memory", "list"), ("memory", "recall", "note"), ("memory", "forget", "x"),
-    ("mcp", "serve"), ("start", "--headless", "--task", "x"),
+    ("mcp", "serve"), ("start", "--headless", "--task", "x"), ("chat", "--task", "x"), ("chat", "--list"),
 ]
 
 

@@ -91,3 +91,14 @@ def test_a_name_with_a_newline_or_a_six_field_cron_is_refused_and_a_stored_one_i
     assert removed.returncode == 0 and removed.stderr == "Removed schedule triage\\n\n", removed.stderr
     assert [r["name"] for r in json.loads(run("schedule", "list", "--json", cwd=tmp_path, env=env).stdout)[
         "schedules"]] == ["tick"]
+
+
+def test_add_notify_is_stored_and_listed_and_a_bad_target_is_exit_2(tmp_path: Path) -> None:
+    env = {"STRAWPOT_DATA_DIR": str(tmp_path / "data")}
+    base = ("schedule", "add", "nightly", "--cron", "0 2 * * *", "--role", "r", "--task", "t")
+    assert_clean_failure(run(*base, "--notify", "Strawpot Telegram", cwd=tmp_path, env=env), 2, "invalid --notify")
+    assert not (tmp_path / "data" / "schedules.json").exists()
+    added = run(*base, "--notify", "strawpot-telegram:-100123", cwd=tmp_path, env=env)
+    assert added.returncode == 0, added.stderr
+    [row] = json.loads(run("schedule", "list", "--json", cwd=tmp_path, env=env).stdout)["schedules"]
+    assert row["notify"] == "strawpot-telegram:-100123"
