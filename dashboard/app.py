@@ -1,4 +1,4 @@
-"""The Starlette app of `strawpot ui`: the projects you have used, their runs, each run's agent tree, schedules.
+"""The Starlette app of `strawpot ui`: live activity, the projects you have used, their runs, agent trees, schedules.
 
 Each page module holds the routes of what it serves and takes the shared `Site`; `create_app` combines their
 route lists in one place (below). A project's routes live under `/p/{project}` (`Site.project(request)` says
@@ -21,7 +21,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
-from dashboard import actions, memory_pages, projects, runs, schedules, security, steer
+from dashboard import actions, home, live, memory_pages, projects, runs, schedules, security, steer
 from dashboard.site import SettingsOf, Site, defaults_only, utc_now
 from orchestrator.projects import ProjectStore, project_key
 
@@ -42,12 +42,12 @@ def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | 
     scheduler's, when a test injects one."""
     site = Site(secret=secret, command=strawpot_cmd or [sys.executable, "-m", "strawpot.cli"],
                 store=ProjectStore(data_dir), home=project_dir, settings=settings, now=now)
-    home_routes, project_page = projects.routes(site)
+    live.add_helpers(site.env)
 
     # The one place route lists are combined: a new page module adds its list here.
-    project_routes: list[BaseRoute] = [*project_page, *runs.routes(site), *actions.routes(site), *steer.routes(site),
-                                       *memory_pages.routes(site)]
-    root_routes: list[BaseRoute] = [*home_routes, *schedules.routes(site)]
+    project_routes: list[BaseRoute] = [*projects.routes(site), *runs.routes(site), *actions.routes(site),
+                                       *steer.routes(site), *memory_pages.routes(site)]
+    root_routes: list[BaseRoute] = [*home.routes(site), *schedules.routes(site)]
 
     async def guard(request: Request, call_next: Any) -> Response:
         return await security.check(request, secret, call_next)
