@@ -50,8 +50,8 @@ def routes(site: Site) -> list[Route]:
         activity: list[Activity] = []
         recent: list[tuple[ProjectView, RunRow]] = []
         for project in served():
-            for run in site.runs.running(project.sessions_root):
-                activity += [Activity(project, run, a, last_lines(a)) for a in run.live]
+            activity += [Activity(project, run, a, last_lines(a)) for run in site.runs.running(project.sessions_root)
+                         if run.going for a in run.live]
             recent += [(project, row) for row in site.runs.page(project.sessions_root, 0, RECENT)[0] if row.readable]
         activity.sort(key=lambda item: -(item.agent.started_at or item.run.started_at))
         recent.sort(key=lambda item: -item[1].started_at)

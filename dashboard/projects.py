@@ -47,7 +47,7 @@ def locked_packages(project: ProjectView) -> tuple[list[PackageRow], list[str], 
 
 def waiting(project: ProjectView, running: list[RunRow]) -> list[tuple[str, Question]]:
     """The open questions of the project's running runs, (run id, question), the oldest first."""
-    found = [(row.run_id, q) for row in running if row.open_questions
+    found = [(row.run_id, q) for row in running if row.open_questions and row.going
              for q in questions(project.sessions_root / row.run_id) if q.is_open]
     return sorted(found, key=lambda item: item[1].asked_at)
 

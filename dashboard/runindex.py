@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from orchestrator.orphans import pid_alive
 from orchestrator.questions import open_count
 from orchestrator.run_record import FINAL_STATES, RUN_ID_RE, SESSION_FILE, RunRecordBroken, State, find_run
 
@@ -48,6 +49,13 @@ class RunRow:
     ended_at: float | None = None
     runtime: str = ""  # the main agent's package
     live: tuple[LiveAgent, ...] = ()  # a running run's agents that have not ended
+    owner_pid: int | None = None
+    owner_gone: bool = False  # a running run whose strawpot process is no more (killed): nothing runs it
+
+    @property
+    def going(self) -> bool:
+        """Whether the run still runs: recorded running, and its owner (when recorded) is alive."""
+        return self.state == State.RUNNING and not self.owner_gone
 
 
 def _summary(sessions_root: Path, run_id: str) -> RunRow:
@@ -61,7 +69,7 @@ def _summary(sessions_root: Path, run_id: str) -> RunRow:
                  for a in record.agents if a.state not in FINAL_STATES) if record.state == State.RUNNING else ()
     return RunRow(run_id, record.role, str(record.state), record.started_at, len(record.agents),
                   task=record.task, summary=record.summary, exit_code=record.exit_code, ended_at=record.ended_at,
-                  runtime=record.root.agent if record.root else "", live=live)
+                  runtime=record.root.agent if record.root else "", live=live, owner_pid=record.owner_pid)
 
 
 def _order(started_at: float) -> str:
@@ -131,6 +139,10 @@ class RunIndex:
 
 
 def _asking(sessions_root: Path, row: RunRow) -> RunRow:
-    """`row` with its open questions counted: only a running run can still take an answer (an ended one's
+    """A running run's `row` with its open questions counted and whether its owner is gone, both looked at
+    afresh (neither changes session.json); only a running run can still take an answer (an ended one's
     questions were settled or are moot)."""
-    return replace(row, open_questions=open_count(sessions_root / row.run_id)) if row.state == State.RUNNING else row
+    if row.state != State.RUNNING:
+        return row
+    return replace(row, open_questions=open_count(sessions_root / row.run_id),
+                   owner_gone=row.owner_pid is not None and not pid_alive(row.owner_pid))

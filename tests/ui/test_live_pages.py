@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import os
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -241,3 +243,24 @@ def test_the_home_feed_shows_running_agents_across_projects_and_recent_runs(tmp_
         (folder / "session.json").write_text(json.dumps({**record, "state": "cancelled"}))
         seen = _next_where(events, "the feed to empty", lambda e: e["hidden"]["idle"] is False)
         assert seen["html"]["activity"].strip() == "" and "state-cancelled" in seen["html"]["recent-body"]
+
+
+def test_a_run_whose_strawpot_process_died_is_not_shown_as_at_work(tmp_path: Path) -> None:
+    """A `start` killed with SIGKILL leaves its run recorded as running: no feed entry, no ticking, no question
+    at the top (nobody waits for the answer), and the list says why."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    root = _project(tmp_path)
+    folder = _run(root, "run_20260101_100000_aaaaaa", "running", owner_pid=dead.pid, agents=({"agent_id": "lead-1"},))
+    questions.post(folder, "lead-1", "Still there?", [], "", "")
+    alive = _run(root, "run_20260101_110000_bbbbbb", "running", owner_pid=os.getpid(), agents=({"agent_id": "x-2"},))
+    questions.post(alive, "x-2", "Go on?", [], "", "")
+    client = _client(root, tmp_path / "data")
+    home = client.get("/").text
+    assert 'data-agent="x-2"' in home and 'data-agent="lead-1"' not in home
+    page = client.get(f"{_p(root)}/").text
+    rows = {m.group(1): m.group(0) for m in re.finditer(r'<tr data-run="([^"]+)">.*?</tr>', page, re.S)}
+    gone, going = rows["run_20260101_100000_aaaaaa"], rows["run_20260101_110000_bbbbbb"]
+    assert "but its strawpot process is gone" in gone and "data-since" not in gone and "waiting for you" not in gone
+    assert "gone" not in going and "data-since" in going and "1 question waiting for you" in going
+    assert "Go on?" in page and "Still there?" not in page
