@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 SECTION = "sessions"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+STOP_GRACE = 2  # seconds a stopping UI gives open requests (a live page's stream never ends by itself)
 
 
 @click.command()
@@ -60,7 +61,7 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
 
     serve_in_background(data_dir(), str(load_settings().get("schedule.catch_up")),
                         lambda line: click.echo(line, err=True))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_GRACE))
     # The browser gets a private file that redirects to the URL: its command line is readable by every user.
     # SIGTERM ends the UI as Ctrl-C does (uvicorn raises it again once it has stopped), so the file goes too.
     try:

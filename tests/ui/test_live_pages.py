@@ -24,6 +24,7 @@ from dashboard.security import COOKIE, cookie_name, csrf_token
 from orchestrator import questions
 from orchestrator.projects import ProjectStore
 from strawpot.commands.ui import project_settings
+from tests._cli import STRAWPOT
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 from tests.ui._live import PATIENCE, serving
 
@@ -264,3 +265,30 @@ def test_a_run_whose_strawpot_process_died_is_not_shown_as_at_work(tmp_path: Pat
     assert "but its strawpot process is gone" in gone and "data-since" not in gone and "waiting for you" not in gone
     assert "gone" not in going and "data-since" in going and "1 question waiting for you" in going
     assert "Go on?" in page and "Still there?" not in page
+
+
+def test_strawpot_ui_stops_on_sigterm_while_a_live_page_is_open(tmp_path: Path) -> None:
+    """The home page's stream never ends by itself: stopping the UI must not wait for the browser to leave."""
+    root = _project(tmp_path)
+    env = {**os.environ, "STRAWPOT_DATA_DIR": str(tmp_path / "data"), "STRAWPOT_CONFIG_DIR": str(tmp_path / "config")}
+    proc = subprocess.Popen([*STRAWPOT, "ui", "--no-browser", "--project", str(root)], stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        match = re.search(r"(http://127\.0\.0\.1:\d+)/\S*\?token=(\S+)", proc.stderr.readline())
+        assert match, "no URL printed"
+        base, token = match.groups()
+        url = urlsplit(base)
+        conn = http.client.HTTPConnection(url.hostname or "", url.port, timeout=PATIENCE)
+        conn.request("GET", "/events", headers={"Cookie": f"{cookie_name(url.port)}={token}"})
+        response = conn.getresponse()
+        assert response.status == 200 and response.fp.readline()  # the page is open and fed
+        started = time.monotonic()
+        proc.terminate()
+        assert proc.wait(timeout=15) == 0 and time.monotonic() - started < 10
+        assert "stopped the UI" in proc.stderr.read()
+        conn.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
