@@ -72,7 +72,8 @@ def test_the_project_page_follows_a_run_from_the_form_to_its_summary_without_rel
             driver.execute_script("window.notReloaded = true")
             [run_id] = [p.name for p in project.sessions_dir.iterdir()]
             wait_for(lambda: "state-running" in _state(driver), "the run running")
-            assert run_id in _row(driver) and "implementer" in _row(driver) and "stub-agent" in _row(driver)
+            wait_for(lambda: "stub-agent" in _row(driver), "its main agent's runtime")  # recorded once it spawns
+            assert run_id in _row(driver) and "implementer" in _row(driver)
             ticking = driver.find_element(By.CSS_SELECTOR, "#runs-body tr .elapsed")
             first = ticking.text
             wait_for(lambda: driver.find_element(By.CSS_SELECTOR, "#runs-body tr .elapsed").text != first,
