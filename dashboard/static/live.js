@@ -56,10 +56,22 @@
     tick();
   }
 
-  if (live && live.dataset.events && window.EventSource) {
-    const source = new EventSource(live.dataset.events);
+  // A browser keeps about 6 connections per host: a page in a background tab gives its stream up, and takes
+  // it again (the first event then brings the page up to date) when it is shown.
+  let source = null;
+  function connect() {
+    if (source || document.hidden || !live || !live.dataset.events || !window.EventSource) return;
+    source = new EventSource(live.dataset.events);
     source.onmessage = function (event) { apply(JSON.parse(event.data)); };
   }
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden && source) {
+      source.close();
+      source = null;
+    }
+    connect();
+  });
+  connect();
 
   // An answer to a waiting question: POST it in the background; the feed takes the question away.
   document.addEventListener("submit", function (event) {

@@ -25,6 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "registry_server" /
 from _browser import save_screenshot, start_chromium  # noqa: E402
 
 SECRET = "live-browser-secret"
+# What a browser does when its tab goes to the background (arguments[0] true) or comes back.
+_VISIBILITY = ("Object.defineProperty(document, 'hidden', {value: arguments[0], configurable: true});"
+               "document.dispatchEvent(new Event('visibilitychange'));")
 
 
 def _row(driver: WebDriver) -> str:
@@ -140,6 +143,16 @@ def test_the_home_feed_shows_an_agent_at_work_and_drops_it_when_its_run_ends(tmp
             wait_for(lambda: "all tests pass" in driver.find_element(By.CSS_SELECTOR, "#activity pre.lines").text,
                      "the new output line")
             assert save_screenshot(driver, "ui-home-activity").is_file()
+
+            # A page in a background tab gives its stream up (a browser has few connections per host) and
+            # catches up when it is shown again.
+            driver.execute_script(_VISIBILITY, True)
+            (workspace / "agent.log").write_text("planning\nwriting <tests>\nall tests pass\npushed\n")
+            time.sleep(2.5)  # more than two polls of the server: a stream still open would have shown it
+            assert "pushed" not in driver.find_element(By.CSS_SELECTOR, "#activity pre.lines").text
+            driver.execute_script(_VISIBILITY, False)
+            wait_for(lambda: "pushed" in driver.find_element(By.CSS_SELECTOR, "#activity pre.lines").text,
+                     "the page to catch up")
 
             (folder / "session.json").write_text(json.dumps({**session, "state": "succeeded", "exit_code": 0,
                                                              "ended_at": time.time(), "summary": "Fixed."}))
