@@ -161,7 +161,7 @@ def test_the_start_form_picks_role_and_runtime_from_the_lock(tmp_path: Path, mon
     page = _client(root, tmp_path / "data").get(f"{_p(root)}/").text
     role = re.search(r'<select id="start-role" name="role">(.*?)</select>', page, re.S)
     assert role and role.group(1).count("<option") == 1 and "default: orchestrator" in role.group(1)
-    assert "no lockfile" in page
+    assert re.search(r'id="pickers-problem">The pickers offer the defaults only: [^<]*strawpot.lock: no lockfile', page)
 
 
 def test_the_project_page_streams_new_runs_state_changes_start_errors_and_waiting_questions(tmp_path: Path) -> None:
