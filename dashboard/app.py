@@ -1,4 +1,4 @@
-"""The Starlette app of `strawpot ui`: the projects you have used, their runs, each run's agent tree, schedules.
+"""The Starlette app of `strawpot ui`: live activity, the projects you have used, their runs, agent trees, schedules.
 
 Each page module holds the routes of what it serves and takes the shared `Site`; `create_app` combines their
 route lists in one place (below). A project's routes live under `/p/{project}` (`Site.project(request)` says
@@ -25,7 +25,9 @@ from starlette.staticfiles import StaticFiles
 from dashboard import (
     actions,
     chat_pages,
+    home,
     integration_api,
+    live,
     memory_pages,
     projects,
     runs,
@@ -60,12 +62,13 @@ def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | 
     belongs to `conversation_home`, else to `project_dir`."""
     site = Site(secret=secret, command=strawpot_cmd or [sys.executable, "-m", "strawpot.cli"],
                 store=ProjectStore(data_dir), home=project_dir, settings=settings, now=now, conversations=conversations)
-    home_routes, project_page = projects.routes(site)
+    live.add_helpers(site.env)
 
     # The one place route lists are combined: a new page module adds its list here.
-    project_routes: list[BaseRoute] = [*project_page, *runs.routes(site), *actions.routes(site), *steer.routes(site),
-                                       *memory_pages.routes(site), *stats.routes(site), *chat_pages.routes(site)]
-    root_routes: list[BaseRoute] = [*home_routes, *schedules.routes(site)]
+    project_routes: list[BaseRoute] = [*projects.routes(site), *runs.routes(site), *actions.routes(site),
+                                       *steer.routes(site), *memory_pages.routes(site), *stats.routes(site),
+                                       *chat_pages.routes(site)]
+    root_routes: list[BaseRoute] = [*home.routes(site), *schedules.routes(site)]
 
     api = Conversations(site.store.data_dir, lambda: conversation_home or project_dir, site.conversations_runner)
 

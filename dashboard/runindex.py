@@ -13,10 +13,23 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from orchestrator.orphans import pid_alive
 from orchestrator.questions import open_count
-from orchestrator.run_record import RUN_ID_RE, SESSION_FILE, RunRecordBroken, State, find_run
+from orchestrator.run_record import FINAL_STATES, RUN_ID_RE, SESSION_FILE, RunRecordBroken, State, find_run
 
 PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class LiveAgent:
+    """An agent of a running run that has not ended: what the home page's activity feed shows of it."""
+
+    agent_id: str
+    role: str
+    agent: str  # its runtime: the agent package that plays the role
+    state: str
+    started_at: float | None
+    workspace: str  # where its agent.log is ("" before it has one)
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,19 @@ class RunRow:
     agents: int = 0
     readable: bool = True
     open_questions: int = 0  # askUser questions waiting for an answer (counted for a running run only)
+    task: str = ""
+    summary: str = ""  # the main agent's final answer, once the run ended
+    exit_code: int | None = None
+    ended_at: float | None = None
+    runtime: str = ""  # the main agent's package
+    live: tuple[LiveAgent, ...] = ()  # a running run's agents that have not ended
+    owner_pid: int | None = None
+    owner_gone: bool = False  # a running run whose strawpot process is no more (killed): nothing runs it
+
+    @property
+    def going(self) -> bool:
+        """Whether the run still runs: recorded running, and its owner (when recorded) is alive."""
+        return self.state == State.RUNNING and not self.owner_gone
 
 
 def _summary(sessions_root: Path, run_id: str) -> RunRow:
@@ -39,7 +65,11 @@ def _summary(sessions_root: Path, run_id: str) -> RunRow:
         record = None
     if record is None:  # broken, or gone since the folder was listed
         return RunRow(run_id, readable=False)
-    return RunRow(run_id, record.role, str(record.state), record.started_at, len(record.agents))
+    live = tuple(LiveAgent(a.agent_id, a.role, a.agent, str(a.state), a.started_at, a.workspace)
+                 for a in record.agents if a.state not in FINAL_STATES) if record.state == State.RUNNING else ()
+    return RunRow(run_id, record.role, str(record.state), record.started_at, len(record.agents),
+                  task=record.task, summary=record.summary, exit_code=record.exit_code, ended_at=record.ended_at,
+                  runtime=record.root.agent if record.root else "", live=live, owner_pid=record.owner_pid)
 
 
 def _order(started_at: float) -> str:
@@ -73,13 +103,12 @@ class RunIndex:
                 known[name] = cached
         return cached[1]
 
-    def page(self, sessions_root: Path, page: int) -> tuple[list[RunRow], int]:
-        """The `page`-th (from 0) PAGE_SIZE runs, newest first, and the number of run folders in all."""
-        folder = str(sessions_root)
+    def _names(self, folder: str) -> tuple[dict[str, tuple[tuple[int, int, int], RunRow]], list[str]]:
+        """The folder's cache and its run folders' names, newest first."""
         try:
             names = [e.name for e in os.scandir(folder) if not e.name.startswith(".")]
         except OSError:
-            return [], 0
+            names = []
         with self._lock:
             known = self._cache.setdefault(folder, {})
             for gone in set(known) - set(names):  # pruned runs
@@ -91,8 +120,29 @@ class RunIndex:
             elif (row := self._row(known, folder, name)) is not None:
                 keyed.append((_order(row.started_at), name))
         keyed.sort(reverse=True)
-        shown = [row for _, name in keyed[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]
+        return known, [name for _, name in keyed]
+
+    def page(self, sessions_root: Path, page: int, size: int = PAGE_SIZE) -> tuple[list[RunRow], int]:
+        """The `page`-th (from 0) `size` runs, newest first, and the number of run folders in all."""
+        folder = str(sessions_root)
+        known, names = self._names(folder)
+        shown = [row for name in names[page * size:(page + 1) * size]
                  if (row := self._row(known, folder, name)) is not None]
-        # only a running run can still take an answer; an ended one's questions were settled or are moot
-        return [replace(row, open_questions=open_count(sessions_root / row.run_id)) if row.state == State.RUNNING
-                else row for row in shown], len(keyed)
+        return [_asking(sessions_root, row) for row in shown], len(names)
+
+    def running(self, sessions_root: Path) -> list[RunRow]:
+        """Every run of the folder that is running, newest first (each row re-read only when it changed)."""
+        folder = str(sessions_root)
+        known, names = self._names(folder)
+        return [_asking(sessions_root, row) for name in names
+                if (row := self._row(known, folder, name)) is not None and row.state == State.RUNNING]
+
+
+def _asking(sessions_root: Path, row: RunRow) -> RunRow:
+    """A running run's `row` with its open questions counted and whether its owner is gone, both looked at
+    afresh (neither changes session.json); only a running run can still take an answer (an ended one's
+    questions were settled or are moot)."""
+    if row.state != State.RUNNING:
+        return row
+    return replace(row, open_questions=open_count(sessions_root / row.run_id),
+                   owner_gone=row.owner_pid is not None and not pid_alive(row.owner_pid))

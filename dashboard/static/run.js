@@ -120,7 +120,7 @@
   source.onmessage = function (event) {
     const snap = JSON.parse(event.data);
     const state = document.getElementById("run-state");
-    if (state) state.textContent = snap.state;
+    if (state) { state.textContent = snap.state; state.className = "state state-" + snap.state; }
     const cancelRun = document.getElementById("cancel-run");
     if (cancelRun && snap.state !== "running") cancelRun.remove();
     while (body.rows.length) body.deleteRow(0);
@@ -128,7 +128,7 @@
       const row = body.insertRow();
       row.dataset.agent = a.agent_id;
       cell(row, a.agent_id, "depth-" + Math.min(a.depth, 6));
-      cell(row, a.role); cell(row, a.agent); cell(row, a.state, "state");
+      cell(row, a.role); cell(row, a.agent); cell(row, a.state, "state state-" + a.state);
       cell(row, a.duration); cell(row, a.parent);
       const actions = cell(row, "");
       if (a.active) actions.appendChild(cancelForm(a.agent_id));

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 SECTION = "sessions"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+STOP_GRACE = 2  # seconds a stopping UI gives open requests (a live page's stream never ends by itself)
 
 
 @click.command()
@@ -66,7 +67,7 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     chat_home = load_settings().get("conversations.home")
     app = create_app(home, secret, settings=project_settings, conversations=runner,
                      conversation_home=Path(str(chat_home)).expanduser() if chat_home else None)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_GRACE))
     # The browser gets a private file that redirects to the URL: its command line is readable by every user.
     # SIGTERM ends the UI as Ctrl-C does (uvicorn raises it again once it has stopped), so the file goes too.
     try:

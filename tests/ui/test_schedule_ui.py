@@ -104,15 +104,15 @@ def test_a_fired_schedule_is_listed_with_its_succeeded_run_whose_page_draws_the_
         listing = client.get("/schedules")
         assert listing.status_code == 200
         row = _row(listing.text, "triage")
-        assert '<span class="state">succeeded</span>' in row and "2026-01-05 09:00 UTC" in row
+        assert '<span class="state state-succeeded">succeeded</span>' in row and "2026-01-05 09:00 UTC" in row
         assert "<td>2026-01-06 09:00 UTC</td>" in row  # the next weekday 09:00 by the scheduler's clock
         assert f'<a href="{fired.run_page}">run page</a>' in row
 
         page = client.get(fired.run_page)
         assert page.status_code == 200
-        assert f"Run {fired.run.run_id}" in page.text and '<b class="state" id="run-state">succeeded</b>' in page.text
+        assert f"Run {fired.run.run_id}" in page.text and '<b class="state state-succeeded" id="run-state">succeeded</b>' in page.text
         agents = re.findall(r'<tr data-agent="([^"]+)"><td class="depth-(\d)">[^<]*</td><td>([^<]*)</td>.*?'
-                            r'<td class="state">([^<]*)</td>', page.text, re.S)
+                            r'<td class="state state-\w+">([^<]*)</td>', page.text, re.S)
         assert [(depth, role, state) for _, depth, role, state in agents] == [
             ("0", "orchestrator", "succeeded"), ("1", "implementer", "succeeded")]  # delegation order, indented
         implementer = agents[1][0]
