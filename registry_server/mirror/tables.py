@@ -70,6 +70,7 @@ class MirrorTables:
             added = db.run("INSERT INTO reserved_names (kind, slug, created_at) VALUES (?, ?, ?)"
                            " ON CONFLICT (kind, slug) DO NOTHING", kind.value, slug, now_ms())
             db.run("DELETE FROM upstream_packages WHERE kind = ? AND slug = ?", kind.value, slug)
+            db.run("UPDATE registry_changes SET seq = seq + 1 WHERE id = 1")  # every worker drops what it holds
         return added > 0
 
     def reserved(self) -> list[tuple[Kind, str]]:

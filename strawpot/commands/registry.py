@@ -82,13 +82,17 @@ def command() -> None:
 @click.option("--upstream-ttl", metavar="SECONDS", type=click.FloatRange(min=0), default=None,
               help="Seconds a mirror trusts a package's versions fetched from upstream before asking again; "
                    "archives are kept for good (default: [registry] upstream_ttl, 300).")
+@click.option("--upstream-deadline", metavar="SECONDS", type=click.FloatRange(min=0.1), default=10.0,
+              show_default=True,
+              help="Seconds one request to upstream may take, a slow drip included; past it the cache answers "
+                   "(or a 503 when it has nothing).")
 @click.option("--upstream-cache-max", metavar="SIZE", default=None,
               help="Most bytes of archives a mirror keeps from upstream, least recently used out first: 500M, 20G "
                    "(default: no bound).")
 def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None,
           rate_limit: float, workers: int, access_log: bool, quiet: bool, public_url: str | None,
           allow_ranges: bool | None, upstreams: tuple[str, ...], upstream_ttl: float | None,
-          upstream_cache_max: str | None) -> None:
+          upstream_deadline: float, upstream_cache_max: str | None) -> None:
     """Serve the registry until interrupted (Ctrl-C stops it cleanly, exit 0); prints its URL on stderr once
     listening, then only problems (--access-log: a line per request too).
 
@@ -100,7 +104,7 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
     spec = _spec(data_dir, database, blobs, s3_endpoint)
     public = _public_url(public_url)
     ranges = bool(_serve_settings(allow_ranges=allow_ranges).get("registry.allow_ranges"))
-    upstream = _upstream(upstreams, upstream_ttl, upstream_cache_max, spec)
+    upstream = _upstream(upstreams, upstream_ttl, upstream_deadline, upstream_cache_max, spec)
     bound_socket(host, port).close()  # before the data folder is created: a busy port leaves nothing behind
     _open_storage(spec).close()
     try:
@@ -125,7 +129,8 @@ def _serve_settings(*, public_url: str | None = None, allow_ranges: bool | None 
                                 "registry.upstream_ttl": ("--upstream-ttl", upstream_ttl)})
 
 
-def _upstream(urls: tuple[str, ...], ttl: float | None, cache_max: str | None, spec: StorageSpec) -> UpstreamSpec | None:
+def _upstream(urls: tuple[str, ...], ttl: float | None, deadline: float, cache_max: str | None,
+              spec: StorageSpec) -> UpstreamSpec | None:
     """What `--upstream*` (or the settings) ask for; None when no upstream is named."""
     from urllib.parse import urlsplit
 
@@ -145,7 +150,8 @@ def _upstream(urls: tuple[str, ...], ttl: float | None, cache_max: str | None, s
     if spec.blobs is not None and not spec.blobs.rstrip("/").removeprefix("s3://").count("/"):
         raise UsageError(f"--blobs {spec.blobs}: a mirror needs a prefix (s3://BUCKET/PREFIX), so that its cache "
                          "(PREFIX-upstream) lives apart from the registry's own blobs")
-    return UpstreamSpec(named, ttl=float(settings.get("registry.upstream_ttl")), cache_max=_size(cache_max))
+    return UpstreamSpec(named, ttl=float(settings.get("registry.upstream_ttl")), deadline=deadline,
+                        cache_max=_size(cache_max))
 
 
 def _size(text: str | None) -> int | None:

@@ -7,15 +7,19 @@ served when upstream is down, bytes and hashes unchanged, a loop refused.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import socket
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 import pytest
 
+from strawpot.model.archive import build_archive
 from strawpot.model.lockfile import Lockfile
 from tests._cli import strawpot
 from tests._live_registry import LiveRegistry, start_registry, stop_server
@@ -89,3 +93,131 @@ def test_a_lock_mixing_private_and_public_packages_installs_through_the_mirror_t
         assert stale.status_code == 200 and stale.headers["x-strawpot-upstream"] == "stale"
         assert stale.json()["versions"][0]["sha256"] == upstream_sha
         assert "upstream unreachable: skill git-workflow served from the mirror's cache" in mirror.log()
+
+
+def yank(registry: LiveRegistry, slug: str, version: str) -> None:
+    done = httpx.post(f"{registry.url}/api/v1/skills/{slug}/versions/{version}/yank", json={"yanked": True},
+                      headers={"Authorization": f"Bearer {registry.token}"}, timeout=30)
+    assert done.status_code == 200, done.text
+
+
+def test_a_local_or_reserved_name_is_never_served_from_upstream_and_a_cached_name_is_not_published_here(
+        tmp_path: Path, upstream: LiveRegistry) -> None:
+    with mirror_of(tmp_path, upstream.url) as mirror:
+        publish(tmp_path, mirror, SKILLS / "code-style")  # private
+        ours = versions(mirror, "code-style").json()["versions"]
+        reserved = strawpot("registry", "reserve", "skill:diff-reading", "--data", mirror.data_dir, cwd=tmp_path)
+        assert reserved.returncode == 0 and reserved.stdout.strip() == "reserved 1 name: skill:diff-reading"
+        # later, upstream publishes packages under both names, at higher versions
+        publish(tmp_path, upstream, variant(tmp_path, "code-style", "9.0.0", "public"))
+        publish(tmp_path, upstream, SKILLS / "git-workflow")
+        publish(tmp_path, upstream, SKILLS / "diff-reading")  # it depends on git-workflow
+        assert versions(mirror, "code-style").json()["versions"] == ours
+        assert httpx.get(f"{mirror.url}/api/v1/skills/code-style/versions/9.0.0/archive").status_code == 404
+        assert versions(mirror, "diff-reading").status_code == 404
+        assert "9.0.0" not in httpx.post(f"{mirror.url}/api/v1/closure", json={"roots": [
+            {"kind": "skill", "slug": "code-style"}]}, timeout=30).text
+        # a name the mirror serves from upstream is not published here; the reserved one is (its dependency
+        # served from upstream)
+        assert versions(mirror, "git-workflow").status_code == 200
+        refused = publish(tmp_path, mirror, SKILLS / "git-workflow", expect=1)
+        assert "would shadow it" in refused and "strawpot registry reserve skill:git-workflow" in refused
+        publish(tmp_path, mirror, SKILLS / "diff-reading")
+        assert versions(mirror, "diff-reading").status_code == 200
+
+
+def test_a_yank_upstream_shows_through_the_mirror_within_the_ttl(tmp_path: Path, upstream: LiveRegistry) -> None:
+    publish(tmp_path, upstream, SKILLS / "git-workflow")
+    with mirror_of(tmp_path, upstream.url, "--upstream-ttl", "1") as mirror:
+        assert versions(mirror, "git-workflow").json()["versions"][0]["yanked"] is False
+        yank(upstream, "git-workflow", "1.0.0")
+        yanked_at = time.monotonic()
+        while not versions(mirror, "git-workflow").json()["versions"][0]["yanked"]:
+            assert time.monotonic() - yanked_at < 1.5, "the yank did not reach the mirror within its TTL"
+            time.sleep(0.05)
+        # a locked version stays installable, as on any registry
+        assert httpx.get(f"{mirror.url}/api/v1/skills/git-workflow/versions/1.0.0/archive").status_code == 200
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_upstream_down_at_the_first_request_is_one_503_naming_it_with_retry_after(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    with mirror_of(tmp_path, dead) as mirror:
+        answer = versions(mirror, "git-workflow")
+        assert answer.status_code == 503 and answer.headers["retry-after"] == "5"
+        error = answer.json()["error"]
+        assert error.startswith(f"upstream {dead}: could not reach") and "\n" not in error
+        assert not any((mirror.data_dir / "upstream-blobs").rglob("*")) if (mirror.data_dir / "upstream-blobs").exists() else True
+
+
+def test_a_mirror_that_is_its_own_upstream_refuses_the_loop(tmp_path: Path) -> None:
+    port = free_port()
+    with mirror_of(tmp_path, f"http://127.0.0.1:{port}", "--port", str(port)) as mirror:
+        assert mirror.url.endswith(f":{port}")
+        answer = versions(mirror, "git-workflow")
+        assert answer.status_code == 503, answer.text
+        assert "mirror loop" in answer.json()["error"]
+
+
+class HostileUpstream(BaseHTTPRequestHandler):
+    """An upstream whose metadata is right and whose archives are not: `evil` sends other bytes than its sha256,
+    `moved` redirects to another host."""
+
+    archive = build_archive({"SKILL.md": b"---\nname: evil\ndescription: d\nversion: 1.0.0\n---\nbody\n"})
+    asked: list[str] = []
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.asked.append(self.path)
+        slug = self.path.split("/")[4] if self.path.count("/") >= 4 else ""
+        if self.path.endswith("/versions") and slug in ("evil", "moved"):
+            body = json.dumps({"kind": "skill", "slug": slug, "versions": [{
+                "version": "1.0.0", "dependencies": {}, "defaultAgent": None, "tools": {},
+                "sha256": hashlib.sha256(self.archive).hexdigest(), "size": len(self.archive),
+                "files": [], "yanked": False, "createdAt": 1}]}).encode()
+            self._send(200, body, "application/json")
+        elif self.path.endswith("/archive") and slug == "evil":
+            self._send(200, self.archive[:-1] + bytes([self.archive[-1] ^ 1]), "application/gzip")
+        elif self.path.endswith("/archive") and slug == "moved":
+            self.send_response(302)
+            self.send_header("Location", "http://127.0.0.2:9/elsewhere.tar.gz")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self._send(404, b'{"error":"not found"}', "application/json")
+
+    def _send(self, status: int, body: bytes, media: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", media)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_an_archive_that_is_not_what_upstream_s_metadata_says_is_refused_and_not_cached(tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HostileUpstream)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with mirror_of(tmp_path, f"http://127.0.0.1:{server.server_address[1]}") as mirror:
+            for slug in ("evil", "moved"):
+                assert versions(mirror, slug).status_code == 200
+                for _ in range(2):  # refused each time: nothing was cached
+                    answer = httpx.get(f"{mirror.url}/api/v1/skills/{slug}/versions/1.0.0/archive", timeout=30)
+                    assert answer.status_code in (502, 503), answer.text
+                    assert answer.json()["error"].startswith("upstream http://127.0.0.1:")
+                    assert "\n" not in answer.json()["error"]
+                    assert slug != "evil" or (answer.status_code == 502 and "sha256" in answer.json()["error"])
+            blobs = mirror.data_dir / "upstream-blobs"
+            assert not blobs.exists() or not [p for p in blobs.rglob("*") if p.is_file()]
+            assert sum(p.endswith("/evil/versions/1.0.0/archive") for p in HostileUpstream.asked) >= 2
+            assert not any("elsewhere" in p for p in HostileUpstream.asked)
+    finally:
+        server.shutdown()
+        server.server_close()
