@@ -1,5 +1,5 @@
 """The bound on a mirror's cache (`--upstream-cache-max`): least recently used archives out first, with the file
-blobs no archive still kept names."""
+blobs no archive still kept names; an archive of a package a local package depends on stays."""
 
 from __future__ import annotations
 
@@ -10,14 +10,18 @@ from registry_server.storage.blobs import Blobs
 def evict(tables: MirrorTables, blobs: Blobs, limit: int, *, keep: str | None = None,
           dry_run: bool = False) -> list[CachedArchive]:
     """Drop cached archives, least recently used first, until their bytes are at most `limit`; `keep` (the one
-    just fetched) stays. Returns those dropped (with `dry_run`, those that would be)."""
+    just fetched) and those of packages a local package depends on stay. Returns those dropped (with `dry_run`,
+    those that would be)."""
     archives = tables.archives()
     total = sum(a.size for a in archives)
+    if total <= limit:
+        return []
+    held = tables.local_dependencies()
     dropped: list[CachedArchive] = []
     for archive in archives:
         if total <= limit:
             break
-        if archive.sha256 != keep:
+        if archive.sha256 != keep and (archive.kind, archive.slug) not in held:
             dropped.append(archive)
             total -= archive.size
     if dry_run or not dropped:

@@ -200,7 +200,7 @@ class MirrorStorage:
             raise UpstreamUnavailable(str(exc), refused=exc.refused) from None
         files = [self.cache_blobs.put(m.data) for m in members]  # the files first, then the archive naming them
         self.cache_blobs.put(data)
-        self.tables.archive_stored(record.archive_sha256, len(data), files)
+        self.tables.archive_stored(kind, slug, record, files)
         if self.cache_max is not None:
             from registry_server.mirror.evict import evict
 

@@ -26,6 +26,9 @@ class CachedPackage:
 @dataclass(frozen=True)
 class CachedArchive:
     sha256: str
+    kind: Kind
+    slug: str
+    version: str
     size: int
     files: tuple[str, ...]  # the sha256 of each file blob stored with it
     used_at: int
@@ -98,11 +101,12 @@ class MirrorTables:
         with self.storage._write() as db:
             db.run("DELETE FROM upstream_packages WHERE kind = ? AND slug = ?", kind.value, slug)
 
-    def archive_stored(self, sha256: str, size: int, files: list[str]) -> None:
+    def archive_stored(self, kind: Kind, slug: str, record: VersionRecord, files: list[str]) -> None:
         with self.storage._write() as db:
-            db.run("INSERT INTO upstream_archives (sha256, size, files, used_at) VALUES (?, ?, ?, ?)"
-                   " ON CONFLICT (sha256) DO UPDATE SET used_at = excluded.used_at",
-                   sha256, size, ",".join(files), now_ms())
+            db.run("INSERT INTO upstream_archives (sha256, kind, slug, version, size, files, used_at)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sha256) DO UPDATE SET used_at = excluded.used_at",
+                   record.archive_sha256, kind.value, slug, record.version, record.archive_size, ",".join(files),
+                   now_ms())
 
     def archive_used(self, sha256: str) -> None:
         with self.storage._write() as db:
@@ -111,8 +115,25 @@ class MirrorTables:
     def archives(self) -> list[CachedArchive]:
         """Every cached archive, least recently used first."""
         with self.storage._read() as db:
-            rows = db.all("SELECT sha256, size, files, used_at FROM upstream_archives ORDER BY used_at, sha256")
-        return [CachedArchive(r[0], int(r[1]), tuple(f for f in r[2].split(",") if f), int(r[3])) for r in rows]
+            rows = db.all("SELECT sha256, kind, slug, version, size, files, used_at FROM upstream_archives"
+                          " ORDER BY used_at, sha256")
+        return [CachedArchive(r[0], Kind(r[1]), r[2], r[3], int(r[4]), tuple(f for f in r[5].split(",") if f),
+                              int(r[6])) for r in rows]
+
+    def local_dependencies(self) -> set[tuple[Kind, str]]:
+        """Every package a version of a local package (not deleted) depends on, or names as its default agent."""
+        from strawpot.model.dependencies import read_edges
+
+        with self.storage._read() as db:
+            rows = db.all("SELECT p.kind, v.meta FROM versions v JOIN packages p ON p.id = v.package_id"
+                          " WHERE p.deleted = 0")
+        held: set[tuple[Kind, str]] = set()
+        for kind, meta in rows:
+            data = json.loads(meta)
+            held.update((e.kind, e.name) for e in read_edges(Kind(kind), data.get("dependencies") or {}).edges)
+            if data.get("defaultAgent"):
+                held.add((Kind.AGENT, data["defaultAgent"]))
+        return held
 
     def drop_archive(self, sha256: str) -> None:
         with self.storage._write() as db:

@@ -51,7 +51,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             kind TEXT NOT NULL, slug TEXT NOT NULL, body TEXT NOT NULL, fetched_at BIGINT NOT NULL,
             PRIMARY KEY (kind, slug))""",
         """CREATE TABLE IF NOT EXISTS upstream_archives (
-            sha256 TEXT PRIMARY KEY, size BIGINT NOT NULL, files TEXT NOT NULL, used_at BIGINT NOT NULL)""",
+            sha256 TEXT PRIMARY KEY, kind TEXT NOT NULL, slug TEXT NOT NULL, version TEXT NOT NULL,
+            size BIGINT NOT NULL, files TEXT NOT NULL, used_at BIGINT NOT NULL)""",
         """CREATE TABLE IF NOT EXISTS reserved_names (
             kind TEXT NOT NULL, slug TEXT NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY (kind, slug))""",
     )),

@@ -151,10 +151,10 @@ def _upstream(urls: tuple[str, ...], ttl: float | None, deadline: float, cache_m
         raise UsageError(f"--blobs {spec.blobs}: a mirror needs a prefix (s3://BUCKET/PREFIX), so that its cache "
                          "(PREFIX-upstream) lives apart from the registry's own blobs")
     return UpstreamSpec(named, ttl=float(settings.get("registry.upstream_ttl")), deadline=deadline,
-                        cache_max=_size(cache_max))
+                        cache_max=_size(cache_max, "--upstream-cache-max"))
 
 
-def _size(text: str | None) -> int | None:
+def _size(text: str | None, flag: str) -> int | None:
     import re
 
     from strawpot.model.errors import UsageError
@@ -163,7 +163,7 @@ def _size(text: str | None) -> int | None:
         return None
     match = re.fullmatch(r"(\d+)\s*([kmgt]?)b?", text.strip().lower())
     if match is None:
-        raise UsageError(f"--upstream-cache-max: {text!r} is not a size (bytes, or a number with K, M, G or T: 500M)")
+        raise UsageError(f"{flag}: {text!r} is not a size (bytes, or a number with K, M, G or T: 500M)")
     number, unit = match.groups()
     power: int = " kmgt".index(unit or " ")
     return int(number) << (10 * power)
@@ -203,9 +203,13 @@ def migrate(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint
 @click.option("--dry-run", is_flag=True, help="List what would be removed, remove nothing.")
 @click.option("--grace", default="1h", show_default=True, metavar="DURATION",
               help="Keep blobs younger than this (a publish in flight writes its blobs before its row): 90s, 30m, 1h, 2d.")
+@click.option("--upstream-cache-max", metavar="SIZE", default=None,
+              help="Also bound a mirror's cache of upstream archives to SIZE (500M, 20G), least recently used out "
+                   "first; archives of packages a local package depends on stay.")
 def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None, dry_run: bool,
-       grace: str) -> None:
-    """Remove blobs that no version of a live package references (deleted packages' files included)."""
+       grace: str, upstream_cache_max: str | None) -> None:
+    """Remove blobs that no version of a live package references (deleted packages' files included); report what a
+    mirror's cache of upstream holds, and with --upstream-cache-max what it freed there."""
     from registry_server.gc import collect, parse_duration
     from registry_server.storage.base import StorageUnavailable
     from strawpot.model.errors import StrawpotError, UsageError
@@ -214,17 +218,41 @@ def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str
         seconds = parse_duration(grace)
     except ValueError as exc:
         raise UsageError(f"--grace: {exc}") from None
-    storage = _open_storage(_spec(data_dir, database, blobs, s3_endpoint))
+    limit = _size(upstream_cache_max, "--upstream-cache-max")
+    spec = _spec(data_dir, database, blobs, s3_endpoint)
+    storage = _open_storage(spec)
     try:
         report = collect(storage, grace=seconds, dry_run=dry_run)
+        verb = "would remove" if dry_run else "removed"
+        for sha in report.removed:
+            click.echo(f"{verb} {sha}")
+        click.echo(f"{verb} {count(len(report.removed), 'blob')}; kept {report.kept} ({report.young} younger than "
+                   f"{grace})")
+        _upstream_cache_gc(storage, spec, limit, verb)
     except StorageUnavailable as exc:  # refused or unreachable mid-way: one line, nothing more is removed
         raise StrawpotError(str(exc)) from None
     finally:
         storage.close()
-    verb = "would remove" if dry_run else "removed"
-    for sha in report.removed:
-        click.echo(f"{verb} {sha}")
-    click.echo(f"{verb} {count(len(report.removed), 'blob')}; kept {report.kept} ({report.young} younger than {grace})")
+
+
+def _upstream_cache_gc(storage: SQLStorage, spec: StorageSpec, limit: int | None, verb: str) -> None:
+    """What a mirror's cache holds (nothing is said when it is empty), and what bounding it to `limit` frees."""
+    from registry_server.mirror.evict import evict
+    from registry_server.mirror.opening import cache_blobs
+    from registry_server.mirror.tables import MirrorTables
+
+    tables = MirrorTables(storage)
+    held = tables.archives()
+    if not held and limit is None:
+        return
+    dropped = [] if limit is None else evict(tables, cache_blobs(spec), limit, dry_run=verb != "removed")
+    for archive in dropped:
+        click.echo(f"{verb} upstream archive {archive.kind.value} {archive.slug} {archive.version} "
+                   f"({archive.size} bytes)")
+    freed = sum(a.size for a in dropped)
+    left = sum(a.size for a in held) - freed
+    click.echo(f"upstream cache: {verb} {count(len(dropped), 'archive')} ({freed} bytes freed); kept "
+               f"{len(held) - len(dropped)} ({left} bytes)")
 
 
 def _open_storage(spec: StorageSpec, *, migrate: bool = False) -> SQLStorage:

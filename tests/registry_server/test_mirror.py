@@ -221,3 +221,39 @@ def test_an_archive_that_is_not_what_upstream_s_metadata_says_is_refused_and_not
     finally:
         server.shutdown()
         server.server_close()
+
+
+def gc(tmp_path: Path, mirror: LiveRegistry, *args: str) -> str:
+    done = strawpot("registry", "gc", "--data", mirror.data_dir, *args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_cache_bound_evicts_the_least_recently_used_archive_and_gc_reports_what_it_freed(
+        tmp_path: Path, upstream: LiveRegistry) -> None:
+    slugs = ("git-workflow", "code-style", "task-planning")
+    for slug in slugs:
+        publish(tmp_path, upstream, SKILLS / slug)
+    meta = {slug: versions(upstream, slug).json()["versions"][0] for slug in slugs}
+    size = {slug: meta[slug]["size"] for slug in slugs}
+    with mirror_of(tmp_path, upstream.url, "--upstream-cache-max", str(max(size.values()) + 1)) as mirror:
+        publish(tmp_path, mirror, SKILLS / "diff-reading")  # local, and it depends on git-workflow (upstream's)
+        for slug in slugs:  # each over the bound: the least recently used goes, except one diff-reading needs
+            answer = httpx.get(f"{mirror.url}/api/v1/skills/{slug}/versions/1.0.0/archive", timeout=30)
+            assert answer.status_code == 200 and hashlib.sha256(answer.content).hexdigest() == meta[slug]["sha256"]
+        stored = {p.name for p in (mirror.data_dir / "upstream-blobs").rglob("*") if p.is_file()}
+        assert meta["git-workflow"]["sha256"] in stored and meta["task-planning"]["sha256"] in stored
+        assert meta["code-style"]["sha256"] not in stored
+        kept = size["git-workflow"] + size["task-planning"]
+        assert gc(tmp_path, mirror).splitlines()[-1] == \
+            f"upstream cache: removed 0 archives (0 bytes freed); kept 2 ({kept} bytes)"
+        planned = gc(tmp_path, mirror, "--upstream-cache-max", "0", "--dry-run").splitlines()
+        assert planned[-2:] == [
+            f"would remove upstream archive skill task-planning 1.0.0 ({size['task-planning']} bytes)",
+            f"upstream cache: would remove 1 archive ({size['task-planning']} bytes freed); kept 1 "
+            f"({size['git-workflow']} bytes)"]
+        assert meta["task-planning"]["sha256"] in {p.name for p in (mirror.data_dir / "upstream-blobs").rglob("*")}
+        done = gc(tmp_path, mirror, "--upstream-cache-max", "0").splitlines()
+        assert done[-1] == f"upstream cache: removed 1 archive ({size['task-planning']} bytes freed); kept 1 " \
+            f"({size['git-workflow']} bytes)"
+        assert meta["task-planning"]["sha256"] not in {p.name for p in (mirror.data_dir / "upstream-blobs").rglob("*")}
