@@ -57,7 +57,7 @@ class MirrorStorage:
         self._origins: dict[str, tuple[Kind, str, str, VersionRecord]] = {}  # blob sha256 → where it comes from
         self._touched: dict[str, float] = {}
         self._down_until = 0.0
-        self._last_failure = ""
+        self._last_failure: UpstreamFailed | None = None
         self._lock = threading.Lock()
         self._fetching: dict[str, threading.Lock] = {}
 
@@ -93,10 +93,10 @@ class MirrorStorage:
             self._remember(kind, slug, cached, cached.fetched_at / 1000 + self.ttl)
             return cached
         failure = self._ask(kind, slug)
-        if not isinstance(failure, str):
+        if not isinstance(failure, UpstreamFailed):
             return failure if failure is None else self._remember(kind, slug, failure, time.time() + self.ttl)
         if cached is None:
-            raise UpstreamUnavailable(failure)
+            raise UpstreamUnavailable(str(failure), refused=failure.refused)
         age = int(time.time() - cached.fetched_at / 1000)
         log.warning("upstream unreachable: %s %s served from the mirror's cache (fetched %d s ago): %s",
                     kind.value, slug, age, failure)
@@ -104,15 +104,16 @@ class MirrorStorage:
         self.forget_cached(kind, slug)  # kept out of memory, so the next request asks again (after the pause)
         return self._remember(kind, slug, cached, None)
 
-    def _ask(self, kind: Kind, slug: str) -> CachedPackage | str | None:
-        """Upstream's answer (stored), None when it has no such package, or why it could not answer (a string)."""
-        if time.monotonic() < self._down_until:
+    def _ask(self, kind: Kind, slug: str) -> CachedPackage | UpstreamFailed | None:
+        """Upstream's answer (stored), None when it has no such package, or why it could not answer."""
+        if time.monotonic() < self._down_until and self._last_failure is not None:
             return self._last_failure
         try:
             got = self.upstream.versions(kind, slug)
         except UpstreamFailed as exc:
-            self._down_until, self._last_failure = time.monotonic() + RETRY_AFTER, str(exc)
-            return str(exc)
+            if not exc.refused:  # unreachable: leave it alone a moment; a refused answer was about this package
+                self._down_until, self._last_failure = time.monotonic() + RETRY_AFTER, exc
+            return exc
         if got is None or self.tables.taken_locally(kind, slug):  # gone upstream, or made ours meanwhile
             self.tables.forget(kind, slug)
             return None

@@ -290,7 +290,9 @@ def reserve(names: tuple[str, ...], data_dir: Path, database: str | None, blobs:
 
     wanted = []
     for name in names:
-        kind_text, _, slug = name.partition(":")
+        kind_text, sep, slug = name.partition(":")
+        if not sep:
+            raise UsageError(f"{name!r}: give KIND:SLUG, e.g. skill:deploy")
         try:
             kind = Kind.parse(kind_text)
         except ValueError as exc:

@@ -120,6 +120,8 @@ def test_a_local_or_reserved_name_is_never_served_from_upstream_and_a_cached_nam
         # a name the mirror serves from upstream is not published here; the reserved one is (its dependency
         # served from upstream)
         assert versions(mirror, "git-workflow").status_code == 200
+        main = "api/v1/skills/git-workflow/file?path=SKILL.md&version=1.0.0"
+        assert httpx.get(f"{mirror.url}/{main}").content == httpx.get(f"{upstream.url}/{main}").content
         refused = publish(tmp_path, mirror, SKILLS / "git-workflow", expect=1)
         assert "would shadow it" in refused and "strawpot registry reserve skill:git-workflow" in refused
         publish(tmp_path, mirror, SKILLS / "diff-reading")
@@ -183,6 +185,15 @@ class HostileUpstream(BaseHTTPRequestHandler):
                 "sha256": hashlib.sha256(self.archive).hexdigest(), "size": len(self.archive),
                 "files": [], "yanked": False, "createdAt": 1}]}).encode()
             self._send(200, body, "application/json")
+        elif self.path.endswith("/versions") and slug == "slow":  # a slow drip: a byte every half second
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            for _ in range(40):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.5)
         elif self.path.endswith("/archive") and slug == "evil":
             self._send(200, self.archive[:-1] + bytes([self.archive[-1] ^ 1]), "application/gzip")
         elif self.path.endswith("/archive") and slug == "moved":
@@ -201,26 +212,42 @@ class HostileUpstream(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def test_an_archive_that_is_not_what_upstream_s_metadata_says_is_refused_and_not_cached(tmp_path: Path) -> None:
+@pytest.fixture
+def hostile() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), HostileUpstream)
+    server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        with mirror_of(tmp_path, f"http://127.0.0.1:{server.server_address[1]}") as mirror:
-            for slug in ("evil", "moved"):
-                assert versions(mirror, slug).status_code == 200
-                for _ in range(2):  # refused each time: nothing was cached
-                    answer = httpx.get(f"{mirror.url}/api/v1/skills/{slug}/versions/1.0.0/archive", timeout=30)
-                    assert answer.status_code in (502, 503), answer.text
-                    assert answer.json()["error"].startswith("upstream http://127.0.0.1:")
-                    assert "\n" not in answer.json()["error"]
-                    assert slug != "evil" or (answer.status_code == 502 and "sha256" in answer.json()["error"])
-            blobs = mirror.data_dir / "upstream-blobs"
-            assert not blobs.exists() or not [p for p in blobs.rglob("*") if p.is_file()]
-            assert sum(p.endswith("/evil/versions/1.0.0/archive") for p in HostileUpstream.asked) >= 2
-            assert not any("elsewhere" in p for p in HostileUpstream.asked)
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_slow_drip_upstream_ends_at_the_deadline_in_a_503(tmp_path: Path, hostile: str) -> None:
+    with mirror_of(tmp_path, hostile, "--upstream-deadline", "1") as mirror:
+        started = time.monotonic()
+        answer = versions(mirror, "slow")
+        assert answer.status_code == 503 and answer.headers["retry-after"] == "5", answer.text
+        assert answer.json()["error"].startswith(f"upstream {hostile}: ")
+        assert time.monotonic() - started < 8  # two tries of 1 s and a backoff, not the 20 s the drip lasts
+
+
+def test_an_archive_that_is_not_what_upstream_s_metadata_says_is_refused_and_not_cached(
+        tmp_path: Path, hostile: str) -> None:
+    with mirror_of(tmp_path, hostile) as mirror:
+        for slug in ("evil", "moved"):
+            assert versions(mirror, slug).status_code == 200
+            for _ in range(2):  # refused each time: nothing was cached
+                answer = httpx.get(f"{mirror.url}/api/v1/skills/{slug}/versions/1.0.0/archive", timeout=30)
+                assert answer.status_code in (502, 503), answer.text
+                assert answer.json()["error"].startswith("upstream http://127.0.0.1:")
+                assert "\n" not in answer.json()["error"]
+                assert slug != "evil" or (answer.status_code == 502 and "sha256" in answer.json()["error"])
+        blobs = mirror.data_dir / "upstream-blobs"
+        assert not blobs.exists() or not [p for p in blobs.rglob("*") if p.is_file()]
+        assert sum(p.endswith("/evil/versions/1.0.0/archive") for p in HostileUpstream.asked) >= 2
+        assert not any("elsewhere" in p for p in HostileUpstream.asked)
 
 
 def gc(tmp_path: Path, mirror: LiveRegistry, *args: str) -> str:
@@ -257,3 +284,10 @@ def test_the_cache_bound_evicts_the_least_recently_used_archive_and_gc_reports_w
         assert done[-1] == f"upstream cache: removed 1 archive ({size['task-planning']} bytes freed); kept 1 " \
             f"({size['git-workflow']} bytes)"
         assert meta["task-planning"]["sha256"] not in {p.name for p in (mirror.data_dir / "upstream-blobs").rglob("*")}
+
+def test_reserve_refuses_a_malformed_name_in_one_line(tmp_path: Path) -> None:
+    for name, words in (("skill", "give KIND:SLUG"), ("tool:x", "give KIND:SLUG"), ("skill:Bad_Name", "skill:Bad_Name")):
+        done = strawpot("registry", "reserve", name, "--data", tmp_path / "data", cwd=tmp_path)
+        assert done.returncode == 2 and words in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "data").exists()  # refused before the storage is opened
