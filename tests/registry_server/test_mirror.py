@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from strawpot.model.archive import build_archive
 from strawpot.model.lockfile import Lockfile
 from tests._cli import strawpot
 from tests._live_registry import LiveRegistry, start_registry, stop_server
+from tests.registry_server.conftest import Backend
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILLS = ROOT / "fixtures" / "skills"
@@ -60,7 +62,7 @@ def upstream(tmp_path: Path) -> Iterator[LiveRegistry]:
         yield reg
 
 
-def mirror_of(tmp_path: Path, url: str, *more: str) -> start_registry:  # type: ignore[valid-type]
+def mirror_of(tmp_path: Path, url: str, *more: str) -> AbstractContextManager[LiveRegistry]:
     return start_registry(tmp_path / "mirror", serve_args=["--upstream", url, *more])
 
 
@@ -291,3 +293,26 @@ def test_reserve_refuses_a_malformed_name_in_one_line(tmp_path: Path) -> None:
         assert done.returncode == 2 and words in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert not (tmp_path / "data").exists()  # refused before the storage is opened
+
+
+def test_on_postgresql_and_s3_the_cache_lives_apart_and_answers_when_upstream_is_down(
+        tmp_path: Path, upstream: LiveRegistry, pg_s3: Backend) -> None:
+    import boto3
+
+    publish(tmp_path, upstream, SKILLS / "git-workflow")
+    (tmp_path / "mirror").mkdir()  # the log's folder (the data lives in PostgreSQL and S3)
+    with start_registry(tmp_path / "mirror", storage_args=pg_s3.args(),
+                        serve_args=["--upstream", upstream.url, "--upstream-ttl", "0"]) as mirror:
+        meta = versions(mirror, "git-workflow").json()["versions"][0]
+        archive = f"{mirror.url}/api/v1/skills/git-workflow/versions/1.0.0/archive"
+        assert hashlib.sha256(httpx.get(archive, timeout=30).content).hexdigest() == meta["sha256"]
+        bucket, prefix = pg_s3.blobs.removeprefix("s3://").split("/", 1)
+        listed = boto3.client("s3", endpoint_url=pg_s3.s3_endpoint).list_objects_v2(Bucket=bucket)
+        keys = [obj["Key"] for obj in listed.get("Contents", [])]
+        assert f"{prefix}-upstream/{meta['sha256'][:2]}/{meta['sha256']}" in keys
+        assert not any(key.startswith(f"{prefix}/") for key in keys)  # the registry's own blobs: none of upstream's
+        stop_server(upstream.process)
+        stale = versions(mirror, "git-workflow")
+        assert stale.status_code == 200 and stale.headers["x-strawpot-upstream"] == "stale"
+        assert stale.json()["versions"][0] == meta
+        assert httpx.get(archive, timeout=30).status_code == 200
