@@ -55,7 +55,8 @@ class MirrorStorage:
         self.forget_cached: Callable[[Kind, str], None] = lambda kind, slug: None  # the app's in-process cache
         self._expiry: list[tuple[float, str, str]] = []  # (when, kind, slug) of what the app may hold in memory
         self._origins: dict[str, tuple[Kind, str, str, VersionRecord]] = {}  # blob sha256 → where it comes from
-        self._touched: dict[str, float] = {}
+        self._touched: dict[str, float] = {}  # sha256 → when its last use was written (monotonic)
+        self._unwritten: set[str] = set()  # archives used since, not yet written (blob_path runs on the event loop)
         self._down_until = 0.0
         self._last_failure: UpstreamFailed | None = None
         self._lock = threading.Lock()
@@ -64,6 +65,7 @@ class MirrorStorage:
     # -- names and metadata ---------------------------------------------------------------------------
 
     def versions(self, kind: Kind, slug: str) -> list[VersionRecord] | None:
+        self._write_uses()
         records = self.local.versions(kind, slug)
         if records is not None:
             return records
@@ -173,24 +175,32 @@ class MirrorStorage:
         return True  # a blob may have to come from upstream: never read on the event loop
 
     def blob_path(self, sha256: str) -> Path | None:
-        """A file already here (ours or cached); None leaves the read (and a fetch) to a worker thread."""
+        """A file already here (ours or cached); None leaves the read (and a fetch) to a worker thread. Called on
+        the event loop: the use is only noted, and written by the next call on a worker thread."""
         path = self.local.blob_path(sha256)
         if path is None and (path := self.cache_blobs.existing_path(sha256)) is not None:
-            self._touch(sha256)
+            self._unwritten.add(sha256)
         return path
 
     def _cached_or_fetched(self, sha256: str) -> bool:
+        """Blocking: whether the blob is in the cache now, fetched from upstream if its archive is known."""
+        self._write_uses()
         origin = self._origins.get(sha256)
         if self.cache_blobs.existing_path(sha256) is not None or (self.cache_blobs.remote and origin is None):
             self._touch(sha256)
             return True
         if origin is None:
             return False
+        key = origin[3].archive_sha256
         with self._lock:
-            lock = self._fetching.setdefault(origin[3].archive_sha256, threading.Lock())
-        with lock:  # one fetch per archive, however many requests want it
-            if self.cache_blobs.get(sha256) is None:
-                self._fetch(*origin)
+            lock = self._fetching.setdefault(key, threading.Lock())
+        try:
+            with lock:  # one fetch per archive, however many requests want it
+                if self.cache_blobs.get(sha256) is None:
+                    self._fetch(*origin)
+        finally:
+            with self._lock:
+                self._fetching.pop(key, None)  # those still waiting hold it; the next finds the blob stored
         return True
 
     def _fetch(self, kind: Kind, slug: str, url: str, record: VersionRecord) -> None:
@@ -212,6 +222,13 @@ class MirrorStorage:
         if now - self._touched.get(sha256, -_TOUCH_EVERY) >= _TOUCH_EVERY:
             self._touched[sha256] = now
             self.tables.archive_used(sha256)
+
+    def _write_uses(self) -> None:
+        while self._unwritten:
+            try:
+                self._touch(self._unwritten.pop())
+            except KeyError:  # another thread took the last one
+                break
 
     # -- everything else is the local registry's --------------------------------------------------------
 
@@ -279,5 +296,6 @@ class MirrorStorage:
         self.local.delete_blob(sha256)
 
     def close(self) -> None:
+        self._write_uses()
         self.upstream.close()
         self.local.close()

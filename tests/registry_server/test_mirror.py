@@ -316,3 +316,19 @@ def test_on_postgresql_and_s3_the_cache_lives_apart_and_answers_when_upstream_is
         assert stale.status_code == 200 and stale.headers["x-strawpot-upstream"] == "stale"
         assert stale.json()["versions"][0] == meta
         assert httpx.get(archive, timeout=30).status_code == 200
+
+
+def test_several_upstreams_are_asked_in_order_and_one_down_is_never_skipped(
+        tmp_path: Path, upstream: LiveRegistry) -> None:
+    publish(tmp_path, upstream, SKILLS / "git-workflow")
+    with start_registry(tmp_path / "second") as second:
+        publish(tmp_path, second, SKILLS / "code-style")
+        publish(tmp_path, second, variant(tmp_path, "git-workflow", "5.0.0", "the second's"))
+        with mirror_of(tmp_path, upstream.url, "--upstream", second.url) as mirror:
+            assert [v["version"] for v in versions(mirror, "git-workflow").json()["versions"]] == ["1.0.0"]
+            code_style = versions(mirror, "code-style").json()["versions"][0]
+            archive = httpx.get(f"{mirror.url}/api/v1/skills/code-style/versions/1.0.0/archive", timeout=30)
+            assert hashlib.sha256(archive.content).hexdigest() == code_style["sha256"]
+            stop_server(upstream.process)  # the first is down: a name it might hold is not taken from the second
+            answer = versions(mirror, "task-planning")
+            assert answer.status_code == 503 and answer.json()["error"].startswith(f"upstream {upstream.url}: ")
