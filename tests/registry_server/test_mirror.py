@@ -170,7 +170,7 @@ def test_a_mirror_that_is_its_own_upstream_refuses_the_loop(tmp_path: Path) -> N
 
 class HostileUpstream(BaseHTTPRequestHandler):
     """An upstream whose metadata is right and whose archives are not: `evil` sends other bytes than its sha256,
-    `moved` redirects to another host."""
+    `moved` redirects to another host; `garbage` answers its metadata with no JSON, `slow` drips it."""
 
     archive = build_archive({"SKILL.md": b"---\nname: evil\ndescription: d\nversion: 1.0.0\n---\nbody\n"})
     asked: list[str] = []
@@ -196,6 +196,8 @@ class HostileUpstream(BaseHTTPRequestHandler):
                 self.wfile.write(b" ")
                 self.wfile.flush()
                 time.sleep(0.5)
+        elif self.path.endswith("/versions") and slug == "garbage":
+            self._send(200, b"<html>\x00not json", "application/json")
         elif self.path.endswith("/archive") and slug == "evil":
             self._send(200, self.archive[:-1] + bytes([self.archive[-1] ^ 1]), "application/gzip")
         elif self.path.endswith("/archive") and slug == "moved":
@@ -238,6 +240,8 @@ def test_a_slow_drip_upstream_ends_at_the_deadline_in_a_503(tmp_path: Path, host
 def test_an_archive_that_is_not_what_upstream_s_metadata_says_is_refused_and_not_cached(
         tmp_path: Path, hostile: str) -> None:
     with mirror_of(tmp_path, hostile) as mirror:
+        garbage = versions(mirror, "garbage")  # refused (502, nothing to retry), and upstream is not paused for it
+        assert garbage.status_code == 502 and garbage.json()["error"].startswith(f"upstream {hostile}: ")
         for slug in ("evil", "moved"):
             assert versions(mirror, slug).status_code == 200
             for _ in range(2):  # refused each time: nothing was cached
