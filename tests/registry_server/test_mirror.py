@@ -170,7 +170,7 @@ def test_a_mirror_that_is_its_own_upstream_refuses_the_loop(tmp_path: Path) -> N
 
 class HostileUpstream(BaseHTTPRequestHandler):
     """An upstream whose metadata is right and whose archives are not: `evil` sends other bytes than its sha256,
-    `moved` redirects to another host; `garbage` answers its metadata with no JSON, `slow` drips it."""
+    `moved` redirects to another host, `huge` declares 10 GB, `endless` sends far more than it declares; `garbage` answers its metadata with no JSON, `slow` drips it."""
 
     archive = build_archive({"SKILL.md": b"---\nname: evil\ndescription: d\nversion: 1.0.0\n---\nbody\n"})
     asked: list[str] = []
@@ -181,10 +181,11 @@ class HostileUpstream(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.asked.append(self.path)
         slug = self.path.split("/")[4] if self.path.count("/") >= 4 else ""
-        if self.path.endswith("/versions") and slug in ("evil", "moved"):
+        if self.path.endswith("/versions") and slug in ("evil", "moved", "huge", "endless"):
             body = json.dumps({"kind": "skill", "slug": slug, "versions": [{
                 "version": "1.0.0", "dependencies": {}, "defaultAgent": None, "tools": {},
-                "sha256": hashlib.sha256(self.archive).hexdigest(), "size": len(self.archive),
+                "sha256": hashlib.sha256(self.archive).hexdigest(),
+                "size": 10 * 1024**3 if slug == "huge" else len(self.archive),
                 "files": [], "yanked": False, "createdAt": 1}]}).encode()
             self._send(200, body, "application/json")
         elif self.path.endswith("/versions") and slug == "slow":  # a slow drip: a byte every half second
@@ -198,6 +199,15 @@ class HostileUpstream(BaseHTTPRequestHandler):
                 time.sleep(0.5)
         elif self.path.endswith("/versions") and slug == "garbage":
             self._send(200, b"<html>\x00not json", "application/json")
+        elif self.path.endswith("/archive") and slug == "endless":  # far more than the size it declared
+            self.send_response(200)
+            self.send_header("Content-Type", "application/gzip")
+            self.end_headers()
+            try:
+                for _ in range(200):
+                    self.wfile.write(b"\0" * (1 << 20))
+            except OSError:  # the mirror stopped reading
+                pass
         elif self.path.endswith("/archive") and slug == "evil":
             self._send(200, self.archive[:-1] + bytes([self.archive[-1] ^ 1]), "application/gzip")
         elif self.path.endswith("/archive") and slug == "moved":
@@ -242,7 +252,7 @@ def test_an_archive_that_is_not_what_upstream_s_metadata_says_is_refused_and_not
     with mirror_of(tmp_path, hostile) as mirror:
         garbage = versions(mirror, "garbage")  # refused (502, nothing to retry), and upstream is not paused for it
         assert garbage.status_code == 502 and garbage.json()["error"].startswith(f"upstream {hostile}: ")
-        for slug in ("evil", "moved"):
+        for slug in ("evil", "moved", "huge", "endless"):
             assert versions(mirror, slug).status_code == 200
             for _ in range(2):  # refused each time: nothing was cached
                 answer = httpx.get(f"{mirror.url}/api/v1/skills/{slug}/versions/1.0.0/archive", timeout=30)
@@ -253,7 +263,7 @@ def test_an_archive_that_is_not_what_upstream_s_metadata_says_is_refused_and_not
         blobs = mirror.data_dir / "upstream-blobs"
         assert not blobs.exists() or not [p for p in blobs.rglob("*") if p.is_file()]
         assert sum(p.endswith("/evil/versions/1.0.0/archive") for p in HostileUpstream.asked) >= 2
-        assert not any("elsewhere" in p for p in HostileUpstream.asked)
+        assert not any("elsewhere" in p or "/huge/versions/1.0.0/archive" in p for p in HostileUpstream.asked)
 
 
 def gc(tmp_path: Path, mirror: LiveRegistry, *args: str) -> str:
