@@ -124,6 +124,9 @@ def test_a_local_or_reserved_name_is_never_served_from_upstream_and_a_cached_nam
         assert versions(mirror, "git-workflow").status_code == 200
         main = "api/v1/skills/git-workflow/file?path=SKILL.md&version=1.0.0"
         assert httpx.get(f"{mirror.url}/{main}").content == httpx.get(f"{upstream.url}/{main}").content
+        page = httpx.get(f"{mirror.url}/skills/git-workflow", headers={"Accept": "text/html"})
+        assert page.status_code == 200 and "mirrored from" in page.text
+        assert httpx.get(f"{mirror.url}/api/v1/skills/git-workflow").json()["owner"]["handle"] == "upstream"
         refused = publish(tmp_path, mirror, SKILLS / "git-workflow", expect=1)
         assert "would shadow it" in refused and "strawpot registry reserve skill:git-workflow" in refused
         publish(tmp_path, mirror, SKILLS / "diff-reading")
