@@ -47,6 +47,9 @@ class HubClient(MetadataRequests, ArchiveRequests):
     total: a longer `Retry-After` raises RateLimited at once. Other 4xx are never retried. `sleep=` and
     `clock=` replace time.sleep and time.monotonic (tests); `limits=` caps the size of answers.
 
+    `extra_headers`, when given, is called for every request (in the thread that sends it) and its headers are
+    added: a mirror's hop list (registry_server/mirror), which depends on the request being answered.
+
     What the registry supports (its extensions) is learnt from its first telling answer and kept in
     `capabilities` for the client's lifetime.
 

@@ -88,6 +88,7 @@ class Session:
         limits: SizeLimits | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        extra_headers: Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
         if max_workers < 1 or retries < 0:
             raise ValueError("max_workers must be >= 1 and retries >= 0")
@@ -116,6 +117,8 @@ class Session:
             timeout=timeout,
             headers=headers,
             follow_redirects=False,
+            # headers decided per request (a mirror's hop list, registry_server.mirror), in the calling thread
+            event_hooks={"request": [lambda request: request.headers.update(extra_headers())]} if extra_headers else None,
             limits=httpx.Limits(max_connections=max_workers, max_keepalive_connections=max_workers),
         )
         self.capabilities = Capabilities()

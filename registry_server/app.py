@@ -18,6 +18,8 @@ from registry_server.errors import ApiError, error_response
 from registry_server.fresh import FreshReads
 from registry_server.hot import HotPaths
 from registry_server.limits import BodyPolicy, RequestLimits
+from registry_server.mirror.middleware import MirrorRequests
+from registry_server.mirror.storage import MirrorStorage
 from registry_server.nosniff import NoSniff
 from registry_server.openapi import openapi_document
 from registry_server.ratelimit import DEFAULT_RATE, RateLimit
@@ -120,6 +122,8 @@ def create_app(
         Middleware(RateLimit, rate=rate_limit, burst=burst),
         Middleware(FreshReads),  # before any cache is read: drop them if another process changed the registry
     ]
+    if isinstance(storage, MirrorStorage):  # `registry serve --upstream`: loops refused, TTLs, the stale mark
+        middleware.append(Middleware(MirrorRequests))
     if fast_path:
         middleware.append(Middleware(HotPaths))
     app = Starlette(
@@ -130,6 +134,8 @@ def create_app(
     app.router.redirect_slashes = False
     app.state.registry = Registry(storage, slot_wait=slot_wait, upload_budget=upload_budget,
                                   archives_budget=archives_budget, allow_ranges=allow_ranges)
+    if isinstance(storage, MirrorStorage):
+        storage.forget_cached = app.state.registry.changed
     app.state.site = web.Site(app.state.registry)
     app.state.closure_limit = closure_limit
     app.state.public_url = public_url.rstrip("/") if public_url else None

@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse
 from registry_server.auth import bearer_user
 from registry_server.errors import ApiError
 from registry_server.limits import MAX_UPLOAD
+from registry_server.mirror.storage import MirrorStorage
 from registry_server.multipart import Upload, read_upload
 from registry_server.requests import parse_json
 from registry_server.slots import SMALL_UPLOAD
@@ -123,6 +124,8 @@ class _Check:
                 self.issues.append(f"{name}: {problem}")
 
     def ownership_and_order(self, slug: str, version: str) -> None:
+        if isinstance(self.storage, MirrorStorage) and (refusal := self.storage.shadowing(self.kind, slug)):
+            raise ApiError(409, refusal)
         pkg = self.storage.get_package(self.kind, slug)
         if pkg is not None and pkg.owner.id != self.user.id:
             raise ApiError(403, f"{self.kind.value} {slug!r} belongs to {pkg.owner.handle!r}; only its owner publishes versions")

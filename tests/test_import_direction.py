@@ -23,12 +23,16 @@ RULES: dict[str, tuple[str, ...]] = {
     # DESIGN §2 lets the registry use the model only; it also runs our PubGrub solver behind `/resolve`:
     # the layering note that allows it is REGISTRY_RESOLVER_NOTE (the solver is a stdlib-only leaf, no cycle).
     "registry_server": ("strawpot.model", "resolver"),
+    # A mirror (`registry serve --upstream`) fetches from upstream through our own client, and only its package
+    # does: REGISTRY_HUB_CLIENT_NOTE says why (hub_client imports nothing of ours, no cycle).
+    "registry_server.mirror": ("registry_server", "strawpot.model", "resolver", "hub_client"),
     # `strawpot ui` reads run folders through the orchestrator and the model, never the registry or commands.
     "dashboard": ("orchestrator", "strawpot.model"),
 }
 
 # Where the arrows RULES allows beyond DESIGN §2 are explained: (file, heading of its section).
 REGISTRY_RESOLVER_NOTE = ("docs/architecture.md", "## registry_server → resolver")
+REGISTRY_HUB_CLIENT_NOTE = ("docs/architecture.md", "## registry_server/mirror → hub_client")
 
 # Inside the composition root (`strawpot/`), the services sit below the commands: they never import a
 # command module or the console (presentation is the commands' job, as in PDM's cli/commands).
@@ -130,6 +134,18 @@ def test_the_layering_note_rules_cite_exists() -> None:
     body = " ".join(section[:next((i for i, line in enumerate(section) if line.startswith("## ")), len(section))])
     assert "resolve" in body and "solver" in body and "cycle" in body
     assert "resolver" in RULES["registry_server"]
+
+
+def test_the_mirror_note_rules_cite_exists() -> None:
+    """The note for `registry_server.mirror → hub_client` is there and gives its reason; the rest of the server
+    still may not import the client."""
+    doc, heading = REGISTRY_HUB_CLIENT_NOTE
+    lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
+    assert heading in lines, f"{doc} has no section {heading!r}"
+    section = lines[lines.index(heading) + 1:]
+    body = " ".join(section[:next((i for i, line in enumerate(section) if line.startswith("## ")), len(section))])
+    assert "upstream" in body and "cycle" in body and "sha256" in body
+    assert "hub_client" in RULES["registry_server.mirror"] and "hub_client" not in RULES["registry_server"]
 
 
 def test_every_layer_is_walked() -> None:

@@ -46,6 +46,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE TABLE IF NOT EXISTS registry_changes (id INTEGER PRIMARY KEY CHECK (id = 1), seq BIGINT NOT NULL)",
         "INSERT INTO registry_changes (id, seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
     )),
+    Migration(3, "a mirror's cache of its upstream (tables of its own) and the names reserved for local packages", (
+        """CREATE TABLE IF NOT EXISTS upstream_packages (
+            kind TEXT NOT NULL, slug TEXT NOT NULL, body TEXT NOT NULL, fetched_at BIGINT NOT NULL,
+            PRIMARY KEY (kind, slug))""",
+        """CREATE TABLE IF NOT EXISTS upstream_archives (
+            sha256 TEXT PRIMARY KEY, kind TEXT NOT NULL, slug TEXT NOT NULL, version TEXT NOT NULL,
+            size BIGINT NOT NULL, files TEXT NOT NULL, used_at BIGINT NOT NULL)""",
+        """CREATE TABLE IF NOT EXISTS reserved_names (
+            kind TEXT NOT NULL, slug TEXT NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY (kind, slug))""",
+    )),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -1,4 +1,5 @@
-"""`strawpot registry serve|migrate|gc|token create`: run the reference registry and look after its storage."""
+"""`strawpot registry serve|migrate|gc|reserve|token create`: run the reference registry and look after its
+storage."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import rich_click as click
 from strawpot.model.plural import count
 
 if TYPE_CHECKING:
+    from registry_server.mirror.opening import UpstreamSpec
     from registry_server.storage.backends import StorageSpec
     from registry_server.storage.sql import SQLStorage
     from strawpot.model.settings import Settings
@@ -73,9 +75,24 @@ def command() -> None:
 @click.option("--allow-ranges/--no-allow-ranges", default=None,
               help="Take dependency ranges (^1.0, >=1) in published packages, which StrawHub refuses (default: "
                    "[registry] allow_ranges, off: only 'slug', 'slug==X.Y.Z' and '*').")
+@click.option("--upstream", "upstreams", metavar="URL", multiple=True,
+              help="Stand in front of this registry (a mirror; repeat for several, asked in order): names this "
+                   "registry holds or reserves are served from it alone, any other is fetched from upstream and "
+                   "cached (default: [registry] upstream).")
+@click.option("--upstream-ttl", metavar="SECONDS", type=click.FloatRange(min=0), default=None,
+              help="Seconds a mirror trusts a package's versions fetched from upstream before asking again; "
+                   "archives are kept for good (default: [registry] upstream_ttl, 300).")
+@click.option("--upstream-deadline", metavar="SECONDS", type=click.FloatRange(min=0.1), default=10.0,
+              show_default=True,
+              help="Seconds one request to upstream may take, a slow drip included; past it the cache answers "
+                   "(or a 503 when it has nothing).")
+@click.option("--upstream-cache-max", metavar="SIZE", default=None,
+              help="Most bytes of archives a mirror keeps from upstream, least recently used out first: 500M, 20G "
+                   "(default: no bound).")
 def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None,
           rate_limit: float, workers: int, access_log: bool, quiet: bool, public_url: str | None,
-          allow_ranges: bool | None) -> None:
+          allow_ranges: bool | None, upstreams: tuple[str, ...], upstream_ttl: float | None,
+          upstream_deadline: float, upstream_cache_max: str | None) -> None:
     """Serve the registry until interrupted (Ctrl-C stops it cleanly, exit 0); prints its URL on stderr once
     listening, then only problems (--access-log: a line per request too).
 
@@ -87,11 +104,12 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
     spec = _spec(data_dir, database, blobs, s3_endpoint)
     public = _public_url(public_url)
     ranges = bool(_serve_settings(allow_ranges=allow_ranges).get("registry.allow_ranges"))
+    upstream = _upstream(upstreams, upstream_ttl, upstream_deadline, upstream_cache_max, spec)
     bound_socket(host, port).close()  # before the data folder is created: a busy port leaves nothing behind
     _open_storage(spec).close()
     try:
         run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=access_log and not quiet,
-            public_url=public, allow_ranges=ranges)
+            public_url=public, allow_ranges=ranges, upstream=upstream)
     except KeyboardInterrupt:  # uvicorn shut down gracefully, then re-raised the signal it caught
         click.echo("registry stopped", err=True)
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start; 3 means "resolution conflict" here
@@ -100,12 +118,55 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
         raise StrawpotError(f"the registry could not start on {host}:{port} (see the message above)") from None
 
 
-def _serve_settings(*, public_url: str | None = None, allow_ranges: bool | None = None) -> Settings:
+def _serve_settings(*, public_url: str | None = None, allow_ranges: bool | None = None,
+                    upstream: tuple[str, ...] = (), upstream_ttl: float | None = None) -> Settings:
     """The settings `registry serve` reads (the global config, env and its flags; no project file)."""
     from strawpot.config_files import load_settings
 
     return load_settings(None, {"registry.public_url": ("--public-url", public_url),
-                                "registry.allow_ranges": ("--allow-ranges", allow_ranges)})
+                                "registry.allow_ranges": ("--allow-ranges", allow_ranges),
+                                "registry.upstream": ("--upstream", upstream or None),
+                                "registry.upstream_ttl": ("--upstream-ttl", upstream_ttl)})
+
+
+def _upstream(urls: tuple[str, ...], ttl: float | None, deadline: float, cache_max: str | None,
+              spec: StorageSpec) -> UpstreamSpec | None:
+    """What `--upstream*` (or the settings) ask for; None when no upstream is named."""
+    from urllib.parse import urlsplit
+
+    from registry_server.mirror.opening import UpstreamSpec
+    from strawpot.model.errors import UsageError
+
+    settings = _serve_settings(upstream=urls, upstream_ttl=ttl)
+    named = tuple(str(u).rstrip("/") for u in settings.get("registry.upstream") or ())
+    for url in named:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+            raise UsageError(f"{settings.origin('registry.upstream')}: {url!r} is not an http(s)://HOST[:PORT] address")
+    if not named:
+        if cache_max is not None:
+            raise UsageError("--upstream-cache-max needs --upstream URL")
+        return None
+    if spec.blobs is not None and not spec.blobs.rstrip("/").removeprefix("s3://").count("/"):
+        raise UsageError(f"--blobs {spec.blobs}: a mirror needs a prefix (s3://BUCKET/PREFIX), so that its cache "
+                         "(PREFIX-upstream) lives apart from the registry's own blobs")
+    return UpstreamSpec(named, ttl=float(settings.get("registry.upstream_ttl")), deadline=deadline,
+                        cache_max=_size(cache_max, "--upstream-cache-max"))
+
+
+def _size(text: str | None, flag: str) -> int | None:
+    import re
+
+    from strawpot.model.errors import UsageError
+
+    if text is None:
+        return None
+    match = re.fullmatch(r"(\d+)\s*([kmgt]?)b?", text.strip().lower())
+    if match is None:
+        raise UsageError(f"{flag}: {text!r} is not a size (bytes, or a number with K, M, G or T: 500M)")
+    number, unit = match.groups()
+    power: int = " kmgt".index(unit or " ")
+    return int(number) << (10 * power)
 
 
 def _public_url(flag: str | None) -> str | None:
@@ -142,9 +203,13 @@ def migrate(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint
 @click.option("--dry-run", is_flag=True, help="List what would be removed, remove nothing.")
 @click.option("--grace", default="1h", show_default=True, metavar="DURATION",
               help="Keep blobs younger than this (a publish in flight writes its blobs before its row): 90s, 30m, 1h, 2d.")
+@click.option("--upstream-cache-max", metavar="SIZE", default=None,
+              help="Also bound a mirror's cache of upstream archives to SIZE (500M, 20G), least recently used out "
+                   "first; archives of packages a local package depends on stay.")
 def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None, dry_run: bool,
-       grace: str) -> None:
-    """Remove blobs that no version of a live package references (deleted packages' files included)."""
+       grace: str, upstream_cache_max: str | None) -> None:
+    """Remove blobs that no version of a live package references (deleted packages' files included); report what a
+    mirror's cache of upstream holds, and with --upstream-cache-max what it freed there."""
     from registry_server.gc import collect, parse_duration
     from registry_server.storage.base import StorageUnavailable
     from strawpot.model.errors import StrawpotError, UsageError
@@ -153,17 +218,41 @@ def gc(data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str
         seconds = parse_duration(grace)
     except ValueError as exc:
         raise UsageError(f"--grace: {exc}") from None
-    storage = _open_storage(_spec(data_dir, database, blobs, s3_endpoint))
+    limit = _size(upstream_cache_max, "--upstream-cache-max")
+    spec = _spec(data_dir, database, blobs, s3_endpoint)
+    storage = _open_storage(spec)
     try:
         report = collect(storage, grace=seconds, dry_run=dry_run)
+        verb = "would remove" if dry_run else "removed"
+        for sha in report.removed:
+            click.echo(f"{verb} {sha}")
+        click.echo(f"{verb} {count(len(report.removed), 'blob')}; kept {report.kept} ({report.young} younger than "
+                   f"{grace})")
+        _upstream_cache_gc(storage, spec, limit, verb)
     except StorageUnavailable as exc:  # refused or unreachable mid-way: one line, nothing more is removed
         raise StrawpotError(str(exc)) from None
     finally:
         storage.close()
-    verb = "would remove" if dry_run else "removed"
-    for sha in report.removed:
-        click.echo(f"{verb} {sha}")
-    click.echo(f"{verb} {count(len(report.removed), 'blob')}; kept {report.kept} ({report.young} younger than {grace})")
+
+
+def _upstream_cache_gc(storage: SQLStorage, spec: StorageSpec, limit: int | None, verb: str) -> None:
+    """What a mirror's cache holds (nothing is said when it is empty), and what bounding it to `limit` frees."""
+    from registry_server.mirror.evict import evict
+    from registry_server.mirror.opening import cache_blobs
+    from registry_server.mirror.tables import MirrorTables
+
+    tables = MirrorTables(storage)
+    held = tables.archives()
+    if not held and limit is None:
+        return
+    dropped = [] if limit is None else evict(tables, cache_blobs(spec), limit, dry_run=verb != "removed")
+    for archive in dropped:
+        click.echo(f"{verb} upstream archive {archive.kind.value} {archive.slug} {archive.version} "
+                   f"({archive.size} bytes)")
+    freed = sum(a.size for a in dropped)
+    left = sum(a.size for a in held) - freed
+    click.echo(f"upstream cache: {verb} {count(len(dropped), 'archive')} ({freed} bytes freed); kept "
+               f"{len(held) - len(dropped)} ({left} bytes)")
 
 
 def _open_storage(spec: StorageSpec, *, migrate: bool = False) -> SQLStorage:
@@ -185,6 +274,39 @@ def _open_storage(spec: StorageSpec, *, migrate: bool = False) -> SQLStorage:
     except (OSError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise UsageError(f"--data {spec.data_dir}: cannot use it as the registry's data folder: {reason}") from None
+
+
+@command.command()
+@click.argument("names", metavar="KIND:SLUG", nargs=-1, required=True)
+@storage_options
+def reserve(names: tuple[str, ...], data_dir: Path, database: str | None, blobs: str | None,
+            s3_endpoint: str | None) -> None:
+    """Reserve names for this registry's own packages (an admin's command: it reaches the storage): a mirror never
+    serves a package of that name from upstream, and publishing it here is allowed. `KIND:SLUG`, e.g. skill:deploy."""
+    from registry_server.mirror.tables import MirrorTables
+    from strawpot.model.errors import UsageError
+    from strawpot.model.kinds import Kind
+    from strawpot.model.package import slug_error
+
+    wanted = []
+    for name in names:
+        kind_text, sep, slug = name.partition(":")
+        if not sep:
+            raise UsageError(f"{name!r}: give KIND:SLUG, e.g. skill:deploy")
+        try:
+            kind = Kind.parse(kind_text)
+        except ValueError as exc:
+            raise UsageError(f"{name!r}: {exc} (give KIND:SLUG, e.g. skill:deploy)") from None
+        if err := slug_error(slug):
+            raise UsageError(f"{name!r}: {err}")
+        wanted.append((kind, slug))
+    storage = _open_storage(_spec(data_dir, database, blobs, s3_endpoint))
+    try:
+        tables = MirrorTables(storage)
+        added = [f"{kind.value}:{slug}" for kind, slug in wanted if tables.reserve(kind, slug)]
+    finally:
+        storage.close()
+    click.echo(f"reserved {count(len(added), 'name')}" + (f": {', '.join(added)}" if added else " (all were already)"))
 
 
 @command.group()

@@ -64,6 +64,11 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         "the address `strawpot registry serve` names in its pages (never taken from a request's Host header)"),
     Key("registry.allow_ranges", "boolean", False, "whether `strawpot registry serve` takes published dependency "
         "ranges (^1.0, >=1), which StrawHub's grammar (slug, slug==X.Y.Z, *) refuses"),
+    Key("registry.upstream", "list", (), "the registries `strawpot registry serve` stands in front of, asked in "
+        "order for the names it does not hold (a mirror)", env=False, item=re.compile(r"https?://\S+"),
+        item_example='["https://strawhub.dev"]'),
+    Key("registry.upstream_ttl", "number", 300.0, "seconds a mirror trusts what it fetched of a package's "
+        "versions before it asks upstream again", minimum=0),
     Key("orchestrator.role", "string", None, "the role `strawpot start` runs"),
     Key("orchestrator.runtime", "string", None, "the agent that plays a role no other layer binds"),
     Key("policy.max_depth", "integer", 3, "how deep delegations may nest", minimum=0),

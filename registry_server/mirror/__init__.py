@@ -1,0 +1,1 @@
+"""`registry serve --upstream URL`: this registry in front of others, local names first, upstream cached."""
