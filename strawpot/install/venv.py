@@ -11,17 +11,11 @@ from collections.abc import Collection
 from pathlib import Path
 
 from strawpot.install.scripts import ScriptFailed
-from strawpot.model.tree_facts import VENV_DIR
+from strawpot.model.tree_facts import VENV_DIR, venv_bin
 
 
 class VenvFailed(ScriptFailed):
     """The virtual environment could not be made (exit 1)."""
-
-
-def bin_dir(package_dir: Path) -> Path:
-    """The folder of the environment's `python` and `pip`, put first on PATH for the install command and the
-    integration's entry point."""
-    return package_dir / VENV_DIR / ("Scripts" if os.name == "nt" else "bin")
 
 
 def make_venv(package_dir: Path, what: str, shipped: Collection[str]) -> Path:
@@ -40,14 +34,14 @@ def make_venv(package_dir: Path, what: str, shipped: Collection[str]) -> Path:
             "the package was not installed",
             hint=f"check that {sys.executable} can make one: `{sys.executable} -m venv /tmp/check` "
                  "(Debian and Ubuntu need the python3-venv package)") from None
-    return bin_dir(package_dir)
+    return venv_bin(package_dir)
 
 
 def relocate(package_dir: Path, old: Path, new: Path) -> None:
     """Point the environment made in `old` (the staged folder) at `new` (where it is swapped in): the scripts in
     its bin folder (pip's first line names the interpreter by its full path) and pyvenv.cfg."""
     before, after = os.fsencode(old), os.fsencode(new)
-    folder = bin_dir(package_dir)
+    folder = venv_bin(package_dir)
     targets = [folder / name for name in os.listdir(folder)] if folder.is_dir() else []
     for path in [*targets, package_dir / VENV_DIR / "pyvenv.cfg"]:
         if path.is_symlink() or not path.is_file():

@@ -29,6 +29,12 @@ INDEX_FORMAT = 2
 VENV_DIR = ".venv"
 
 
+def venv_bin(package_dir: Path) -> Path:
+    """The bin folder of a package folder's `.venv` (its `python` and `pip`), first on PATH for an integration's
+    install command and its entry point."""
+    return package_dir / VENV_DIR / "bin"
+
+
 def unverified_dirs(plural: str) -> frozenset[str]:
     """The top-level folders of a package folder of kind `plural` that verification does not walk."""
     return frozenset({VENV_DIR}) if plural == "integrations" else frozenset()
