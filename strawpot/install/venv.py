@@ -10,11 +10,11 @@ import venv
 from collections.abc import Collection
 from pathlib import Path
 
-from strawpot.install.scripts import ScriptFailed
+from strawpot.model.errors import StrawpotError
 from strawpot.model.tree_facts import VENV_DIR, venv_bin
 
 
-class VenvFailed(ScriptFailed):
+class VenvFailed(StrawpotError):
     """The virtual environment could not be made (exit 1)."""
 
 
