@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from orchestrator.integration_keys import integrations_dir
 from orchestrator.integration_launch import NotStartable, log_path, prepare
 from orchestrator.integration_state import (
     FAILED,
@@ -30,6 +31,7 @@ from orchestrator.integration_state import (
     Status,
     Wish,
     desired,
+    read_status,
     wishes,
     write_status,
 )
@@ -74,6 +76,7 @@ class Supervisor:
         self._written: list[Status] | None = None
 
     def start(self) -> None:
+        self.stop_leftovers()
         self._thread = threading.Thread(target=self._loop, name="integrations", daemon=True)
         self._thread.start()
 
@@ -86,6 +89,16 @@ class Supervisor:
             if proc.process is not None:
                 self._stop_one(name, proc)
         self._publish()
+
+    def stop_leftovers(self) -> None:
+        """Stop what a UI killed before it could stop its integrations left running (status.json names their pids):
+        each one's process group, if that pid is still this data folder's integration (its environment says so),
+        so a bot never runs twice."""
+        for status in read_status(self.data).values():
+            if status.state == RUNNING and status.pid and _is_ours(status.pid, status.name, self.data):
+                self.say(f"integration {status.name}: stopping pid {status.pid}, left running by a UI that was killed")
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    kill_group(os.getpgid(status.pid), grace=GRACE)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -179,6 +192,17 @@ class Supervisor:
         if statuses != self._written:
             write_status(self.data, statuses)
             self._written = statuses
+
+
+def _is_ours(pid: int, name: str, data: Path) -> bool:
+    """Whether process `pid` is integration `name` of this data folder (Linux: /proc; elsewhere never assumed)."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    wanted = {f"STRAWPOT_INTEGRATION_NAME={name}".encode(),
+              f"STRAWPOT_DATA_DIR={integrations_dir(data) / name / 'data'}".encode()}
+    return wanted <= set(environ)
 
 
 def _bound_log(log: Path) -> None:

@@ -4,6 +4,7 @@ real processes started, restarted with backoff, failed with their log tail, and 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -211,3 +212,25 @@ def test_an_integration_whose_install_command_never_ran_is_not_started(installed
     assert str(info.value) == (f"integration {NAME}'s install command has not run here, so it has no virtual "
                                f"environment; review it (`strawpot info integration {NAME}`), then run "
                                f"`strawpot trust integration:{NAME}`")
+
+
+def test_a_ui_started_after_one_was_killed_stops_the_integration_it_left_running(
+        installed: Path, env: dict[str, str], ui: Callable[[], subprocess.Popen[str]]) -> None:
+    configure(env, installed, ui__integrations=NAME, **{f"integrations__{NAME}__env__STRAWPOT_BOT_TOKEN": "t"})
+    data = Path(env["STRAWPOT_DATA_DIR"])
+    first = ui()
+    wait_for(lambda: starts(data), "the adapter to start")
+    orphan = int(str(starts(data)[0]["pid"]))
+    first.kill()  # SIGKILL: the UI cannot stop its integration
+    first.communicate(timeout=30)
+    try:
+        os.kill(orphan, 0)  # still running, alone
+        second = ui()
+        wait_for(lambda: len(starts(data)) == 2, "the new UI's adapter to start")
+        assert (data / "integrations" / NAME / "data" / f"stopped-{orphan}").read_text() == "SIGTERM"  # not twice
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(orphan, signal.SIGKILL)  # whatever happened above, the test leaves no process behind
+    second.send_signal(signal.SIGTERM)
+    _, err = second.communicate(timeout=60)
+    assert f"integration {NAME}: stopping pid {orphan}, left running by a UI that was killed" in err
