@@ -77,3 +77,19 @@ def test_only_integrations_leave_their_venv_unverified(plural: str) -> None:
 
     assert unverified_dirs(plural) == frozenset()
     assert unverified_dirs("integrations") == frozenset({".venv"})
+
+
+def test_a_confined_install_command_uses_the_venv_too(tmp_path: Path) -> None:
+    """Under `[scripts] sandbox = "bwrap"` (no network) the environment is made before the script is confined;
+    inside, its pip is the one on PATH and the package folder the script may write holds it."""
+    project = a_project(tmp_path, install="pip --version > pip.txt && touch $HOME/escaped 2>/dev/null; true")
+    manifest = project / "strawpot.toml"
+    manifest.write_text(manifest.read_text() + '\n[scripts]\nsandbox = "bwrap"\nnetwork = "off"\n')
+    (tmp_path / "home").mkdir()
+    done = strawpot("trust", "integration:fixture-chat", cwd=project, timeout=300,
+                    extra_env={"HOME": str(tmp_path / "home")})
+    assert done.returncode == 0, done.stderr
+    folder = project / ".strawpot" / "integrations" / "fixture-chat"
+    assert "/.venv/lib/" in (folder / "pip.txt").read_text()
+    assert not (tmp_path / "home" / "escaped").exists()  # confined: only the package folder was writable
+    assert strawpot("verify", cwd=project).returncode == 0
