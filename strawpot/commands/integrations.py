@@ -139,8 +139,9 @@ def _act(name: str, project: Path | None, *, on: bool) -> None:
         raise StrawpotError(f"strawpot ui (pid {ui.pid}) did not {verb} {name} within {_WAIT:g} s",
                             hint="see `strawpot integrations list` and the UI's own output")
     if now.state == FAILED:
+        exited = now.error.startswith("exited")  # else the line says why it could not start, and what to do
         raise StrawpotError(terminal_safe(f"integration {name} did not start: {now.error.splitlines()[0]}"),
-                            hint=f"see `strawpot integrations logs {name}`")
+                            hint=f"see `strawpot integrations logs {name}`" if exited else None)
     click.echo(f"Started {name} (pid {now.pid}) under strawpot ui (pid {ui.pid})" if on
                else f"Stopped {name}", err=True)
 
