@@ -32,7 +32,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     project = root / "proj"
     project.mkdir()
     (project / "strawpot.toml").write_text(f'[integrations]\n{NAME} = {{ path = "{FIXTURE}" }}\n')
-    env = {**_clean(), "STRAWPOT_HOME": str(root / "home"), "STRAWPOT_CONFIG_DIR": str(root / "config")}
+    env = {**_clean(), "STRAWPOT_HOME": str(root / "home"), "STRAWPOT_CONFIG_DIR": str(root / "config"),
+           "STRAWPOT_DATA_DIR": str(root / "data"), "STRAWPOT_CACHE_DIR": str(root / "cache")}
     done = strawpot("trust", f"integration:{NAME}", cwd=project, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert (project / ".strawpot" / "integrations" / NAME / ".venv" / "bin" / "python").exists()
@@ -47,7 +48,8 @@ def _clean() -> dict[str, str]:
 def env(tmp_path: Path) -> dict[str, str]:
     """A user of their own: global config, global tree and data folder in tmp_path."""
     return {**_clean(), "STRAWPOT_CONFIG_DIR": str(tmp_path / "config"), "STRAWPOT_HOME": str(tmp_path / "home"),
-            "STRAWPOT_DATA_DIR": str(tmp_path / "data"), "NO_COLOR": "1", "COLUMNS": "300"}
+            "STRAWPOT_DATA_DIR": str(tmp_path / "data"), "STRAWPOT_CACHE_DIR": str(tmp_path / "cache"),
+            "NO_COLOR": "1", "COLUMNS": "300"}
 
 
 def configure(env: dict[str, str], cwd: Path, **values: str) -> None:
