@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,34 +52,33 @@ def running_ui(data: Path) -> RunningUi | None:
 
 
 class UiHold:
-    """The lock a running UI holds, and its record."""
+    """The lock a running UI holds (`take`), and its record; `release` when the UI stops (the lock also goes with
+    the process, so a killed UI leaves a `ui.json` nobody reads: the lock is what says a UI runs)."""
 
-    def __init__(self, data: Path) -> None:
-        self.data = data
+    def __init__(self, data: Path, lock: SchedulerLock) -> None:
+        self.data, self._lock = data, lock
+
+    @classmethod
+    def take(cls, data: Path) -> UiHold:
+        """Take `ui.lock`; UiRunning (one line naming the running UI) when another UI holds it."""
+        lock = SchedulerLock(data, LOCK_FILE)
+        for attempt in range(_ATTEMPTS):
+            held = lock.acquire()
+            if held is None:
+                return cls(data, lock)
+            if attempt < _ATTEMPTS - 1:
+                time.sleep(0.1)
+        other = _record(data)
+        where = f" at {other.origin}" if other.origin and other.pid == held else ""
+        raise UiRunning(f"another strawpot ui (pid {held or 'unknown'}{where}) already serves the data folder {data}",
+                        hint="use that one, or stop it first (Ctrl-C in its terminal, or kill PID)")
 
     def record(self, origin: str) -> None:
         """Write `ui.json` ({pid, origin, started}), 0600: the CLI finds the UI (never its secret) there."""
         atomic_write(self.data / RECORD_FILE, json.dumps(
             {"pid": os.getpid(), "origin": origin, "started": time.time()}) + "\n", mode=0o600)
 
-
-@contextlib.contextmanager
-def hold_ui(data: Path) -> Iterator[UiHold]:
-    """Hold `ui.lock` for as long as the UI serves; UiRunning (one line naming the running UI) when another does."""
-    lock = SchedulerLock(data, LOCK_FILE)
-    for attempt in range(_ATTEMPTS):
-        held = lock.acquire()
-        if held is None:
-            break
-        if attempt == _ATTEMPTS - 1:
-            other = _record(data)
-            where = f" at {other.origin}" if other.origin and other.pid == held else ""
-            raise UiRunning(f"another strawpot ui (pid {held or 'unknown'}{where}) already serves the data folder "
-                            f"{data}", hint="use that one, or stop it first (Ctrl-C in its terminal, or kill PID)")
-        time.sleep(0.1)
-    try:
-        yield UiHold(data)
-    finally:
+    def release(self) -> None:
         with contextlib.suppress(OSError):
-            (data / RECORD_FILE).unlink()
-        lock.release()
+            (self.data / RECORD_FILE).unlink()
+        self._lock.release()

@@ -48,39 +48,41 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
                          hint="add --allow-remote if you mean it, or leave --host at 127.0.0.1")
     the_project = Project.at(project)
     home = the_project.dir if the_project.exists else None
-    from orchestrator.ui_lock import hold_ui
+    from orchestrator.ui_lock import UiHold
+    from strawpot.model import folders
+
+    held = UiHold.take(folders.data_dir())  # one UI a data folder: a second is refused, naming this one
+    secret = new_secret()
+    sock = bound_socket(host, port)
+    sock.listen(128)  # connections queue from now on, so the printed URL works at once
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    origin = f"http://{shown}:{sock.getsockname()[1]}"
+    held.record(origin)  # in ui.json, where `strawpot integrations` finds the UI (never its secret)
+    url = f"{origin}{home_path(home)}?token={secret}"
+    click.echo(f"StrawPot UI{f' for {home}' if home else ''}: {url}", err=True)
+    app = create_app(home, secret, settings=project_settings)
+    # The one scheduler fires schedules while the UI runs, if no `schedule serve` holds its lock.
+    from orchestrator.scheduler import serve_in_background
+    from strawpot.config_files import load_settings
     from strawpot.model.folders import data_dir
 
-    with hold_ui(data_dir()) as held:  # one UI a data folder; the CLI finds its origin in ui.json
-        secret = new_secret()
-        sock = bound_socket(host, port)
-        sock.listen(128)  # connections queue from now on, so the printed URL works at once
-        shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-        origin = f"http://{shown}:{sock.getsockname()[1]}"
-        held.record(origin)
-        url = f"{origin}{home_path(home)}?token={secret}"
-        click.echo(f"StrawPot UI{f' for {home}' if home else ''}: {url}", err=True)
-        app = create_app(home, secret, settings=project_settings)
-        # The one scheduler fires schedules while the UI runs, if no `schedule serve` holds its lock.
-        from orchestrator.scheduler import serve_in_background
-        from strawpot.config_files import load_settings
-
-        serve_in_background(data_dir(), str(load_settings().get("schedule.catch_up")),
-                            lambda line: click.echo(line, err=True))
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-        supervisor = integrations_supervisor(the_project if home else None, origin)
-        # The browser gets a private file that redirects to the URL: its command line is readable by every user.
-        # SIGTERM ends the UI as Ctrl-C does (uvicorn raises it again once it has stopped), so the file goes too.
-        try:
-            with sigterm_as_interrupt(), redirect_file(url) as page:
-                supervisor.start()
-                if not no_browser:
-                    open_in_browser(page)
-                server.run(sockets=[sock])
-        except KeyboardInterrupt:
-            click.echo("stopped the UI", err=True)
-        finally:
-            supervisor.close()  # SIGTERM to each integration's group (SIGKILL after a grace period)
+    serve_in_background(data_dir(), str(load_settings().get("schedule.catch_up")),
+                        lambda line: click.echo(line, err=True))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    # The browser gets a private file that redirects to the URL: its command line is readable by every user.
+    # SIGTERM ends the UI as Ctrl-C does (uvicorn raises it again once it has stopped), so the file goes too.
+    supervisor = integrations_supervisor(the_project if home else None, origin)
+    try:
+        with sigterm_as_interrupt(), redirect_file(url) as page:
+            supervisor.start()
+            if not no_browser:
+                open_in_browser(page)
+            server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        click.echo("stopped the UI", err=True)
+    finally:
+        supervisor.close()  # SIGTERM to each integration's process group (SIGKILL after a grace period)
+        held.release()
 
 
 def integrations_supervisor(home: Project | None, origin: str) -> Supervisor:

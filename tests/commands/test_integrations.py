@@ -20,14 +20,14 @@ from orchestrator.integration_keys import key_for
 from tests._cli import STRAWPOT, strawpot
 
 pytestmark = pytest.mark.e2e
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "integrations" / "fixture-chat"
-NAME = "fixture-chat"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "integrations" / "fixture-bot"
+NAME = "fixture-bot"
 SET_TOKEN = f"strawpot config set --global integrations.{NAME}.env.STRAWPOT_BOT_TOKEN VALUE"
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project with fixture-chat installed by path and built (its venv made, pip run), once for the module."""
+    """A project with fixture-bot installed by path and built (its venv made, pip run), once for the module."""
     root = tmp_path_factory.mktemp("integration")
     project = root / "proj"
     project.mkdir()
@@ -121,7 +121,7 @@ def test_ui_starts_an_enabled_integration_with_its_capability_url_and_stops_it_w
     assert second.stderr.startswith(f"error: another strawpot ui (pid {process.pid} at {origin}) already serves "
                                     f"the data folder {data}"), second.stderr
     logs = strawpot("integrations", "logs", NAME, cwd=installed, env=env)
-    assert logs.returncode == 0 and f"fixture-chat {seen['pid']} connecting to its chat service" in logs.stdout
+    assert logs.returncode == 0 and f"fixture-bot {seen['pid']} connecting to its chat service" in logs.stdout
 
     process.send_signal(signal.SIGTERM)
     process.communicate(timeout=60)
@@ -134,7 +134,7 @@ def test_ui_starts_an_enabled_integration_with_its_capability_url_and_stops_it_w
 def test_an_adapter_that_exits_at_once_is_restarted_with_backoff_then_failed_with_its_log_tail(
         installed: Path, env: dict[str, str], ui: Callable[[], subprocess.Popen[str]]) -> None:
     configure(env, installed, ui__integrations=NAME, **{f"integrations__{NAME}__env__STRAWPOT_BOT_TOKEN": "t",
-                                                        f"integrations__{NAME}__env__FIXTURE_CHAT_EXIT": "3"})
+                                                        f"integrations__{NAME}__env__FIXTURE_BOT_EXIT": "3"})
     data = Path(env["STRAWPOT_DATA_DIR"])
     ui()
     wait_for(lambda: listed(env, installed)[NAME]["state"] == "failed", "the integration to fail")
@@ -142,7 +142,7 @@ def test_an_adapter_that_exits_at_once_is_restarted_with_backoff_then_failed_wit
     error = str(row["error"])
     assert error.startswith("exited (code 3) 4 times in a row within 10 s of starting; not restarted until "
                             f"`strawpot integrations start {NAME}`; last lines of "), error
-    assert error.endswith("fixture-chat: exiting at once with 3") and row["restarts"] == 3
+    assert error.endswith("fixture-bot: exiting at once with 3") and row["restarts"] == 3
     times = [float(str(s["mtime"])) for s in starts(data)]
     assert len(times) == 4  # started, then restarted three times, then left alone
     gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
@@ -152,7 +152,7 @@ def test_an_adapter_that_exits_at_once_is_restarted_with_backoff_then_failed_wit
     shown = strawpot("integrations", "list", cwd=installed, env=env)
     assert f"{NAME}  failed: exited (code 3) 4 times in a row" in shown.stdout, shown.stdout
 
-    configure(env, installed, **{f"integrations__{NAME}__env__FIXTURE_CHAT_EXIT": ""})
+    configure(env, installed, **{f"integrations__{NAME}__env__FIXTURE_BOT_EXIT": ""})
     again = strawpot("integrations", "start", NAME, cwd=installed, env=env, timeout=60)
     assert again.returncode == 0, again.stderr
     assert again.stderr.startswith(f"Started {NAME} (pid "), again.stderr

@@ -10,20 +10,20 @@ import pytest
 
 from tests._cli import strawpot
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "integrations" / "fixture-chat"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "integrations" / "fixture-bot"
 SHOW_PIP = "pip install -r requirements.txt && pip --version > pip.txt && python -c 'import sys; print(sys.prefix)' >> pip.txt"
 
 
 def a_project(tmp_path: Path, *, install: str | None = None) -> Path:
-    """A project requiring a copy of fixture-chat by path, its install command trusted in strawpot.toml."""
-    package = tmp_path / "fixture-chat"
+    """A project requiring a copy of fixture-bot by path, its install command trusted in strawpot.toml."""
+    package = tmp_path / "fixture-bot"
     shutil.copytree(FIXTURE, package)
     if install is not None:
         main = package / "INTEGRATION.md"
         main.write_text(main.read_text().replace("linux: pip install -r requirements.txt", f"linux: {install}"))
     project = tmp_path / "proj"
     project.mkdir()
-    (project / "strawpot.toml").write_text(f'[integrations]\nfixture-chat = {{ path = "{package}" }}\n')
+    (project / "strawpot.toml").write_text(f'[integrations]\nfixture-bot = {{ path = "{package}" }}\n')
     return project
 
 
@@ -31,14 +31,14 @@ def test_the_install_command_runs_with_the_integrations_own_pip(tmp_path: Path) 
     project = a_project(tmp_path, install=SHOW_PIP)
     untrusted = strawpot("install", cwd=project, timeout=180)
     assert untrusted.returncode == 0, untrusted.stderr
-    folder = project / ".strawpot" / "integrations" / "fixture-chat"
+    folder = project / ".strawpot" / "integrations" / "fixture-bot"
     assert not (folder / ".venv").exists()  # not trusted yet: nothing ran, no environment made
-    done = strawpot("trust", "integration:fixture-chat", cwd=project, timeout=300)
+    done = strawpot("trust", "integration:fixture-bot", cwd=project, timeout=300)
     assert done.returncode == 0, done.stderr
     shown = (folder / "pip.txt").read_text().splitlines()
     staged = folder.parent  # it ran in the staged folder beside the package's, then was swapped in
-    assert shown[0].startswith("pip ") and f"{staged}/.tmp-fixture-chat-" in shown[0] and "/.venv/lib/" in shown[0]
-    assert shown[1].startswith(f"{staged}/.tmp-fixture-chat-") and shown[1].endswith("/.venv")
+    assert shown[0].startswith("pip ") and f"{staged}/.tmp-fixture-bot-" in shown[0] and "/.venv/lib/" in shown[0]
+    assert shown[1].startswith(f"{staged}/.tmp-fixture-bot-") and shown[1].endswith("/.venv")
     # swapped in, its scripts name where it now is (pip's first line names its interpreter by its full path)
     pip = (folder / ".venv" / "bin" / "pip").read_text()
     assert f"{folder}/.venv/bin/python" in pip and ".tmp-" not in pip
@@ -86,10 +86,10 @@ def test_a_confined_install_command_uses_the_venv_too(tmp_path: Path) -> None:
     manifest = project / "strawpot.toml"
     manifest.write_text(manifest.read_text() + '\n[scripts]\nsandbox = "bwrap"\nnetwork = "off"\n')
     (tmp_path / "home").mkdir()
-    done = strawpot("trust", "integration:fixture-chat", cwd=project, timeout=300,
+    done = strawpot("trust", "integration:fixture-bot", cwd=project, timeout=300,
                     extra_env={"HOME": str(tmp_path / "home")})
     assert done.returncode == 0, done.stderr
-    folder = project / ".strawpot" / "integrations" / "fixture-chat"
+    folder = project / ".strawpot" / "integrations" / "fixture-bot"
     assert "/.venv/lib/" in (folder / "pip.txt").read_text()
     assert not (tmp_path / "home" / "escaped").exists()  # confined: only the package folder was writable
     assert strawpot("verify", cwd=project).returncode == 0
