@@ -101,13 +101,13 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         choices=("default", "run")),
     Key("session.ask_timeout", "number", 600.0, "seconds a question waits in the run folder before the default "
         "answers it", minimum=0),
+    Key("ui.integrations", "list", (), "integrations `strawpot ui` starts and supervises (global config or env only)",
+        item=re.compile(r"[a-z0-9][a-z0-9-]{0,63}"), item_example='["telegram", "slack"]'),
     Key("memory.provider", "string", "builtin", "the memory provider: builtin, or an entry point of strawpot.memory"),
     Key("memory.max_prompt_bytes", "integer", 16 * 1024, "bytes of memory prompt an agent is given at most",
         minimum=1024),
     Key("schedule.catch_up", "choice", "none", "what the scheduler does with fire times that passed while none ran",
         choices=("none", "latest")),
-    Key("ui.integrations", "list", (), "integrations `strawpot ui` starts and supervises (global config or env only)",
-        item=re.compile(r"[a-z0-9][a-z0-9-]{0,63}"), item_example='["telegram", "slack"]'),
 )}
 
 
