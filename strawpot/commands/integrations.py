@@ -52,9 +52,11 @@ def list_integrations(project: Path | None, as_json: bool) -> None:
     from orchestrator.integration_state import read_status, wishes
     from orchestrator.ui_lock import running_ui
     from strawpot.config_files import load_settings
+    from strawpot.model.folders import home_dir
 
     data = data_dir()
     installed = installed_names(_trees(project))
+    scope = {name: "global" if folder.is_relative_to(home_dir()) else "project" for name, folder in installed.items()}
     enabled = set(load_settings().get("ui.integrations"))
     said = wishes(data)
     ui = running_ui(data)
@@ -63,7 +65,8 @@ def list_integrations(project: Path | None, as_json: bool) -> None:
     for name in sorted(installed.keys() | enabled | said.keys() | status.keys()):
         found, wish = status.get(name), said.get(name)
         rows.append({
-            "name": name, "folder": str(installed[name]) if name in installed else None, "enabled": name in enabled,
+            "name": name, "scope": scope.get(name), "folder": str(installed[name]) if name in installed else None,
+            "enabled": name in enabled,
             "said": None if wish is None else "start" if wish.on else "stop",
             "state": found.state if found else ("not running (no strawpot ui)" if ui is None else "stopped"),
             "pid": found.pid if found else None, "since": found.since if found else None,
@@ -82,7 +85,7 @@ def list_integrations(project: Path | None, as_json: bool) -> None:
 def _line(row: dict[str, object]) -> str:
     wish = {"start": ", started by hand", "stop": ", stopped by hand", None: ""}[row["said"]]  # type: ignore[index]
     about = f"{'enabled' if row['enabled'] else 'not enabled'}{wish}"
-    where = row["folder"] or "not installed here"
+    where = f"{row['scope']}: {row['folder']}" if row["folder"] else "not installed here"
     state = str(row["state"])
     if row["pid"]:
         since = datetime.fromtimestamp(float(row["since"] or 0)).isoformat(timespec="seconds")  # type: ignore[arg-type]

@@ -116,6 +116,7 @@ def test_ui_starts_an_enabled_integration_with_its_capability_url_and_stops_it_w
 
     row = listed(env, installed)[NAME]
     assert row["state"] == "running" and row["pid"] == seen["pid"] and row["enabled"] and row["restarts"] == 0
+    assert row["scope"] == "project" and row["folder"] == str(folder)
     second = strawpot("ui", "--no-browser", cwd=installed, env=env, timeout=60)
     assert second.returncode == 1
     assert second.stderr.startswith(f"error: another strawpot ui (pid {process.pid} at {origin}) already serves "
@@ -236,3 +237,23 @@ def test_a_ui_started_after_one_was_killed_stops_the_integration_it_left_running
     second.send_signal(signal.SIGTERM)
     _, err = second.communicate(timeout=60)
     assert f"integration {NAME}: stopping pid {orphan}, left running by a UI that was killed" in err
+
+
+def test_logs_prints_the_tail_and_follows_what_is_appended_until_ctrl_c(env: dict[str, str], tmp_path: Path) -> None:
+    log = Path(env["STRAWPOT_DATA_DIR"]) / "integrations" / NAME / "adapter.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("".join(f"line {n}\n" for n in range(100)) + "\x1b[31mred\x1b[0m\n")
+    shown = strawpot("integrations", "logs", NAME, "-n", "3", cwd=tmp_path, env=env)
+    assert shown.returncode == 0 and shown.stdout == "line 98\nline 99\nred\n"  # escapes dropped
+    follow = subprocess.Popen([*STRAWPOT, "integrations", "logs", NAME, "-n", "1", "--follow"], cwd=tmp_path, env=env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert follow.stdout is not None
+        assert follow.stdout.readline() == "red\n"
+        with open(log, "a") as fh:
+            fh.write("appended later\n")
+        assert follow.stdout.readline() == "appended later\n"
+    finally:
+        follow.send_signal(signal.SIGINT)
+        _, err = follow.communicate(timeout=30)
+    assert follow.returncode == 0 and "Traceback" not in err, err
