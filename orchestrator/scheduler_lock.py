@@ -16,8 +16,8 @@ LOCK_FILE = "scheduler.lock"
 class SchedulerLock:
     """`scheduler.lock` in the data folder, held (flock) for as long as one scheduler serves; it names its pid."""
 
-    def __init__(self, data_dir: Path) -> None:
-        self.path = data_dir / LOCK_FILE
+    def __init__(self, data_dir: Path, name: str = LOCK_FILE) -> None:
+        self.path = data_dir / name  # `ui.lock` for `strawpot ui` itself (orchestrator/ui_lock.py)
         self._fh: IO[str] | None = None
 
     def acquire(self) -> int | None:

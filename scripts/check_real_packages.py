@@ -46,6 +46,7 @@ from real_package_checks import (  # noqa: E402 (beside this script)
     Key,
     Report,
     check_grammar,
+    check_integrations,
     delegating_role_finds_denden,
     install_roles,
     last_line,
@@ -266,6 +267,7 @@ def publish_holding_back(repo: Path, members: dict[Key, str], env: dict[str, str
 def run(root: Path) -> Report:
     report = Report()
     packages = load_all(root, report)
+    check_integrations((package for _, package in packages.values()), report)
     report.excluded = exclusions(packages)
     with tempfile.TemporaryDirectory(prefix="strawpot-real-") as tmp:
         work = Path(tmp)
@@ -318,7 +320,7 @@ def main(argv: list[str]) -> int:
     print(f"  {report.dependency_strings} dependency strings on the registry, "
           f"{report.dependency_strings - len(report.grammar_failures)} in StrawHub's grammar; "
           f"strawhub {strawhub_version()} installed and resolved {report.strawhub_resolved}/{roles} roles")
-    for line in report.denden_seen:
+    for line in report.denden_seen + report.integrations:
         print(f"  {line}")
     for line in report.held_back:
         print(f"  {line}")

@@ -9,11 +9,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from strawpot.model.dependencies import published_form_problems
 from strawpot.model.kinds import Kind
+from strawpot.model.package import Package
 
 ROOT = Path(__file__).resolve().parents[1]
 DELEGATING_ROLE = "ci-debug-agent"  # a real role that delegates without listing the denden skill
@@ -38,13 +40,31 @@ class Report:
     strawhub_failures: list[str] = field(default_factory=list)
     denden_seen: list[str] = field(default_factory=list)  # what each agent of the delegating run got from `denden`
     denden_failures: list[str] = field(default_factory=list)
+    integrations: list[str] = field(default_factory=list)  # each chat integration's entry point and required env
+    integration_failures: list[str] = field(default_factory=list)
 
     @property
     def unexpected(self) -> list[str]:
         out = list(self.invalid) + list(self.publish_failures) + list(self.install_failures)
-        out += self.grammar_failures + self.strawhub_failures + self.denden_failures
+        out += self.grammar_failures + self.strawhub_failures + self.denden_failures + self.integration_failures
         out += [f"{k.value} {n}: refused: {why}" for (k, n), why in self.refused.items() if (k, n) not in self.excluded]
         return out
+
+
+BOT_TOKEN = "STRAWPOT_BOT_TOKEN"  # what every real chat adapter needs to reach its chat service
+
+
+def check_integrations(packages: Iterable[Package], report: Report) -> None:
+    """Every integration parses (it did, to be here) with an entry point to run and a required STRAWPOT_BOT_TOKEN:
+    what `strawpot ui` starts it with, and what it refuses to start it without."""
+    for package in packages:
+        if package.kind is not Kind.INTEGRATION:
+            continue
+        required = sorted(name for name, spec in package.env.items() if spec.required)
+        line = f"integration {package.name}: entry point {' '.join(package.entry_point)!r}, requires {required}"
+        report.integrations.append(line)
+        if not package.entry_point or BOT_TOKEN not in required:
+            report.integration_failures.append(f"{line}: expected an entry point and a required {BOT_TOKEN}")
 
 
 def strawpot(*args: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

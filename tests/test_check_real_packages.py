@@ -128,3 +128,33 @@ def test_an_invalid_package_fails_the_check(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "13/14 validated" in done.stdout
     assert f"  FAILED {root / 'skills' / 'broken'}: invalid: " in done.stdout
+
+
+def test_each_real_integration_must_parse_with_an_entry_point_and_a_required_bot_token() -> None:
+    """The check the real Telegram, Slack and Discord adapters pass in CI (shapes copied, not their text)."""
+    import importlib.util
+
+    from strawpot.model.package import parse_package
+
+    spec = importlib.util.spec_from_file_location("real_package_checks", ROOT / "scripts" / "real_package_checks.py")
+    assert spec is not None and spec.loader is not None
+    checks = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = checks  # its dataclasses look their module up there
+    spec.loader.exec_module(checks)
+
+    def integration(name: str, env: str) -> object:
+        text = (f"---\nname: {name}\ndescription: d\nmetadata:\n  strawpot:\n    entry_point: python adapter.py\n"
+                f"    install:\n      linux: pip install -r requirements.txt\n    env:\n{env}---\n")
+        return parse_package({"INTEGRATION.md": text.encode()})
+
+    good = integration("chat", "      STRAWPOT_BOT_TOKEN:\n        required: true\n"
+                               "      STRAWPOT_APP_TOKEN:\n        required: true\n")
+    tokenless = integration("mute", "      POLL_INTERVAL:\n        required: false\n")
+    report = checks.Report()
+    checks.check_integrations([good, tokenless], report)
+    assert report.integrations == [
+        "integration chat: entry point 'python adapter.py', requires ['STRAWPOT_APP_TOKEN', 'STRAWPOT_BOT_TOKEN']",
+        "integration mute: entry point 'python adapter.py', requires []"]
+    assert report.unexpected == [
+        "integration mute: entry point 'python adapter.py', requires []: expected an entry point and a required "
+        "STRAWPOT_BOT_TOKEN"]

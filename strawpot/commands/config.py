@@ -85,7 +85,7 @@ def set_(key: str, value: str, is_global: bool, project: Path | None) -> None:
     """Set KEY to VALUE in strawpot.toml, or with --global in the global config; comments and order are kept.
 
     KEY is a dotted name from `strawpot config show` (e.g. policy.max_depth), an agent param
-    (agents.NAME.PARAM) or, with --global only, an agent's environment value (agents.NAME.env.VAR).
+    (agents.NAME.PARAM) or, with --global only, an environment value (agents|skills|integrations.NAME.env.VAR).
     """
     from strawpot import config_files
     from strawpot.model.config_edit import set_value

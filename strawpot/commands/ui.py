@@ -10,6 +10,8 @@ import rich_click as click
 from strawpot.commands._options import project_option
 
 if TYPE_CHECKING:
+    from orchestrator.integrations import Supervisor
+    from strawpot.model.layout import Project
     from strawpot.model.settings import Settings
 
 SECTION = "sessions"
@@ -47,11 +49,17 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
                          hint="add --allow-remote if you mean it, or leave --host at 127.0.0.1")
     the_project = Project.at(project)
     home = the_project.dir if the_project.exists else None
+    from orchestrator.ui_lock import UiHold
+    from strawpot.model import folders
+
+    held = UiHold.take(folders.data_dir())  # one UI a data folder: a second is refused, naming this one
     secret = new_secret()
     sock = bound_socket(host, port)
     sock.listen(128)  # connections queue from now on, so the printed URL works at once
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    url = f"http://{shown}:{sock.getsockname()[1]}{home_path(home)}?token={secret}"
+    origin = f"http://{shown}:{sock.getsockname()[1]}"
+    held.record(origin)  # in ui.json, where `strawpot integrations` finds the UI (never its secret)
+    url = f"{origin}{home_path(home)}?token={secret}"
     click.echo(f"StrawPot UI{f' for {home}' if home else ''}: {url}", err=True)
     # The one scheduler fires schedules while the UI runs, if no `schedule serve` holds its lock.
     from orchestrator import conversation_runner, conversations
@@ -70,13 +78,44 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_GRACE))
     # The browser gets a private file that redirects to the URL: its command line is readable by every user.
     # SIGTERM ends the UI as Ctrl-C does (uvicorn raises it again once it has stopped), so the file goes too.
+    supervisor = integrations_supervisor(the_project if home else None, origin)
     try:
         with sigterm_as_interrupt(), redirect_file(url) as page:
+            supervisor.start()
             if not no_browser:
                 open_in_browser(page)
             server.run(sockets=[sock])
     except KeyboardInterrupt:
         click.echo("stopped the UI", err=True)
+    finally:
+        supervisor.close()  # SIGTERM to each integration's process group (SIGKILL after a grace period)
+        held.release()
+
+
+def integrations_supervisor(home: Project | None, origin: str) -> Supervisor:
+    """The supervisor of the integrations `ui.integrations` enables (and `strawpot integrations start|stop`
+    asks for), found in the UI's project, then in the global scope; settings are read afresh each pass."""
+    from orchestrator.integrations import Configured, Supervisor
+    from strawpot.config_files import load_settings
+    from strawpot.model.errors import StrawpotError
+    from strawpot.model.folders import data_dir, home_dir
+    from strawpot.model.kinds import Kind
+
+    last = [Configured()]
+
+    def configured() -> Configured:
+        try:
+            settings = load_settings()  # the global config and the environment: a project file starts nothing
+        except StrawpotError:
+            return last[0]  # a config being edited: keep what it said last
+        names = tuple(settings.get("ui.integrations"))
+        envs = {name: settings.env_for(Kind.INTEGRATION, name) for (kind, name) in settings.env_tables
+                if kind is Kind.INTEGRATION}
+        last[0] = Configured(names, envs)
+        return last[0]
+
+    trees = [*([home.tree_root] if home is not None else []), home_dir()]
+    return Supervisor(data_dir(), trees, origin, configured, lambda line: click.echo(line, err=True))
 
 
 def project_settings(project_dir: Path) -> Settings:

@@ -24,7 +24,7 @@ from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
 from strawpot.model.platform import current_os
-from strawpot.model.tree_facts import RECORD_FILE
+from strawpot.model.tree_facts import RECORD_FILE, unverified_dirs
 
 if TYPE_CHECKING:
     from hub_client import HubClient
@@ -172,20 +172,26 @@ class Builder:
     def build(self, staged: Staged, script: Script) -> None:
         """Run the script in the staged folder (INSTALL_DIR: a fresh folder whose files join it after) and
         write its install record; ScriptFailed when it fails or does not build its `bin`."""
-        shipped = snapshot(staged.tmp)
+        skip = unverified_dirs(script.pkg.kind.plural)
+        shipped = snapshot(staged.tmp, skip)
         log = log_path(self.tree_root, script.pkg.kind, script.pkg.name)
+        venv = script.pkg.kind is Kind.INTEGRATION
         self.echo(f"Running the install script of {script.what} (log: {log})")
         try:
             with self.running(f"install script of {script.what} (log: {log})"):
                 run_script(ScriptRun(script.what, script.text, log, bin=script.bin, os_name=current_os(),
-                                     env_policy=self.env_policy),
+                                     env_policy=self.env_policy, venv=venv),
                            staged.tmp, timeout=self.timeout, shipped={f.path for f in script.pkg.files},
                            sandbox=self.sandbox)
+            if venv:
+                from strawpot.install.venv import relocate
+
+                relocate(staged.tmp, staged.tmp, staged.target)
         except KeyboardInterrupt:  # run_script stopped it; the log says so, not just where the output ends
             with contextlib.suppress(OSError), open(log, "a", encoding="utf-8") as fh:
                 fh.write("\n[strawpot] aborted (Ctrl-C): the script was stopped; the package was not installed\n")
             raise
-        record = make_record(current_os(), script.text, shipped, snapshot(staged.tmp))
+        record = make_record(current_os(), script.text, shipped, snapshot(staged.tmp, skip))
         atomic_write(staged.tmp / RECORD_FILE, record.dumps())  # replaces (never follows) whatever the script left
         self.builds.ran.append(script.id)
 

@@ -30,6 +30,7 @@ from strawpot.model.tree_facts import (
     VERSION_FILE,
     Unhashable,
     dependency_hash,
+    unverified_dirs,
 )
 
 if TYPE_CHECKING:
@@ -192,7 +193,7 @@ def _package_matches(base: Path, version: str, files: list[list[Any]], scripted:
             return False
     # every expected file, .version and the record if any; anything more is an extra file
     try:
-        return _count_files(base) == len(expected) + 1 + has_record
+        return _count_files(base, unverified_dirs(base.parent.name)) == len(expected) + 1 + has_record
     except OSError:
         return False
 
@@ -215,10 +216,12 @@ def _built(base: Path) -> tuple[dict[str, tuple[int, bool]], set[str], bool] | N
         return None
 
 
-def _count_files(folder: Path) -> int:
+def _count_files(folder: Path, skip: frozenset[str] = frozenset()) -> int:
     count = 0
     with os.scandir(folder) as entries:
         for entry in entries:
+            if entry.name in skip:
+                continue  # an integration's .venv (tree_facts.VENV_DIR), which verification does not walk
             if entry.is_dir(follow_symlinks=False):
                 count += _count_files(Path(entry.path))
             else:

@@ -49,6 +49,7 @@ class ScriptRun:
     bin: str | None = None  # relative to the package folder
     os_name: str = ""
     env_policy: EnvPolicy | None = None  # [session] pass_env / hide_env: the script inherits an allow-list only
+    venv: bool = False  # an integration: the script runs with the package's own virtual environment first on PATH
 
 
 def run_script(run: ScriptRun, package_dir: Path, *, timeout: float, shipped: Collection[str] = (),
@@ -57,9 +58,15 @@ def run_script(run: ScriptRun, package_dir: Path, *, timeout: float, shipped: Co
     and check `run.bin`; raise ScriptFailed (naming the log) if any step fails. `shipped` are the package's
     own files, which INSTALL_DIR may not replace. In a `sandbox` ([scripts] sandbox) the script may write only
     those two folders and a private /tmp (MissingToolError, exit 7, when the sandbox cannot work here)."""
+    path_first = None
+    if run.venv:
+        from strawpot.install.venv import make_venv
+
+        path_first = make_venv(package_dir, run.what, shipped)
     install_dir = Path(tempfile.mkdtemp(prefix=INSTALL_DIR_PREFIX, dir=package_dir.parent))
     try:
-        code = _run(run, package_dir, install_dir, timeout=timeout, sandbox=sandbox or SandboxSettings())
+        code = _run(run, package_dir, install_dir, timeout=timeout, sandbox=sandbox or SandboxSettings(),
+                    path_first=path_first)
         if code != 0:
             unbuilt = run.bin is not None and not any(os.path.lexists(d / run.bin) for d in (package_dir, install_dir))
             raise ScriptFailed(
@@ -87,10 +94,17 @@ def shell_command(script: str, bash: str | None) -> list[str] | str:
     return ["/bin/sh", "-c", f"(set -o pipefail) 2>/dev/null && set -o pipefail\n{script}"]
 
 
-def _run(run: ScriptRun, package_dir: Path, install_dir: Path, *, timeout: float, sandbox: SandboxSettings) -> int:
-    """Run the command to its end (or its timeout: ScriptFailed); its exit code."""
+def _run(run: ScriptRun, package_dir: Path, install_dir: Path, *, timeout: float, sandbox: SandboxSettings,
+         path_first: Path | None = None) -> int:
+    """Run the command to its end (or its timeout: ScriptFailed); its exit code. `path_first`: a virtual
+    environment's bin folder, first on PATH (so `pip` and `python` are its own)."""
     run.log.parent.mkdir(parents=True, exist_ok=True)
     env = child_env(os.environ, run.env_policy, protocol={"INSTALL_DIR": str(install_dir)})
+    if path_first is not None:
+        env["PATH"] = os.pathsep.join([str(path_first), *filter(None, [env.get("PATH")])])
+        env["VIRTUAL_ENV"] = str(path_first.parent)
+        env.pop("PYTHONHOME", None)
+        env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"  # no request to PyPI beyond what the command asks for
     env.pop("BASH_ENV", None)  # bash -c would source it first
     command = shell_command(run.script, shutil.which("bash"))
     if sandbox.confined and isinstance(command, list):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from strawpot.model.display import text_lines
 from strawpot.model.install_record import RecordUnreadable, load_record, snapshot
 from strawpot.model.lockfile import LockedFile
+from strawpot.model.tree_facts import unverified_dirs
 
 if TYPE_CHECKING:
     from strawpot.install.trust import TrustedContent
@@ -45,7 +46,7 @@ def file_changes(installed: Path, new_dir: Path, new_files: Iterable[LockedFile]
     except RecordUnreadable:
         record = None
     built = record.paths if record is not None else frozenset()
-    old = {path: f for path, f in snapshot(installed).items() if path not in built and f.link is None}
+    old = {path: f for path, f in snapshot(installed, unverified_dirs(installed.parent.name)).items() if path not in built and f.link is None}
     new = {f.path: f for f in new_files}
     changes = []
     for path in sorted(old.keys() | new.keys()):

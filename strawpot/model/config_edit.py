@@ -22,7 +22,7 @@ def set_value(path: Path, key: str, text: str, *, is_global: bool) -> None:
         where = "strawpot config set"
         value: Any = check(SCHEMA[key], from_text(SCHEMA[key], text, where), where)
         value = list(value) if isinstance(value, tuple) else value
-    elif len(parts) >= 3 and (parts[0] == "agents" or parts[:3:2] == ["skills", "env"]) and all(parts):
+    elif len(parts) >= 3 and (parts[0] == "agents" or parts[:3:2] in (["skills", "env"], ["integrations", "env"])) and all(parts):
         if parts[2] == "env" and not is_global:
             raise UsageError(f"{key}: an agent's environment values are secrets and live in the global config only",
                              hint=f"run `strawpot config set --global {key} VALUE`")

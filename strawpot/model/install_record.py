@@ -86,11 +86,15 @@ def load_record(package_dir: Path) -> InstallRecord | None:
         raise RecordUnreadable(f"{RECORD_FILE} is damaged ({exc})") from None
 
 
-def snapshot(package_dir: Path) -> dict[str, RecordedFile]:
-    """Every file and link under a package folder (but `.version` and the record), hashed."""
+def snapshot(package_dir: Path, skip: frozenset[str] = frozenset()) -> dict[str, RecordedFile]:
+    """Every file and link under a package folder (but `.version`, the record and the top-level folders in `skip`:
+    an integration's `.venv`, `tree_facts.unverified_dirs`), hashed."""
     found: dict[str, RecordedFile] = {}
     for dirpath, dirnames, filenames in os.walk(package_dir):
         base = Path(dirpath)
+        if base == package_dir:
+            dirnames[:] = [d for d in dirnames if d not in skip]
+            filenames = [f for f in filenames if f not in skip]
         for name in [*filenames, *(d for d in dirnames if (base / d).is_symlink())]:
             full = base / name
             rel = full.relative_to(package_dir).as_posix()

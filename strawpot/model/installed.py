@@ -17,7 +17,7 @@ from strawpot.model.install_record import (
 )
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
-from strawpot.model.tree_facts import RECORD_FILE
+from strawpot.model.tree_facts import RECORD_FILE, unverified_dirs
 from strawpot.model.tree_facts import VERSION_FILE as VERSION_FILE  # re-exported: the version file's name
 
 
@@ -99,7 +99,7 @@ class InstalledTree:
             if problem:
                 problems.append(Mismatch(pkg.kind, pkg.name, f.path, problem))
         expected = {f.path for f in pkg.files} | {VERSION_FILE, RECORD_FILE} | built
-        for path in _walk(base):
+        for path in _walk(base, unverified_dirs(pkg.kind.plural)):
             if path not in expected:
                 where = "the lock nor the install record" if record else "the lock"
                 problems.append(Mismatch(pkg.kind, pkg.name, path, f"file not in {where}"))
@@ -159,9 +159,12 @@ def _check_file(path: Path, size: int, sha256: str, executable: bool, *, deep: b
     return None
 
 
-def _walk(base: Path) -> list[str]:
+def _walk(base: Path, skip: frozenset[str]) -> list[str]:
+    """Every file under `base` but those in its top-level folders `skip` (an integration's `.venv`)."""
     found = []
-    for dirpath, _dirs, files in os.walk(base):
+    for dirpath, dirs, files in os.walk(base):
+        if dirpath == str(base):
+            dirs[:] = [d for d in dirs if d not in skip]
         for name in files:
             found.append((Path(dirpath) / name).relative_to(base).as_posix())
     return found

@@ -49,6 +49,7 @@ class FieldReader:
             roles_wildcard=self.roles_wildcard(),
             skills_wildcard=self._all_skills,
             resume=self.resume(),
+            entry_point=self.entry_point(),
             files=files,
             executables=executables,
         )
@@ -223,6 +224,28 @@ class FieldReader:
             self.error("metadata.strawpot.session.resume", "must be true or false")
             return False
         return resume
+
+    def entry_point(self) -> tuple[str, ...]:
+        """`metadata.strawpot.entry_point` (`python adapter.py`): the command an integration runs in its folder;
+        required of an integration, refused on other kinds. Split as a shell would, but never run by one."""
+        fld, raw = "metadata.strawpot.entry_point", self.sp.get("entry_point")
+        if raw is None:
+            if self.kind is Kind.INTEGRATION:
+                self.error(fld, "is required of an integration (the command that runs it, e.g. 'python adapter.py')")
+            return ()
+        if self.kind is not Kind.INTEGRATION:
+            self.error(fld, f"only integrations have an entry point, not a {self.kind.value}")
+            return ()
+        import shlex
+
+        try:
+            words = tuple(shlex.split(raw)) if isinstance(raw, str) else ()
+        except ValueError as exc:
+            self.error(fld, f"is not a command line ({exc})")
+            return ()
+        if not words:
+            self.error(fld, "must be a command line (a non-empty string such as 'python adapter.py')")
+        return words
 
     def default_agent(self) -> str | None:
         raw = self.sp.get("default_agent", self.meta.get("default_agent"))

@@ -84,6 +84,7 @@ class Package:
     roles_wildcard: bool = False
     skills_wildcard: bool = False  # a role's `skills: ["*"]`: every installed skill, resolved at staging
     resume: bool = False  # metadata.strawpot.session.resume: the wrapper takes --session-id / --resume
+    entry_point: tuple[str, ...] = ()  # an integration's metadata.strawpot.entry_point, split as a shell would
     files: dict[str, bytes] = field(default_factory=dict, repr=False)
     executables: frozenset[str] = frozenset()
 

@@ -26,7 +26,7 @@ REQUIREMENT_TABLES = frozenset(kind.plural for kind in Kind)
 _PROJECT_ONLY_TABLES = frozenset({"workspace"})  # read by strawpot.model.workspace, not a setting
 _GLOBAL_ONLY_TABLES = frozenset({"tokens"})  # `strawpot login` tokens, keyed by registry URL
 _AGENT_RESERVED = frozenset({"version", "default_agent", "env", "path"})  # a requirement's own keys, not params
-_ENV_KINDS = {"agents": Kind.AGENT, "skills": Kind.SKILL}  # tables that may carry `[<kinds>.<name>.env]`
+_ENV_KINDS = {"agents": Kind.AGENT, "skills": Kind.SKILL, "integrations": Kind.INTEGRATION}  # tables that may carry `[<kinds>.<name>.env]`
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")  # an environment variable's name, or a prefix and `*`
 
 
@@ -106,6 +106,8 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         choices=("default", "run")),
     Key("session.ask_timeout", "number", 600.0, "seconds a question waits in the run folder before the default "
         "answers it", minimum=0),
+    Key("ui.integrations", "list", (), "integrations `strawpot ui` starts and supervises (global config or env only)",
+        item=re.compile(r"[a-z0-9][a-z0-9-]{0,63}"), item_example='["telegram", "slack"]'),
     Key("memory.provider", "string", "builtin", "the memory provider: builtin, or an entry point of strawpot.memory"),
     Key("memory.max_prompt_bytes", "integer", 16 * 1024, "bytes of memory prompt an agent is given at most",
         minimum=1024),
@@ -189,7 +191,7 @@ class Settings:
         return {k: v.value for k, v in self.agents.get(name, {}).items()}
 
     def env_for(self, kind: Kind, name: str) -> dict[str, str]:
-        """`[agents.<name>.env]` or `[skills.<name>.env]` from the global config."""
+        """`[agents|skills|integrations.<name>.env]` from the global config."""
         return {k: str(v.value) for k, v in self.env_tables.get((kind, name), {}).items()}
 
     def saved_env(self) -> dict[tuple[Kind, str], dict[str, str]]:

@@ -22,6 +22,24 @@ RECORD_FORMAT = 1
 INDEX_NAME = ".install-index.json"  # in the tree root: the lock as JSON, for the early answer (fastcheck)
 INDEX_FORMAT = 2
 
+# An integration's virtual environment, made by strawpot in its package folder before its install command runs
+# (`pip install` goes there, never into the user's Python). Not part of the verified tree: pip writes thousands of
+# files no lock or record can list, and Python adds `__pycache__` to it each time the integration runs; the
+# package's own files, and what its install command writes outside `.venv/`, are verified as for any package.
+VENV_DIR = ".venv"
+
+
+def venv_bin(package_dir: Path) -> Path:
+    """The bin folder of a package folder's `.venv` (its `python` and `pip`), first on PATH for an integration's
+    install command and its entry point."""
+    return package_dir / VENV_DIR / "bin"
+
+
+def unverified_dirs(plural: str) -> frozenset[str]:
+    """The top-level folders of a package folder of kind `plural` that verification does not walk."""
+    return frozenset({VENV_DIR}) if plural == "integrations" else frozenset()
+
+
 # temp and aside folders beside the package folders during an apply; `recover` clears what a killed run left
 TMP_PREFIX = ".tmp-"
 OLD_PREFIX = ".old-"

@@ -80,3 +80,16 @@ def test_the_token_shows_as_set_with_its_origin_never_its_value(tmp_path: Path) 
     with (tmp_path / ".config" / "config.toml").open("a") as fh:
         fh.write(f'[tokens]\n"{url}" = "sh_stored"\n')
     assert token_line().endswith(f"= (set)  (global config {tmp_path}/.config/config.toml)")
+
+
+def test_an_integrations_token_is_set_in_the_global_config_only_and_shown_as_set(tmp_path: Path) -> None:
+    _project(tmp_path)
+    key = "integrations.telegram.env.STRAWPOT_BOT_TOKEN"
+    assert run("config", "set", "--global", key, "123:secret", cwd=tmp_path).returncode == 0
+    assert run("config", "set", "--global", "ui.integrations", "telegram", cwd=tmp_path).returncode == 0
+    config = tmp_path / ".config" / "config.toml"
+    assert config.read_text().endswith('[integrations.telegram.env]\nSTRAWPOT_BOT_TOKEN = "123:secret"\n\n'
+                                       '[ui]\nintegrations = ["telegram"]\n')
+    shown = run("config", "show", cwd=tmp_path).stdout
+    assert f"{key} = (set)" in shown and "123:secret" not in shown
+    assert_clean_failure(run("config", "set", key, "x", cwd=tmp_path), 2, "global config only")

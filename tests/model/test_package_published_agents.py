@@ -65,6 +65,8 @@ def test_any_kind_may_declare_a_program_built_by_its_install_command(kind: Kind)
     fm = ("metadata:\n  strawpot:\n    bin: {macos: denden, linux: denden, windows: denden.exe}\n"
           "    install:\n      macos: curl -fsSL https://example.invalid/install.sh | sh\n"
           "      linux: curl -fsSL https://example.invalid/install.sh | sh\n")
+    if kind is Kind.INTEGRATION:
+        fm += "    entry_point: python adapter.py\n"  # what an integration runs (required of one)
     main = kind.main_file
     pkg = parse_package({main: f"---\nname: tool\ndescription: d\n{fm}---\n# tool\n".encode()}, kind=kind)
     assert pkg.bin == {"macos": "denden", "linux": "denden", "windows": "denden.exe"}

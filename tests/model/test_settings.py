@@ -120,3 +120,15 @@ def test_skill_env_comes_from_the_global_config_and_is_checked() -> None:
     assert settings.saved_env() == {(Kind.AGENT, "a"): {"X": "1"}, (Kind.SKILL, "s"): {"Y": "2"}}
     with pytest.raises(UsageError, match=r'/g:2: \[agents.a.env\] must be a table of NAME = "value" strings'):
         layered([_file("global", "/g", "[agents.a]\nenv = { X = 1 }\n")])
+
+
+def test_an_integrations_env_and_the_ones_the_ui_starts_come_from_the_users_own_layers() -> None:
+    text = ('[ui]\nintegrations = ["telegram"]\n\n[integrations.telegram.env]\nSTRAWPOT_BOT_TOKEN = "123:abc"\n')
+    settings = layered([_file("global", "/g", text)])
+    assert settings.get("ui.integrations") == ("telegram",)
+    assert settings.env_for(Kind.INTEGRATION, "telegram") == {"STRAWPOT_BOT_TOKEN": "123:abc"}
+    with pytest.raises(UsageError, match=r"/p:3: \[integrations.telegram.env\]: environment values do not belong "
+                                         r"in the project file"):
+        layered([_file("project", "/p", '[integrations.telegram]\nversion = "*"\n[integrations.telegram.env]\nT = "x"\n')])
+    with pytest.raises(UsageError, match=r"ui.integrations must be a list like"):
+        layered([_file("global", "/g", '[ui]\nintegrations = ["Not A Slug"]\n')])
