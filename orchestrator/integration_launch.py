@@ -3,7 +3,8 @@
 An integration is looked up by name in the installed trees given (the UI's project first, then the global scope).
 It runs `metadata.strawpot.entry_point` in its package folder, with its virtual environment first on PATH, and
 the user's environment, its `[integrations.<name>.env]`, and `STRAWPOT_API_URL` (its capability URL),
-`STRAWPOT_INTEGRATION_NAME` and `STRAWPOT_DATA_DIR` (its data folder, outside the verified tree). Everything that
+`STRAWPOT_INTEGRATION_NAME`, `STRAWPOT_DATA_DIR` (its data folder, outside the verified tree) and, for one installed in
+the UI's project, `STRAWPOT_PROJECT_ID` (that project's conversation id). Everything that
 stops it from starting is one line (NotStartable) saying what and how to fix it.
 """
 
@@ -15,8 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.conversations import ConversationStore
 from orchestrator.integration_keys import api_url, integrations_dir, key_for
 from strawpot.model.kinds import Kind
+from strawpot.model.layout import Project
 from strawpot.model.tree_facts import venv_bin
 
 LOG_FILE = "adapter.log"
@@ -72,9 +75,10 @@ def installed_names(trees: Sequence[Path]) -> dict[str, Path]:
 
 
 def prepare(name: str, trees: Sequence[Path], data: Path, origin: str, configured: Mapping[str, str],
-            environ: Mapping[str, str]) -> Launch:
+            environ: Mapping[str, str], *, project: Path | None = None) -> Launch:
     """The Launch of integration `name`; NotStartable when it is not installed, not valid, not built here, or
-    misses a required variable."""
+    misses a required variable. One installed in `project`'s tree is that project's: it is given the project's
+    conversation id as `STRAWPOT_PROJECT_ID` (its conversations are that project's, as the real adapters expect)."""
     from strawpot.model.install_record import RecordUnreadable, load_record
     from strawpot.model.package import PackageInvalid, parse_package
 
@@ -114,6 +118,8 @@ def prepare(name: str, trees: Sequence[Path], data: Path, origin: str, configure
     (own / "data").mkdir(exist_ok=True, mode=0o700)
     env.update(PATH=path, STRAWPOT_API_URL=api_url(origin, key_for(data, name)), STRAWPOT_INTEGRATION_NAME=name,
                STRAWPOT_DATA_DIR=str(own / "data"))
+    if project is not None and folder.is_relative_to(Project(project).tree_root):
+        env["STRAWPOT_PROJECT_ID"] = str(ConversationStore(data).project_id(project))
     if package.install_script() is not None:
         env["VIRTUAL_ENV"] = str(venv_bin(folder).parent)
     first = package.entry_point[0]

@@ -68,8 +68,9 @@ class Supervisor:
     """Runs the integrations of one UI (its origin gives their API URLs); `reconcile` is one pass."""
 
     def __init__(self, data: Path, trees: Sequence[Path], origin: str, configured: Callable[[], Configured],
-                 say: Callable[[str], None] = lambda line: None) -> None:
+                 say: Callable[[str], None] = lambda line: None, project: Path | None = None) -> None:
         self.data, self.trees, self.origin, self.configured, self.say = data, list(trees), origin, configured, say
+        self.project = project  # the UI's project: an integration installed in it is that project's
         self.procs: dict[str, _Proc] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -137,7 +138,7 @@ class Supervisor:
     def _launch(self, name: str, proc: _Proc, env: Mapping[str, str]) -> None:
         proc.status = replace(proc.status, tried=time.time())
         try:
-            launch = prepare(name, self.trees, self.data, self.origin, env, os.environ)
+            launch = prepare(name, self.trees, self.data, self.origin, env, os.environ, project=self.project)
         except NotStartable as exc:
             proc.status = replace(proc.status, state=FAILED, pid=None, error=str(exc))
             self.say(f"integration {name} not started: {exc}")

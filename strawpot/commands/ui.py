@@ -115,7 +115,8 @@ def integrations_supervisor(home: Project | None, origin: str) -> Supervisor:
         return last[0]
 
     trees = [*([home.tree_root] if home is not None else []), home_dir()]
-    return Supervisor(data_dir(), trees, origin, configured, lambda line: click.echo(line, err=True))
+    return Supervisor(data_dir(), trees, origin, configured, lambda line: click.echo(line, err=True),
+                      project=home.dir if home is not None else None)
 
 
 def project_settings(project_dir: Path) -> Settings:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.conversations import ConversationStore
 from orchestrator.integration_keys import key_for
 from tests._cli import STRAWPOT, strawpot
 
@@ -112,6 +113,8 @@ def test_ui_starts_an_enabled_integration_with_its_capability_url_and_stops_it_w
     assert seen["STRAWPOT_API_URL"] == f"{origin}/i/{key_for(data, NAME)}"
     assert seen["STRAWPOT_INTEGRATION_NAME"] == NAME and seen["STRAWPOT_BOT_TOKEN"] == "123:tok"
     assert seen["STRAWPOT_DATA_DIR"] == str(data / "integrations" / NAME / "data")
+    # installed in the UI's project: its conversations are that project's, as the real adapters' project_id says
+    assert seen["STRAWPOT_PROJECT_ID"] == str(ConversationStore(data).project_id(installed))
     assert seen["prefix"] == str(folder / ".venv") and seen["cwd"] == str(folder)  # its own venv's python
 
     row = listed(env, installed)[NAME]
