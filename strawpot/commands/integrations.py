@@ -90,9 +90,9 @@ def _line(row: dict[str, object]) -> str:
     if row["pid"]:
         since = datetime.fromtimestamp(float(row["since"] or 0)).isoformat(timespec="seconds")  # type: ignore[arg-type]
         state += f" (pid {row['pid']}, since {since}, {row['restarts']} restarts)"
-    error = str(row["error"])
-    if error:
-        state += ": " + error.splitlines()[0]
+    lines = [line for line in str(row["error"]).splitlines() if line.strip()]
+    if lines:  # why, and what its log said last (the error a crashed adapter printed), each on one line
+        state += ": " + lines[0] + (f" {lines[-1].strip()}" if len(lines) > 1 else "")
     return f"{row['name']}  {state}  [{about}]  {where}"
 
 
