@@ -51,11 +51,30 @@ def first_step(project: Project, edit: Edit | None, options: Options) -> int | N
     return nothing_to_do(project, **options.current_question())
 
 
+def _cooldown_in_play(project: Project) -> bool:
+    """Whether `[install] min_release_age` is set anywhere or recorded in the lock: then only the settings layer
+    can tell whether the lock was made with the value in force, and the full path decides."""
+    if os.environ.get("STRAWPOT_INSTALL_MIN_RELEASE_AGE") is not None:
+        return True
+    from strawpot.model.folders import config_path
+
+    for path, word in ((project.lock_path, b"min-release-age"), (project.manifest_path, b"min_release_age"),
+                       (config_path(), b"min_release_age")):
+        try:
+            if word in path.read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def nothing_to_do(project: Project, *, frozen: bool = False, lock_only: bool = False,
                   check_tools: bool = True) -> int | None:
     """The number of locked packages when the lock matches strawpot.toml (unless `frozen`) and, unless
     `lock_only`, the tree matches the lock and (with `check_tools`) every agent's tools are on PATH; else
     None, and the rest of the pipeline decides. `Options.only_current` says which runs may ask."""
+    if not frozen and _cooldown_in_play(project):
+        return None
     if lock_only:
         found = _entries(project.lock_path, project.tree_root)
         if found is None or manifest_hash(project.manifest_path) != found[0]:

@@ -64,6 +64,8 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         "the address `strawpot registry serve` names in its pages (never taken from a request's Host header)"),
     Key("registry.allow_ranges", "boolean", False, "whether `strawpot registry serve` takes published dependency "
         "ranges (^1.0, >=1), which StrawHub's grammar (slug, slug==X.Y.Z, *) refuses"),
+    Key("install.min_release_age", "string", None, "how old a version must be before a resolution may choose it "
+        "(90s, 30m, 12h, 3d; recorded in strawpot.lock)"),
     Key("orchestrator.role", "string", None, "the role `strawpot start` runs"),
     Key("orchestrator.runtime", "string", None, "the agent that plays a role no other layer binds"),
     Key("policy.max_depth", "integer", 3, "how deep delegations may nest", minimum=0),
