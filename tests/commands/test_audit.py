@@ -128,3 +128,30 @@ def test_advisory_add_refuses_in_one_line(fixture: Fixture, args: list[str], mes
     assert "Traceback" not in done.stderr and done.stdout == ""
     after = run(fixture.live, fixture.proj, "audit", "--json", "--fail-on", "critical")
     assert json.loads(after.stdout)["findings"] == json.loads(before.stdout)["findings"]  # nothing was stored
+
+
+def test_a_registry_without_advisories_is_said_and_hostile_entries_are_left_out(fixture: Fixture) -> None:
+    from tests._proxy import LoopbackProxy
+
+    def missing(status: int, body: bytes) -> tuple[int, bytes]:
+        return 404, b'{"error": "no such endpoint: GET /api/v1/advisories"}'
+
+    with LoopbackProxy(fixture.live.url, rewrites={"/api/v1/advisories": missing}) as proxy:
+        done = run(fixture.live, fixture.proj, "audit", "--json", "--registry", proxy.url)
+    assert done.returncode == 1, done.stderr  # the yanked version is still found
+    report = json.loads(done.stdout)
+    assert report["advisories_checked"] is False
+    assert report["notes"] == [f"{proxy.url} publishes no advisories (no GET /api/v1/advisories)"]
+    assert [f["problem"] for f in report["findings"]] == ["yanked"]
+
+    def hostile(status: int, body: bytes) -> tuple[int, bytes]:
+        good = {"id": 7, "kind": "skill", "slug": "aud-clean", "range": "==1.0.0", "severity": "critical",
+                "summary": "\x1b]0;owned\x07really bad"}
+        return 200, json.dumps({"format": 1, "advisories": [good, {"id": 8, "kind": "skill"}, "x"]}).encode()
+
+    with LoopbackProxy(fixture.live.url, rewrites={"/api/v1/advisories": hostile}) as proxy:
+        done = run(fixture.live, fixture.proj, "audit", "--registry", proxy.url)
+    assert done.returncode == 1, done.stderr
+    assert "critical skill aud-clean 1.0.0  advisory: really bad (affects ==1.0.0)" in done.stdout.splitlines()
+    assert f"note: 2 advisories from {proxy.url} could not be read and were left out" in done.stderr, done.stderr
+    assert "\x1b" not in done.stdout
