@@ -46,7 +46,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE TABLE IF NOT EXISTS registry_changes (id INTEGER PRIMARY KEY CHECK (id = 1), seq BIGINT NOT NULL)",
         "INSERT INTO registry_changes (id, seq) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
     )),
-    Migration(3, "security advisories (`strawpot registry advisory add`, `GET /api/v1/advisories`)", (
+    # 4, not 3: main's mirror (issue 41) took 3; the two are independent tables
+    Migration(4, "security advisories (`strawpot registry advisory add`, `GET /api/v1/advisories`)", (
         """CREATE TABLE IF NOT EXISTS advisories (
             id {id}, kind TEXT NOT NULL, slug TEXT NOT NULL, affected TEXT NOT NULL, severity TEXT NOT NULL,
             summary TEXT NOT NULL, created_at BIGINT NOT NULL)""",
