@@ -78,6 +78,17 @@ class HubClient(MetadataRequests, ArchiveRequests):
         """`{"results": [...], "count": n}` for a query over one kind or `all`."""
         return self._get_json(f"{API}/search", {"q": query, "kind": kind, "limit": limit})
 
+    def advisories(self, kind: str | None = None, slug: str | None = None) -> dict[str, Any]:
+        """`{"format": 1, "advisories": [...]}`: the security advisories the registry publishes (an extension; a
+        registry without it answers 404, raised as NotFound)."""
+        params: dict[str, str | int] = {}
+        if kind is not None:
+            params["kind"] = kind_and_plural(kind)[0]
+        if slug is not None:
+            check_slug(slug)
+            params["slug"] = slug
+        return self._get_json(f"{API}/advisories", params or None)
+
     def whoami(self) -> dict[str, Any]:
         """`{handle, displayName, email, role}` of the token's user (AuthError without a valid token)."""
         return self._get_json(f"{API}/whoami")

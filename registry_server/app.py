@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from registry_server import account, batch, bundle, closure, packages, publish, resolve, web
+from registry_server import account, advisories, batch, bundle, closure, packages, publish, resolve, web
 from registry_server.budget import ARCHIVES_BUDGET
 from registry_server.closure import MAX_CLOSURE
 from registry_server.errors import ApiError, error_response
@@ -50,6 +50,7 @@ def _routes(with_closure: bool) -> list[Route]:
     return [
         *extra,
         Route(f"{API}/openapi.json", _openapi, methods=["GET"]),
+        Route(f"{API}/advisories", advisories.advisories, methods=["GET"]),
         Route(f"{API}/batch", batch.batch, methods=["POST"]),
         Route(f"{API}/search", packages.search, methods=["GET"]),
         Route(f"{API}/whoami", account.whoami, methods=["GET"]),

@@ -6,21 +6,13 @@ may belong to a publish in flight and is kept; writing a blob that exists renews
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 
 from registry_server.storage.base import Storage
+from strawpot.model.durations import parse_duration
 
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd]?)$")
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> float:
-    match = _DURATION.match(text.strip().lower())
-    if match is None:
-        raise ValueError(f"{text!r} is not a duration (a number with s, m, h or d, e.g. 1h)")
-    return float(match[1]) * _UNITS[match[2]]
+__all__ = ["Report", "collect", "parse_duration"]
 
 
 @dataclass

@@ -73,6 +73,12 @@ _BATCH_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
 
 _PATHS: dict[str, Any] = {
     "/api/v1/openapi.json": {"get": _op("this document", _json("OpenAPI 3.1"))},
+    "/api/v1/advisories": {
+        "get": _op("security advisories, oldest first: {format, advisories: [{id, kind, slug, range, severity, "
+                   "summary, createdAt}]}", _json("advisories"), 400,
+                   params=[_param("kind", "query", "only this kind (skill, role, ...)"),
+                           _param("slug", "query", "only this slug")]),
+    },
     "/api/v1/{kinds}": {
         "get": _op("list packages", _json("items", "List"), 400, 404, params=[
             _KINDS, _param("limit", "query", "1..200 (default 50)", schema="integer"),

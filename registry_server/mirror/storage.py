@@ -21,6 +21,7 @@ from registry_server.mirror.failures import UpstreamFailed, UpstreamUnavailable
 from registry_server.mirror.hops import mark_stale
 from registry_server.mirror.tables import CachedPackage, MirrorTables
 from registry_server.storage.base import (
+    Advisory,
     NewVersion,
     PackageRecord,
     Published,
@@ -255,6 +256,12 @@ class MirrorStorage:
 
     def set_banned(self, handle: str, banned: bool, reason: str | None) -> User | None:
         return self.local.set_banned(handle, banned, reason)
+
+    def add_advisory(self, advisory: Advisory) -> Advisory:
+        return self.local.add_advisory(advisory)
+
+    def advisories(self, kind: Kind | None = None, slug: str | None = None) -> list[Advisory]:
+        return self.local.advisories(kind, slug)  # the mirror's own; upstream's are not mirrored
 
     def list_packages(self, kind: Kind | None, sort: str, limit: int) -> list[PackageRecord]:
         return self.local.list_packages(kind, sort, limit)

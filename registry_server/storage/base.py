@@ -124,6 +124,23 @@ class PackageRecord:
 
 
 @dataclass(frozen=True)
+class Advisory:
+    """A security advisory against the versions of one package that `affected` (a version specifier) names."""
+
+    kind: Kind
+    slug: str
+    affected: str
+    severity: str  # strawpot.model.advisory.SEVERITIES
+    summary: str
+    created_at: int = 0  # ms since the epoch
+    id: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind.value, "slug": self.slug, "range": self.affected,
+                "severity": self.severity, "summary": self.summary, "createdAt": self.created_at}
+
+
+@dataclass(frozen=True)
 class NewVersion:
     """What a validated publish hands to `Storage.publish` (blobs already stored)."""
 
@@ -175,6 +192,10 @@ class Storage(Protocol):
     def add_download(self, kind: Kind, slug: str) -> bool: ...
     def add_downloads(self, counts: Mapping[tuple[Kind, str], int]) -> None: ...
     def toggle_star(self, user: User, kind: Kind, slug: str) -> tuple[bool, int] | None: ...
+
+    # advisories (an admin adds them with `strawpot registry advisory add`)
+    def add_advisory(self, advisory: Advisory) -> Advisory: ...  # stored, with its id and time
+    def advisories(self, kind: Kind | None = None, slug: str | None = None) -> list[Advisory]: ...  # oldest first
 
     # what other processes changed, and what the garbage collector keeps
     def change_seq(self) -> int:

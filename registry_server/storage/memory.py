@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from registry_server.storage.base import (
+    Advisory,
     NewVersion,
     PackageRecord,
     Published,
@@ -56,6 +57,7 @@ class MemoryStorage:
         self._packages: dict[tuple[Kind, str], _Package] = {}
         self._next_id = 1
         self._seq = 0
+        self._advisories: list[Advisory] = []
         self.blobs = MemoryBlobs()
 
     def _new_id(self) -> int:
@@ -217,6 +219,17 @@ class MemoryStorage:
             starred = user.id not in pkg.stars
             (pkg.stars.add if starred else pkg.stars.discard)(user.id)
             return starred, len(pkg.stars)
+
+    def add_advisory(self, advisory: Advisory) -> Advisory:
+        with self._lock:
+            stored = dataclasses.replace(advisory, id=self._new_id(), created_at=now_ms())
+            self._advisories.append(stored)
+            return stored
+
+    def advisories(self, kind: Kind | None = None, slug: str | None = None) -> list[Advisory]:
+        with self._lock:
+            return [a for a in self._advisories
+                    if (kind is None or a.kind is kind) and (slug is None or a.slug == slug)]
 
     def change_seq(self) -> int:
         return self._seq

@@ -56,6 +56,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         """CREATE TABLE IF NOT EXISTS reserved_names (
             kind TEXT NOT NULL, slug TEXT NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY (kind, slug))""",
     )),
+    Migration(4, "security advisories (`strawpot registry advisory add`, `GET /api/v1/advisories`)", (
+        """CREATE TABLE IF NOT EXISTS advisories (
+            id {id}, kind TEXT NOT NULL, slug TEXT NOT NULL, affected TEXT NOT NULL, severity TEXT NOT NULL,
+            summary TEXT NOT NULL, created_at BIGINT NOT NULL)""",
+        "CREATE INDEX IF NOT EXISTS advisories_package ON advisories (kind, slug)",
+    )),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
+from registry_server.storage.advisories import SQLAdvisories
 from registry_server.storage.base import (
     FileEntry,
     NewVersion,
@@ -70,7 +71,7 @@ def _version(row: tuple[Any, ...]) -> VersionRecord:
     )
 
 
-class SQLStorage:
+class SQLStorage(SQLAdvisories):
     """`Storage` over a SQL database and a blob store; subclasses open the connections."""
 
     blobs: Blobs

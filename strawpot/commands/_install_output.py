@@ -241,8 +241,24 @@ def render_outcome(outcome: Outcome, *, started: float, verb: str = "Installed")
         out.line(f"{verb}: built {len(outcome.builds.ran)}, {outcome.unchanged} unchanged in {elapsed:.2f}s")
     else:
         out.line(f"Already up to date ({count(outcome.unchanged, 'package')}) in {elapsed:.2f}s")
+    render_cooldown(outcome)
     render_missing_tools(outcome)
     render_scripts(outcome)
+
+
+def render_cooldown(outcome: Outcome) -> None:
+    """One line per version `[install] min_release_age` kept out of the resolution."""
+    import time
+
+    from strawpot.console import err_console
+    from strawpot.model.durations import say_age
+    from strawpot.model.ids import display
+
+    age = outcome.lock.min_release_age if outcome.lock else ""
+    for pid, found in outcome.too_young.items():
+        for version, published in found:
+            err_console.print(f"skipped {display(pid)} {version}: published {say_age(time.time() - published / 1000)} "
+                              f"ago, younger than [install] min_release_age ({age})", markup=False, soft_wrap=True)
 
 
 def render_scripts(outcome: Outcome) -> None:

@@ -12,6 +12,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     'attach': ('sessions',
         'Attach to the tmux session `strawpot-RUN_ID` of a running interactive run (detach again with C-b'
         ' d).'),
+    'audit': ('packages',
+        'Report locked versions that were yanked, that an advisory names, or that are younger than '
+        '[install] min_release_age.'),
     'cache': ('other',
         'The download cache (archives by sha256, registry answers with their ETags); $STRAWPOT_CACHE_DIR '
         'moves it.'),

@@ -44,7 +44,7 @@ def command(
         print_json({"command": "lock", "check": check, "stale": outcome.stale, **outcome.as_dict()})
     if check and outcome.stale:
         raise LockOutdated(
-            f"{the_project.lock_path} is out of date with {the_project.manifest_path.name}",
+            f"{the_project.lock_path} is out of date with {the_project.manifest_path.name}{outcome.stale_because}",
             hint="run `strawpot lock` and commit the result",
         )
     if not as_json:
@@ -62,3 +62,6 @@ def command(
             err_console.print(f"{the_project.lock_path.name} is up to date ({packages})", markup=False)
         for move in outcome.moved:  # a lock made against another registry than the one before
             err_console.print(move.line(), markup=False)
+        from strawpot.commands._install_output import render_cooldown
+
+        render_cooldown(outcome)

@@ -1,4 +1,4 @@
-"""`strawpot registry serve|migrate|gc|reserve|token create`: run the reference registry and look after its
+"""`strawpot registry serve|migrate|gc|reserve|token|advisory`: run the reference registry and look after its
 storage."""
 
 from __future__ import annotations
@@ -371,3 +371,53 @@ def revoke(token_id: str, data_dir: Path, database: str | None, blobs: str | Non
     finally:
         storage.close()
     click.echo(f"Revoked token {matches[0].hash[:12]} of {matches[0].handle}", err=True)
+
+
+@command.group()
+def advisory() -> None:
+    """Security advisories the registry publishes (`GET /api/v1/advisories`), which `strawpot audit` reports."""
+
+
+@advisory.command("add")
+@click.argument("package", metavar="KIND:SLUG")
+@click.argument("affected", metavar="RANGE")
+@click.option("--severity", required=True, type=click.Choice(["low", "moderate", "high", "critical"]),
+              help="How bad it is; `strawpot audit --fail-on` compares against it.")
+@click.option("--summary", required=True, metavar="TEXT", help="One line: what is wrong and what to do.")
+@storage_options
+def add_advisory(package: str, affected: str, severity: str, summary: str, data_dir: Path, database: str | None,
+                 blobs: str | None, s3_endpoint: str | None) -> None:
+    """Add an advisory against the versions of KIND:SLUG that RANGE names (a version specifier as in
+    dependencies: '<1.2.3', '>=1.0,<1.4', '^0.3'); prints its id."""
+    from registry_server.storage.base import Advisory
+    from strawpot.model.advisory import MAX_SUMMARY, affected_set
+    from strawpot.model.errors import UsageError
+    from strawpot.model.kinds import Kind
+    from strawpot.model.package import slug_error
+
+    kind_text, _, slug = package.partition(":")
+    try:
+        kind = Kind.parse(kind_text)
+    except ValueError as exc:
+        raise UsageError(f"{package!r}: {exc}", hint="name the package as KIND:SLUG, e.g. skill:git-workflow") from None
+    if err := slug_error(slug):
+        raise UsageError(f"{package!r}: {err}", hint="name the package as KIND:SLUG, e.g. skill:git-workflow")
+    try:
+        affected_set(affected)
+    except ValueError as exc:
+        raise UsageError(f"RANGE {affected!r}: {exc}", hint="write a version specifier, e.g. '<1.2.3' or '>=1,<1.4'"
+                         ) from None
+    text = " ".join(summary.split())
+    if not text or len(text) > MAX_SUMMARY:
+        raise UsageError(f"--summary must be one line of 1 to {MAX_SUMMARY} characters")
+    spec = _spec(data_dir, database, blobs, s3_endpoint)
+    storage = _open_storage(spec)
+    try:
+        if storage.get_package(kind, slug) is None:
+            raise UsageError(f"{kind.value} {slug} is not a package of this registry ({spec.describe()})",
+                             hint="check the name with `strawpot search`")
+        stored = storage.add_advisory(Advisory(kind, slug, affected.strip(), severity, text))
+    finally:
+        storage.close()
+    click.echo(stored.id)
+    click.echo(f"Added advisory {stored.id}: {kind.value} {slug} {stored.affected} ({severity})", err=True)

@@ -52,11 +52,36 @@ def first_step(project: Project, edit: Edit | None, options: Options) -> int | N
     return nothing_to_do(project, **options.current_question())
 
 
+def _cooldown_in_play(project: Project) -> bool:
+    """Whether `[install] min_release_age` is set anywhere or recorded in the lock: then only the settings layer
+    can tell whether the lock was made with the value in force, and the full path decides."""
+    if os.environ.get("STRAWPOT_INSTALL_MIN_RELEASE_AGE") is not None:
+        return True
+    from strawpot.model.folders import config_path_cheap
+
+    seen = None
+    try:
+        index = json.loads((project.tree_root / INDEX_NAME).read_bytes())
+        seen = (str(index["config"][0]), str(index["config"][1]))
+    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
+        pass
+    for path, word in ((project.lock_path, b"min-release-age"), (project.manifest_path, b"min_release_age"),
+                       (config_path_cheap(seen), b"min_release_age")):
+        try:
+            if word in path.read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def nothing_to_do(project: Project, *, frozen: bool = False, lock_only: bool = False,
                   check_tools: bool = True) -> int | None:
     """The number of locked packages when the lock matches strawpot.toml (unless `frozen`) and, unless
     `lock_only`, the tree matches the lock and (with `check_tools`) every agent's tools are on PATH; else
     None, and the rest of the pipeline decides. `Options.only_current` says which runs may ask."""
+    if not frozen and _cooldown_in_play(project):
+        return None
     if lock_only:
         found = _entries(project.lock_path, project.tree_root)
         if found is None or manifest_hash(project.manifest_path) != found[0]:
@@ -94,6 +119,7 @@ def manifest_hash(path: Path) -> str | None:
 def write_index(tree_root: Path, lock_path: Path, lock: Lockfile, scripted: set[tuple[str, str]]) -> None:
     """Record the lock as JSON for the next no-op check (best effort: a cache, never required);
     `scripted` holds the (plural, name) of packages with an install script for this OS."""
+    from strawpot.model.folders import config_path_seen
     from strawpot.model.fs import atomic_write
 
     try:
@@ -104,6 +130,7 @@ def write_index(tree_root: Path, lock_path: Path, lock: Lockfile, scripted: set[
         "format": INDEX_FORMAT,
         "lock_sha256": digest,
         "manifest_hash": lock.manifest_hash,
+        "config": list(config_path_seen()),  # where the no-op check looks for [install] min_release_age
         "packages": [
             [p.kind.plural, p.name, p.version, [[f.path, f.size, f.executable] for f in p.files],
              [t.name for t in p.tools] if p.kind is Kind.AGENT else [], (p.kind.plural, p.name) in scripted]

@@ -69,6 +69,7 @@ class Outcome:
     lock: Lockfile | None = None
     resolved: bool = False
     stale: bool = False
+    stale_because: str = ""  # " (...)": why, when strawpot.toml alone does not say (the release cooldown changed)
     lock_changed: bool = False
     lock_written: bool = False
     manifest_written: bool = False
@@ -84,6 +85,8 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     gitignored: Path | None = None  # the .gitignore this first install added `.strawpot/` to
     moved: list[SourceMove] = field(default_factory=list)  # packages the new lock has from another registry
+    # versions `[install] min_release_age` kept out of the resolution: package id -> [(version, published ms)]
+    too_young: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -108,4 +111,7 @@ class Outcome:
             "missing_tools": [t.as_dict() for t in self.missing_tools],
             "scripts": self.builds.as_dict(),
             "warnings": self.warnings,
+            "too_young": [{"kind": pid.partition(":")[0], "name": pid.partition(":")[2], "version": version,
+                           "published_at": published / 1000}
+                          for pid, found in self.too_young.items() for version, published in found],
         }

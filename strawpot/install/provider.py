@@ -34,8 +34,15 @@ class HubProvider:
         role_agents: Mapping[str, str] | None = None,
         preferred: Mapping[str, str] | None = None,
         speculate: Callable[[list[tuple[str, str, VersionInfo]]], None] | None = None,
+        min_age: float = 0.0,
+        now: float | None = None,
     ) -> None:
+        import time
+
         self.client = client
+        # `[install] min_release_age`: versions published after `cutoff` (ms since the epoch) are never candidates
+        self.cutoff = ((time.time() if now is None else now) - min_age) * 1000 if min_age > 0 else None
+        self.skipped: dict[str, dict[str, VersionInfo]] = {}  # package id -> the versions the cutoff left out
         self.role_agents = dict(role_agents or {})
         self.preferred = dict(preferred or {})  # package id -> the locked version, tried first
         self.speculate = speculate  # told [(kind, slug, version)] of the likely picks as soon as they are known
@@ -138,9 +145,9 @@ class HubProvider:
         locked = self.preferred.get(pid)
         if locked is not None:
             for info in found.versions:
-                if _same_version(info.version, locked):
+                if _same_version(info.version, locked) and not self.too_young(info):
                     return info
-        return _newest(found)
+        return _newest(found, self.too_young)
 
     def _store(self, pid: str, result: PackageVersions | HubError) -> None:
         if isinstance(result, HubError) and not isinstance(result, NotFound | OfflineMiss):
@@ -175,6 +182,9 @@ class HubProvider:
             return Unavailable(self.unavailable_reason(package, found))
         candidates = []
         for info in found.versions:
+            if self.too_young(info):
+                self.skipped.setdefault(package, {})[info.version] = info
+                continue
             try:
                 candidates.append(Candidate(Version.parse(info.version), yanked=info.yanked))
             except InvalidVersion:
@@ -204,6 +214,10 @@ class HubProvider:
         return deps
 
     # -- helpers ----------------------------------------------------------------------------------
+
+    def too_young(self, info: VersionInfo) -> bool:
+        """Published after the cooldown's cutoff (a registry that gives no publish time gives no cooldown)."""
+        return self.cutoff is not None and info.created_at is not None and info.created_at > self.cutoff
 
     def _raw_dependencies(self, package: str, info: VersionInfo, *, with_agent: bool = False) -> dict[str, str]:
         """{dependency id: specifier text} of one version; `*` in a role's roles is not a package.
@@ -252,10 +266,12 @@ class HubProvider:
         return closest(name, names)
 
 
-def _newest(found: PackageVersions) -> VersionInfo | None:
-    """The version a fresh resolution most likely picks: the highest not yanked and not a pre-release."""
+def _newest(found: PackageVersions, too_young: Callable[[VersionInfo], bool]) -> VersionInfo | None:
+    """The version a fresh resolution most likely picks: the highest not yanked, not a pre-release, not too young."""
     best: tuple[Version, VersionInfo] | None = None
     for info in found.versions:
+        if too_young(info):
+            continue
         try:
             version = Version.parse(info.version)
         except InvalidVersion:

@@ -28,6 +28,8 @@ class Resolution:
 
     lock: Lockfile
     fetched: dict[tuple[str, str], dict[str, bytes]] = field(default_factory=dict)
+    # versions `[install] min_release_age` kept out, by package id: (version, ms since the epoch published)
+    skipped: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
 
 
 def root_dependencies(entries: Iterable[ManifestEntry], *, where: str = "strawpot.toml") -> dict[str, Dependency]:
@@ -69,12 +71,15 @@ def resolve(
     speculate: Callable[[list[tuple[str, str, VersionInfo]]], None] | None = None,
     local: Mapping[str, LocalPackage] | None = None,
     previous: Lockfile | None = None,
+    min_age: float = 0.0,
 ) -> Resolution:
     """Solve the requirements against the registry and build the lock (raises ConflictError, exit 3);
     `local` packages (path sources) answer from their folders and are never fetched; `previous` (the lock
-    before) names the registry a package that is not found here came from."""
+    before) names the registry a package that is not found here came from; versions published less than `min_age`
+    seconds ago are never chosen (`Resolution.skipped` names them)."""
     preferred = {pid: str(v) for pid, v in (preferences or {}).items()}
-    provider = HubProvider(client, role_agents=role_agents, preferred=preferred, speculate=speculate)
+    provider = HubProvider(client, role_agents=role_agents, preferred=preferred, speculate=speculate,
+                           min_age=min_age)
     both = LocalProvider(provider, local or {})
     roots = root_dependencies(entries, where=where)
     asked = both.registry_roots(roots)
@@ -87,7 +92,7 @@ def resolve(
         )
     except NoSolution as exc:
         _raise_no_solution(provider, exc)
-    resolution = Resolution(Lockfile((), manifest_hash))
+    resolution = Resolution(Lockfile((), manifest_hash), skipped=_skipped(provider))
     packages = [
         locked_local(pid, both.local[pid], _edges(both, pid, version)) if pid in both.local
         else _locked_package(client, provider, pid, str(version), source, resolution.fetched)
@@ -95,6 +100,10 @@ def resolve(
     ]
     resolution.lock = Lockfile(tuple(packages), manifest_hash, generated_by=f"strawpot {__version__}")
     return resolution
+
+
+def _skipped(provider: HubProvider) -> dict[str, list[tuple[str, int]]]:
+    return {pid: [(v, info.created_at or 0) for v, info in found.items()] for pid, found in sorted(provider.skipped.items())}
 
 
 def _edges(provider: LocalProvider, pid: str, version: Version) -> dict[str, str]:
@@ -142,9 +151,11 @@ def _raise_no_solution(provider: HubProvider, exc: NoSolution) -> NoReturn:
             f"offline, and the metadata of {', '.join(map(display, offline))} is not in the cache",
             hint="run once without --offline",
         ) from None
+    young = [f"{display(pid)} {version}" for pid, found in sorted(provider.skipped.items()) for version in found]
     raise ConflictError(
         "no set of versions satisfies the requirements:\n" + humanize(explain(exc)),
-        hint="relax a specifier in strawpot.toml, or see `strawpot why KIND SLUG`",
+        hint=f"[install] min_release_age left out {', '.join(young)}, published too recently; wait, or lower the "
+             "setting" if young else "relax a specifier in strawpot.toml, or see `strawpot why KIND SLUG`",
     ) from None
 
 

@@ -135,6 +135,13 @@ class _Run:
         return self._settings
 
     @property
+    def cooldown(self) -> tuple[str, float]:
+        """`[install] min_release_age` as written ("" when not set) and in seconds."""
+        from strawpot.install.cooldown import cooldown
+
+        return cooldown(self.settings)
+
+    @property
     def env_policy(self) -> EnvPolicy:
         """What install scripts and tool hints inherit (an allow-list; never a token)."""
         from strawpot.config_files import env_policy
@@ -180,10 +187,15 @@ class _Run:
         stale = (
             previous is None
             or previous.manifest_hash != manifest.dependency_hash()
+            or previous.min_release_age != self.cooldown[0]
             or self.edit.upgrade_all
             or bool(self.edit.upgrade)
         )
         self.outcome.stale = stale
+        if stale and previous is not None and previous.manifest_hash == manifest.dependency_hash():
+            from strawpot.install.cooldown import cooldown_change
+
+            self.outcome.stale_because = cooldown_change(previous, self.settings)
         if not stale:
             assert previous is not None
             return previous
@@ -194,6 +206,7 @@ class _Run:
 
             changed = changed_path_sources(self.project.dir, previous) if previous else []
             because = f" ({noun(len(changed), 'path source')} changed since: {', '.join(changed)})" if changed else ""
+            because = self.outcome.stale_because or because
             raise LockOutdated(
                 f"{self.project.lock_path} is out of date with {self.project.manifest_path.name}{because}"
                 if previous else f"{self.project.lock_path} does not exist",
@@ -257,16 +270,18 @@ class _Run:
             resolution = resolve(
                 self.client, manifest.entries(), source=self.url, manifest_hash="", role_agents=role_agents,
                 preferences=prefs, where=str(manifest.path), speculate=self._speculator(),
-                local=local_packages(self.project.dir, manifest), previous=previous,
+                local=local_packages(self.project.dir, manifest), previous=previous, min_age=self.cooldown[1],
             )
         self.fetched = resolution.fetched
+        self.outcome.too_young = resolution.skipped
         for kind, name in sorted(self._placeholders):
             pkg = resolution.lock.get(kind, name)
             if pkg is not None:
                 manifest.set_spec(kind, name, f"^{pkg.version}")
                 self.outcome.saved.append((kind, name, f"^{pkg.version}"))
         return dataclasses.replace(resolution.lock, manifest_hash=manifest.dependency_hash(),
-                                   trust=previous.trust if previous is not None else ())
+                                   trust=previous.trust if previous is not None else (),
+                                   min_release_age=self.cooldown[0])
 
     def _speculator(self) -> Speculator | None:
         """Archive downloads that start while resolving (not for lock-only, dry or offline runs)."""

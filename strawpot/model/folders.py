@@ -31,6 +31,23 @@ def config_path() -> Path:
     return config_dir() / CONFIG_FILE
 
 
+def config_path_seen() -> tuple[str, str]:
+    """The global config file and what decided it (the variables it depends on), for a cache to keep."""
+    return str(config_path()), _config_inputs()
+
+
+def config_path_cheap(seen: tuple[str, str] | None) -> Path:
+    """The global config file without importing platformdirs when `seen` (an earlier `config_path_seen()`) was
+    decided by the same variables: for the no-op install check, which must stay cheap."""
+    if seen is not None and seen[1] == _config_inputs():
+        return Path(seen[0])
+    return config_path()
+
+
+def _config_inputs() -> str:
+    return f"{os.environ.get('STRAWPOT_CONFIG_DIR', '')}\0{os.environ.get('XDG_CONFIG_HOME', '')}\0{Path.home()}"
+
+
 def data_dir() -> Path:
     """The data folder (schedules, their history, the projects the dashboard knows): $STRAWPOT_DATA_DIR or the
     platform's."""

@@ -86,6 +86,7 @@ class Lockfile:
     generated_by: str = ""
     version: int = LOCK_VERSION
     trust: tuple[LockedTrust, ...] = ()
+    min_release_age: str = ""  # `[install] min_release_age` the resolution honoured ("": none)
 
     def __post_init__(self) -> None:
         order = {k: i for i, k in enumerate(KIND_ORDER)}
@@ -136,6 +137,8 @@ class Lockfile:
             f"generated-by = {_s(self.generated_by)}",
             f"manifest-hash = {_s(self.manifest_hash)}",
         ]
+        if self.min_release_age:
+            out.append(f"min-release-age = {_s(self.min_release_age)}")
         for pkg in self.packages:
             out += ["", "[[package]]", f"kind = {_s(pkg.kind.value)}", f"name = {_s(pkg.name)}",
                     f"version = {_s(pkg.version)}", f"source = {_s(pkg.source)}"]
@@ -213,6 +216,7 @@ def _read_v1(data: dict[str, Any]) -> Lockfile:
         generated_by=_str(data, "generated-by", default=""),
         version=1,
         trust=tuple(trust),
+        min_release_age=_duration(data, "min-release-age"),
     )
 
 
@@ -319,6 +323,17 @@ def _version(table: dict[str, Any], key: str, *, where: str = "") -> str:
     value = _str(table, key, where=where)
     if not _VERSION_RE.fullmatch(value):
         raise ValueError(f"{where}{key}: {value!r} is not a version MAJOR.MINOR.PATCH[-prerelease]")
+    return value
+
+
+def _duration(table: dict[str, Any], key: str) -> str:
+    from strawpot.model.durations import parse_duration
+
+    value = _str(table, key, default="")
+    try:
+        parse_duration(value or "0")
+    except ValueError as exc:
+        raise ValueError(f"{key}: {exc}") from None
     return value
 
 

@@ -69,6 +69,8 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         item_example='["https://strawhub.dev"]'),
     Key("registry.upstream_ttl", "number", 300.0, "seconds a mirror trusts what it fetched of a package's "
         "versions before it asks upstream again", minimum=0),
+    Key("install.min_release_age", "string", None, "how old a version must be before a resolution may choose it "
+        "(90s, 30m, 12h, 3d; recorded in strawpot.lock)"),
     Key("orchestrator.role", "string", None, "the role `strawpot start` runs"),
     Key("orchestrator.runtime", "string", None, "the agent that plays a role no other layer binds"),
     Key("policy.max_depth", "integer", 3, "how deep delegations may nest", minimum=0),

@@ -221,3 +221,18 @@ def test_every_control_character_is_escaped(tmp_path: Path) -> None:
     loaded = Lockfile.load(path).get(Kind.AGENT, "stub-agent")
     assert loaded is not None and loaded.tools[0].description == weird
     assert loaded.tools[0].install == {"linux": f"echo {weird}"}
+
+
+def test_the_release_cooldown_is_recorded_only_when_set_and_must_be_a_duration(tmp_path: Path) -> None:
+    import dataclasses
+    import tomllib
+
+    plain = _lock(_packages())
+    assert "min-release-age" not in plain.dumps() and Lockfile.from_dict(tomllib.loads(plain.dumps())).min_release_age == ""
+    cooled = dataclasses.replace(plain, min_release_age="3d")
+    assert 'min-release-age = "3d"\n' in cooled.dumps()
+    assert Lockfile.from_dict(tomllib.loads(cooled.dumps())).dumps() == cooled.dumps()
+    path = tmp_path / "strawpot.lock"
+    path.write_text(cooled.dumps().replace('"3d"', '"soon"'), encoding="utf-8")
+    with pytest.raises(LockfileError, match="malformed lockfile: min-release-age: 'soon' is not a duration"):
+        Lockfile.load(path)
