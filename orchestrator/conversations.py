@@ -16,11 +16,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.run_record import State
 from strawpot.model.errors import StrawpotError, UsageError
 
 DB_FILE = "conversations.sqlite"
 MAX_TASK_CHARS = 100_000  # a task longer than this is refused (an API answers 413)
-QUEUED, RUNNING, ENDED = "queued", "running", "ended"
+QUEUED, RUNNING, ENDED = "queued", State.RUNNING.value, "ended"  # a task's phase: waiting, its run going, over
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS projects (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
@@ -233,8 +234,8 @@ class ConversationStore:
                     "SELECT id FROM tasks WHERE conversation_id = ? AND phase = ? ORDER BY id LIMIT 1",
                     (conversation_id, QUEUED)).fetchone()
                 if row is not None:
-                    db.execute("UPDATE tasks SET phase = ?, run_id = ?, started_at = ?, state = 'running' "
-                               "WHERE id = ?", (RUNNING, run_id, time.time(), row[0]))
+                    db.execute("UPDATE tasks SET phase = ?, run_id = ?, started_at = ?, state = ? WHERE id = ?",
+                               (RUNNING, run_id, time.time(), State.RUNNING.value, row[0]))
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")

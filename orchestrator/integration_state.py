@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.integration_keys import integrations_dir
+from orchestrator.run_record import State
 from strawpot.model.fs import atomic_write, file_lock
 
 WANTED_FILE = "wanted.json"
 STATUS_FILE = "status.json"
-RUNNING, WAITING, FAILED, STOPPED = "running", "waiting", "failed", "stopped"  # waiting: to restart, after a backoff
+# An integration's process: running and failed mean what they mean of a run; waiting is to restart, after a backoff.
+RUNNING, WAITING, FAILED, STOPPED = State.RUNNING.value, "waiting", State.FAILED.value, "stopped"
 
 
 @dataclass(frozen=True)

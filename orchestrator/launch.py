@@ -405,6 +405,8 @@ class Launch:
         """Stop everything; a succeeded run's work is merged back (`self.merged` says how), any other is kept.
         `summary` is the main agent's final answer, recorded as the run's."""
         stopped = self.run.shutdown()
+        if self.server.token:  # an agent that echoes its environment must not write the secret into session.json
+            summary = summary.replace(self.server.token, "[the run's Denden token]")
         self.server.stop()
         drop_token(self.session.run_id)
         self.end_isolation(state)

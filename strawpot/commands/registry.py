@@ -1,5 +1,4 @@
-"""`strawpot registry serve|migrate|gc|reserve|token|advisory`: run the reference registry and look after its
-storage."""
+"""`strawpot registry`: run the reference registry (or a mirror of another) and look after its storage."""
 
 from __future__ import annotations
 
