@@ -6,23 +6,19 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from markupsafe import escape
-from selenium.webdriver.common.by import By
 from starlette.testclient import TestClient
 
 from dashboard.app import create_app, home_path
 from dashboard.security import COOKIE
 from tests._cli import strawpot
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
-from tests.ui._live import no_script_errors, serving, wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "registry_server" / "web"))
-from _browser import start_chromium  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 SECRET = "merge-result-secret"
@@ -104,39 +100,3 @@ def test_a_run_without_a_worktree_records_no_merge_result(repo: Path, tmp_path: 
     page = _run_page(repo, data["run_id"], tmp_path / "data")
     assert '<p id="merge-result" hidden>' in page
     assert "merge:" not in strawpot("sessions", "show", data["run_id"], cwd=repo, extra_env=IDENTITY).stdout
-
-
-def test_an_open_run_page_fills_in_the_merge_result_when_the_run_ends(tmp_path: Path) -> None:
-    """run.js redraws the worktree's state and shows the merge result from the live feed, without a reload."""
-    project = tmp_path / "project"
-    folder = project / ".strawpot" / "sessions" / "run1"
-    folder.mkdir(parents=True)
-    (project / "strawpot.toml").write_text("")
-    session: dict[str, Any] = {
-        "run_id": "run1", "role": "lead", "state": "running", "started_at": time.time(), "merge_result": "",
-        "isolation": {"kind": "worktree", "working_dir": "/w/run1", "path": "/w/run1", "branch": "strawpot/run1",
-                      "merge": "patch", "state": "active"},
-        "agents": [{"agent_id": "lead-1", "role": "lead", "agent": "stub", "parent": None, "state": "running",
-                    "started_at": time.time()}]}
-    (folder / "session.json").write_text(json.dumps(session))
-    result = "applied the session's changes to your working tree (1 file): <b>x</b>.md"
-    driver = start_chromium(tmp_path / "profile")
-    try:
-        with serving(create_app(project, SECRET, data_dir=tmp_path / "data")) as base:
-            driver.get(f"{base}{home_path(project)}runs/run1?token={SECRET}")
-            assert not driver.find_element(By.ID, "merge-result").is_displayed()
-            assert "still working in it" in driver.find_element(By.ID, "worktree").text
-            driver.execute_script("window.notReloaded = true")
-            session["agents"][0]["state"] = session["state"] = "succeeded"
-            session["isolation"]["state"], session["merge_result"] = "merged", result
-            (folder / "session.json").write_text(json.dumps(session))
-            wait_for(lambda: driver.find_element(By.ID, "merge-result").is_displayed())
-            assert driver.find_element(By.CSS_SELECTOR, "#merge-result q").text == result  # as text, inert
-            assert driver.find_element(By.ID, "worktree-state").text == "merged"
-            assert "still working in it" not in driver.find_element(By.ID, "worktree").text
-            assert driver.execute_script("return window.notReloaded") is True
-            no_script_errors(driver)
-    finally:
-        driver.quit()
-
-

@@ -107,20 +107,22 @@ def test_a_run_in_the_project_folder_says_its_files_are_not_known(repo: Path, tm
     assert re.search(r'<div id="summary" class="summary">[^<]*wrote x</div>', page)
 
 
-def test_an_open_run_page_shows_the_summary_and_files_when_the_run_ends(tmp_path: Path) -> None:
-    """run.js fills in the summary from the live feed and redraws the timeline and files, without a reload."""
+def test_an_open_run_page_shows_the_summary_merge_result_and_files_when_the_run_ends(tmp_path: Path) -> None:
+    """run.js fills in the summary and the merge result from the live feed and redraws the worktree's state, the
+    timeline and the files, without a reload."""
     project = tmp_path / "project"
     folder = project / ".strawpot" / "sessions" / "run1"
     folder.mkdir(parents=True)
     (project / "strawpot.toml").write_text("")
     session: dict[str, Any] = {
-        "run_id": "run1", "role": "lead", "state": "running", "started_at": time.time(),
+        "run_id": "run1", "role": "lead", "state": "running", "started_at": time.time(), "merge_result": "",
         "isolation": {"kind": "worktree", "working_dir": "/w/run1", "path": "/w/run1", "branch": "strawpot/run1",
                       "merge": "patch", "state": "active"},
         "agents": [{"agent_id": "lead-1", "role": "lead", "agent": "stub", "parent": None, "state": "running",
                     "started_at": time.time()}]}
     (folder / "session.json").write_text(json.dumps(session))
     summary = "Fixed it.\n<script>window.pwned = true</script><b>bold?</b>"
+    result = "applied the session's changes to your working tree (1 file): <b>x</b>.md"
     driver = start_chromium(tmp_path / "profile")
     try:
         with serving(create_app(project, SECRET, data_dir=tmp_path / "data")) as base:
@@ -128,10 +130,12 @@ def test_an_open_run_page_shows_the_summary_and_files_when_the_run_ends(tmp_path
             assert not driver.find_element(By.ID, "summary").is_displayed()
             assert "appears here when the run ends" in driver.find_element(By.ID, "summary-none").text
             assert "still working in its worktree" in driver.find_element(By.ID, "files").text
+            assert not driver.find_element(By.ID, "merge-result").is_displayed()
+            assert "still working in it" in driver.find_element(By.ID, "worktree").text
             driver.execute_script("window.notReloaded = true")
             session["agents"][0]["state"] = session["state"] = "succeeded"
             session["agents"][0]["ended_at"] = session["ended_at"] = time.time()
-            session["summary"] = summary
+            session["summary"], session["merge_result"] = summary, result
             session["isolation"].update(state="merged", files_total=1,
                                         files=[{"path": "<i>x</i>.md", "change": "added", "back": True}])
             (folder / "session.json").write_text(json.dumps(session))
@@ -141,6 +145,10 @@ def test_an_open_run_page_shows_the_summary_and_files_when_the_run_ends(tmp_path
             wait_for(lambda: driver.find_elements(By.ID, "files-table"), "the files")
             assert driver.find_element(By.CSS_SELECTOR, "#files-table code").text == "<i>x</i>.md"
             assert driver.find_elements(By.CSS_SELECTOR, "#timeline rect.state-succeeded")
+            wait_for(lambda: driver.find_element(By.ID, "merge-result").is_displayed(), "the merge result")
+            assert driver.find_element(By.CSS_SELECTOR, "#merge-result q").text == result  # as text, inert
+            assert driver.find_element(By.ID, "worktree-state").text == "merged"
+            assert "still working in it" not in driver.find_element(By.ID, "worktree").text
             assert driver.execute_script("return window.notReloaded") is True
             assert driver.execute_script("return window.pwned") is None
             no_script_errors(driver)
