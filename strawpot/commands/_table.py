@@ -32,6 +32,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     'init': ('packages', 'Create a commented strawpot.toml here (refused if one exists).'),
     'install': ('packages',
         'Install packages and their dependencies, and record them in strawpot.toml and strawpot.lock.'),
+    'keys': ('publishing',
+        'Publisher keys: publishes are signed with yours ($STRAWPOT_SIGNING_KEY, or the key file in the '
+        'config folder).'),
     'list': ('packages', 'List installed packages with their versions and whether they match strawpot.lock.'),
     'lock': ('packages',
         'Resolve the requirements in strawpot.toml and write strawpot.lock (locked versions are kept).'),

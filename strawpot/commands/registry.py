@@ -73,9 +73,11 @@ def command() -> None:
 @click.option("--allow-ranges/--no-allow-ranges", default=None,
               help="Take dependency ranges (^1.0, >=1) in published packages, which StrawHub refuses (default: "
                    "[registry] allow_ranges, off: only 'slug', 'slug==X.Y.Z' and '*').")
+@click.option("--require-signatures/--no-require-signatures", default=None,
+              help="Refuse publishes without a signed statement (default: [registry] require_signatures, off).")
 def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None,
           rate_limit: float, workers: int, access_log: bool, quiet: bool, public_url: str | None,
-          allow_ranges: bool | None) -> None:
+          allow_ranges: bool | None, require_signatures: bool | None) -> None:
     """Serve the registry until interrupted (Ctrl-C stops it cleanly, exit 0); prints its URL on stderr once
     listening, then only problems (--access-log: a line per request too).
 
@@ -86,12 +88,14 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
 
     spec = _spec(data_dir, database, blobs, s3_endpoint)
     public = _public_url(public_url)
-    ranges = bool(_serve_settings(allow_ranges=allow_ranges).get("registry.allow_ranges"))
+    settings = _serve_settings(allow_ranges=allow_ranges, require_signatures=require_signatures)
+    ranges = bool(settings.get("registry.allow_ranges"))
     bound_socket(host, port).close()  # before the data folder is created: a busy port leaves nothing behind
     _open_storage(spec).close()
     try:
         run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=access_log and not quiet,
-            public_url=public, allow_ranges=ranges)
+            public_url=public, allow_ranges=ranges,
+            require_signatures=bool(settings.get("registry.require_signatures")))
     except KeyboardInterrupt:  # uvicorn shut down gracefully, then re-raised the signal it caught
         click.echo("registry stopped", err=True)
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start; 3 means "resolution conflict" here
@@ -100,12 +104,14 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
         raise StrawpotError(f"the registry could not start on {host}:{port} (see the message above)") from None
 
 
-def _serve_settings(*, public_url: str | None = None, allow_ranges: bool | None = None) -> Settings:
+def _serve_settings(*, public_url: str | None = None, allow_ranges: bool | None = None,
+                    require_signatures: bool | None = None) -> Settings:
     """The settings `registry serve` reads (the global config, env and its flags; no project file)."""
     from strawpot.config_files import load_settings
 
     return load_settings(None, {"registry.public_url": ("--public-url", public_url),
-                                "registry.allow_ranges": ("--allow-ranges", allow_ranges)})
+                                "registry.allow_ranges": ("--allow-ranges", allow_ranges),
+                                "registry.require_signatures": ("--require-signatures", require_signatures)})
 
 
 def _public_url(flag: str | None) -> str | None:

@@ -64,6 +64,8 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         "the address `strawpot registry serve` names in its pages (never taken from a request's Host header)"),
     Key("registry.allow_ranges", "boolean", False, "whether `strawpot registry serve` takes published dependency "
         "ranges (^1.0, >=1), which StrawHub's grammar (slug, slug==X.Y.Z, *) refuses"),
+    Key("registry.require_signatures", "boolean", False, "whether `strawpot registry serve` refuses publishes "
+        "without a signed statement"),
     Key("orchestrator.role", "string", None, "the role `strawpot start` runs"),
     Key("orchestrator.runtime", "string", None, "the agent that plays a role no other layer binds"),
     Key("policy.max_depth", "integer", 3, "how deep delegations may nest", minimum=0),

@@ -1,0 +1,86 @@
+"""The transparency log's endpoints: the signed tree head, entries, inclusion and consistency proofs.
+
+The registry's own Ed25519 key signs each tree head; it is made on first start and kept in the database (one
+winner when several workers start at once), so every worker signs with the same key. docs/registry-api.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from registry_server.errors import ApiError
+from registry_server.requests import int_param
+from registry_server.state import registry
+from registry_server.storage.base import Storage
+from strawpot.model import merkle
+from strawpot.model.provenance import canonical, key_id, load_private, private_b64, public_b64
+
+MAX_ENTRIES = 1000
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def log_key(storage: Storage) -> Ed25519PrivateKey:
+    return load_private(storage.registry_key(lambda: private_b64(Ed25519PrivateKey.generate())), "the registry database")
+
+
+def signed_head(storage: Storage) -> dict[str, object]:
+    """{size, rootHash, time, keyId, publicKey, signature}: the signature covers canonical {rootHash, size, time}."""
+    key = log_key(storage)
+    size = storage.log_size()
+    root = merkle.root(storage.log_leaves(size)).hex()
+    head = {"size": size, "rootHash": root, "time": int(time.time() * 1000)}
+    signature = base64.b64encode(key.sign(canonical(head))).decode()
+    return {**head, "keyId": key_id(key.public_key()), "publicKey": public_b64(key), "signature": signature}
+
+
+async def head(request: Request) -> JSONResponse:
+    return JSONResponse(await run_in_threadpool(signed_head, registry(request).storage), headers=_NO_STORE)
+
+
+def _size(storage: Storage, request: Request, name: str) -> int:
+    current = storage.log_size()
+    size = int_param(request, name, current, -1, 1 << 62)
+    if not 0 <= size <= current:
+        raise ApiError(400, f"{name}={size} is outside the log, whose size is {current}")
+    return size
+
+
+async def entries(request: Request) -> JSONResponse:
+    storage = registry(request).storage
+    start = int_param(request, "start", 0, 0, 1 << 62)
+    end = int_param(request, "end", start + MAX_ENTRIES, 0, 1 << 62)
+    texts = await run_in_threadpool(storage.log_entries, start, min(end, start + MAX_ENTRIES))
+    return JSONResponse({"start": start, "entries": texts})
+
+
+def _inclusion(storage: Storage, request: Request) -> dict[str, object]:
+    size = _size(storage, request, "size")
+    index = int_param(request, "index", -1, -1, 1 << 62)
+    if not 0 <= index < size:
+        raise ApiError(400, f"index={index} is outside a tree of size {size}")
+    leaves = storage.log_leaves(size)
+    return {"index": index, "size": size, "leafHash": leaves[index].hex(),
+            "proof": [p.hex() for p in merkle.inclusion_proof(index, leaves)]}
+
+
+def _consistency(storage: Storage, request: Request) -> dict[str, object]:
+    second = _size(storage, request, "second")
+    first = int_param(request, "first", -1, -1, 1 << 62)
+    if not 0 <= first <= second:
+        raise ApiError(400, f"first={first} must be between 0 and second={second}")
+    return {"first": first, "second": second,
+            "proof": [p.hex() for p in merkle.consistency_proof(first, storage.log_leaves(second))]}
+
+
+async def inclusion(request: Request) -> JSONResponse:
+    return JSONResponse(await run_in_threadpool(_inclusion, registry(request).storage, request))
+
+
+async def consistency(request: Request) -> JSONResponse:
+    return JSONResponse(await run_in_threadpool(_consistency, registry(request).storage, request))
