@@ -160,3 +160,7 @@ class HubClient(MetadataRequests, ArchiveRequests):
 
     def log_consistency(self, first: int, second: int) -> dict[str, Any]:
         return self._get_json(f"{API}/log/proof/consistency", {"first": first, "second": second})
+
+    def log_proofs(self, size: int, indexes: list[int]) -> dict[str, Any]:
+        """`{size, entries: [{index, entry, proof}]}`: several inclusion proofs in one request."""
+        return self._call("POST", f"{API}/log/proofs", self._json, json_body={"size": size, "indexes": indexes})

@@ -73,6 +73,7 @@ def _routes(with_closure: bool) -> list[Route]:
         Route(f"{API}/log/entries", transparency.entries, methods=["GET"]),
         Route(f"{API}/log/proof/inclusion", transparency.inclusion, methods=["GET"]),
         Route(f"{API}/log/proof/consistency", transparency.consistency, methods=["GET"]),
+        Route(f"{API}/log/proofs", transparency.proofs, methods=["POST"]),
         Route(kinds, packages.list_packages, methods=["GET"]),
         Route(kinds, publish.publish, methods=["POST"]),
         Route(pkg, packages.detail, methods=["GET"]),

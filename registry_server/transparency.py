@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from registry_server.errors import ApiError
-from registry_server.requests import int_param
+from registry_server.requests import int_param, json_body
 from registry_server.state import registry
 from registry_server.storage.base import Storage
 from strawpot.model import merkle
@@ -84,3 +84,29 @@ async def inclusion(request: Request) -> JSONResponse:
 
 async def consistency(request: Request) -> JSONResponse:
     return JSONResponse(await run_in_threadpool(_consistency, registry(request).storage, request))
+
+
+def _proofs(storage: Storage, size: int, indexes: list[int]) -> dict[str, object]:
+    current = storage.log_size()
+    if not 0 <= size <= current:
+        raise ApiError(400, f"size={size} is outside the log, whose size is {current}")
+    bad = [i for i in indexes if not 0 <= i < size]
+    if bad:
+        raise ApiError(400, f"index {bad[0]} is outside a tree of size {size}")
+    leaves = storage.log_leaves(size)
+    out = []
+    for index in sorted(set(indexes)):
+        (text,) = storage.log_entries(index, index + 1)
+        out.append({"index": index, "entry": text, "proof": [p.hex() for p in merkle.inclusion_proof(index, leaves)]})
+    return {"size": size, "entries": out}
+
+
+async def proofs(request: Request) -> JSONResponse:
+    """`POST /log/proofs {size, indexes}`: each entry's text and inclusion proof in one answer (an install's batch)."""
+    body = await json_body(request)
+    size, indexes = body.get("size"), body.get("indexes")
+    if not isinstance(size, int) or not isinstance(indexes, list) or not all(isinstance(i, int) for i in indexes):
+        raise ApiError(400, "send {\"size\": N, \"indexes\": [i, ...]} (integers)")
+    if len(indexes) > MAX_ENTRIES:
+        raise ApiError(400, f"at most {MAX_ENTRIES} indexes per request, got {len(indexes)}")
+    return JSONResponse(await run_in_threadpool(_proofs, registry(request).storage, size, indexes))

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from strawpot.install.background import Speculator
     from strawpot.install.build import Builder, ScriptSettings
     from strawpot.install.prepare import Prepared
+    from strawpot.install.resolve import Resolution
     from strawpot.install.trust import TrustPolicy
     from strawpot.model.child_env import EnvPolicy
     from strawpot.model.lockfile import LockedPackage
@@ -260,6 +261,8 @@ class _Run:
                 local=local_packages(self.project.dir, manifest), previous=previous,
             )
         self.fetched = resolution.fetched
+        if not self.options.offline:
+            resolution.lock = self._provenance(resolution, previous)
         for kind, name in sorted(self._placeholders):
             pkg = resolution.lock.get(kind, name)
             if pkg is not None:
@@ -267,6 +270,14 @@ class _Run:
                 self.outcome.saved.append((kind, name, f"^{pkg.version}"))
         return dataclasses.replace(resolution.lock, manifest_hash=manifest.dependency_hash(),
                                    trust=previous.trust if previous is not None else ())
+
+    def _provenance(self, resolution: Resolution, previous: Lockfile | None) -> Lockfile:
+        """Signers and log indexes checked against the registry's log (strawpot/install/provenance.py)."""
+        from strawpot.config_files import cache_dir
+        from strawpot.install.provenance import Policy, verify_lock
+
+        policy = Policy(bool(self.settings.get("install.require_signatures")), self.settings.get("install.log_key"))
+        return verify_lock(self.client, self.url, resolution.lock, resolution.infos, previous, cache_dir(), policy)
 
     def _speculator(self) -> Speculator | None:
         """Archive downloads that start while resolving (not for lock-only, dry or offline runs)."""

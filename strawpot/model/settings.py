@@ -64,6 +64,10 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         "the address `strawpot registry serve` names in its pages (never taken from a request's Host header)"),
     Key("registry.allow_ranges", "boolean", False, "whether `strawpot registry serve` takes published dependency "
         "ranges (^1.0, >=1), which StrawHub's grammar (slug, slug==X.Y.Z, *) refuses"),
+    Key("install.require_signatures", "boolean", False, "whether install refuses packages without a signed publish "
+        "statement"),
+    Key("install.log_key", "string", None, "the registry transparency log's public key (base64), pinned instead of "
+        "learnt on first use"),
     Key("registry.require_signatures", "boolean", False, "whether `strawpot registry serve` refuses publishes "
         "without a signed statement"),
     Key("orchestrator.role", "string", None, "the role `strawpot start` runs"),
