@@ -161,6 +161,8 @@ class HubClient(MetadataRequests, ArchiveRequests):
     def log_consistency(self, first: int, second: int) -> dict[str, Any]:
         return self._get_json(f"{API}/log/proof/consistency", {"first": first, "second": second})
 
-    def log_proofs(self, size: int, indexes: list[int]) -> dict[str, Any]:
-        """`{size, entries: [{index, entry, proof}]}`: several inclusion proofs in one request."""
-        return self._call("POST", f"{API}/log/proofs", self._json, json_body={"size": size, "indexes": indexes})
+    def log_proofs(self, size: int | None, indexes: list[int]) -> dict[str, Any]:
+        """`{size, entries: [{index, entry, proof}]}`: several inclusion proofs in one request; with `size` None, at
+        the current tree head, which the answer carries as `head` (one round trip for both)."""
+        body: dict[str, Any] = {"indexes": indexes} if size is None else {"size": size, "indexes": indexes}
+        return self._call("POST", f"{API}/log/proofs", self._json, json_body=body)

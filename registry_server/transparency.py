@@ -101,12 +101,24 @@ def _proofs(storage: Storage, size: int, indexes: list[int]) -> dict[str, object
     return {"size": size, "entries": out}
 
 
+def _head_and_proofs(storage: Storage, indexes: list[int]) -> dict[str, object]:
+    head = signed_head(storage)
+    size = head["size"]
+    assert isinstance(size, int)
+    return {**_proofs(storage, size, indexes), "head": head}
+
+
 async def proofs(request: Request) -> JSONResponse:
-    """`POST /log/proofs {size, indexes}`: each entry's text and inclusion proof in one answer (an install's batch)."""
+    """`POST /log/proofs {size?, indexes}`: each entry's text and inclusion proof in one answer (an install's
+    batch); without `size`, at the current signed head, which the answer carries as `head`."""
     body = await json_body(request)
     size, indexes = body.get("size"), body.get("indexes")
-    if not isinstance(size, int) or not isinstance(indexes, list) or not all(isinstance(i, int) for i in indexes):
-        raise ApiError(400, "send {\"size\": N, \"indexes\": [i, ...]} (integers)")
+    if (size is not None and not isinstance(size, int)) or not isinstance(indexes, list) \
+            or not all(isinstance(i, int) for i in indexes):
+        raise ApiError(400, "send {\"size\": N, \"indexes\": [i, ...]} (integers; size optional)")
     if len(indexes) > MAX_ENTRIES:
         raise ApiError(400, f"at most {MAX_ENTRIES} indexes per request, got {len(indexes)}")
-    return JSONResponse(await run_in_threadpool(_proofs, registry(request).storage, size, indexes))
+    storage = registry(request).storage
+    if size is None:
+        return JSONResponse(await run_in_threadpool(_head_and_proofs, storage, indexes), headers=_NO_STORE)
+    return JSONResponse(await run_in_threadpool(_proofs, storage, size, indexes))

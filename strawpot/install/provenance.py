@@ -12,7 +12,8 @@ import base64
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,8 +52,7 @@ def _read_state(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _head(client: HubClient, url: str, pinned: str | None) -> tuple[int, bytes, str]:
-    head = client.log_head()
+def _head(head: Any, url: str, pinned: str | None) -> tuple[int, bytes, str]:
     try:
         size, root, public = int(head["size"]), bytes.fromhex(str(head["rootHash"])), str(head["publicKey"])
         body = canonical({"rootHash": head["rootHash"], "size": size, "time": head["time"]})
@@ -88,13 +88,16 @@ def verify_lock(client: HubClient, url: str, lock: Lockfile, infos: Mapping[tupl
     path = state_path(cache, url)
     seen = _read_state(path)
     pinned = policy.log_key or (seen or {}).get("publicKey")
-    size, root, public = _head(client, url, pinned if isinstance(pinned, str) else None)
+    # the publishers' keys travel beside the one request for the head, the entries and their proofs
+    keys = {name: client.submit(client.user_keys, name) for name in _publishers(infos.values())}
+    indexes = sorted({int(infos[(p.kind.value, p.name)].log_index or 0) for p in logged})
+    answer = client.log_proofs(None, indexes)
+    size, root, public = _head(answer.get("head"), url, pinned if isinstance(pinned, str) else None)
+    if answer.get("size") != size:
+        raise _fail(url, f"the proofs are for a tree of size {answer.get('size')}, not the signed {size}")
     if seen is not None and seen.get("publicKey") == public:
         _consistent(client, url, seen, size, root)
-    indexes = sorted({int(infos[(p.kind.value, p.name)].log_index or 0) for p in logged})
-    answer = client.log_proofs(size, indexes)
     entries = {int(e["index"]): e for e in answer.get("entries", []) if isinstance(e, dict)}
-    keys: dict[str, dict[str, str]] = {}
     updated = []
     for pkg in lock.packages:
         info = infos.get((pkg.kind.value, pkg.name))
@@ -112,8 +115,20 @@ def verify_lock(client: HubClient, url: str, lock: Lockfile, infos: Mapping[tupl
 _WORDS = {"archiveSha256": "archive sha256", "keyId": "signing key", "statementSha256": "statement sha256"}
 
 
+def _publishers(infos: Iterable[VersionInfo]) -> set[str]:
+    """The publishers the signed statements name (a malformed one is refused later, in `_check`)."""
+    names = set()
+    for info in infos:
+        if info.provenance is not None:
+            try:
+                names.add(str(json.loads(info.provenance.statement)["publisher"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+    return names
+
+
 def _check(client: HubClient, url: str, pkg: LockedPackage, info: VersionInfo, entries: dict[int, Any],
-           size: int, root: bytes, keys: dict[str, dict[str, str]]) -> LockedSigner | None:
+           size: int, root: bytes, keys: Mapping[str, Future[dict[str, Any]]]) -> LockedSigner | None:
     what = f"{pkg.kind.value} {pkg.name} {pkg.version}"
     if info.log_index is None:
         raise _fail(url, f"{what} has no log entry")
@@ -142,10 +157,9 @@ def _check(client: HubClient, url: str, pkg: LockedPackage, info: VersionInfo, e
                 pkg.kind.value, pkg.name, pkg.version, pkg.archive_sha256):
             raise BadSignature("the statement names another version or archive")
         publisher = str(body["publisher"])
-        if publisher not in keys:
-            listed = client.user_keys(publisher).get("keys", [])
-            keys[publisher] = {str(k["keyId"]): str(k["publicKey"]) for k in listed if isinstance(k, dict)}
-        public = keys[publisher].get(prov.key_id)
+        listed = keys[publisher].result().get("keys", []) if publisher in keys else []
+        public = next((str(k["publicKey"]) for k in listed if isinstance(k, dict) and k.get("keyId") == prov.key_id),
+                      None)
         if public is None:
             raise BadSignature(f"the key {prov.key_id} is not registered to {publisher}")
         verify(public, prov.statement, prov.signature)

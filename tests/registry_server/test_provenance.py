@@ -172,3 +172,19 @@ def test_the_package_page_shows_who_signed_a_version_and_its_log_index(api: Api)
     assert ">#1</a>" in signed and '<span class="signed">signed</span> <span class="log-index">log #1</span>' in signed
     unsigned = api.client.get("/skills/s", headers=browser).text
     assert "Version 1.1.0 is unsigned · transparency log entry" in unsigned and ">#2</a>" in unsigned
+
+
+def test_one_request_gives_the_signed_head_the_entries_and_their_proofs(api: Api) -> None:
+    key = register(api)
+    for n in range(3):
+        api.ok("skill", skill("s", f"1.{n}.0"), **signed_fields(key, skill("s", f"1.{n}.0"), "s", f"1.{n}.0"))
+    answer = api.client.post("/api/v1/log/proofs", json={"indexes": [3, 1]}).json()
+    head = answer["head"]
+    assert answer["size"] == head["size"] == 4 and [e["index"] for e in answer["entries"]] == [1, 3]
+    for found in answer["entries"]:
+        merkle.check_inclusion(found["index"], 4, merkle.leaf_hash(found["entry"].encode()),
+                               [bytes.fromhex(p) for p in found["proof"]], bytes.fromhex(head["rootHash"]))
+    older = api.client.post("/api/v1/log/proofs", json={"size": 2, "indexes": [1]}).json()
+    assert "head" not in older and older["size"] == 2
+    bad = api.client.post("/api/v1/log/proofs", json={"size": 2, "indexes": [2]})
+    assert bad.status_code == 400 and "outside a tree of size 2" in bad.json()["error"]
