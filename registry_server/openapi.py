@@ -188,7 +188,7 @@ _PATHS: dict[str, Any] = {
         _param("index", "query", "leaf index", required=True, schema="integer"),
         _param("size", "query", "tree size (default: current)", schema="integer")])},
     "/api/v1/log/proofs": {"post": _op("entries and inclusion proofs of several indexes at one size", _json("proofs"),
-                                       400, body=_json_body({"size": "integer", "indexes": "array"}, ["size", "indexes"]))},
+                                       400, body=_json_body({"size": "integer", "indexes": "array"}, ["indexes"]))},
     "/api/v1/log/proof/consistency": {"get": _op("RFC 6962 consistency proof", _json("proof"), 400, params=[
         _param("first", "query", "older tree size", required=True, schema="integer"),
         _param("second", "query", "newer tree size (default: current)", schema="integer")])},
