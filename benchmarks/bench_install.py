@@ -35,10 +35,12 @@ from tests._proxy import LoopbackProxy  # noqa: E402
 BIN = Path(sys.executable).parent
 
 
-def publish_graph(url: str, token: str, workdir: Path, total: int) -> str:
+def publish_graph(url: str, token: str, workdir: Path, total: int, *, signed: bool = False) -> str:
     """A role whose closure is `total` packages: role → 10 skills → the rest spread under them.
 
-    Dependencies are plain slugs so strawhub 0.1.54 can resolve them too. Returns the role's slug.
+    Dependencies are plain slugs so strawhub 0.1.54 can resolve them too; `signed`: each publish carries a
+    statement signed by a key registered first (installs then check every signature and inclusion proof).
+    Returns the role's slug.
     """
     from hub_client import HubClient
     from strawpot.publishing.prepare import prepare_upload
@@ -50,6 +52,8 @@ def publish_graph(url: str, token: str, workdir: Path, total: int) -> str:
         children[top[i % len(top)]].append(slug)
     order = rest + top  # leaves first: publishing checks that dependencies exist
     with HubClient(url, token=token) as client:
+        if signed:
+            client = _Signing(client, client.whoami()["handle"], workdir)
         for slug in order:
             deps = "".join(f"\n        - {d}" for d in children[slug])
             meta = f"\nmetadata:\n  strawpot:\n    dependencies:{deps}" if deps else ""
@@ -65,12 +69,35 @@ def publish_graph(url: str, token: str, workdir: Path, total: int) -> str:
     return "bench-role"
 
 
+class _Signing:
+    """A client whose publishes are signed with a key it generates and registers (`--signed`)."""
+
+    def __init__(self, client, handle: str, workdir: Path) -> None:  # noqa: ANN001
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        from strawpot.model.provenance import public_b64
+
+        self.client, self.handle, self.workdir = client, handle, workdir
+        self.key = Ed25519PrivateKey.generate()
+        client.register_key(public_b64(self.key))
+
+    def publish(self, kind: str, fields: dict[str, str], files: list[tuple[str, bytes]]) -> object:
+        return self.client.publish(kind, fields, files)
+
+    def sign(self, upload) -> None:  # noqa: ANN001
+        from strawpot.publishing.keys import sign_upload
+
+        upload.fields.update(sign_upload(self.key, upload, self.handle, self.workdir))
+
+
 def _publish(client, prepare_upload, folder: Path, main: str, text: str, extra: dict[str, bytes]) -> None:  # noqa: ANN001
     folder.mkdir(parents=True)
     (folder / main).write_text(text, encoding="utf-8")
     for name, data in extra.items():
         (folder / name).write_bytes(data)
     upload = prepare_upload(folder)
+    if isinstance(client, _Signing):
+        client.sign(upload)
     client.publish(upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files])
 
 
@@ -141,6 +168,8 @@ def main() -> None:
     parser.add_argument("--packages", type=int, default=100, help="packages in the role's closure (with the role)")
     parser.add_argument("--delay-ms", type=float, default=50.0, help="latency the proxy adds to every request")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tool and setting (the median is shown)")
+    parser.add_argument("--signed", action="store_true",
+                        help="publish every package signed (issue 40): installs check each signature and proof")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     parser.add_argument("--baseline", type=Path, metavar="DIR",
                         help="another strawpot checkout with its own .venv, run in turn with this one (before/after)")
@@ -159,7 +188,7 @@ def main() -> None:
         (scratch / "registry").mkdir()
         with start_registry(scratch / "registry") as live:
             t0 = time.perf_counter()
-            role = publish_graph(live.url, live.token, scratch / "packages", args.packages)
+            role = publish_graph(live.url, live.token, scratch / "packages", args.packages, signed=args.signed)
             print(f"published {args.packages} packages to {live.url} in {time.perf_counter() - t0:.1f}s")
             results: dict[str, dict[str, list[float]]] = {}
             with LoopbackProxy(live.url, delay=args.delay_ms / 1000) as proxy:

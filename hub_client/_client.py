@@ -149,3 +149,34 @@ class HubClient(MetadataRequests, ArchiveRequests):
         check_slug(slug)
         path = f"{API}/{plural}/{slug}/versions/{quote(check_version(version), safe='')}/yank"
         return self._call("POST", path, self._json, json_body={"yanked": yanked})
+
+    # -- publisher keys and the transparency log (docs/registry-api.md) ------------------------------
+
+    def register_key(self, public_key: str) -> dict[str, Any]:
+        """Add a base64 Ed25519 public key to the token's account."""
+        return self._call("POST", f"{API}/keys", self._json, json_body={"publicKey": public_key})
+
+    def revoke_key(self, key_id: str) -> dict[str, Any]:
+        return self._call("POST", f"{API}/keys/revoke", self._json, json_body={"keyId": key_id})
+
+    def user_keys(self, handle: str) -> dict[str, Any]:
+        """`{handle, keys: [...]}`, revoked keys included."""
+        return self._get_json(f"{API}/users/{quote(handle, safe='')}/keys")
+
+    def log_head(self) -> dict[str, Any]:
+        return self._get_json(f"{API}/log/head")
+
+    def log_entries(self, start: int, end: int) -> dict[str, Any]:
+        return self._get_json(f"{API}/log/entries", {"start": start, "end": end})
+
+    def log_inclusion(self, index: int, size: int) -> dict[str, Any]:
+        return self._get_json(f"{API}/log/proof/inclusion", {"index": index, "size": size})
+
+    def log_consistency(self, first: int, second: int) -> dict[str, Any]:
+        return self._get_json(f"{API}/log/proof/consistency", {"first": first, "second": second})
+
+    def log_proofs(self, size: int | None, indexes: list[int]) -> dict[str, Any]:
+        """`{size, entries: [{index, entry, proof}]}`: several inclusion proofs in one request; with `size` None, at
+        the current tree head, which the answer carries as `head` (one round trip for both)."""
+        body: dict[str, Any] = {"indexes": indexes} if size is None else {"size": size, "indexes": indexes}
+        return self._call("POST", f"{API}/log/proofs", self._json, json_body=body)

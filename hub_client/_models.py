@@ -168,6 +168,22 @@ class FileInfo:
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """A version's signed statement as the registry serves it (checked by strawpot/install/provenance.py)."""
+
+    statement: str
+    signature: str
+    key_id: str
+
+    @classmethod
+    def from_json(cls, data: object) -> Provenance | None:
+        if data is None:
+            return None
+        obj = _object(data, "provenance")
+        return cls(_get(obj, "statement", str), _get(obj, "signature", str), _get(obj, "keyId", str))
+
+
+@dataclass(frozen=True)
 class VersionInfo:
     """One published version: what the resolver needs (dependencies) and what the lockfile records."""
 
@@ -180,6 +196,8 @@ class VersionInfo:
     files: tuple[FileInfo, ...] = ()
     yanked: bool = False
     created_at: int | None = None
+    log_index: int | None = None  # the publish's index in the registry's transparency log
+    provenance: Provenance | None = None  # the signed publish statement, when the version was signed
 
     @classmethod
     def from_json(cls, data: object) -> VersionInfo:
@@ -195,6 +213,8 @@ class VersionInfo:
             files=tuple(FileInfo.from_json(f) for f in _get(obj, "files", list, optional=True) or ()),
             yanked=bool(_get(obj, "yanked", bool, optional=True)),
             created_at=_millis(obj.get("createdAt")),
+            log_index=_get(obj, "logIndex", int, optional=True),
+            provenance=Provenance.from_json(obj.get("provenance")),
         )
 
 

@@ -11,7 +11,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from registry_server import account, advisories, batch, bundle, closure, packages, publish, resolve, web
+from registry_server import (
+    account,
+    advisories,
+    batch,
+    bundle,
+    closure,
+    keys,
+    packages,
+    publish,
+    resolve,
+    transparency,
+    web,
+)
 from registry_server.budget import ARCHIVES_BUDGET
 from registry_server.closure import MAX_CLOSURE
 from registry_server.errors import ApiError, error_response
@@ -58,6 +70,14 @@ def _routes(with_closure: bool) -> list[Route]:
         Route(f"{API}/stars/toggle", account.toggle_star, methods=["POST"]),
         Route(f"{API}/admin/set-role", account.set_role, methods=["POST"]),
         Route(f"{API}/admin/ban-user", account.ban_user, methods=["POST"]),
+        Route(f"{API}/keys", keys.register, methods=["POST"]),
+        Route(f"{API}/keys/revoke", keys.revoke, methods=["POST"]),
+        Route(f"{API}/users/{{handle}}/keys", keys.list_keys, methods=["GET"]),
+        Route(f"{API}/log/head", transparency.head, methods=["GET"]),
+        Route(f"{API}/log/entries", transparency.entries, methods=["GET"]),
+        Route(f"{API}/log/proof/inclusion", transparency.inclusion, methods=["GET"]),
+        Route(f"{API}/log/proof/consistency", transparency.consistency, methods=["GET"]),
+        Route(f"{API}/log/proofs", transparency.proofs, methods=["POST"]),
         Route(kinds, packages.list_packages, methods=["GET"]),
         Route(kinds, publish.publish, methods=["POST"]),
         Route(pkg, packages.detail, methods=["GET"]),
@@ -104,6 +124,7 @@ def create_app(
     closure_limit: int = MAX_CLOSURE,
     public_url: str | None = None,
     allow_ranges: bool = False,
+    require_signatures: bool = False,
 ) -> Starlette:
     """The registry as an ASGI app over `storage`; `rate_limit` requests/s per client address (0 = off).
 
@@ -116,6 +137,7 @@ def create_app(
     is the most packages one closure answer visits. `public_url` is the address the pages name in their install
     hints (never taken from a request's Host header); None leaves the hint out. `allow_ranges` lets a publish carry
     dependency ranges, which StrawHub's grammar (`slug`, `slug==X.Y.Z`, `*`) refuses.
+    `require_signatures` refuses publishes without a signed statement.
     """
     middleware = [  # outermost first: every early answer, a 429 included, passes the request limits' close
         Middleware(NoSniff),
@@ -134,7 +156,8 @@ def create_app(
     )
     app.router.redirect_slashes = False
     app.state.registry = Registry(storage, slot_wait=slot_wait, upload_budget=upload_budget,
-                                  archives_budget=archives_budget, allow_ranges=allow_ranges)
+                                  archives_budget=archives_budget, allow_ranges=allow_ranges,
+                                  require_signatures=require_signatures)
     if isinstance(storage, MirrorStorage):
         storage.forget_cached = app.state.registry.changed
     app.state.site = web.Site(app.state.registry)

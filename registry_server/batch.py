@@ -28,7 +28,7 @@ from strawpot.model.package import MAX_FILES
 from strawpot.model.plural import count
 
 if TYPE_CHECKING:
-    from registry_server.storage.base import PackageRecord
+    from registry_server.storage.base import KeyRecord, PackageRecord
 
 MAX_BATCH = 50
 """The most packages one batch publishes."""
@@ -44,7 +44,8 @@ async def batch(request: Request) -> JSONResponse:
     reg = registry(request)
     user = await run_in_threadpool(bearer_user, reg.storage, request.headers.get("authorization"))
     news = await received(request, user,
-                          lambda upload: prepare_batch(reg.storage, user, upload, allow_ranges=reg.allow_ranges),
+                          lambda upload: prepare_batch(reg.storage, user, upload, allow_ranges=reg.allow_ranges,
+                                                                 require_signatures=reg.require_signatures),
                           max_total=MAX_BATCH_BYTES, max_parts=_MAX_PARTS, batch=True)
     try:
         with publish_errors():
@@ -117,9 +118,12 @@ class _WithPending:
     def put_blob(self, data: bytes) -> str:
         return self._storage.put_blob(data)
 
+    def key(self, key_id: str) -> KeyRecord | None:
+        return self._storage.key(key_id)
+
 
 def prepare_batch(storage: Storage, user: User, upload: Upload, *,
-                  allow_ranges: bool = False) -> Sequence[NewVersion]:
+                  allow_ranges: bool = False, require_signatures: bool = False) -> Sequence[NewVersion]:
     """Check every member as a single publish is checked (every problem of every member in one 400), then
     store their blobs; nothing is visible until `Storage.publish_batch` commits them together."""
     members = split(upload)
@@ -135,7 +139,7 @@ def prepare_batch(storage: Storage, user: User, upload: Upload, *,
         others = {(k, s): v for k, s, v in named if (k, s) != (kind, slug) and s and v}
         try:
             news.append(prepare(cast(Storage, _WithPending(storage, others)), kind, user, member,
-                                allow_ranges=allow_ranges))
+                                allow_ranges=allow_ranges, require_signatures=require_signatures))
         except ApiError as exc:
             if exc.status != 400:
                 raise

@@ -57,6 +57,8 @@ _PUBLISH_BODY = {"required": True, "content": {"multipart/form-data": {"schema":
         "slug": {"type": "string"}, "version": {"type": "string"}, "changelog": {"type": "string"},
         "displayName": {"type": "string"}, "customTags": {"type": "string", "description": "comma-separated"},
         "dependencies": {"type": "string", "description": "JSON: {\"skills\": [...], \"roles\": [...]}"},
+        "statement": {"type": "string", "description": "signed publish statement (canonical JSON)"},
+        "signature": {"type": "string"}, "keyId": {"type": "string"}, "allowUnsigned": {"type": "string"},
         "files": {"type": "array", "items": {"type": "string", "format": "binary"},
                   "description": "one part per file, filename = relative POSIX path; the files a package names "
                                  "in metadata.strawpot.bin are stored executable"},
@@ -175,6 +177,27 @@ _PATHS: dict[str, Any] = {
         "post": _op("ban or unban a user (admin)", _json("ban state"), 400, 401, 403, 404, auth=True,
                     body=_json_body({"handle": "string", "blocked": "boolean", "reason": "string"}, ["handle"])),
     },
+    "/api/v1/keys": {
+        "post": _op("register an Ed25519 publisher key (base64 raw bytes)", _json("the key"), 400, 401, 409,
+                    auth=True, status="201", body=_json_body({"publicKey": "string"}, ["publicKey"])),
+    },
+    "/api/v1/keys/revoke": {
+        "post": _op("revoke one of your keys", _json("the key"), 400, 401, 404, auth=True,
+                    body=_json_body({"keyId": "string"}, ["keyId"])),
+    },
+    "/api/v1/users/{handle}/keys": {"get": _op("a user's publisher keys, revoked ones included", _json("keys"), 404,
+                                               params=[_param("handle", "path", "user handle")])},
+    "/api/v1/log/head": {"get": _op("the transparency log's signed tree head", _json("tree head"))},
+    "/api/v1/log/entries": {"get": _op("log entries [start, end), at most 1000", _json("entries"), 400, params=[
+        _param("start", "query", "first index", schema="integer"), _param("end", "query", "end index", schema="integer")])},
+    "/api/v1/log/proof/inclusion": {"get": _op("RFC 6962 inclusion proof", _json("proof"), 400, params=[
+        _param("index", "query", "leaf index", required=True, schema="integer"),
+        _param("size", "query", "tree size (default: current)", schema="integer")])},
+    "/api/v1/log/proofs": {"post": _op("entries and inclusion proofs of several indexes at one size", _json("proofs"),
+                                       400, body=_json_body({"size": "integer", "indexes": "array"}, ["indexes"]))},
+    "/api/v1/log/proof/consistency": {"get": _op("RFC 6962 consistency proof", _json("proof"), 400, params=[
+        _param("first", "query", "older tree size", required=True, schema="integer"),
+        _param("second", "query", "newer tree size (default: current)", schema="integer")])},
 }
 
 
@@ -222,7 +245,8 @@ _SCHEMAS: dict[str, Any] = {
             "files": {"type": "array", "items": {"type": "object", "properties": {
                 "path": {"type": "string"}, "size": {"type": "integer"}, "sha256": {"type": "string"},
                 "executable": {"type": "boolean"}}}},
-            "yanked": {"type": "boolean"}, "createdAt": {"type": "integer"}}}}}},
+            "yanked": {"type": "boolean"}, "createdAt": {"type": "integer"},
+            "logIndex": {"type": ["integer", "null"]}, "provenance": {"type": ["object", "null"]}}}}}},
     "Closure": {"type": "object", "properties": {
         "packages": {"type": "array", "items": {"type": "object", "properties": {
             "etag": {"type": "string"}, "versions": {"$ref": "#/components/schemas/Versions"}}}},

@@ -54,7 +54,8 @@ async def publish(request: Request) -> JSONResponse:
     reg = registry(request)
     user = await run_in_threadpool(bearer_user, reg.storage, request.headers.get("authorization"))
     new = await received(request, user, lambda upload: prepare(reg.storage, kind, user, upload,
-                                                                allow_ranges=reg.allow_ranges), max_total=MAX_UPLOAD)
+                                                                allow_ranges=reg.allow_ranges,
+                                                                require_signatures=reg.require_signatures), max_total=MAX_UPLOAD)
     try:
         with publish_errors():
             done = await run_in_threadpool(reg.storage.publish, new, user)
@@ -205,10 +206,12 @@ def v1_dependencies(package: Package) -> dict[str, list[str]]:
     return wire_groups(package.kind, package.declared_dependencies)
 
 
-def prepare(storage: Storage, kind: Kind, user: User, upload: Upload, *, allow_ranges: bool = False) -> NewVersion:
+def prepare(storage: Storage, kind: Kind, user: User, upload: Upload, *, allow_ranges: bool = False,
+            require_signatures: bool = False) -> NewVersion:
     """Validate an upload (every problem in one 400) and store its blobs; nothing is visible yet.
 
-    `allow_ranges` takes dependency entries with ranges (`^1.0`, `>=1`), which StrawHub refuses."""
+    `allow_ranges` takes dependency entries with ranges (`^1.0`, `>=1`), which StrawHub refuses;
+    `require_signatures` refuses an upload without a signed statement (registry_server/signatures.py)."""
     check = _Check(storage, kind, user, list(upload.issues))
     slug, version = check.form(upload.fields)
     check.storable_fields(upload.fields)
@@ -227,18 +230,24 @@ def prepare(storage: Storage, kind: Kind, user: User, upload: Upload, *, allow_r
     if check.issues or package is None:
         count = len(check.issues)
         raise ApiError(400, f"publish refused, {plural.count(count, 'problem')}: " + "; ".join(check.issues), {}, issues=check.issues)
-    return _store(storage, package, slug, version, upload.fields)
+    return _store(storage, package, slug, version, upload.fields, user, require_signatures)
 
 
-def _store(storage: Storage, package: Package, slug: str, version: str, fields: dict[str, str]) -> NewVersion:
+def _store(storage: Storage, package: Package, slug: str, version: str, fields: dict[str, str], user: User,
+           require_signatures: bool) -> NewVersion:
+    import hashlib
+
+    from registry_server.signatures import check_signature
     from strawpot.model.archive import build_archive
 
     executables = set(package.bin.values()) & set(package.files)  # a wrapper the install script builds is not here
+    archive = build_archive(package.files, executables)
+    signed = check_signature(storage, package.kind, slug, version, user, hashlib.sha256(archive).hexdigest(), fields,
+                             required=require_signatures)  # before any blob is stored
     entries = tuple(
         FileEntry(path, len(data), storage.put_blob(data), path in executables)
         for path, data in sorted(package.files.items())
     )
-    archive = build_archive(package.files, executables)
     record = VersionRecord(
         version=version,
         changelog=fields.get("changelog", ""),
@@ -251,6 +260,9 @@ def _store(storage: Storage, package: Package, slug: str, version: str, fields: 
         tools={
             name: {"description": tool.description, "install": tool.install} for name, tool in package.tools.items()
         },
+        statement=signed.statement,
+        signature=signed.signature,
+        key_id=signed.key_id,
     )
     tags = tuple(t.strip() for t in fields.get("customTags", "").split(",") if t.strip())[:_MAX_TAGS]
     display = fields.get("displayName", "").strip() or package.display_name or slug

@@ -71,6 +71,10 @@ def version_ext(rec: VersionRecord) -> dict[str, Any]:
         "files": [f.to_json() for f in rec.files],
         "yanked": rec.yanked,
         "createdAt": rec.created_at,
+        "logIndex": rec.log_index,
+        "provenance": None if rec.statement is None else {
+            "statement": rec.statement, "signature": rec.signature, "keyId": rec.key_id,
+        },
     }
 
 

@@ -36,12 +36,14 @@ class _Server(uvicorn.Server):
 
 
 def build_app(spec: StorageSpec, rate_limit: float, public_url: str | None = None,
-              allow_ranges: bool = False, upstream: UpstreamSpec | None = None) -> Starlette:
+              allow_ranges: bool = False, upstream: UpstreamSpec | None = None,
+              require_signatures: bool = False) -> Starlette:
     """The app over the storage `spec` names (in front of `upstream`, if given); its lifespan's end writes pending
     counts and closes the storage."""
     local = open_storage(spec)
     storage: Storage = local if upstream is None else open_mirror(local, spec, upstream)
-    app = create_app(storage, rate_limit=rate_limit, public_url=public_url, allow_ranges=allow_ranges)
+    app = create_app(storage, rate_limit=rate_limit, public_url=public_url, allow_ranges=allow_ranges,
+                     require_signatures=require_signatures)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -60,13 +62,14 @@ class _Config(uvicorn.Config):
     (it is pickled to the workers with the storage spec, and opens its own connections there)."""
 
     def __init__(self, spec: StorageSpec, rate_limit: float, public_url: str | None, allow_ranges: bool,
-                 upstream: UpstreamSpec | None, **options: Any) -> None:
+                 upstream: UpstreamSpec | None, require_signatures: bool, **options: Any) -> None:
         self.spec, self.rate_limit, self.public_url, self.allow_ranges = spec, rate_limit, public_url, allow_ranges
-        self.upstream = upstream
+        self.upstream, self.require_signatures = upstream, require_signatures
         super().__init__("registry_server.server:build_app", **options)
 
     def load(self) -> None:
-        self.app = build_app(self.spec, self.rate_limit, self.public_url, self.allow_ranges, self.upstream)
+        self.app = build_app(self.spec, self.rate_limit, self.public_url, self.allow_ranges, self.upstream,
+                             self.require_signatures)
         super().load()
         if self.access_log:  # uvicorn sets its access logger to `log_level`; the access lines are INFO
             logging.getLogger("uvicorn.access").setLevel(logging.INFO)
@@ -74,7 +77,7 @@ class _Config(uvicorn.Config):
 
 def serve(host: str, port: int, spec: StorageSpec, *, rate_limit: float = DEFAULT_RATE, workers: int = 1,
           log_level: str = "warning", access_log: bool = False, public_url: str | None = None,
-          allow_ranges: bool = False, upstream: UpstreamSpec | None = None) -> None:
+          allow_ranges: bool = False, upstream: UpstreamSpec | None = None, require_signatures: bool = False) -> None:
     """Serve until interrupted, with `workers` processes sharing one listening socket.
 
     `access_log` prints one line per request on stderr (client, method, path, status), uvicorn's own format;
@@ -82,7 +85,8 @@ def serve(host: str, port: int, spec: StorageSpec, *, rate_limit: float = DEFAUL
     puts the registry in front of others (`registry_server.mirror`).
     """
     config = _Config(
-        spec, rate_limit, public_url, allow_ranges, upstream, host=host, port=port, log_level=log_level, access_log=access_log, lifespan="on",
+        spec, rate_limit, public_url, allow_ranges, upstream, require_signatures, host=host, port=port,
+        log_level=log_level, access_log=access_log, lifespan="on",
         http=CoalescingHTTPProtocol, timeout_keep_alive=30, backlog=1024, workers=workers,
         h11_max_incomplete_event_size=MAX_REQUEST_HEAD,
     )

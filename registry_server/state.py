@@ -30,6 +30,7 @@ class Registry:
     upload_budget: int = LARGE_BUDGET
     archives_budget: int = ARCHIVES_BUDGET
     allow_ranges: bool = False  # publishes may carry dependency ranges (`registry serve --allow-ranges`)
+    require_signatures: bool = False  # unsigned publishes refused (`registry serve --require-signatures`)
     generation: int = field(init=False, default=0)  # bumped by every change; derived caches compare it
     _slots: UploadSlots | None = field(init=False, default=None)
     _seen: int | None = field(init=False, default=None)  # the storage's change counter the caches reflect

@@ -264,6 +264,15 @@ def publish_holding_back(repo: Path, members: dict[Key, str], env: dict[str, str
     report.held_back.insert(0, f"{where}: {published} published, {len(said)} held back")
 
 
+def signing_key() -> str:
+    """A fresh Ed25519 publisher key, base64, for $STRAWPOT_SIGNING_KEY."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from strawpot.model.provenance import private_b64
+
+    return private_b64(Ed25519PrivateKey.generate())
+
+
 def run(root: Path) -> Report:
     report = Report()
     packages = load_all(root, report)
@@ -280,6 +289,11 @@ def run(root: Path) -> Report:
             env["STRAWPOT_REGISTRY_URL"] = url
             versions = {key: str(package.version or DEFAULT_VERSION) for key, (_, package) in packages.items()}
             deps = {key: edges(package) for key, (_, package) in packages.items()}
+            env["STRAWPOT_SIGNING_KEY"] = signing_key()  # every publish signed, every install checks it (issue 40)
+            registered = strawpot("keys", "register", env={**env, "STRAWPOT_TOKEN": token})
+            if registered.returncode != 0:
+                report.publish_failures.append(f"strawpot keys register exited {registered.returncode}: "
+                                               f"{last_line(registered)}")
             publish_all(url, {**env, "STRAWPOT_TOKEN": token}, work, dirs, versions, deps, report)
             check_grammar(url, report)
             roles = sorted(n for k, n in report.published if k is Kind.ROLE)

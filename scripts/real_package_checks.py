@@ -103,6 +103,10 @@ def install_roles(env: dict[str, str], work: Path, roles: list[str], report: Rep
         verified = strawpot("verify", env=env, cwd=project)
         if verified.returncode != 0:
             report.install_failures.append(f"verify after installing every role: {verified.stdout}{verified.stderr}")
+        lock = (project / "strawpot.lock").read_text()
+        unsigned = lock.count("[[package]]") - lock.count("signer = { key = ")
+        if unsigned:
+            report.install_failures.append(f"{unsigned} locked packages have no checked signer in strawpot.lock")
         report.roles_installed = sum(1 for name in roles if (project / ".strawpot" / "roles" / name / "ROLE.md").is_file())
         missing = [name for name in roles if not (project / ".strawpot" / "roles" / name / "ROLE.md").is_file()]
         report.install_failures += [f"role {name}: not in .strawpot/roles after install" for name in missing]

@@ -22,6 +22,7 @@ from registry_server.mirror.hops import mark_stale
 from registry_server.mirror.tables import CachedPackage, MirrorTables
 from registry_server.storage.base import (
     Advisory,
+    KeyRecord,
     NewVersion,
     PackageRecord,
     Published,
@@ -256,6 +257,31 @@ class MirrorStorage:
 
     def set_banned(self, handle: str, banned: bool, reason: str | None) -> User | None:
         return self.local.set_banned(handle, banned, reason)
+
+    # publisher keys and the transparency log are the mirror's own: a mirrored package keeps upstream's statement
+    def add_key(self, user: User, key_id: str, public_key: str) -> KeyRecord:
+        return self.local.add_key(user, key_id, public_key)
+
+    def keys_of(self, handle: str) -> list[KeyRecord]:
+        return self.local.keys_of(handle)
+
+    def key(self, key_id: str) -> KeyRecord | None:
+        return self.local.key(key_id)
+
+    def revoke_key(self, user: User, key_id: str) -> KeyRecord | None:
+        return self.local.revoke_key(user, key_id)
+
+    def log_size(self) -> int:
+        return self.local.log_size()
+
+    def log_entries(self, start: int, end: int) -> list[str]:
+        return self.local.log_entries(start, end)
+
+    def log_leaves(self, size: int) -> list[bytes]:
+        return self.local.log_leaves(size)
+
+    def registry_key(self, make: Callable[[], str]) -> str:
+        return self.local.registry_key(make)
 
     def add_advisory(self, advisory: Advisory) -> Advisory:
         return self.local.add_advisory(advisory)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,6 +30,10 @@ class PackageDeleted(StorageError):
 
 class StorageUnavailable(StorageError):
     """The database or the blob store cannot be reached now (answered 503; the next request retries)."""
+
+
+class KeyConflict(StorageError):
+    """The public key is registered already (keys are never reused, even revoked ones)."""
 
 
 class ConnectFailed(Exception):
@@ -96,6 +100,10 @@ class VersionRecord:
     tools: dict[str, Any] = field(default_factory=dict)
     yanked: bool = False
     id: int = 0
+    statement: str | None = None  # the signed publish statement (strawpot.model.provenance), if any
+    signature: str | None = None
+    key_id: str | None = None
+    log_index: int | None = None  # where the publish sits in the transparency log
 
     def meta_json(self) -> dict[str, Any]:
         """The immutable part stored as one JSON document."""
@@ -105,6 +113,22 @@ class VersionRecord:
             "tools": self.tools,
             "files": [f.to_json() for f in self.files],
         }
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """A publisher's Ed25519 public key (base64 raw bytes); `revoked_at` None while it signs."""
+
+    key_id: str
+    handle: str
+    public_key: str
+    created_at: int
+    revoked_at: int | None = None
+    log_index: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"keyId": self.key_id, "handle": self.handle, "publicKey": self.public_key,
+                "createdAt": self.created_at, "revokedAt": self.revoked_at, "logIndex": self.log_index}
 
 
 @dataclass(frozen=True)
@@ -196,6 +220,17 @@ class Storage(Protocol):
     # advisories (an admin adds them with `strawpot registry advisory add`)
     def add_advisory(self, advisory: Advisory) -> Advisory: ...  # stored, with its id and time
     def advisories(self, kind: Kind | None = None, slug: str | None = None) -> list[Advisory]: ...  # oldest first
+    # publisher keys and the transparency log (registry_server/transparency.py builds on these)
+    def add_key(self, user: User, key_id: str, public_key: str) -> KeyRecord: ...  # KeyConflict if known
+    def keys_of(self, handle: str) -> list[KeyRecord]: ...  # oldest first, revoked ones included
+    def key(self, key_id: str) -> KeyRecord | None: ...
+    def revoke_key(self, user: User, key_id: str) -> KeyRecord | None: ...  # None: not this user's live key
+    def log_size(self) -> int: ...
+    def log_entries(self, start: int, end: int) -> list[str]: ...  # the canonical JSON texts [start, end)
+    def log_leaves(self, size: int) -> list[bytes]: ...  # the leaf hashes of the first `size` entries
+    def registry_key(self, make: Callable[[], str]) -> str:
+        """The registry's private key (base64): the stored one, or `make()` stored on first call (one winner)."""
+        ...
 
     # what other processes changed, and what the garbage collector keeps
     def change_seq(self) -> int:

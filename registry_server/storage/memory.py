@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from registry_server.storage.base import (
     Advisory,
+    KeyConflict,
+    KeyRecord,
     NewVersion,
     PackageRecord,
     Published,
@@ -20,6 +22,7 @@ from registry_server.storage.base import (
     check_publish,
 )
 from registry_server.storage.blobs import MemoryBlobs
+from registry_server.storage.log_entry import key_entry, leaf_hex, publish_entry, yank_entry
 from strawpot.model.kinds import Kind
 
 
@@ -59,6 +62,9 @@ class MemoryStorage:
         self._seq = 0
         self._advisories: list[Advisory] = []
         self.blobs = MemoryBlobs()
+        self._keys: dict[str, KeyRecord] = {}
+        self._log: list[str] = []
+        self._registry_key: str | None = None
 
     def _new_id(self) -> int:
         self._next_id += 1
@@ -169,7 +175,9 @@ class MemoryStorage:
             pkg = _Package(self._new_id(), new.kind, new.slug, owner.id, new.display_name, new.summary,
                            new.tags, stamp, stamp)
             self._packages[(new.kind, new.slug)] = pkg
-        record = dataclasses.replace(new.record, id=self._new_id(), created_at=stamp)
+        index = self._append(publish_entry(new.kind, new.slug, new.record.version, new.record.archive_sha256,
+                                           owner.handle, new.record.statement, new.record.key_id, stamp))
+        record = dataclasses.replace(new.record, id=self._new_id(), created_at=stamp, log_index=index)
         pkg.versions.append(record)
         pkg.display_name, pkg.summary, pkg.tags = new.display_name, new.summary, new.tags
         pkg.updated_at = stamp
@@ -184,6 +192,7 @@ class MemoryStorage:
             for i, record in enumerate(pkg.versions):
                 if record.version == version:
                     pkg.versions[i] = dataclasses.replace(record, yanked=yanked)
+                    self._append(yank_entry(kind, slug, version, yanked, now_ms()))
                     self._seq += 1
                     return True
             return False
@@ -196,6 +205,58 @@ class MemoryStorage:
             pkg.deleted = True
             self._seq += 1
             return True
+
+    # keys and the log
+    def _append(self, entry: str) -> int:
+        self._log.append(entry)
+        return len(self._log) - 1
+
+    def add_key(self, user: User, key_id: str, public_key: str) -> KeyRecord:
+        with self._lock:
+            if key_id in self._keys:
+                raise KeyConflict(f"the key {key_id} is registered already (a key is never registered twice)")
+            stamp = now_ms()
+            index = self._append(key_entry("add", user.handle, key_id, public_key, stamp))
+            self._keys[key_id] = KeyRecord(key_id, user.handle, public_key, stamp, None, index)
+            self._seq += 1
+            return self._keys[key_id]
+
+    def keys_of(self, handle: str) -> list[KeyRecord]:
+        with self._lock:
+            return [k for k in self._keys.values() if k.handle == handle]
+
+    def key(self, key_id: str) -> KeyRecord | None:
+        with self._lock:
+            return self._keys.get(key_id)
+
+    def revoke_key(self, user: User, key_id: str) -> KeyRecord | None:
+        with self._lock:
+            found = self._keys.get(key_id)
+            if found is None or found.handle != user.handle or found.revoked_at is not None:
+                return None
+            stamp = now_ms()
+            self._append(key_entry("revoke", user.handle, key_id, found.public_key, stamp))
+            self._keys[key_id] = dataclasses.replace(found, revoked_at=stamp)
+            self._seq += 1
+            return self._keys[key_id]
+
+    def log_size(self) -> int:
+        with self._lock:
+            return len(self._log)
+
+    def log_entries(self, start: int, end: int) -> list[str]:
+        with self._lock:
+            return self._log[max(start, 0):end]
+
+    def log_leaves(self, size: int) -> list[bytes]:
+        with self._lock:
+            return [bytes.fromhex(leaf_hex(e)) for e in self._log[:size]]
+
+    def registry_key(self, make: Callable[[], str]) -> str:
+        with self._lock:
+            if self._registry_key is None:
+                self._registry_key = make()
+            return self._registry_key
 
     def add_download(self, kind: Kind, slug: str) -> bool:
         with self._lock:

@@ -62,6 +62,20 @@ MIGRATIONS: tuple[Migration, ...] = (
             summary TEXT NOT NULL, created_at BIGINT NOT NULL)""",
         "CREATE INDEX IF NOT EXISTS advisories_package ON advisories (kind, slug)",
     )),
+    Migration(5, "publisher keys, signed statements and the transparency log", (
+        """CREATE TABLE IF NOT EXISTS publisher_keys (
+            key_id TEXT PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id), public_key TEXT NOT NULL,
+            created_at BIGINT NOT NULL, revoked_at BIGINT, log_index BIGINT)""",
+        "ALTER TABLE versions ADD COLUMN statement TEXT",
+        "ALTER TABLE versions ADD COLUMN signature TEXT",
+        "ALTER TABLE versions ADD COLUMN key_id TEXT",
+        "ALTER TABLE versions ADD COLUMN log_index BIGINT",
+        """CREATE TABLE IF NOT EXISTS log_entries (
+            idx BIGINT PRIMARY KEY, entry TEXT NOT NULL, leaf_hash TEXT NOT NULL, created_at BIGINT NOT NULL)""",
+        "CREATE TABLE IF NOT EXISTS log_size (id INTEGER PRIMARY KEY CHECK (id = 1), size BIGINT NOT NULL)",
+        "INSERT INTO log_size (id, size) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
+        "CREATE TABLE IF NOT EXISTS registry_key (id INTEGER PRIMARY KEY CHECK (id = 1), private_key TEXT NOT NULL)",
+    )),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -26,7 +26,9 @@ from registry_server.storage.base import (
     check_publish,
 )
 from registry_server.storage.blobs import Blobs
+from registry_server.storage.log_entry import publish_entry, yank_entry
 from registry_server.storage.memory import now_ms
+from registry_server.storage.provenance_sql import ProvenanceSQL, append
 from strawpot.model.kinds import Kind
 
 _PACKAGE_COLUMNS = """
@@ -68,10 +70,11 @@ def _version(row: tuple[Any, ...]) -> VersionRecord:
         yanked=bool(row[6]), created_at=int(row[7]), dependencies=meta.get("dependencies") or {},
         default_agent=meta.get("defaultAgent"), tools=meta.get("tools") or {},
         files=tuple(FileEntry.from_json(f) for f in meta.get("files", [])),
+        statement=row[9], signature=row[10], key_id=row[11], log_index=None if row[12] is None else int(row[12]),
     )
 
 
-class SQLStorage(SQLAdvisories):
+class SQLStorage(SQLAdvisories, ProvenanceSQL):
     """`Storage` over a SQL database and a blob store; subclasses open the connections."""
 
     blobs: Blobs
@@ -164,7 +167,7 @@ class SQLStorage(SQLAdvisories):
         with self._read() as db:
             rows = db.all(
                 "SELECT v.id, v.version, v.changelog, v.meta, v.archive_sha256, v.archive_size, v.yanked,"
-                " v.created_at, p.id FROM packages p LEFT JOIN versions v ON v.package_id = p.id"
+                " v.created_at, p.id, v.statement, v.signature, v.key_id, v.log_index FROM packages p LEFT JOIN versions v ON v.package_id = p.id"
                 " WHERE p.kind = ? AND p.slug = ? AND p.deleted = 0 ORDER BY v.id", kind.value, slug,
             )
         if not rows:
@@ -182,6 +185,12 @@ class SQLStorage(SQLAdvisories):
             for i in sorted(range(len(news)), key=lambda i: (news[i].kind.value, news[i].slug)):
                 self._lock_package(db, news[i].kind, news[i].slug)
                 done[i] = self._insert(db, news[i], owner, stamp)
+            # logged after every package lock is held: the log's one lock is always taken last (no cycles)
+            for i, new in enumerate(news):
+                rec = new.record
+                index = append(db, publish_entry(new.kind, new.slug, rec.version, rec.archive_sha256, owner.handle,
+                                                 rec.statement, rec.key_id, stamp))
+                db.run("UPDATE versions SET log_index = ? WHERE id = ?", index, done[i].version_id)
             db.run(_BUMP)
             self._before_commit()
         return [done[i] for i in range(len(news))]
@@ -207,10 +216,10 @@ class SQLStorage(SQLAdvisories):
             db.run("UPDATE packages SET display_name = ?, summary = ?, tags = ?, updated_at = ? WHERE id = ?",
                    new.display_name, new.summary, tags, stamp, package_id)
         inserted = db.one(
-            "INSERT INTO versions (package_id, version, changelog, meta, archive_sha256, archive_size, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO versions (package_id, version, changelog, meta, archive_sha256, archive_size, created_at,"
+            " statement, signature, key_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             package_id, rec.version, rec.changelog, json.dumps(rec.meta_json(), sort_keys=True), rec.archive_sha256,
-            rec.archive_size, stamp,
+            rec.archive_size, stamp, rec.statement, rec.signature, rec.key_id,
         )
         assert inserted is not None
         return Published(package_id, int(inserted[0]))
@@ -222,6 +231,8 @@ class SQLStorage(SQLAdvisories):
                 " (SELECT id FROM packages WHERE kind = ? AND slug = ? AND deleted = 0)",
                 int(yanked), version, kind.value, slug,
             )
+            if changed:
+                append(db, yank_entry(kind, slug, version, yanked, now_ms()))
             db.run(_BUMP)
         return changed > 0
 

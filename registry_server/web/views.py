@@ -60,6 +60,17 @@ class PackagePage:
     used_by: list[Listed]
     strawpot_command: str
     strawhub_command: str
+    signer: str | None = None  # the publisher the shown version's signed statement names
+
+
+def signer_of(record: VersionRecord) -> str | None:
+    """The publisher handle in a version's stored statement (the registry checked it at publish)."""
+    import json
+
+    if record.statement is None:
+        return None
+    publisher = json.loads(record.statement).get("publisher")
+    return publisher if isinstance(publisher, str) else None
 
 
 @dataclass(frozen=True)
@@ -123,6 +134,7 @@ class Site:
             used_by=[self.listed(p) for p in self.catalogue.used_by(kind, slug)],
             strawpot_command=f"strawpot install {kind.value} {slug}" + (f"=={record.version}" if pinned else ""),
             strawhub_command=f"strawhub install {kind.value} {slug}" + (f" --version {record.version}" if pinned else ""),
+            signer=signer_of(record),
         )
 
     def user(self, handle: str) -> UserPage:

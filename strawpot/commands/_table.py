@@ -37,6 +37,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
         'Install packages and their dependencies, and record them in strawpot.toml and strawpot.lock.'),
     'integrations': ('sessions',
         'The chat integrations (Telegram, Slack, Discord adapters) `strawpot ui` starts and supervises.'),
+    'keys': ('publishing',
+        'Publisher keys: publishes are signed with yours ($STRAWPOT_SIGNING_KEY, or the key file in the '
+        'config folder).'),
     'list': ('packages', 'List installed packages with their versions and whether they match strawpot.lock.'),
     'lock': ('packages',
         'Resolve the requirements in strawpot.toml and write strawpot.lock (locked versions are kept).'),

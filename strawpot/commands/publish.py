@@ -28,10 +28,12 @@ SECTION = "publishing"
 @click.option("--all-or-nothing", is_flag=True,
               help="With several packages: publish none when one has a dependency that cannot be satisfied "
                    "(default: hold back that one and those that need it, publish the rest, exit 1).")
+@click.option("--allow-unsigned", is_flag=True,
+              help="Publish unsigned (no key configured) a package whose earlier version was signed.")
 @json_option
 def command(
     paths: tuple[Path, ...], workspace: bool, version: str | None, changelog: str | None, registry: str | None,
-    dry_run: bool, all_or_nothing: bool, as_json: bool,
+    dry_run: bool, all_or_nothing: bool, allow_unsigned: bool, as_json: bool,
 ) -> None:
     """Publish the skill, role, agent, memory or integration in folder PATH.
 
@@ -44,6 +46,9 @@ def command(
     sent. A dependency on another of the packages that names no version is published as `==VERSION`. A package
     whose dependency is neither among them nor satisfiable on the registry is held back, with the packages that
     need it, and named; the rest are published and the command exits 1 (`--all-or-nothing`: nothing is sent).
+
+    With a signing key ($STRAWPOT_SIGNING_KEY or `strawpot keys generate`), each version is sent with a signed
+    statement of what it is (docs/security.md).
     """
     from strawpot.model.errors import UsageError
 
@@ -55,13 +60,14 @@ def command(
         if version is not None:
             raise UsageError("--version publishes one package; with several, each main file's version is used",
                              hint="set the versions with `strawpot version --bump patch --workspace`")
-        _publish_many(paths, workspace, changelog, registry, dry_run, all_or_nothing, as_json)
+        _publish_many(paths, workspace, changelog, registry, dry_run, all_or_nothing, allow_unsigned, as_json)
         return
-    _publish_one(paths[0], version, changelog, registry, dry_run, as_json)
+    _publish_one(paths[0], version, changelog, registry, dry_run, allow_unsigned, as_json)
 
 
 def _publish_one(
-    path: Path, version: str | None, changelog: str | None, registry: str | None, dry_run: bool, as_json: bool
+    path: Path, version: str | None, changelog: str | None, registry: str | None, dry_run: bool,
+    allow_unsigned: bool, as_json: bool,
 ) -> None:
     from strawpot.commands._options import print_json
     from strawpot.console import err_console, out_console
@@ -82,6 +88,9 @@ def _publish_one(
             err_console.print("dry run: nothing was sent", markup=False)
         return
     require_token(chosen)
+    from strawpot.publishing.keys import sign_all
+
+    sign_all([upload], chosen, path, allow_unsigned=allow_unsigned)
     result = _send(upload, chosen)
     if as_json:
         print_json(upload_payload(upload, url, dry_run=False, result=result))
@@ -95,7 +104,7 @@ def _publish_one(
 
 def _publish_many(
     paths: tuple[Path, ...], workspace: bool, changelog: str | None, registry: str | None, dry_run: bool,
-    all_or_nothing: bool, as_json: bool,
+    all_or_nothing: bool, allow_unsigned: bool, as_json: bool,
 ) -> None:
     from strawpot.console import err_console, out_console
     from strawpot.hub import hub_errors, open_client
@@ -113,7 +122,10 @@ def _publish_many(
     chosen = registry_for(registry)
     url = chosen.url
     if not dry_run:
+        from strawpot.publishing.keys import sign_all
+
         require_token(chosen)
+        sign_all(list(uploads), chosen, Path.cwd(), allow_unsigned=allow_unsigned)
     with open_client(chosen) as client, hub_errors(url):
         planned = many.plan(members, uploads, client, all_or_nothing=all_or_nothing)
         held = StrawpotError(

@@ -85,13 +85,15 @@ def command() -> None:
               show_default=True,
               help="Seconds one request to upstream may take, a slow drip included; past it the cache answers "
                    "(or a 503 when it has nothing).")
+@click.option("--require-signatures/--no-require-signatures", default=None,
+              help="Refuse publishes without a signed statement (default: [registry] require_signatures, off).")
 @click.option("--upstream-cache-max", metavar="SIZE", default=None,
               help="Most bytes of archives a mirror keeps from upstream, least recently used out first: 500M, 20G "
                    "(default: no bound).")
 def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str | None, s3_endpoint: str | None,
           rate_limit: float, workers: int, access_log: bool, quiet: bool, public_url: str | None,
           allow_ranges: bool | None, upstreams: tuple[str, ...], upstream_ttl: float | None,
-          upstream_deadline: float, upstream_cache_max: str | None) -> None:
+          upstream_deadline: float, upstream_cache_max: str | None, require_signatures: bool | None) -> None:
     """Serve the registry until interrupted (Ctrl-C stops it cleanly, exit 0); prints its URL on stderr once
     listening, then only problems (--access-log: a line per request too).
 
@@ -102,13 +104,15 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
 
     spec = _spec(data_dir, database, blobs, s3_endpoint)
     public = _public_url(public_url)
-    ranges = bool(_serve_settings(allow_ranges=allow_ranges).get("registry.allow_ranges"))
+    settings = _serve_settings(allow_ranges=allow_ranges, require_signatures=require_signatures)
+    ranges = bool(settings.get("registry.allow_ranges"))
     upstream = _upstream(upstreams, upstream_ttl, upstream_deadline, upstream_cache_max, spec)
     bound_socket(host, port).close()  # before the data folder is created: a busy port leaves nothing behind
     _open_storage(spec).close()
     try:
         run(host, port, spec, rate_limit=rate_limit, workers=workers, access_log=access_log and not quiet,
-            public_url=public, allow_ranges=ranges, upstream=upstream)
+            public_url=public, allow_ranges=ranges, upstream=upstream,
+            require_signatures=bool(settings.get("registry.require_signatures")))
     except KeyboardInterrupt:  # uvicorn shut down gracefully, then re-raised the signal it caught
         click.echo("registry stopped", err=True)
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start; 3 means "resolution conflict" here
@@ -118,14 +122,16 @@ def serve(host: str, port: int, data_dir: Path, database: str | None, blobs: str
 
 
 def _serve_settings(*, public_url: str | None = None, allow_ranges: bool | None = None,
-                    upstream: tuple[str, ...] = (), upstream_ttl: float | None = None) -> Settings:
+                    upstream: tuple[str, ...] = (), upstream_ttl: float | None = None,
+                    require_signatures: bool | None = None) -> Settings:
     """The settings `registry serve` reads (the global config, env and its flags; no project file)."""
     from strawpot.config_files import load_settings
 
     return load_settings(None, {"registry.public_url": ("--public-url", public_url),
                                 "registry.allow_ranges": ("--allow-ranges", allow_ranges),
                                 "registry.upstream": ("--upstream", upstream or None),
-                                "registry.upstream_ttl": ("--upstream-ttl", upstream_ttl)})
+                                "registry.upstream_ttl": ("--upstream-ttl", upstream_ttl),
+                                "registry.require_signatures": ("--require-signatures", require_signatures)})
 
 
 def _upstream(urls: tuple[str, ...], ttl: float | None, deadline: float, cache_max: str | None,

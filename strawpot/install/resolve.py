@@ -30,6 +30,7 @@ class Resolution:
     fetched: dict[tuple[str, str], dict[str, bytes]] = field(default_factory=dict)
     # versions `[install] min_release_age` kept out, by package id: (version, ms since the epoch published)
     skipped: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    infos: dict[tuple[str, str], VersionInfo] = field(default_factory=dict)  # (kind, name): the chosen version
 
 
 def root_dependencies(entries: Iterable[ManifestEntry], *, where: str = "strawpot.toml") -> dict[str, Dependency]:
@@ -98,6 +99,8 @@ def resolve(
         else _locked_package(client, provider, pid, str(version), source, resolution.fetched)
         for pid, version in versions.items()
     ]
+    resolution.infos = {(p.kind.value, p.name): provider.info(package_id(p.kind, p.name), p.version)
+                        for p in packages if package_id(p.kind, p.name) not in both.local}
     resolution.lock = Lockfile(tuple(packages), manifest_hash, generated_by=f"strawpot {__version__}")
     return resolution
 

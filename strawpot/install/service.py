@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from strawpot.install.background import Speculator
     from strawpot.install.build import Builder, ScriptSettings
     from strawpot.install.prepare import Prepared
+    from strawpot.install.resolve import Resolution
     from strawpot.install.trust import TrustPolicy
     from strawpot.model.child_env import EnvPolicy
     from strawpot.model.lockfile import LockedPackage
@@ -274,6 +275,8 @@ class _Run:
             )
         self.fetched = resolution.fetched
         self.outcome.too_young = resolution.skipped
+        if not self.options.offline:
+            resolution.lock = self._provenance(resolution, previous)
         for kind, name in sorted(self._placeholders):
             pkg = resolution.lock.get(kind, name)
             if pkg is not None:
@@ -282,6 +285,14 @@ class _Run:
         return dataclasses.replace(resolution.lock, manifest_hash=manifest.dependency_hash(),
                                    trust=previous.trust if previous is not None else (),
                                    min_release_age=self.cooldown[0])
+
+    def _provenance(self, resolution: Resolution, previous: Lockfile | None) -> Lockfile:
+        """Signers and log indexes checked against the registry's log (strawpot/install/provenance.py)."""
+        from strawpot.config_files import cache_dir
+        from strawpot.install.provenance import Policy, verify_lock
+
+        policy = Policy(bool(self.settings.get("install.require_signatures")), self.settings.get("install.log_key"))
+        return verify_lock(self.client, self.url, resolution.lock, resolution.infos, previous, cache_dir(), policy)
 
     def _speculator(self) -> Speculator | None:
         """Archive downloads that start while resolving (not for lock-only, dry or offline runs)."""

@@ -52,6 +52,14 @@ class LockedTool:
 
 
 @dataclass(frozen=True)
+class LockedSigner:
+    """The key (`ed25519:<hex>`) and account handle a package version's publish statement was signed by."""
+
+    key: str
+    handle: str
+
+
+@dataclass(frozen=True)
 class LockedPackage:
     kind: Kind
     name: str
@@ -63,6 +71,8 @@ class LockedPackage:
     dependencies: tuple[LockedDependency, ...] = ()
     tools: tuple[LockedTool, ...] = ()
     default_agent: str | None = None
+    signer: LockedSigner | None = None  # who signed the version (checked at resolution); None: unsigned
+    log_index: int | None = None  # where its publish sits in the registry's transparency log
 
     @property
     def key(self) -> tuple[Kind, str]:
@@ -146,6 +156,10 @@ class Lockfile:
                 out.append(f"archive = {{ sha256 = {_s(pkg.archive_sha256)}, size = {pkg.archive_size or 0} }}")
             if pkg.default_agent:
                 out.append(f"default-agent = {_s(pkg.default_agent)}")
+            if pkg.signer is not None:
+                out.append(f"signer = {{ key = {_s(pkg.signer.key)}, handle = {_s(pkg.signer.handle)} }}")
+            if pkg.log_index is not None:
+                out.append(f"log-index = {pkg.log_index}")
             out.append("dependencies = " + _array(
                 f"{{ kind = {_s(d.kind.value)}, name = {_s(d.name)}, spec = {_s(d.spec)} }}"
                 for d in sorted(pkg.dependencies, key=lambda d: (d.kind.value, d.name))
@@ -273,7 +287,21 @@ def _read_package_v1(raw: dict[str, Any]) -> LockedPackage:
         dependencies=dependencies,
         tools=tuple(tools),
         default_agent=default_agent,
+        signer=_signer(raw.get("signer")),
+        log_index=None if raw.get("log-index") is None else _size(raw, "log-index"),
     )
+
+
+def _signer(raw: object) -> LockedSigner | None:
+    """The optional `signer = { key, handle }` (locks written before signing have none)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ValueError(f"signer must be a table {{ key, handle }}, not {_type(raw)}")
+    key = _str(raw, "key", where="signer.")
+    if not re.fullmatch(r"ed25519:[0-9a-f]{64}", key):
+        raise ValueError(f"signer.key: {key!r} is not ed25519:<64 hex digits>")
+    return LockedSigner(key, _str(raw, "handle", where="signer."))
 
 
 # -- field checks (each raises ValueError naming the field) ---------------------------------------------

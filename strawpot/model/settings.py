@@ -71,6 +71,12 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         "versions before it asks upstream again", minimum=0),
     Key("install.min_release_age", "string", None, "how old a version must be before a resolution may choose it "
         "(90s, 30m, 12h, 3d; recorded in strawpot.lock)"),
+    Key("install.require_signatures", "boolean", False, "whether install refuses packages without a signed publish "
+        "statement"),
+    Key("install.log_key", "string", None, "the registry transparency log's public key (base64), pinned instead of "
+        "learnt on first use"),
+    Key("registry.require_signatures", "boolean", False, "whether `strawpot registry serve` refuses publishes "
+        "without a signed statement"),
     Key("orchestrator.role", "string", None, "the role `strawpot start` runs"),
     Key("orchestrator.runtime", "string", None, "the agent that plays a role no other layer binds"),
     Key("policy.max_depth", "integer", 3, "how deep delegations may nest", minimum=0),

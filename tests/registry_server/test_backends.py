@@ -96,7 +96,7 @@ def test_a_migration_interrupted_halfway_is_rolled_back_and_a_rerun_completes(
     assert cli("migrate", *storage_args(kind, tmp_path, request)).returncode == 0
     store = open_at(kind, tmp_path, request)
     assert store.stored_version() == schema.LATEST and "half_done" not in tables(store)
-    assert {"registry_changes", "advisories"} <= tables(store)
+    assert {"registry_changes", "advisories", "log_entries"} <= tables(store)
     store.close()
 
 
