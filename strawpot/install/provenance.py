@@ -131,7 +131,11 @@ def _check(client: HubClient, url: str, pkg: LockedPackage, info: VersionInfo, e
            size: int, root: bytes, keys: Mapping[str, Future[dict[str, Any]]]) -> LockedSigner | None:
     what = f"{pkg.kind.value} {pkg.name} {pkg.version}"
     if info.log_index is None:
-        raise _fail(url, f"{what} has no log entry")
+        # published before the registry kept a log, or mirrored from an upstream (whose log is not this one's):
+        # unsigned as far as this registry can prove; `_against_previous` refuses it where a signer was pinned
+        if info.provenance is not None:
+            raise _fail(url, f"{what} carries a signed statement but no log entry")
+        return None
     found = entries.get(info.log_index)
     if found is None:
         raise _fail(url, f"the log entry {info.log_index} of {what} is missing")
