@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from registry_server.errors import ApiError
 from registry_server.storage.base import Storage, User
 from strawpot.model.kinds import Kind
-from strawpot.model.provenance import BadSignature, parse_signed, verify
+from strawpot.model.provenance import FORM_FIELDS, BadSignature, parse_signed, verify
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Checked:
 def check_signature(storage: Storage, kind: Kind, slug: str, version: str, user: User, archive_sha256: str,
                     fields: dict[str, str], *, required: bool) -> Checked:
     """The statement to store with the version (an empty Checked for an allowed unsigned publish), or a 4xx."""
-    text, signature, named = (fields.get(name, "").strip() for name in ("statement", "signature", "keyId"))
+    text, signature, named = (fields.get(name, "").strip() for name in FORM_FIELDS)
     what = f"{kind.value} {slug} {version}"
     if not text:
         if signature or named:

@@ -19,7 +19,8 @@ from registry_server.requests import int_param, json_body
 from registry_server.state import registry
 from registry_server.storage.base import Storage
 from strawpot.model import merkle
-from strawpot.model.provenance import canonical, key_id, load_private, private_b64, public_b64
+from strawpot.model.log_entries import head_body
+from strawpot.model.provenance import key_id, load_private, private_b64, public_b64
 
 MAX_ENTRIES = 1000
 _NO_STORE = {"Cache-Control": "no-store"}
@@ -34,8 +35,9 @@ def signed_head(storage: Storage) -> dict[str, object]:
     key = log_key(storage)
     size = storage.log_size()
     root = merkle.root(storage.log_leaves(size)).hex()
-    head = {"size": size, "rootHash": root, "time": int(time.time() * 1000)}
-    signature = base64.b64encode(key.sign(canonical(head))).decode()
+    stamp = int(time.time() * 1000)
+    head = {"size": size, "rootHash": root, "time": stamp}
+    signature = base64.b64encode(key.sign(head_body(size, root, stamp))).decode()
     return {**head, "keyId": key_id(key.public_key()), "publicKey": public_b64(key), "signature": signature}
 
 

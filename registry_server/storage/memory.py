@@ -22,8 +22,8 @@ from registry_server.storage.base import (
     check_publish,
 )
 from registry_server.storage.blobs import MemoryBlobs
-from registry_server.storage.log_entry import key_entry, leaf_hex, publish_entry, yank_entry
 from strawpot.model.kinds import Kind
+from strawpot.model.log_entries import key_entry, leaf_hex, publish_entry, yank_entry
 
 
 def now_ms() -> int:

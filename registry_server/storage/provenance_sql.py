@@ -12,8 +12,8 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from registry_server.storage.base import KeyConflict, KeyRecord, User
-from registry_server.storage.log_entry import key_entry, leaf_hex
 from registry_server.storage.memory import now_ms
+from strawpot.model.log_entries import key_entry, leaf_hex
 
 if TYPE_CHECKING:
     from registry_server.storage.sql import Tx

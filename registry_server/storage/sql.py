@@ -26,10 +26,10 @@ from registry_server.storage.base import (
     check_publish,
 )
 from registry_server.storage.blobs import Blobs
-from registry_server.storage.log_entry import publish_entry, yank_entry
 from registry_server.storage.memory import now_ms
 from registry_server.storage.provenance_sql import ProvenanceSQL, append
 from strawpot.model.kinds import Kind
+from strawpot.model.log_entries import publish_entry, yank_entry
 
 _PACKAGE_COLUMNS = """
     p.id, p.kind, p.slug, p.display_name, p.summary, p.tags, p.downloads, p.created_at, p.updated_at,

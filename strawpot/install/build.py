@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sandbox.walls import SandboxSettings
+from sandbox.walls import SandboxSettings, scripts_sandbox
 from strawpot.install.apply import Staged, discard
 from strawpot.install.scripts import ScriptRun, run_script
 from strawpot.model.fs import atomic_write
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from strawpot.install.trust import TrustPolicy
     from strawpot.install.trust_diff import FileChange
     from strawpot.model.child_env import EnvPolicy
+    from strawpot.model.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,12 @@ class ScriptSettings:
     trusted: frozenset[str]
     timeout: float
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # [scripts] sandbox and network
+
+
+def script_settings(settings: Settings) -> ScriptSettings:
+    """`scripts.trusted`, `scripts.timeout` and the sandbox (read under --frozen too: trust is a setting)."""
+    return ScriptSettings(frozenset(settings.get("scripts.trusted")), settings.get("scripts.timeout"),
+                          scripts_sandbox(settings))
 
 
 @dataclass(frozen=True)

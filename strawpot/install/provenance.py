@@ -21,10 +21,13 @@ from strawpot.model import merkle
 from strawpot.model.errors import IntegrityFailure
 from strawpot.model.fs import atomic_write
 from strawpot.model.lockfile import LockedPackage, LockedSigner, Lockfile
-from strawpot.model.provenance import BadSignature, canonical, key_id, load_public, parse_signed, verify
+from strawpot.model.log_entries import FIELD_WORDS, head_body, publish_fields
+from strawpot.model.provenance import BadSignature, key_id, load_public, parse_signed, verify
 
 if TYPE_CHECKING:
     from hub_client import HubClient, VersionInfo
+    from strawpot.install.resolve import Resolution
+    from strawpot.model.settings import Settings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +58,7 @@ def _read_state(path: Path) -> dict[str, Any] | None:
 def _head(head: Any, url: str, pinned: str | None) -> tuple[int, bytes, str]:
     try:
         size, root, public = int(head["size"]), bytes.fromhex(str(head["rootHash"])), str(head["publicKey"])
-        body = canonical({"rootHash": head["rootHash"], "size": size, "time": head["time"]})
+        body = head_body(size, str(head["rootHash"]), int(head["time"]))
         load_public(public).verify(base64.b64decode(str(head["signature"])), body)
     except Exception as exc:  # noqa: BLE001 - any malformed or unverifiable head is the same refusal
         raise _fail(url, f"the log's tree head does not verify ({type(exc).__name__})") from None
@@ -66,7 +69,7 @@ def _head(head: Any, url: str, pinned: str | None) -> tuple[int, bytes, str]:
 
 
 def _consistent(client: HubClient, url: str, seen: dict[str, Any], size: int, root: bytes) -> None:
-    old, old_root = int(seen["size"]), bytes.fromhex(str(seen["rootHash"]))
+    old, old_root = int(seen["size"]), bytes.fromhex(str(seen["root_hash"]))
     if size < old:
         raise _fail(url, f"the log shrank from {old} entries (seen before) to {size}: it was rolled back")
     proof = [] if size == old or old == 0 else client.log_consistency(old, size).get("proof", [])
@@ -87,7 +90,7 @@ def verify_lock(client: HubClient, url: str, lock: Lockfile, infos: Mapping[tupl
         return lock
     path = state_path(cache, url)
     seen = _read_state(path)
-    pinned = policy.log_key or (seen or {}).get("publicKey")
+    pinned = policy.log_key or (seen or {}).get("public_key")
     # the publishers' keys travel beside the one request for the head, the entries and their proofs
     keys = {name: client.submit(client.user_keys, name) for name in _publishers(infos.values())}
     indexes = sorted({int(infos[(p.kind.value, p.name)].log_index or 0) for p in logged})
@@ -95,7 +98,7 @@ def verify_lock(client: HubClient, url: str, lock: Lockfile, infos: Mapping[tupl
     size, root, public = _head(answer.get("head"), url, pinned if isinstance(pinned, str) else None)
     if answer.get("size") != size:
         raise _fail(url, f"the proofs are for a tree of size {answer.get('size')}, not the signed {size}")
-    if seen is not None and seen.get("publicKey") == public:
+    if seen is not None and seen.get("public_key") == public:
         _consistent(client, url, seen, size, root)
     entries = {int(e["index"]): e for e in answer.get("entries", []) if isinstance(e, dict)}
     updated = []
@@ -107,12 +110,11 @@ def verify_lock(client: HubClient, url: str, lock: Lockfile, infos: Mapping[tupl
         signer = _check(client, url, pkg, info, entries, size, root, keys)
         _against_previous(url, pkg, signer, previous, policy)
         updated.append(dataclasses.replace(pkg, signer=signer, log_index=info.log_index))
-    atomic_write(path, json.dumps({"registry": url, "publicKey": public, "size": size, "rootHash": root.hex()}),
+    atomic_write(path, json.dumps({"registry": url, "public_key": public, "size": size, "root_hash": root.hex()}),
                  durable=False)
     return dataclasses.replace(lock, packages=tuple(updated))
 
 
-_WORDS = {"archiveSha256": "archive sha256", "keyId": "signing key", "statementSha256": "statement sha256"}
 
 
 def _publishers(infos: Iterable[VersionInfo]) -> set[str]:
@@ -147,10 +149,9 @@ def _check(client: HubClient, url: str, pkg: LockedPackage, info: VersionInfo, e
     except (merkle.ProofFailed, ValueError) as exc:
         raise _fail(url, f"{what}: {exc}") from None
     prov = info.provenance
-    expect = {"type": "publish", "kind": pkg.kind.value, "slug": pkg.name, "version": pkg.version,
-              "archiveSha256": pkg.archive_sha256, "keyId": None if prov is None else prov.key_id,
-              "statementSha256": None if prov is None else hashlib.sha256(prov.statement.encode()).hexdigest()}
-    wrong = [_WORDS.get(k, k) for k, v in expect.items() if entry.get(k) != v]
+    expect = publish_fields(pkg.kind, pkg.name, pkg.version, pkg.archive_sha256,
+                            None if prov is None else prov.statement, None if prov is None else prov.key_id)
+    wrong = [FIELD_WORDS.get(k, k) for k, v in expect.items() if entry.get(k) != v]
     if wrong:
         raise _fail(url, f"the log entry {info.log_index} does not match {what}: its {', '.join(wrong)} differ")
     if prov is None:
@@ -186,3 +187,12 @@ def _against_previous(url: str, pkg: LockedPackage, signer: LockedSigner | None,
     if signer.key != before.signer.key:
         raise _fail(url, f"{what} is signed by {signer.handle} ({signer.key}), but {before.version} was signed by "
                          f"{before.signer.handle} ({before.signer.key})")
+
+
+def check_resolution(client: HubClient, url: str, resolution: Resolution, previous: Lockfile | None,
+                     settings: Settings) -> Lockfile:
+    """`verify_lock` of a fresh resolution, by the settings' `[install] require_signatures` and `log_key`."""
+    from strawpot.config_files import cache_dir
+
+    policy = Policy(bool(settings.get("install.require_signatures")), settings.get("install.log_key"))
+    return verify_lock(client, url, resolution.lock, resolution.infos, previous, cache_dir(), policy)

@@ -114,7 +114,9 @@ class _Run:
             plan = make_plan(self.tree, lock, previous=previous, remove_extras=opts.tree is TreeMode.EXACT)
             self.outcome.changes = list(plan.changes)
             self.outcome.unchanged = plan.unchanged
-            settings = self._script_settings(manifest)
+            from strawpot.install.build import script_settings
+
+            settings = script_settings(self.settings)
             builder = self._builder(settings, lock)
             rebuild = self._pending_builds(plan, lock, builder)
             if opts.dry_run:
@@ -288,11 +290,9 @@ class _Run:
 
     def _provenance(self, resolution: Resolution, previous: Lockfile | None) -> Lockfile:
         """Signers and log indexes checked against the registry's log (strawpot/install/provenance.py)."""
-        from strawpot.config_files import cache_dir
-        from strawpot.install.provenance import Policy, verify_lock
+        from strawpot.install.provenance import check_resolution
 
-        policy = Policy(bool(self.settings.get("install.require_signatures")), self.settings.get("install.log_key"))
-        return verify_lock(self.client, self.url, resolution.lock, resolution.infos, previous, cache_dir(), policy)
+        return check_resolution(self.client, self.url, resolution, previous, self.settings)
 
     def _speculator(self) -> Speculator | None:
         """Archive downloads that start while resolving (not for lock-only, dry or offline runs)."""
@@ -362,14 +362,6 @@ class _Run:
             counter.finish()
 
     # -- install scripts --------------------------------------------------------------------------
-
-    def _script_settings(self, manifest: Manifest | None) -> ScriptSettings:
-        """`scripts.trusted` and `scripts.timeout` (read under --frozen too: trust is a setting, not a requirement)."""
-        from sandbox.walls import scripts_sandbox
-        from strawpot.install.build import ScriptSettings
-
-        return ScriptSettings(frozenset(self.settings.get("scripts.trusted")), self.settings.get("scripts.timeout"),
-                              scripts_sandbox(self.settings))
 
     def _builder(self, settings: ScriptSettings, lock: Lockfile) -> Builder:
         from strawpot.install.build import Builder

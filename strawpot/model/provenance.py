@@ -32,6 +32,10 @@ class BadSignature(ValueError):
     """A statement or signature that is malformed or does not verify."""
 
 
+# the publish form's fields that carry a signed statement: the statement, its signature, the key that made it
+FORM_FIELDS = ("statement", "signature", "keyId")
+
+
 def canonical(data: Any) -> bytes:
     """The one byte form of a JSON value that is signed and hashed."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

@@ -103,7 +103,7 @@ def sign_upload(key: Ed25519PrivateKey, upload: Upload, publisher: str, folder: 
     import hashlib
 
     from strawpot.model.archive import build_archive
-    from strawpot.model.provenance import key_id, sign, statement
+    from strawpot.model.provenance import FORM_FIELDS, key_id, sign, statement
 
     archive = build_archive({f.path: f.data for f in upload.files},
                             [f.path for f in upload.files if f.registry_executable])
@@ -111,7 +111,7 @@ def sign_upload(key: Ed25519PrivateKey, upload: Upload, publisher: str, folder: 
                      archive_sha256=hashlib.sha256(archive).hexdigest(), publisher=publisher,
                      source=source_of(folder), time=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
     text, signature = sign(key, body)
-    return {"statement": text, "signature": signature, "keyId": key_id(key.public_key())}
+    return dict(zip(FORM_FIELDS, (text, signature, key_id(key.public_key())), strict=True))
 
 
 def sign_all(uploads: list[Upload], registry: Registry, folder: Path, *, allow_unsigned: bool) -> str | None:

@@ -72,7 +72,7 @@ def test_a_signed_install_pins_the_signer_and_later_changes_fail_closed(world: W
     assert f'signer = {{ key = "{key_id(key.public_key())}", handle = "admin" }}' in lock
     assert "log-index = 1" in lock  # entry 0: the key's registration
     seen = json.loads(world.state.read_text())
-    assert seen["size"] == 2 and seen["publicKey"]
+    assert seen["size"] == 2 and seen["public_key"]
 
     other = Ed25519PrivateKey.generate()
     world.register(other)
@@ -95,10 +95,10 @@ def test_a_rolled_back_or_forked_log_and_a_changed_entry_fail_closed(world: Worl
 
     world.state.write_text(json.dumps({**seen, "size": seen["size"] + 5}))
     world.refused(world.run("update", "--all"), "the log shrank from 7 entries")
-    world.state.write_text(json.dumps({**seen, "rootHash": "00" * 32}))
+    world.state.write_text(json.dumps({**seen, "root_hash": "00" * 32}))
     world.refused(world.run("update", "--all"), "two different trees of the same size 2")
     world.publish("1.1.0", key)  # the log grows: now a consistency proof is asked for, from a forked root
-    world.state.write_text(json.dumps({**seen, "size": 1, "rootHash": "11" * 32}))
+    world.state.write_text(json.dumps({**seen, "size": 1, "root_hash": "11" * 32}))
     world.refused(world.run("update", "--all"), "does not extend")
     assert world.lock_text() == lock
 
