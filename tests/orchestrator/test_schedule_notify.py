@@ -10,20 +10,13 @@ import pytest
 from orchestrator.conversations import ConversationStore
 from orchestrator.schedule_notices import NOTICE_LIMIT
 from orchestrator.scheduler import Scheduler
-from orchestrator.schedules import Schedule, ScheduleError, ScheduleStore, validate
+from orchestrator.schedules import Schedule, ScheduleError, validate
 from tests._fake_clock import Clock
+from tests.orchestrator import test_scheduler as base
 
 pytestmark = pytest.mark.e2e
+store = base.store  # the scheduler tests' fixture: a data folder and a config folder of its own
 T0 = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ScheduleStore:
-    config = tmp_path / "config"
-    config.mkdir()
-    monkeypatch.setenv("STRAWPOT_CONFIG_DIR", str(config))
-    monkeypatch.setenv("STRAWPOT_DATA_DIR", str(tmp_path / "data"))
-    return ScheduleStore(tmp_path / "data")
 
 
 def _schedule(project: Path, name: str, task: str, notify: str = "") -> Schedule:
