@@ -17,6 +17,7 @@ from typing import Any
 
 from orchestrator.run_record import (
     FINAL_STATES,
+    MAX_RECORD_BYTES,
     PRIVATE_DIR,
     PRIVATE_FILE,
     RUN_ID_RE,
@@ -29,6 +30,7 @@ from orchestrator.run_record import (
     read_run,
     write_run,
 )
+from strawpot.model.agent_files import open_regular
 
 __all__ = ["FINAL_STATES", "PRIVATE_DIR", "PRIVATE_FILE", "RUN_ID_RE", "SESSION_FILE", "STOPPED_EXIT_CODE",
            "AgentRecord", "Session", "State", "command_exit_code", "exit_code_for", "new_agent_id", "new_run_id",
@@ -208,7 +210,14 @@ def private_folder(path: Path) -> None:
 
 
 def read_trace(sessions_root: Path, run_id: str) -> list[dict[str, Any]]:
-    path = sessions_root / run_id / TRACE_FILE
-    if not path.is_file():
+    """The run's trace events; [] when it has none. The file is in a folder an agent or a cloned repository can
+    write, so it is read without following a link (OSError for a link, FIFO or folder) and at most
+    MAX_RECORD_BYTES of it (ValueError past that, or for a line that is not JSON)."""
+    try:
+        with open_regular(sessions_root / run_id / TRACE_FILE) as fh:
+            raw = fh.read(MAX_RECORD_BYTES + 1)
+    except FileNotFoundError:
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if len(raw) > MAX_RECORD_BYTES:
+        raise ValueError(f"{TRACE_FILE} of {run_id} is over {MAX_RECORD_BYTES:,} bytes")
+    return [json.loads(line) for line in raw.decode("utf-8", "replace").splitlines() if line.strip()]

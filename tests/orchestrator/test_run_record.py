@@ -140,3 +140,20 @@ def test_a_summary_is_bounded_and_a_cut_one_says_so() -> None:
     assert bounded_summary("  the answer\n") == "the answer"
     long = bounded_summary("x" * (SUMMARY_LIMIT * 3))
     assert len(long) <= SUMMARY_LIMIT and long.endswith(f"(cut: {SUMMARY_LIMIT * 3:,} characters in all)")
+
+
+def test_a_planted_trace_link_is_refused_not_followed(tmp_path: Path) -> None:
+    """trace.jsonl lives where an agent or a cloned repository can write: a link to a secret file is not read."""
+    from orchestrator.session import TRACE_FILE, read_trace
+
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text('{"event": "the user\'s secret"}\n')
+    run = tmp_path / "sessions" / "run_20260101_000000_aaaaaa"
+    run.mkdir(parents=True)
+    assert read_trace(run.parent, run.name) == []
+    (run / TRACE_FILE).symlink_to(secret)
+    with pytest.raises(OSError):
+        read_trace(run.parent, run.name)
+    (run / TRACE_FILE).unlink()
+    (run / TRACE_FILE).write_text('{"event": "run_started"}\n')
+    assert read_trace(run.parent, run.name) == [{"event": "run_started"}]
