@@ -1,5 +1,5 @@
-"""The `strawpot` entry point: `--version`, and a bare `install` with nothing to do, answer before click and rich
-are imported."""
+"""The `strawpot` entry point: `--version`, `--help` to a pipe and a bare `install` with nothing to do answer before
+click and rich are imported."""
 
 from __future__ import annotations
 
@@ -32,6 +32,11 @@ def main(argv: list[str] | None = None) -> int:
         from strawpot import __version__
 
         sys.stdout.write(f"strawpot, version {__version__}\n")
+        return 0
+    from strawpot.commands import _help
+
+    if _help.wanted(args):  # plain text to a pipe, from the command table; on a terminal rich-click draws it
+        sys.stdout.write(_help.plain_help())
         return 0
     try:
         if _noop_install(args):

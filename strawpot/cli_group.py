@@ -10,15 +10,8 @@ import click as plain_click
 import rich_click as click
 
 from strawpot import __version__
+from strawpot.commands._help import DESCRIPTION, SECTIONS
 from strawpot.commands._table import COMMANDS
-
-SECTIONS = {
-    "packages": "Packages",
-    "publishing": "Publishing",
-    "registry": "Registry",
-    "sessions": "Sessions",
-    "other": "Other",
-}
 
 click.rich_click.SHOW_ARGUMENTS = True
 click.rich_click.STYLE_ERRORS_SUGGESTION = "dim"
@@ -86,19 +79,13 @@ class StrawpotGroup(click.RichGroup):
             self._listing = False
 
 
-@click.group(cls=StrawpotGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=StrawpotGroup, help=DESCRIPTION, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="strawpot")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or status lines on stderr (errors still show).")
 @click.option("--verbose", "-v", is_flag=True, help="Log every registry request (method, URL, status, ms) and cache hit on stderr.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour on stderr and stdout (NO_COLOR and FORCE_COLOR are honoured with auto).")
 def cli(quiet: bool, verbose: bool, color: str) -> None:
-    """Install, lock, publish and run AI-agent skills, roles and agents from a StrawHub registry.
-
-    Exit codes: 0 ok, 1 error, 2 usage, 3 resolution conflict, 4 lock out of date,
-    5 integrity failure, 6 registry unreachable, 7 missing tool, agent or environment variable.
-    The project is the nearest folder, from here upward, holding strawpot.toml or strawpot.lock.
-    """
     _apply_global_options(quiet, verbose, color)
 
 

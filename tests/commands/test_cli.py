@@ -53,24 +53,36 @@ def test_every_command_module_exports_command_and_a_known_section(name: str) -> 
     assert (module.__doc__ or "").strip() and "\n" not in module.__doc__.strip(), "one-line module docstring"
 
 
-def test_help_groups_every_command_under_its_section(tmp_path: Path) -> None:
-    result = strawpot_cli("--help", cwd=tmp_path)
-    assert result.returncode == 0
+def sections_of(text: str, title: str, row: str) -> dict[str, list[str]]:
+    """The command names listed under each section title of a help text."""
     groups: dict[str, list[str]] = {}
     current = None
-    for line in result.stdout.splitlines():
-        if title := re.match(r"╭─ (\w+) ─", line):
-            current = title.group(1)
+    for line in text.splitlines():
+        if found := re.match(title, line):
+            current = found.group(1)
             groups[current] = []
-        elif current and (row := re.match(r"│ ([a-z][a-z-]*) ", line)):
-            groups[current].append(row.group(1))
+        elif current and (named := re.match(row, line)):
+            groups[current].append(named.group(1))
+    return {k: v for k, v in groups.items() if k != "Options"}
+
+
+def test_help_groups_every_command_under_its_section(tmp_path: Path) -> None:
+    """To a pipe the help is plain text from the command table; on a terminal rich-click draws the same sections."""
+    result = strawpot_cli("--help", cwd=tmp_path)
+    assert result.returncode == 0
+    plain = sections_of(result.stdout, r"([A-Z]\w+):$", r"  ([a-z][a-z-]*) ")
     expected: dict[str, list[str]] = {}
     for name in modules():
         section = importlib.import_module(f"strawpot.commands.{name}").SECTION
         expected.setdefault(cli_group.SECTIONS[section], []).append(name.replace("_", "-"))
-    assert {k: v for k, v in groups.items() if k != "Options"} == expected
-    assert {"login", "logout", "publish", "validate", "whoami", "yank"} <= set(groups["Publishing"])
+    assert plain == expected
+    assert {"login", "logout", "publish", "validate", "whoami", "yank"} <= set(plain["Publishing"])
     assert "Exit codes: 0 ok, 1 error, 2 usage, 3 resolution conflict, 4 lock out of date," in result.stdout
+    drawn = strawpot_cli("--help", cwd=tmp_path, env={"FORCE_COLOR": "1"})
+    text = re.sub(r"\x1b\[[0-9;]*m", "", drawn.stdout)
+    assert drawn.returncode == 0 and "╭─ Packages ─" in text
+    assert sections_of(text, r"╭─ (\w+) ─", r"│ ([a-z][a-z-]*) ") == plain
+    assert " ".join(result.stdout.split()).count("Exit codes: 0 ok") == 1
 
 
 @pytest.mark.parametrize("name", modules())

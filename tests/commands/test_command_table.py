@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import click
 import pytest
 
 from strawpot import __version__
@@ -25,9 +26,9 @@ READ_ONLY = [
 EDITING_AND_SOLVING = ("tomlkit", "resolver.solver", "resolver.incompatibility", "resolver.provider")
 
 
-def imported(*args: str, cwd: Path, code: int = 0) -> set[str]:
+def imported(*args: str, cwd: Path, code: int = 0, env: dict[str, str] | None = None) -> set[str]:
     done = strawpot(*args, cwd=cwd, extra_env={"PYTHONPROFILEIMPORTTIME": "1", "NO_COLOR": "1",
-                                               "STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9"})
+                                               "STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9", **(env or {})})
     assert done.returncode == code, done.stderr[-3000:]
     loaded = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", done.stderr, re.MULTILINE))
     assert "strawpot" in loaded, "the import profile was not read"  # (strawpot.cli runs as __main__)
@@ -69,14 +70,36 @@ def test_version_says_what_clicks_version_option_says(tmp_path: Path, capsys: py
     assert strawpot("--version", cwd=tmp_path).stdout == capsys.readouterr().out == f"strawpot, version {__version__}\n"
 
 
-def test_help_lists_every_command_without_importing_one(tmp_path: Path) -> None:
+def test_help_to_a_pipe_lists_every_command_without_click(tmp_path: Path) -> None:
     loaded = imported("--help", cwd=tmp_path)
+    assert sorted(m for m in loaded if m.startswith("strawpot.")) == [
+        "strawpot.commands", "strawpot.commands._help", "strawpot.commands._table"]
+    assert heavy(loaded, ("click", "rich_click", "rich", "typing", "pathlib", "re")) == []
+
+
+def test_help_on_a_terminal_lists_every_command_without_importing_one(tmp_path: Path) -> None:
+    loaded = imported("--help", cwd=tmp_path, env={"FORCE_COLOR": "1"})
     # the entry point, the group, the table, and what every command's run needs (its secrets held, its errors)
     assert sorted(m for m in loaded if m.startswith("strawpot.")) == [
-        "strawpot.cli_group", "strawpot.commands", "strawpot.commands._table", "strawpot.model",
-        "strawpot.model.child_env", "strawpot.model.errors", "strawpot.model.own_secrets"]
+        "strawpot.cli_group", "strawpot.commands", "strawpot.commands._help", "strawpot.commands._table",
+        "strawpot.model", "strawpot.model.child_env", "strawpot.model.errors", "strawpot.model.own_secrets"]
     assert heavy(loaded, (*SERVER_AND_NETWORK, "resolver", "tomlkit", "yaml", "orchestrator")) == []
     assert len(loaded) <= 285, len(loaded)
+
+
+def test_the_plain_helps_options_are_the_groups() -> None:
+    """The plain help's options and description are the click group's (rich-click draws those on a terminal)."""
+    from strawpot.cli_group import cli
+    from strawpot.commands._help import DESCRIPTION, ROOT_OPTIONS
+
+    derived_options = []
+    for param in cli.get_params(click.Context(cli)):
+        names = ", ".join(sorted((*param.opts, *param.secondary_opts), key=len))
+        metavar = "[" + "|".join(param.type.choices) + "]" if isinstance(param.type, click.Choice) else ""
+        text = (param.help or "") + (f"  [default: {param.default}]" if param.show_default else "")
+        derived_options.append((names, metavar, text))
+    assert tuple(derived_options) == ROOT_OPTIONS
+    assert cli.help == DESCRIPTION
 
 
 @pytest.mark.parametrize(("args", "code", "most"), READ_ONLY, ids=[" ".join(a) for a, _, _ in READ_ONLY])
