@@ -33,11 +33,12 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"strawpot, version {__version__}\n")
         return 0
-    from strawpot.commands import _help
+    if args in (["--help"], ["-h"]):
+        from strawpot.commands import _help
 
-    if _help.wanted(args):  # plain text to a pipe, from the command table; on a terminal rich-click draws it
-        sys.stdout.write(_help.plain_help())
-        return 0
+        if _help.wanted(args):  # plain text to a pipe, from the command table; on a terminal rich-click draws it
+            sys.stdout.write(_help.plain_help())
+            return 0
     try:
         if _noop_install(args):
             return 0
