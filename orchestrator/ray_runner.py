@@ -11,11 +11,15 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from orchestrator.endpoint import listen_for
 from orchestrator.interrupts import sigterm_as_interrupt
 from orchestrator.launch import Ended
+from orchestrator.remote_control import RemoteControl
 from orchestrator.remote_job import fail, job_for, land
 from orchestrator.remote_session import STOP_GRACE, Job, RemoteSession, Result
 from orchestrator.run_request import RunRequest
+from orchestrator.run_token import drop_token, save_token
+from orchestrator.server import DendenServer
 from orchestrator.session import Session, State
 from orchestrator.worktree import WorktreeIsolator
 from strawpot.model.errors import MissingToolError, StrawpotError
@@ -98,12 +102,24 @@ class RayRunner:
             fail(session, env, isolator, base)
             raise
         actor = self.actor()
+        control = RemoteControl(session.run_id, lambda: actor.stop.remote())
+        try:
+            server = DendenServer(control, listen_for(prepared.transport, session.directory))
+        except BaseException:
+            ray.kill(actor, no_restart=True)
+            fail(session, env, isolator, base)
+            raise
+        session.denden_addr = server.address  # `strawpot cancel RUN_ID` reaches it there
+        if server.token:
+            save_token(session.run_id, server.token)
         try:
             result, interrupted = self._execute(actor, job, session, started)
         except StrawpotError:
             fail(session, env, isolator, base)
             raise
         finally:
+            server.stop()
+            drop_token(session.run_id)
             ray.kill(actor, no_restart=True)
         return land(session, env, isolator, base, result, interrupted=interrupted, observer=request.observer)
 
@@ -126,9 +142,9 @@ class RayRunner:
                     return ray.get(ref, timeout=STOP_GRACE + 10), True
         except (ray.exceptions.RayActorError, ray.exceptions.NodeDiedError, ray.exceptions.GetTimeoutError,
                 ray.exceptions.ObjectLostError) as exc:
-            raise StrawpotError(f"run {session.run_id} failed: Ray node {node} ({host}) running it was lost "
-                                f"({type(exc).__name__}); your working tree was not touched",
-                                hint="start the run again") from None
+            session.event("runner_lost", node=node, host=host, error=f"{type(exc).__name__}: {exc}"[:2000])
+            raise StrawpotError(f"run {session.run_id} failed: Ray node {node} ({host}) running it was lost; "
+                                "your working tree was not touched") from None
 
 
 def wait(ref: Any) -> Result:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import io
 import os
 import signal
@@ -23,6 +25,7 @@ from strawpot.model.lockfile import Lockfile
 BASE_REF = "refs/strawpot-remote/base"  # where the worker keeps the session's base commit
 WORKER_OWN = ("PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "SHELL")  # the worker's, not the sender's machine's
 MAX_LISTED = 5
+PR_SET_PDEATHSIG = 1  # prctl(2)
 STOP_GRACE = 30.0  # seconds the remote `start` has to stop its agents after SIGTERM before it is killed
 
 
@@ -122,7 +125,8 @@ class RemoteSession:
             if self._stopped.is_set():
                 return None, "cancelled before it started"
             self._proc = subprocess.Popen(argv, cwd=project, env=env, stdin=subprocess.DEVNULL,
-                                          stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+                                          stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                          preexec_fn=_end_with_parent)
         code = self._proc.wait()
         text = (scratch / "start.err").read_text(encoding="utf-8", errors="replace")
         errors = [line for line in text.splitlines() if line.startswith("error:")]
@@ -150,13 +154,21 @@ def git_patch(repo: Path, base_tree: str, new_tree: str) -> bytes:
     return git_bytes(repo, "diff", "--binary", "--full-index", "--no-renames", "--no-color", base_tree, new_tree)
 
 
+def _end_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the worker that started it dies (its node lost, the actor killed), so
+    the session stops its agents instead of running on unowned (Linux; elsewhere the worker's end is not seen)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def pack_run(folder: Path) -> bytes:
-    """The run folder's files and folders (no socket, FIFO or link) as tar.gz bytes."""
+    """The run folder's files and folders (no socket, FIFO or link) as tar.gz bytes; b"" when there is none."""
+    if not folder.is_dir() or folder.is_symlink():
+        return b""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        if folder.is_dir():
-            for path in sorted(folder.rglob("*")):
-                if path.is_symlink() or not (path.is_file() or path.is_dir()):
-                    continue
-                tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
+        for path in sorted(folder.rglob("*")):
+            if path.is_symlink() or not (path.is_file() or path.is_dir()):
+                continue
+            tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
     return buffer.getvalue()

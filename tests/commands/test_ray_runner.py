@@ -162,3 +162,70 @@ def test_without_ray_installed_the_runner_is_one_line_naming_the_extra(project: 
                                         "pip install 'strawpot[ray]'"]
     assert not project.sessions_dir.exists()
 
+
+
+def started_remotely(proc: subprocess.Popen[str]) -> str:
+    """The first line `start` prints once the session runs on its node (read from its stderr)."""
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert " on Ray node " in line, line + proc.stderr.read()
+    return line
+
+
+def settled(project: ProjectFixture, agent_running: bool = True, within: float = 60) -> dict[str, Any]:
+    """The local record once the remote session has had time to start its agent."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        data = record(project)
+        if data["denden_addr"] and data["runner"].get("node"):
+            time.sleep(4 if agent_running else 0)  # the worker's own `start` spawns the agent meanwhile
+            return data
+        time.sleep(0.1)
+    raise AssertionError("the remote session never started")
+
+
+@pytest.mark.parametrize("how", ["cancel", "sigterm"])
+def test_a_remote_session_is_stopped_by_cancel_or_sigterm_and_comes_back_interrupted(
+        repo: ProjectFixture, env: dict[str, str], how: str) -> None:
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--runner", "ray", "--task",
+                             "write:README.md=never merged then sleep:60"], cwd=repo.root, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    started_remotely(proc)
+    data = settled(repo)
+    began = time.monotonic()
+    if how == "cancel":
+        cancelled = strawpot("cancel", data["run_id"], cwd=repo.root, env=env)
+        assert cancelled.returncode == 0, cancelled.stderr
+    else:
+        proc.terminate()
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - began < 40  # well before the agent's 60 s
+    assert "interrupted: stopped 1 agent" in err
+    data = record(repo)
+    assert data["state"] == "interrupted" and data["isolation"]["state"] == "kept"
+    assert [a["state"] for a in data["agents"]] == ["cancelled"]
+    assert (repo.root / "README.md").read_text() == "original\n"
+
+
+def test_a_lost_node_fails_its_run_with_one_line_naming_it_and_leaves_the_tree_alone(
+        repo: ProjectFixture, env: dict[str, str], cluster: Any) -> None:
+    doomed = cluster.add_node(num_cpus=1, resources={"node_c": 1}, object_store_memory=80 * MB)
+    cluster.wait_for_nodes()
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--runner", "ray", "--task",
+                             "write:README.md=never merged then sleep:20"], cwd=repo.root, text=True,
+                            env={**env, "STRAWPOT_RUNNER_RAY_RESOURCES": "node_c"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert doomed.node_id in started_remotely(proc)
+    settled(repo)
+    cluster.remove_node(doomed)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    [line] = [line for line in err.splitlines() if line.startswith("error:")]
+    assert line.startswith(f"error: run {record(repo)['run_id']} failed: Ray node {doomed.node_id} "), line
+    assert line.endswith("running it was lost; your working tree was not touched"), line
+    data = record(repo)
+    assert data["state"] == "failed" and data["runner"]["node"] == doomed.node_id
+    assert (repo.root / "README.md").read_text() == "original\n"
+    assert git(repo.root, "branch", "--format=%(refname:short)").split() == ["main"]
+    assert git(repo.root, "worktree", "list").count("\n") == 1
