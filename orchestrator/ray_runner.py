@@ -81,11 +81,19 @@ class RayRunner:
     def run(self, request: RunRequest, started: Callable[[str], None]) -> Ended:
         """The session on a worker, its patch merged back here as a local worktree session's would be."""
         self.connect()
-        prepared, settings = request.prepared, request.settings
-        base = prepared.project.dir
+        settings, base = request.settings, request.prepared.project.dir
         isolator = WorktreeIsolator("patch", settings.get("session.remote"), settings.get("session.max_file_size"),
                                     settings.get("session.git_timeout"))
         isolator.check(base)
+        actor = self.actor()  # its worker process starts while the run's worktree and what travels are made here
+        try:
+            return self._run(actor, request, isolator, started)
+        finally:
+            ray.kill(actor, no_restart=True)
+
+    def _run(self, actor: Any, request: RunRequest, isolator: WorktreeIsolator,
+             started: Callable[[str], None]) -> Ended:
+        prepared, base = request.prepared, request.prepared.project.dir
         session = Session.create(prepared.project.sessions_dir, prepared.role, request.task, request.run_id,
                                  observer=request.observer)
         session.inputs, session.runner = prepared.inputs, {"kind": self.name, "address": self.address}
@@ -96,17 +104,12 @@ class RayRunner:
             raise
         session.isolation_started(env.to_dict())
         try:
-            job = job_for(prepared, env, settings, run_id=session.run_id, task=request.task, params=request.params,
-                          cli_agent=request.cli_agent, env_policy=request.env_policy, environ=os.environ)
+            job = job_for(prepared, env, request.settings, run_id=session.run_id, task=request.task,
+                          params=request.params, cli_agent=request.cli_agent, env_policy=request.env_policy,
+                          environ=os.environ)
+            server = DendenServer(RemoteControl(session.run_id, lambda: actor.stop.remote()),
+                                  listen_for(prepared.transport, session.directory))
         except BaseException:
-            fail(session, env, isolator, base)
-            raise
-        actor = self.actor()
-        control = RemoteControl(session.run_id, lambda: actor.stop.remote())
-        try:
-            server = DendenServer(control, listen_for(prepared.transport, session.directory))
-        except BaseException:
-            ray.kill(actor, no_restart=True)
             fail(session, env, isolator, base)
             raise
         session.denden_addr = server.address  # `strawpot cancel RUN_ID` reaches it there
@@ -120,8 +123,8 @@ class RayRunner:
         finally:
             server.stop()
             drop_token(session.run_id)
-            ray.kill(actor, no_restart=True)
-        return land(session, env, isolator, base, result, interrupted=interrupted, observer=request.observer)
+        return land(session, env, isolator, base, result, interrupted=interrupted, observer=request.observer,
+                    warn=request.warn)
 
     def _execute(self, actor: Any, job: Job, session: Session, started: Callable[[str], None]) -> tuple[Result, bool]:
         """Run `job` in `actor` to its end; Ctrl-C or SIGTERM stops it there (its record still comes back)."""

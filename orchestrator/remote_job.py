@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -75,7 +76,8 @@ def sent_settings(settings: Settings) -> dict[str, str]:
 
 
 def land(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: Path, result: Result, *,
-         interrupted: bool = False, observer: Callable[[str, dict[str, Any]], None] | None = None) -> Ended:
+         interrupted: bool = False, observer: Callable[[str, dict[str, Any]], None] | None = None,
+         warn: Callable[[str], None] | None = None) -> Ended:
     """Fill the run folder from what came back, put the patch into the run's worktree and end it there as a local
     worktree session ends (`end_isolation`: the same all-or-nothing merge-back)."""
     where = f"Ray node {result.node} ({result.host})"
@@ -86,6 +88,11 @@ def land(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: P
                                hint="nothing was started and your working tree is as it was; run `strawpot sync` "
                                     "here and check the worker's strawpot version, then start again")
     remote = fill_folder(session, result.record, observer)
+    if result.left_out:
+        session.event("runner_left_out", files=list(result.left_out[:100]), total=len(result.left_out))
+        say = f"{len(result.left_out)} file(s) of the run folder on {where} were too large to bring back: " \
+              f"{', '.join(result.left_out[:3])}{' …' if len(result.left_out) > 3 else ''}"
+        (warn or _stderr)(say)
     if remote is None:
         fail(session, env, isolator, base)
         raise StrawpotError(f"run {session.run_id} on {where} ended before its session began: "
@@ -144,3 +151,7 @@ def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[s
     session.save()
     return remote
 
+
+
+def _stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)

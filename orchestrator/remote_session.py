@@ -26,6 +26,8 @@ BASE_REF = "refs/strawpot-remote/base"  # where the worker keeps the session's b
 WORKER_OWN = ("PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "SHELL")  # the worker's, not the sender's machine's
 MAX_LISTED = 5
 PR_SET_PDEATHSIG = 1  # prctl(2)
+RECORD_FILE_MAX = 16 * 1024 * 1024  # bytes of one run-folder file brought back at most
+RECORD_MAX = 128 * 1024 * 1024  # bytes of the run folder brought back at most
 STOP_GRACE = 30.0  # seconds the remote `start` has to stop its agents after SIGTERM before it is killed
 
 
@@ -55,6 +57,7 @@ class Result:
     patch: bytes = b""
     record: bytes = b""
     error: str = ""  # the remote `start`'s last error line, when it ended before the session began
+    left_out: tuple[str, ...] = ()  # files of the run folder too large to bring back (pack_run)
 
 
 def pack_tree(root: Path) -> bytes:
@@ -109,8 +112,9 @@ class RemoteSession:
         code, error = self._start(job, project, scratch)
         new_tree = snapshot(repo, exclude)
         patch = git_patch(repo, base_tree, new_tree)
-        return Result(self.node, socket.gethostname(), code, patch=patch, error=error,
-                      record=pack_run(project / TREE_DIR / "sessions" / job.run_id))
+        record, left_out = pack_run(project / TREE_DIR / "sessions" / job.run_id)
+        return Result(self.node, socket.gethostname(), code, patch=patch, error=error, record=record,
+                      left_out=left_out)
 
     def _start(self, job: Job, project: Path, scratch: Path) -> tuple[int | None, str]:
         """Run the session (`strawpot start --headless`, its own Denden server) to its end: its exit code and
@@ -161,14 +165,20 @@ def _end_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def pack_run(folder: Path) -> bytes:
-    """The run folder's files and folders (no socket, FIFO or link) as tar.gz bytes; b"" when there is none."""
+def pack_run(folder: Path) -> tuple[bytes, tuple[str, ...]]:
+    """The run folder's files and folders (no socket, FIFO or link) as tar.gz bytes (b"" when there is none), and
+    the files left out: one over RECORD_FILE_MAX, or past RECORD_MAX in all (agents write what they like there)."""
     if not folder.is_dir() or folder.is_symlink():
-        return b""
-    buffer = io.BytesIO()
+        return b"", ()
+    buffer, left_out, total = io.BytesIO(), [], 0
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for path in sorted(folder.rglob("*")):
             if path.is_symlink() or not (path.is_file() or path.is_dir()):
                 continue
+            size = path.stat().st_size if path.is_file() else 0
+            if size > RECORD_FILE_MAX or total + size > RECORD_MAX:
+                left_out.append(path.relative_to(folder).as_posix())
+                continue
+            total += size
             tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
-    return buffer.getvalue()
+    return buffer.getvalue(), tuple(left_out)

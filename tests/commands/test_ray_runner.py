@@ -229,3 +229,22 @@ def test_a_lost_node_fails_its_run_with_one_line_naming_it_and_leaves_the_tree_a
     assert (repo.root / "README.md").read_text() == "original\n"
     assert git(repo.root, "branch", "--format=%(refname:short)").split() == ["main"]
     assert git(repo.root, "worktree", "list").count("\n") == 1
+
+
+def test_a_run_folder_file_too_large_to_bring_back_is_left_out_and_named(tmp_path: Path) -> None:
+    import io
+    import tarfile
+
+    from orchestrator.remote_session import RECORD_FILE_MAX, pack_run
+
+    folder = tmp_path / "run"
+    (folder / "agents" / "a-1").mkdir(parents=True)
+    (folder / "session.json").write_text("{}")
+    (folder / "agents" / "a-1" / "huge.log").write_bytes(b"x" * (RECORD_FILE_MAX + 1))
+    (folder / "agents" / "a-1" / "result").write_text("done")
+    (folder / "agents" / "a-1" / "link").symlink_to("/etc/passwd")
+    packed, left_out = pack_run(folder)
+    assert left_out == ("agents/a-1/huge.log",)
+    with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
+        assert sorted(tar.getnames()) == ["agents", "agents/a-1", "agents/a-1/result", "session.json"]
+    assert pack_run(tmp_path / "none") == (b"", ())
