@@ -248,3 +248,29 @@ def test_a_run_folder_file_too_large_to_bring_back_is_left_out_and_named(tmp_pat
     with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
         assert sorted(tar.getnames()) == ["agents", "agents/a-1", "agents/a-1/result", "session.json"]
     assert pack_run(tmp_path / "none") == (b"", ())
+
+
+def test_a_refusal_on_the_worker_is_reported_here_and_ends_the_run_failed_with_nothing_left(
+        project: ProjectFixture) -> None:
+    from orchestrator.remote_job import land
+    from orchestrator.remote_session import Result
+    from orchestrator.session import Session
+    from orchestrator.worktree import WorktreeIsolator
+    from strawpot.model.errors import IntegrityFailure
+
+    project.build()
+    a_git_project(project.root)
+    session = Session.create(project.sessions_dir, "orchestrator", "t", "run_20260101_000000_abcdef")
+    isolator = WorktreeIsolator()
+    env = isolator.create(session.run_id, project.root)
+    refused = Result("n1", "h1", None, refused="the installed packages it was sent do not match strawpot.lock: x")
+    with pytest.raises(IntegrityFailure) as caught:
+        land(session, env, isolator, project.root, refused)
+    assert caught.value.message == ("the worker on Ray node n1 (h1) refused run run_20260101_000000_abcdef: the "
+                                    "installed packages it was sent do not match strawpot.lock: x")
+    assert caught.value.exit_code == 5
+    saved = record(project)
+    assert saved["state"] == "failed" and saved["runner"]["node"] == "n1" and saved["isolation"]["state"] == "removed"
+    assert git(project.root, "branch", "--format=%(refname:short)").split() == ["main"]
+    assert git(project.root, "worktree", "list").count("\n") == 1
+    assert git(project.root, "status", "--porcelain") == ""
