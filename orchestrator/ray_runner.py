@@ -82,8 +82,8 @@ class RayRunner:
         """The session on a worker, its patch merged back here as a local worktree session's would be."""
         self.connect()
         settings, base = request.settings, request.prepared.project.dir
-        isolator = WorktreeIsolator("patch", settings.get("session.remote"), settings.get("session.max_file_size"),
-                                    settings.get("session.git_timeout"))
+        isolator = WorktreeIsolator(settings.get("session.merge"), settings.get("session.remote"),
+                                    settings.get("session.max_file_size"), settings.get("session.git_timeout"))
         isolator.check(base)
         actor = self.actor()  # its worker process starts while the run's worktree and what travels are made here
         try:

@@ -100,6 +100,15 @@ def test_a_failed_remote_session_keeps_its_work_in_its_worktree_and_leaves_the_t
     assert "strawpot sessions --prune` removes it" in proc.stderr
 
 
+def test_merge_branch_keeps_a_remote_sessions_work_on_its_branch(repo: ProjectFixture, env: dict[str, str]) -> None:
+    proc = start(repo.root, env, "write:README.md=on the branch", "--merge", "branch")
+    assert proc.returncode == 0, proc.stderr
+    branch = f"strawpot/{record(repo)['run_id']}"
+    assert f"merge it with `git merge {branch}`" in proc.stderr
+    assert git(repo.root, "show", f"{branch}:README.md") == "on the branch"
+    assert (repo.root / "README.md").read_text() == "original\n"
+
+
 def test_two_sessions_at_once_run_on_both_nodes_and_both_merge_back(repo: ProjectFixture, env: dict[str, str],
                                                                      cluster: Any) -> None:
     procs = [subprocess.Popen([*STRAWPOT, "start", "--headless", "--runner", "ray", "--task",
