@@ -22,7 +22,7 @@ from orchestrator.envvars import EnvNeed, EnvValues, package_needs
 from orchestrator.inputs import run_inputs
 from orchestrator.interrupts import sigterm_as_interrupt
 from orchestrator.isolation import ACTIVE, KEPT, IsolatedEnv, Isolator, Merged, NoIsolation
-from orchestrator.isolators import isolator_for, isolator_of
+from orchestrator.isolators import end_isolation, isolator_for, isolator_of
 from orchestrator.memory import DEFAULT_PROMPT_BYTES
 from orchestrator.memory_providers import GuardedMemory, open_memory
 from orchestrator.policy import Policy
@@ -30,7 +30,7 @@ from orchestrator.run import Finished, LiveAgent, Run
 from orchestrator.run_token import drop_token, save_token
 from orchestrator.runtime import RuntimeFailure
 from orchestrator.server import DendenServer
-from orchestrator.session import PAUSED, STOPPED_EXIT_CODE, Session, State, command_exit_code
+from orchestrator.session import STOPPED_EXIT_CODE, Session, State, command_exit_code
 from orchestrator.staging import Stager, StagingError
 from orchestrator.tmux import forget_own_socket
 from orchestrator.worktree import WorktreeIsolator, reopened
@@ -414,18 +414,7 @@ class Launch:
         return stopped
 
     def end_isolation(self, state: str) -> None:
-        isolator, base = self.isolator, self.prepared.project.dir
-        if state == State.SUCCEEDED:
-            self.merged = isolator.merge(self.env, base)
-            if not self.merged.keep:
-                isolator.cleanup(self.env, base)
-        elif self.env.kind != NoIsolation.name:
-            self.env.state = KEPT
-            then = (f"`strawpot resume {self.session.run_id}` continues in it" if state == PAUSED
-                    else "`strawpot sessions --prune` removes it")
-            undone = "".join(f"{line}\n" for line in isolator.keep(self.env))
-            self.merged = Merged(f"{undone}the session's worktree is kept at {self.env.info.get('path')} "
-                                 f"(branch {self.env.info.get('branch')}); {then}", keep=True)
+        self.merged = end_isolation(self.isolator, self.env, self.prepared.project.dir, state, self.session.run_id)
         self.session.isolation_ended(self.env.to_dict(), self.merged.summary())
 
 

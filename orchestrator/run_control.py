@@ -80,7 +80,8 @@ def cancel_run(sessions_root: Path, run_id: str, agent_id: str | None = None, *,
     if record.state != State.RUNNING:
         raise RunNotRunning(f"run {run_id} has ended ({record.state}); there is nothing to cancel")
     root = record.root
-    target = agent_id or (root.agent_id if root else "")
+    remote = record.runner.get("kind", "local") != "local"  # its agents are on a worker: the whole run is the target
+    target = agent_id or (run_id if remote else root.agent_id if root else "")
     if not target:
         raise CancelRefused(f"run {run_id} has no agent yet", hint="try again in a moment")
     orphaned = False
@@ -94,7 +95,8 @@ def cancel_run(sessions_root: Path, run_id: str, agent_id: str | None = None, *,
             raise RunNotAnswering(f"run {run_id}: {exc}", hint="try again, or stop its strawpot process "
                                   f"(pid {record.owner_pid})") from None
         stopped, orphaned = stop_orphans(sessions_root / run_id, record), True
-    ended = _wait_for_end(sessions_root, run_id, wait) if root is not None and target == root.agent_id else None
+    whole = target == run_id if remote else root is not None and target == root.agent_id
+    ended = _wait_for_end(sessions_root, run_id, wait) if whole else None
     return Cancelled(run_id, target, stopped, ended, orphaned)
 
 

@@ -142,6 +142,7 @@ class RunRecord:
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from: lock hash, packages, settings
     sandbox: dict[str, Any] = field(default_factory=dict)  # SandboxSettings.record(): what confined the agents
     agents: tuple[AgentRecord, ...] = ()
+    runner: dict[str, Any] = field(default_factory=dict)  # where the session ran: {"kind": "ray", "node": ...}
 
     @property
     def root(self) -> AgentRecord | None:
@@ -189,6 +190,7 @@ class RunRecord:
             "inputs": self.inputs,
             "sandbox": self.sandbox or {"kind": "none"},
             "agents": [asdict(a) for a in self.agents],
+            "runner": self.runner or {"kind": "local"},
         }
 
     @classmethod
@@ -208,6 +210,7 @@ class RunRecord:
                    tmux=_text(data, "tmux", where), owner_pid=_int(data, "owner_pid", where),
                    isolation=_object(data, "isolation", where), merge_result=_text(data, "merge_result", where),
                    summary=_text(data, "summary", where), inputs=_object(data, "inputs", where), sandbox=_object(data, "sandbox", where),
+                   runner=_object(data, "runner", where),
                    agents=tuple(AgentRecord.from_dict(a, f"agent #{i + 1}") for i, a in enumerate(agents)))
 
 

@@ -87,6 +87,7 @@ class Session:
     inputs: dict[str, Any] = field(default_factory=dict)  # what the run ran from: lock hash, packages, settings
     sandbox: dict[str, Any] = field(default_factory=dict)  # SandboxSettings.record(): what confined the agents
     agents: dict[str, AgentRecord] = field(default_factory=dict)
+    runner: dict[str, Any] = field(default_factory=dict)  # where the session ran (a remote runner's kind and node)
     observer: Callable[[str, dict[str, Any]], None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -176,7 +177,7 @@ class Session:
                              denden_addr=self.denden_addr, tmux=self.tmux, owner_pid=self.owner_pid,
                              isolation=self.isolation, merge_result=self.merge_result, summary=self.summary,
                              inputs=self.inputs,
-                             sandbox=self.sandbox, agents=tuple(self.agents.values()))
+                             sandbox=self.sandbox, agents=tuple(self.agents.values()), runner=self.runner)
 
     def to_dict(self) -> dict[str, Any]:
         return self.record().to_dict()

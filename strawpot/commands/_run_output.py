@@ -87,8 +87,11 @@ class RunOutput:
             self.err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
 
     def started(self, launch: Launch) -> None:
-        self.err.print(f"run {launch.session.run_id}: role {launch.prepared.role}, Denden on {launch.server.address}",
-                       highlight=False)
+        self.started_at(launch.session.run_id, launch.prepared.role, f"Denden on {launch.server.address}")
+
+    def started_at(self, run_id: str, role: str, where: str) -> None:
+        """The run's first line: its id, role and where it runs (`Denden on ADDR`, `on Ray node N (HOST)`)."""
+        self.err.print(f"run {run_id}: role {role}, {where}", highlight=False)
 
     def ended(self, ended: Ended, *, as_json: bool) -> None:
         """Show how the run ended; exit with its code (130 when interrupted, the orchestrator's otherwise)."""

@@ -38,13 +38,16 @@ SECTION = "sessions"
 @click.option("--sandbox", type=click.Choice(["none", "bwrap"]), default=None,
               help="What confines the agents: nothing, or bubblewrap (read-only system, secrets hidden; "
                    "default: [session].sandbox; docs/sessions.md).")
+@click.option("--runner", type=click.Choice(["local", "ray"]), default=None,
+              help="Where the whole session runs: here, or on a Ray cluster's worker (strawpot[ray]; needs --task; "
+                   "default: [session].runner; docs/deploy.md).")
 # the run id to use: the run inside tmux (started by the outer start), or a headless run of the scheduler or the UI
 @click.option("--run-id", "given_run", hidden=True, default=None)
 @project_option
 @json_option
 def command(role: str | None, runtime: str | None, task: str | None, headless: bool, params: tuple[str, ...],
             attach_mode: str | None, progress: str, isolation: str | None, merge: str | None, sandbox: str | None,
-            given_run: str | None, project: Path | None, as_json: bool) -> None:
+            runner: str | None, given_run: str | None, project: Path | None, as_json: bool) -> None:
     """Start the orchestrator role from the verified, locked environment and wait for it.
 
     Refuses (exit 5) when the installed packages differ from strawpot.lock, (exit 2) on a bad --param,
@@ -73,9 +76,16 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
     the_project = existing_project(project)
     settings = load_settings(the_project, {"session.isolation": ("--isolation", isolation),
                                            "session.merge": ("--merge", merge),
-                                           "session.sandbox": ("--sandbox", sandbox)})
+                                           "session.sandbox": ("--sandbox", sandbox),
+                                           "session.runner": ("--runner", runner)})
     for overruled in settings.overruled:
         click.echo(f"warning: {overruled}", err=True)
+    from orchestrator.runners import runner_for
+
+    where = runner_for(settings)  # exit 7 naming the extra when the runner's engine is not installed
+    if where.name != "local" and not task:
+        raise UsageError(f"--runner {where.name} needs --task: no terminal reaches the worker",
+                         hint="pass --task TEXT")
     prepared = prepare(the_project, settings, role=role, cli_agent=runtime, params=parse_assignments(params),
                        saved_env=settings.saved_env())
     from orchestrator.projects import record_use
@@ -89,19 +99,18 @@ def command(role: str | None, runtime: str | None, task: str | None, headless: b
         flags = ("--isolation", settings.get("session.isolation"), "--merge", settings.get("session.merge"),
                  "--sandbox", settings.get("session.sandbox"))
         raise SystemExit(_start_in_tmux(prepared, new_run_id(), role, runtime, task, (*params,), progress, flags))
-    from orchestrator.launch import Launch
+    from orchestrator.run_request import RunRequest
     from orchestrator.tmux import session_name
     from strawpot.commands._run_output import RunOutput
     from strawpot.config_files import ask_wait, env_policy
 
     run_id = given_run or new_run_id()
     shown = RunOutput(run_id, terminal=terminal, progress=progress, run_wait=ask_wait(settings))
-    launch = Launch.start(prepared, task=task or "", asker=shown.asker, run_id=run_id,
-                          tmux=session_name(run_id) if given_run is not None and not headless else "", observer=shown.observer,
-                          warn=shown.warn,
-                          env_policy=env_policy(settings))
-    shown.started(launch)
-    shown.ended(launch.run_to_end(task or "", attach=terminal and not task), as_json=as_json)
+    request = RunRequest(prepared, settings, task or "", run_id, shown.asker, params=parse_assignments(params),
+                         cli_agent=runtime, observer=shown.observer, warn=shown.warn, env_policy=env_policy(settings),
+                         tmux=session_name(run_id) if given_run is not None and not headless else "",
+                         attach=terminal and not task)
+    shown.ended(where.run(request, lambda place: shown.started_at(run_id, prepared.role, place)), as_json=as_json)
 
 
 def _wants_tmux(attach_mode: str | None, task: str | None, terminal: bool) -> bool:

@@ -95,6 +95,13 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
         choices=("patch", "branch", "pr")),
     Key("session.remote", "string", "origin", "the git remote `--merge pr` pushes to"),
     Key("session.sandbox", "choice", "none", "what confines a run's agents", choices=("none", "bwrap")),
+    Key("session.runner", "choice", "local", "where a whole session runs: this machine, or a Ray cluster "
+        "(strawpot[ray])", choices=("local", "ray")),
+    Key("runner.ray.address", "string", "auto", "the Ray cluster `[session] runner = \"ray\"` runs sessions on: "
+        "auto (the one this machine belongs to) or ray://host:port or host:port"),
+    Key("runner.ray.resources", "list", (), "custom Ray resources a remote session asks for (pins it to the "
+        "nodes that have them)", item=re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*"), item_example='["gpu_box"]'),
+    Key("runner.ray.connect_timeout", "number", 5.0, "seconds to reach the Ray cluster", minimum=0.1),
     Key("sandbox.network", "choice", "on", "whether sandboxed agents have a network", choices=("on", "off")),
     Key("sandbox.writable", "list", (), "more paths sandboxed agents may write (absolute or ~/...)"),
     Key("sandbox.hidden", "list", (), "more paths no sandboxed process sees (absolute or ~/...)"),
@@ -267,7 +274,7 @@ def _fold_file(settings: Settings, source: Source) -> None:
                 raise UsageError(f"{_at(source, table)}: [{table}] must be a table", hint="fix or remove it")
             settings.warnings.append(_unknown(source, table, f"unknown setting '{table}'"))
         else:
-            for name, raw in content.items():
+            for name, raw in _nested(table, content):
                 dotted = f"{table}.{name}"
                 key = SCHEMA.get(dotted)
                 if key is None:
@@ -322,6 +329,15 @@ def _fold_flat(settings: Settings, source: Source) -> None:
             raw = from_text(key, str(raw), where)
         value = check(key, raw, where)
         settings._set(Value(dotted, value, Origin(source.layer, where)))
+
+
+def _nested(table: str, content: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The keys of a table, a sub-table the schema knows (`[runner.ray]`) flattened into dotted names."""
+    found: list[tuple[str, Any]] = []
+    for name, raw in content.items():
+        sub = isinstance(raw, dict) and any(k.startswith(f"{table}.{name}.") for k in SCHEMA)
+        found += [(f"{name}.{k}", v) for k, v in raw.items()] if sub else [(name, raw)]
+    return found
 
 
 def check(key: Key, raw: Any, where: str) -> Any:

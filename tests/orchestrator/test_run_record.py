@@ -26,7 +26,7 @@ from orchestrator.session import Session
 
 # The keys docs/sessions.md documents, in the order session.json has always written them.
 RUN_KEYS = ["format", "run_id", "role", "task", "state", "exit_code", "started_at", "ended_at", "denden_addr", "tmux",
-            "owner_pid", "isolation", "merge_result", "summary", "inputs", "sandbox", "agents"]
+            "owner_pid", "isolation", "merge_result", "summary", "inputs", "sandbox", "agents", "runner"]
 AGENT_KEYS = ["agent_id", "role", "agent", "parent", "depth", "task", "workspace", "state", "pid", "exit_code",
               "started_at", "ended_at", "error", "session_id", "packages", "via_wildcard", "always_staged", "sandbox_denied"]
 

@@ -1,0 +1,184 @@
+"""The worker's side of a remote session: unpack what travelled, check it, run `start --headless`, pack the result."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orchestrator.git import git, git_bytes, snapshot
+from strawpot.model.installed import InstalledTree
+from strawpot.model.kinds import Kind
+from strawpot.model.layout import LOCK_NAME, TREE_DIR
+from strawpot.model.lockfile import Lockfile
+
+BASE_REF = "refs/strawpot-remote/base"  # where the worker keeps the session's base commit
+WORKER_OWN = ("PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "SHELL")  # the worker's, not the sender's machine's
+MAX_LISTED = 5
+PR_SET_PDEATHSIG = 1  # prctl(2)
+RECORD_FILE_MAX = 16 * 1024 * 1024  # bytes of one run-folder file brought back at most
+RECORD_MAX = 128 * 1024 * 1024  # bytes of the run folder brought back at most
+STOP_GRACE = 30.0  # seconds the remote `start` has to stop its agents after SIGTERM before it is killed
+
+
+@dataclass(frozen=True)
+class Job:
+    """What travels to the worker: the base commit (a git bundle), the installed tree and lock, the command line."""
+
+    run_id: str
+    bundle: bytes
+    tree: bytes  # tar.gz of the installed packages (`.strawpot/<kinds>/`), verified here against the lock
+    lock: bytes
+    manifest: bytes
+    rel: str  # where the project is in the repository ("" at its top)
+    args: tuple[str, ...]  # `start` options after --headless --run-id --project (role, task, params, sandbox)
+    ref: str = ""  # the bundle's one ref: the session's base commit
+    env: dict[str, str] = field(default_factory=dict)  # the allowed environment and the declared variables' values
+
+
+@dataclass(frozen=True)
+class Result:
+    """What comes back: the patch from the base to what the agents left, and the run folder's files (tar.gz)."""
+
+    node: str
+    host: str
+    exit_code: int | None
+    refused: str = ""  # why the worker did not start the session (its installed tree does not match the lock)
+    patch: bytes = b""
+    record: bytes = b""
+    error: str = ""  # the remote `start`'s last error line, when it ended before the session began
+    left_out: tuple[str, ...] = ()  # files of the run folder too large to bring back (pack_run)
+
+
+def pack_tree(root: Path) -> bytes:
+    """The installed packages under `root` (`.strawpot`), one folder per kind, as tar.gz bytes (links kept as links)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for kind in Kind:
+            if (root / kind.plural).is_dir() and not (root / kind.plural).is_symlink():
+                tar.add(root / kind.plural, arcname=kind.plural)
+    return buffer.getvalue()
+
+
+def unpack(data: bytes, target: Path) -> None:
+    """tar.gz bytes into `target`; tarfile's `data` filter refuses absolute paths, `..` and links out of it."""
+    target.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        tar.extractall(target, filter="data")
+
+
+class RemoteSession:
+    """One session on this worker, in a folder of its own; `stop` (from another thread) ends it as Ctrl-C would."""
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+
+    def run(self, job: Job) -> Result:
+        with tempfile.TemporaryDirectory(prefix="strawpot-remote-") as scratch:
+            return self._run(job, Path(scratch))
+
+    def _run(self, job: Job, scratch: Path) -> Result:
+        repo, bundle = scratch / "repo", scratch / "base.bundle"
+        bundle.write_bytes(job.bundle)
+        repo.mkdir()
+        git(repo, "init", "-q")
+        git(repo, "fetch", "-q", str(bundle), f"{job.ref}:{BASE_REF}")
+        git(repo, "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", BASE_REF)
+        project = repo / job.rel if job.rel else repo
+        unpack(job.tree, project / TREE_DIR)
+        (project / LOCK_NAME).write_bytes(job.lock)
+        (project / "strawpot.toml").write_bytes(job.manifest)
+        exclude = f"{job.rel}/{TREE_DIR}" if job.rel else TREE_DIR
+        base_tree = snapshot(repo, exclude)
+        mismatches = InstalledTree(project / TREE_DIR).verify(Lockfile.load(project / LOCK_NAME))
+        if mismatches:
+            listed = "; ".join(str(m) for m in mismatches[:MAX_LISTED])
+            more = f" (and {len(mismatches) - MAX_LISTED} more)" if len(mismatches) > MAX_LISTED else ""
+            return Result(self.node, socket.gethostname(), None,
+                          refused=f"the installed packages it was sent do not match {LOCK_NAME}: {listed}{more}")
+        code, error = self._start(job, project, scratch)
+        new_tree = snapshot(repo, exclude)
+        patch = git_patch(repo, base_tree, new_tree)
+        record, left_out = pack_run(project / TREE_DIR / "sessions" / job.run_id)
+        return Result(self.node, socket.gethostname(), code, patch=patch, error=error, record=record,
+                      left_out=left_out)
+
+    def _start(self, job: Job, project: Path, scratch: Path) -> tuple[int | None, str]:
+        """Run the session (`strawpot start --headless`, its own Denden server) to its end: its exit code and
+        last error line."""
+        config = scratch / "config"  # the worker's own global config never joins in: the run's settings travelled
+        config.mkdir()
+        env = {**job.env, **{k: os.environ[k] for k in WORKER_OWN if k in os.environ},
+               "STRAWPOT_CONFIG_DIR": str(config)}
+        argv = [sys.executable, "-m", "strawpot.cli", "start", "--headless", "--run-id", job.run_id,
+                "--project", str(project), *job.args]
+        with (scratch / "start.err").open("wb") as err, self._lock:
+            if self._stopped.is_set():
+                return None, "cancelled before it started"
+            self._proc = subprocess.Popen(argv, cwd=project, env=env, stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                          preexec_fn=_end_with_parent)
+        code = self._proc.wait()
+        text = (scratch / "start.err").read_text(encoding="utf-8", errors="replace")
+        errors = [line for line in text.splitlines() if line.startswith("error:")]
+        return code, errors[-1].removeprefix("error:").strip() if errors else ""
+
+    def stop(self) -> bool:
+        """End the session as Ctrl-C ends a local one (its agents stopped, its record written); False if none ran."""
+        with self._lock:
+            self._stopped.set()
+            proc = self._proc
+        if proc is None or proc.poll() is not None:
+            return False
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        return True
+
+
+def git_patch(repo: Path, base_tree: str, new_tree: str) -> bytes:
+    """The change between two trees as a binary git patch (modes, links, deletions, binary files included)."""
+    if base_tree == new_tree:
+        return b""
+    return git_bytes(repo, "diff", "--binary", "--full-index", "--no-renames", "--no-color", base_tree, new_tree)
+
+
+def _end_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the worker that started it dies (its node lost, the actor killed), so
+    the session stops its agents instead of running on unowned (Linux; elsewhere the worker's end is not seen)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def pack_run(folder: Path) -> tuple[bytes, tuple[str, ...]]:
+    """The run folder's files and folders (no socket, FIFO or link) as tar.gz bytes (b"" when there is none), and
+    the files left out: one over RECORD_FILE_MAX, or past RECORD_MAX in all (agents write what they like there)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return b"", ()
+    buffer, left_out, total = io.BytesIO(), [], 0
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path in sorted(folder.rglob("*")):
+            if path.is_symlink() or not (path.is_file() or path.is_dir()):
+                continue
+            size = path.stat().st_size if path.is_file() else 0
+            if size > RECORD_FILE_MAX or total + size > RECORD_MAX:
+                left_out.append(path.relative_to(folder).as_posix())
+                continue
+            total += size
+            tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
+    return buffer.getvalue(), tuple(left_out)

@@ -1,0 +1,285 @@
+"""`start --runner ray` on a real multi-node Ray cluster on this machine (`ray.cluster_utils.Cluster`): the session runs
+on a worker node, its patch merges back here, its run folder reads as a local run's; refusals are one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.remote_session import Job, RemoteSession, pack_tree
+from tests._cli import STRAWPOT, strawpot
+from tests.orchestrator._merge_scenario import IDENTITY, a_git_project, git
+from tests.orchestrator.conftest import ProjectFixture
+
+pytestmark = [pytest.mark.ray, pytest.mark.e2e]
+MB = 1024 * 1024
+NODES = ("node_a", "node_b")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """A head (no CPU: it runs no session) and two worker nodes of one CPU, each with a custom resource to pin a
+    session to it; small object stores and no dashboard (the machine is small and shared)."""
+    from ray.cluster_utils import Cluster
+
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
+                                                         "object_store_memory": 80 * MB})
+    made.workers = {name: made.add_node(num_cpus=1, resources={name: 1}, object_store_memory=80 * MB)
+                    for name in NODES}
+    made.wait_for_nodes()
+    yield made
+    made.shutdown()
+
+
+@pytest.fixture
+def repo(project: ProjectFixture, env: dict[str, str], cluster: Any) -> ProjectFixture:
+    """The built project as a git repository (.strawpot/ ignored), sessions sent to the test cluster."""
+    project.build()
+    a_git_project(project.root, **{"notes.txt": "notes\n"})
+    env.update(IDENTITY, STRAWPOT_RUNNER_RAY_ADDRESS=cluster.address, RAY_USAGE_STATS_ENABLED="0")
+    return project
+
+
+def start(root: Path, env: dict[str, str], task: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return strawpot("start", "--headless", "--runner", "ray", "--task", task, *extra, cwd=root, env=env, timeout=180)
+
+
+def record(project: ProjectFixture) -> dict[str, Any]:
+    [path] = project.sessions_dir.glob("*/session.json")
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def test_a_remote_session_runs_on_a_worker_merges_back_and_reads_as_a_local_run(
+        repo: ProjectFixture, env: dict[str, str], cluster: Any) -> None:
+    root = repo.root
+    (root / "notes.txt").write_text("notes\nmy own uncommitted line\n")  # carried to the worker as the base
+    env["STRAWPOT_RUNNER_RAY_RESOURCES"] = "node_b"
+    proc = start(root, env, "read:notes.txt then write:README.md=edited remotely then write:src/new.txt=added "
+                            "then delegate:implementer:write:impl.txt=from the sub-agent")
+    assert proc.returncode == 0, proc.stderr
+    assert f"on Ray node {cluster.workers['node_b'].node_id}" in proc.stderr.splitlines()[0]
+    assert "my own uncommitted line" in proc.stdout  # the agent saw the tree as it is here, uncommitted work included
+    assert (root / "README.md").read_text() == "edited remotely"
+    assert (root / "src" / "new.txt").read_text() == "added"
+    assert (root / "impl.txt").read_text() == "from the sub-agent"
+    assert (root / "notes.txt").read_text() == "notes\nmy own uncommitted line\n"
+    assert "applied the session's changes to your working tree (3 files)" in proc.stderr
+    assert git(root, "branch", "--format=%(refname:short)").split() == ["main"]
+    assert git(root, "for-each-ref", "refs/strawpot-remote/") == ""
+    data = record(repo)
+    assert data["runner"]["kind"] == "ray" and data["runner"]["node"] == cluster.workers["node_b"].node_id
+    assert data["state"] == "succeeded" and data["isolation"]["state"] == "merged"
+    assert {a["role"] for a in data["agents"]} == {"orchestrator", "implementer"}
+    for agent in data["agents"]:  # the agents' workspaces came back into this run folder
+        assert Path(agent["workspace"]).parent.parent == repo.sessions_dir / data["run_id"]
+        assert (Path(agent["workspace"]) / "result").is_file()
+    listed = json.loads(strawpot("sessions", "--json", cwd=root, env=env).stdout)["sessions"]
+    assert [(s["run_id"], s["state"]) for s in listed] == [(data["run_id"], "succeeded")]
+    shown = strawpot("sessions", "show", data["run_id"], cwd=root, env=env)
+    assert shown.returncode == 0 and shown.stdout.startswith(f"run {data['run_id']}: role orchestrator, succeeded")
+    agents = strawpot("agents", data["run_id"], cwd=root, env=env)
+    assert agents.returncode == 0 and "implementer" in agents.stdout, agents.stderr
+
+
+def test_a_failed_remote_session_keeps_its_work_in_its_worktree_and_leaves_the_tree_alone(
+        repo: ProjectFixture, env: dict[str, str]) -> None:
+    proc = start(repo.root, env, "write:README.md=half done then fail:3")
+    assert proc.returncode == 3, proc.stderr
+    assert (repo.root / "README.md").read_text() == "original\n"
+    data = record(repo)
+    assert data["state"] == "failed" and data["isolation"]["state"] == "kept"
+    kept = Path(data["isolation"]["path"])  # as a local worktree session's: the work came back into its worktree
+    assert (kept / "README.md").read_text() == "half done"
+    assert "strawpot sessions --prune` removes it" in proc.stderr
+
+
+def test_merge_branch_keeps_a_remote_sessions_work_on_its_branch(repo: ProjectFixture, env: dict[str, str]) -> None:
+    proc = start(repo.root, env, "write:README.md=on the branch", "--merge", "branch")
+    assert proc.returncode == 0, proc.stderr
+    branch = f"strawpot/{record(repo)['run_id']}"
+    assert f"merge it with `git merge {branch}`" in proc.stderr
+    assert git(repo.root, "show", f"{branch}:README.md") == "on the branch"
+    assert (repo.root / "README.md").read_text() == "original\n"
+
+
+def test_two_sessions_at_once_run_on_both_nodes_and_both_merge_back(repo: ProjectFixture, env: dict[str, str],
+                                                                     cluster: Any) -> None:
+    procs = [subprocess.Popen([*STRAWPOT, "start", "--headless", "--runner", "ray", "--task",
+                               f"sleep:3 then write:{name}.txt={name}"], cwd=repo.root, text=True,
+                              env={**env, "STRAWPOT_RUNNER_RAY_RESOURCES": name}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for name in NODES]
+    outs = [p.communicate(timeout=180) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
+    for name in NODES:
+        assert (repo.root / f"{name}.txt").read_text() == name
+    nodes = {json.loads(p.read_text())["runner"]["node"] for p in repo.sessions_dir.glob("*/session.json")}
+    assert nodes == {cluster.workers[name].node_id for name in NODES}
+
+
+def test_a_worker_refuses_an_installed_tree_that_does_not_match_the_lock(project: ProjectFixture,
+                                                                        tmp_path: Path) -> None:
+    project.build()
+    a_git_project(project.root)
+    tree = project.state_dir / "agents" / "stub-agent" / "AGENT.md"
+    tree.write_text(tree.read_text() + "\nchanged after the lock was written\n")
+    bundle = tmp_path / "base.bundle"
+    git(project.root, "update-ref", "refs/strawpot-remote/x", "HEAD")
+    git(project.root, "bundle", "create", "-q", str(bundle), "refs/strawpot-remote/x")
+    job = Job(run_id="run_20260101_000000_abcdef", bundle=bundle.read_bytes(), tree=pack_tree(project.state_dir),
+              lock=(project.root / "strawpot.lock").read_bytes(), manifest=(project.root / "strawpot.toml").read_bytes(),
+              rel="", args=("--task", "write:x.txt=x"), ref="refs/strawpot-remote/x")
+    result = RemoteSession("node-1").run(job)
+    assert result.refused.startswith("the installed packages it was sent do not match strawpot.lock: agent stub-agent: "
+                                     "AGENT.md"), result.refused
+    assert result.exit_code is None and result.patch == b"" and result.record == b""
+
+
+def test_an_address_that_does_not_answer_is_one_line_and_exit_7_with_nothing_started(
+        project: ProjectFixture, env: dict[str, str]) -> None:
+    project.build()
+    a_git_project(project.root)
+    for address in ("127.0.0.1:9", "ray://10.255.255.1:10001"):
+        began = time.monotonic()
+        proc = strawpot("start", "--headless", "--runner", "ray", "--task", "echo:hi", cwd=project.root,
+                        env={**env, "STRAWPOT_RUNNER_RAY_ADDRESS": address, "STRAWPOT_RUNNER_RAY_CONNECT_TIMEOUT": "1"})
+        assert proc.returncode == 7, proc.stderr
+        assert proc.stderr.splitlines() == [f"error: the Ray cluster at {address} does not answer within 1 s; "
+                                            "nothing was started (is it running? check [runner.ray] address, "
+                                            "docs/deploy.md)"], proc.stderr
+        assert time.monotonic() - began < 30
+    assert not project.sessions_dir.exists() or not any(project.sessions_dir.iterdir())
+    assert git(project.root, "branch", "--format=%(refname:short)").split() == ["main"]
+
+
+def test_without_ray_installed_the_runner_is_one_line_naming_the_extra(project: ProjectFixture, tmp_path: Path,
+                                                                       env: dict[str, str]) -> None:
+    project.build()
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\nsys.modules['ray'] = None\n")  # as if not installed
+    proc = strawpot("start", "--headless", "--runner", "ray", "--task", "echo:hi", cwd=project.root,
+                    env={**env, "PYTHONPATH": str(site)})
+    assert proc.returncode == 7, proc.stderr
+    assert proc.stderr.splitlines() == ["error: --runner ray needs Ray, which is not installed: "
+                                        "pip install 'strawpot[ray]'"]
+    assert not project.sessions_dir.exists()
+
+
+
+def started_remotely(proc: subprocess.Popen[str]) -> str:
+    """The first line `start` prints once the session runs on its node (read from its stderr)."""
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert " on Ray node " in line, line + proc.stderr.read()
+    return line
+
+
+def settled(project: ProjectFixture, agent_running: bool = True, within: float = 60) -> dict[str, Any]:
+    """The local record once the remote session has had time to start its agent."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        data = record(project)
+        if data["denden_addr"] and data["runner"].get("node"):
+            time.sleep(4 if agent_running else 0)  # the worker's own `start` spawns the agent meanwhile
+            return data
+        time.sleep(0.1)
+    raise AssertionError("the remote session never started")
+
+
+@pytest.mark.parametrize("how", ["cancel", "sigterm"])
+def test_a_remote_session_is_stopped_by_cancel_or_sigterm_and_comes_back_interrupted(
+        repo: ProjectFixture, env: dict[str, str], how: str) -> None:
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--runner", "ray", "--task",
+                             "write:README.md=never merged then sleep:60"], cwd=repo.root, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    started_remotely(proc)
+    data = settled(repo)
+    began = time.monotonic()
+    if how == "cancel":
+        cancelled = strawpot("cancel", data["run_id"], cwd=repo.root, env=env)
+        assert cancelled.returncode == 0, cancelled.stderr
+    else:
+        proc.terminate()
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - began < 40  # well before the agent's 60 s
+    assert "interrupted: stopped 1 agent" in err
+    data = record(repo)
+    assert data["state"] == "interrupted" and data["isolation"]["state"] == "kept"
+    assert [a["state"] for a in data["agents"]] == ["cancelled"]
+    assert (repo.root / "README.md").read_text() == "original\n"
+
+
+def test_a_lost_node_fails_its_run_with_one_line_naming_it_and_leaves_the_tree_alone(
+        repo: ProjectFixture, env: dict[str, str], cluster: Any) -> None:
+    doomed = cluster.add_node(num_cpus=1, resources={"node_c": 1}, object_store_memory=80 * MB)
+    cluster.wait_for_nodes()
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--runner", "ray", "--task",
+                             "write:README.md=never merged then sleep:20"], cwd=repo.root, text=True,
+                            env={**env, "STRAWPOT_RUNNER_RAY_RESOURCES": "node_c"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert doomed.node_id in started_remotely(proc)
+    settled(repo)
+    cluster.remove_node(doomed)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    [line] = [line for line in err.splitlines() if line.startswith("error:")]
+    assert line.startswith(f"error: run {record(repo)['run_id']} failed: Ray node {doomed.node_id} "), line
+    assert line.endswith("running it was lost; your working tree was not touched"), line
+    data = record(repo)
+    assert data["state"] == "failed" and data["runner"]["node"] == doomed.node_id
+    assert (repo.root / "README.md").read_text() == "original\n"
+    assert git(repo.root, "branch", "--format=%(refname:short)").split() == ["main"]
+    assert git(repo.root, "worktree", "list").count("\n") == 1
+
+
+def test_a_run_folder_file_too_large_to_bring_back_is_left_out_and_named(tmp_path: Path) -> None:
+    import io
+    import tarfile
+
+    from orchestrator.remote_session import RECORD_FILE_MAX, pack_run
+
+    folder = tmp_path / "run"
+    (folder / "agents" / "a-1").mkdir(parents=True)
+    (folder / "session.json").write_text("{}")
+    (folder / "agents" / "a-1" / "huge.log").write_bytes(b"x" * (RECORD_FILE_MAX + 1))
+    (folder / "agents" / "a-1" / "result").write_text("done")
+    (folder / "agents" / "a-1" / "link").symlink_to("/etc/passwd")
+    packed, left_out = pack_run(folder)
+    assert left_out == ("agents/a-1/huge.log",)
+    with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
+        assert sorted(tar.getnames()) == ["agents", "agents/a-1", "agents/a-1/result", "session.json"]
+    assert pack_run(tmp_path / "none") == (b"", ())
+
+
+def test_a_refusal_on_the_worker_is_reported_here_and_ends_the_run_failed_with_nothing_left(
+        project: ProjectFixture) -> None:
+    from orchestrator.remote_job import land
+    from orchestrator.remote_session import Result
+    from orchestrator.session import Session
+    from orchestrator.worktree import WorktreeIsolator
+    from strawpot.model.errors import IntegrityFailure
+
+    project.build()
+    a_git_project(project.root)
+    session = Session.create(project.sessions_dir, "orchestrator", "t", "run_20260101_000000_abcdef")
+    isolator = WorktreeIsolator()
+    env = isolator.create(session.run_id, project.root)
+    refused = Result("n1", "h1", None, refused="the installed packages it was sent do not match strawpot.lock: x")
+    with pytest.raises(IntegrityFailure) as caught:
+        land(session, env, isolator, project.root, refused)
+    assert caught.value.message == ("the worker on Ray node n1 (h1) refused run run_20260101_000000_abcdef: the "
+                                    "installed packages it was sent do not match strawpot.lock: x")
+    assert caught.value.exit_code == 5
+    saved = record(project)
+    assert saved["state"] == "failed" and saved["runner"]["node"] == "n1" and saved["isolation"]["state"] == "removed"
+    assert git(project.root, "branch", "--format=%(refname:short)").split() == ["main"]
+    assert git(project.root, "worktree", "list").count("\n") == 1
+    assert git(project.root, "status", "--porcelain") == ""
