@@ -74,7 +74,7 @@ def verify_lock(client: HubClient, url: str, lock: Lockfile, infos: Mapping[tupl
     # the publishers' keys travel beside the one request for the head, the entries and their proofs
     keys = {name: client.submit(client.user_keys, name) for name in _publishers(infos.values())}
     indexes = sorted({int(infos[(p.kind.value, p.name)].log_index or 0) for p in logged})
-    answer = client.log_proofs(None, indexes)
+    answer = _proofs(client, url, indexes)
     head = answer.get("head")
     size, root, public = check_head(head, url, pinned if isinstance(pinned, str) else None)
     if answer.get("size") != size:
@@ -98,6 +98,21 @@ def verify_lock(client: HubClient, url: str, lock: Lockfile, infos: Mapping[tupl
     atomic_write(path, json.dumps({"registry": url, "public_key": public, "size": size, "root_hash": root.hex()}),
                  durable=False)
     return dataclasses.replace(lock, packages=tuple(updated)), notes
+
+
+def _proofs(client: HubClient, url: str, indexes: list[int]) -> dict[str, Any]:
+    """The signed head, and the entries and inclusion proofs of `indexes`; a registry that refuses to prove an index
+    it gave a version (outside its tree: rolled back, or never logged) fails the check."""
+    from hub_client import ServerError
+    from strawpot.model.display import short_text, terminal_safe
+
+    try:
+        return client.log_proofs(None, indexes)
+    except ServerError as exc:
+        if exc.status != 400:
+            raise
+        said = short_text(terminal_safe(exc.message).replace("\n", " "))
+        raise fail(url, f"the log cannot prove the entries its versions name (it answered: {said})") from None
 
 
 def _publishers(infos: Iterable[VersionInfo]) -> set[str]:
