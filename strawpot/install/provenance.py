@@ -27,7 +27,7 @@ from strawpot.install.provenance_checks import (
     state_path,
     what,
 )
-from strawpot.install.provenance_kept import Kept, check_kept, keep, read_kept
+from strawpot.install.provenance_kept import Kept, check_kept, keep, load_kept
 from strawpot.model import merkle
 from strawpot.model.errors import RegistryUnreachable
 from strawpot.model.fs import atomic_write
@@ -192,6 +192,7 @@ def verify_offline(url: str, lock: Lockfile, infos: Mapping[tuple[str, str], Ver
     when something to check was never kept."""
     todo = [p for p in lock.packages if (p.kind.value, p.name) in infos and p.archive_sha256 is not None]
     seen = read_json(state_path(cache, url))
+    records = load_kept(cache, url) if seen is not None else {}
     updated = []
     for pkg in lock.packages:
         info = infos.get((pkg.kind.value, pkg.name))
@@ -200,7 +201,7 @@ def verify_offline(url: str, lock: Lockfile, infos: Mapping[tuple[str, str], Ver
             continue
         signer = None
         if info.log_index is not None:
-            kept = read_kept(cache, url, info.log_index) if seen is not None else None
+            kept = records.get(info.log_index)
             if kept is None or seen is None:
                 raise RegistryUnreachable(f"cannot check the provenance of {what(pkg)} offline: no proof of it is "
                                           "kept in the cache folder", hint="install once online, then offline")

@@ -1,6 +1,6 @@
 """What an online check keeps of each locked version (statement, key, log entry, inclusion proof, the signed head it
-was proven against), one file per log index beside the registry's tree head, so `verify` and `install --offline`
-check signers and inclusion with no network."""
+was proven against), in one file per registry beside its tree head, so `verify` and `install --offline` check
+signers and inclusion with no network."""
 
 from __future__ import annotations
 
@@ -37,32 +37,55 @@ class Kept:
     public_key: str | None = None  # the publisher's key, registered to the statement's publisher when checked
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Kept:
+    def from_json(cls, index: int, data: Any, heads: dict[str, Any]) -> Kept:
         optional = {k: data.get(k) for k in ("statement", "signature", "key_id", "public_key")}
         if not all(v is None or isinstance(v, str) for v in optional.values()):
             raise TypeError("a kept provenance field is not text")
-        if not isinstance(data["head"], dict) or not isinstance(data["entry"], str):
+        head = heads.get(str(data["head_size"]))
+        if not isinstance(head, dict) or not isinstance(data["entry"], str):
             raise TypeError("a kept log entry or head is malformed")
-        return cls(int(data["index"]), data["entry"], tuple(str(p) for p in data["proof"]), data["head"], **optional)
+        return cls(index, data["entry"], tuple(str(p) for p in data["proof"]), head, **optional)
 
 
-def kept_path(cache: Path, url: str, index: int) -> Path:
-    return state_path(cache, url).with_suffix("") / f"{index}.json"
+def kept_path(cache: Path, url: str) -> Path:
+    """`{"heads": {size: signed head}, "records": {log index: {entry, proof, head_size, statement, signature,
+    key_id, public_key}}}`: one file, rewritten once a resolution (two installs at once may drop each other's new
+    records; then a later offline check says they are not kept, and an online install keeps them again)."""
+    return state_path(cache, url).with_suffix(".kept.json")
 
 
 def keep(cache: Path, url: str, records: list[Kept]) -> None:
+    if not records:
+        return
+    path = kept_path(cache, url)
+    data = read_json(path) or {}
+    heads, kept = data.get("heads"), data.get("records")
+    heads, kept = heads if isinstance(heads, dict) else {}, kept if isinstance(kept, dict) else {}
     for record in records:
-        atomic_write(kept_path(cache, url, record.index), json.dumps(asdict(record)), durable=False)
+        fields = asdict(record)
+        head = fields.pop("head")
+        del fields["index"]
+        heads[str(head["size"])] = head
+        kept[str(record.index)] = {**fields, "head_size": head["size"]}
+    used = {str(r.get("head_size")) for r in kept.values() if isinstance(r, dict)}
+    heads = {size: head for size, head in heads.items() if size in used}
+    atomic_write(path, json.dumps({"heads": heads, "records": kept}, separators=(",", ":")), durable=False)
 
 
-def read_kept(cache: Path, url: str, index: int) -> Kept | None:
-    """The record of log index `index`; None when absent or unreadable (then nothing can be checked offline)."""
-    data = read_json(kept_path(cache, url, index))
-    try:
-        kept = None if data is None else Kept.from_json(data)
-    except (KeyError, TypeError, ValueError):
-        return None
-    return kept if kept is not None and kept.index == index else None
+def load_kept(cache: Path, url: str) -> dict[int, Kept]:
+    """The records kept for the registry at `url`, by log index; an unreadable one is left out (then that version
+    cannot be checked offline, which the callers say)."""
+    data = read_json(kept_path(cache, url)) or {}
+    heads, records = data.get("heads"), data.get("records")
+    if not isinstance(heads, dict) or not isinstance(records, dict):
+        return {}
+    found = {}
+    for key, record in records.items():
+        try:
+            found[int(key)] = Kept.from_json(int(key), record, heads)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            continue
+    return found
 
 
 def check_kept(url: str, pkg: LockedPackage, kept: Kept, seen: dict[str, Any], log_key: str | None) -> LockedSigner | None:
@@ -103,16 +126,20 @@ def verify_signers(packages: tuple[LockedPackage, ...], cache: Path, log_key: st
     """Check each registry package's locked signer and log index against what was kept, with no network;
     IntegrityFailure (exit 5) on the first that does not match."""
     found = Signers()
+    loaded: dict[str, tuple[dict[str, Any] | None, dict[int, Kept]]] = {}
     try:
         for pkg in packages:
-            _verify_one(pkg, cache, log_key, found)
+            if pkg.source not in loaded:
+                loaded[pkg.source] = (read_json(state_path(cache, pkg.source)), load_kept(cache, pkg.source))
+            _verify_one(pkg, *loaded[pkg.source], log_key, found)
     except IntegrityFailure as exc:
         raise IntegrityFailure(exc.message, hint="the lock, the cache folder or what the registry served changed "
                                "since the install that checked it: find out which before trusting this project") from None
     return found
 
 
-def _verify_one(pkg: LockedPackage, cache: Path, log_key: str | None, found: Signers) -> None:
+def _verify_one(pkg: LockedPackage, seen: dict[str, Any] | None, records: dict[int, Kept], log_key: str | None,
+                found: Signers) -> None:
     if pkg.archive_sha256 is None:
         return  # a path source: nobody signs it
     url = pkg.source
@@ -121,8 +148,7 @@ def _verify_one(pkg: LockedPackage, cache: Path, log_key: str | None, found: Sig
             raise fail(url, f"{what(pkg)}: the lock pins a signer but no log index")
         found.unsigned += 1
         return
-    seen = read_json(state_path(cache, url))
-    kept = read_kept(cache, url, pkg.log_index) if seen is not None else None
+    kept = records.get(pkg.log_index)
     if kept is None or seen is None:
         found.not_kept.append(what(pkg))
         return

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from strawpot.install.provenance_kept import kept_path
 from tests._live_registry import stop_server
-from tests.install._provenance import World, fingerprint, open_world
+from tests.install._provenance import KeptRecord, World, fingerprint, open_world
 
 
 @pytest.fixture
@@ -46,17 +44,16 @@ def test_verify_checks_the_locked_signers_offline_and_fails_on_each_mismatch(wor
     world.refused(world.run("verify"), "the log entry 1 does not match skill kit 1.0.0: its archive sha256 differ")
     lock_path.write_text(lock)
 
-    record = kept_path(world.cache, world.live.url, 1)
-    kept = json.loads(record.read_text())
-    stranger = Ed25519PrivateKey.generate().sign(kept["statement"].encode())
-    record.write_text(json.dumps({**kept, "signature": base64.b64encode(stranger).decode()}))
+    record = KeptRecord(world, 1)
+    stranger = Ed25519PrivateKey.generate().sign(record.fields["statement"].encode())
+    record.write(signature=base64.b64encode(stranger).decode())
     world.refused(world.run("verify"), f"skill kit 1.0.0: the signature does not verify with key {fingerprint(key)}")
-    record.write_text(json.dumps({**kept, "head": {**kept["head"], "size": kept["head"]["size"] + 1}}))
+    record.write(head={**record.head, "size": record.head["size"] + 1})
     world.refused(world.run("verify"), "the log's tree head does not verify")
-    record.write_text(json.dumps(kept))
+    record.restore()
     assert world.run("verify").returncode == 0
 
-    shutil.rmtree(record.parent)
+    record.drop()
     done = world.run("verify")
     assert done.returncode == 0, done.stderr
     assert ("warning: cannot check the signer of skill kit 1.0.0 offline: no statement or log proof is kept in the "

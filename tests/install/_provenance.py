@@ -4,11 +4,13 @@ tests (issue 40), and the database edits a dishonest registry would make."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -101,3 +103,38 @@ def open_world(tmp_path: Path) -> Iterator[World]:
     """The body of each provenance test module's `world` fixture."""
     with start_registry(tmp_path / "data") as live:
         yield World(live, tmp_path)
+
+
+class KeptRecord:
+    """One record of the file an online check keeps (strawpot/install/provenance_kept.py), to read and tamper with."""
+
+    def __init__(self, world: World, index: int) -> None:
+        from strawpot.install.provenance_kept import kept_path
+
+        self.path, self.index = kept_path(world.cache, world.live.url), str(index)
+        self.original = self.path.read_text()
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        record: dict[str, Any] = json.loads(self.original)["records"][self.index]
+        return record
+
+    @property
+    def head(self) -> dict[str, Any]:
+        head: dict[str, Any] = json.loads(self.original)["heads"][str(self.fields["head_size"])]
+        return head
+
+    def write(self, *, head: dict[str, Any] | None = None, **changes: Any) -> None:
+        data = json.loads(self.original)
+        data["records"][self.index].update(changes)
+        if head is not None:
+            data["heads"][str(self.fields["head_size"])] = head
+        self.path.write_text(json.dumps(data))
+
+    def restore(self) -> None:
+        self.path.write_text(self.original)
+
+    def drop(self) -> None:
+        data = json.loads(self.original)
+        del data["records"][self.index]
+        self.path.write_text(json.dumps(data))

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from strawpot.install.provenance_kept import kept_path
 from tests._live_registry import stop_server
-from tests.install._provenance import World, fingerprint, open_world
+from tests.install._provenance import KeptRecord, World, fingerprint, open_world
 
 
 @pytest.fixture
@@ -32,26 +31,24 @@ def test_an_offline_install_checks_what_was_kept_and_pins_the_signer(world: Worl
     world.publish("1.0.0", key)
     assert world.run("install", "skill", "kit").returncode == 0
     stop_server(world.live.process)
-    record = kept_path(world.cache, world.live.url, 1)
-    kept = json.loads(record.read_text())
+    record = KeptRecord(world, 1)
 
     fresh(world)
     done = world.run("install", "--offline")
     assert done.returncode == 0, done.stderr
     assert f'signer = {{ key = "{fingerprint(key)}", handle = "admin" }}' in world.lock_text()
 
-    statement = json.loads(kept["statement"])
-    record.write_text(json.dumps({**kept, "statement": json.dumps({**statement, "version": "9.9.9"},
-                                                                  sort_keys=True, separators=(",", ":"))}))
+    statement = json.loads(record.fields["statement"])
+    record.write(statement=json.dumps({**statement, "version": "9.9.9"}, sort_keys=True, separators=(",", ":")))
     fresh(world)
     world.refused(world.run("install", "--offline"), "the log entry 1 does not match skill kit 1.0.0: its statement "
                                                      "sha256 differ")
     world.nothing_installed()
 
-    record.write_text(json.dumps({**kept, "public_key": kept["head"]["publicKey"]}))
+    record.write(public_key=record.head["publicKey"])
     world.refused(world.run("install", "--offline"), "skill kit 1.0.0: the key given for ed25519:")
     world.nothing_installed()
 
-    record.unlink()
+    record.drop()
     world.refused(world.run("install", "--offline"), "cannot check the provenance of skill kit 1.0.0 offline", code=6)
     world.nothing_installed()
