@@ -48,7 +48,10 @@ class Policy:
 
 
 def _consistent(client: HubClient, url: str, seen: dict[str, Any], size: int, root: bytes) -> None:
-    old, old_root = int(seen["size"]), bytes.fromhex(str(seen["root_hash"]))
+    try:
+        old, old_root = int(seen["size"]), bytes.fromhex(str(seen["root_hash"]))
+    except (KeyError, TypeError, ValueError):
+        raise fail(url, "the last tree head seen is unreadable in the cache folder") from None
     if size < old:
         raise fail(url, f"the log shrank from {old} entries (seen before) to {size}: it was rolled back")
     proof = [] if size == old or old == 0 else client.log_consistency(old, size).get("proof", [])

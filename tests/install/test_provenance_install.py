@@ -74,6 +74,8 @@ def test_a_rolled_back_or_forked_log_and_a_changed_entry_fail_closed(world: Worl
     seen = json.loads(world.state.read_text())
     lock = world.lock_text()
 
+    world.state.write_text(json.dumps({**seen, "size": "many"}))
+    world.refused(world.run("update", "--all"), "the last tree head seen is unreadable in the cache folder")
     world.state.write_text(json.dumps({**seen, "size": seen["size"] + 5}))
     world.refused(world.run("update", "--all"), "the log shrank from 7 entries")
     world.state.write_text(json.dumps({**seen, "root_hash": "00" * 32}))

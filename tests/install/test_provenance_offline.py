@@ -49,6 +49,8 @@ def test_an_offline_install_checks_what_was_kept_and_pins_the_signer(world: Worl
     world.refused(world.run("install", "--offline"), "skill kit 1.0.0: the key given for ed25519:")
     world.nothing_installed()
 
+    record.path.write_text('{"heads": [], "records": {"1": 5}}')  # a damaged file is nothing kept, never a traceback
+    world.refused(world.run("install", "--offline"), "cannot check the provenance of skill kit 1.0.0 offline", code=6)
     record.drop()
     world.refused(world.run("install", "--offline"), "cannot check the provenance of skill kit 1.0.0 offline", code=6)
     world.nothing_installed()
