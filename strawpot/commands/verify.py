@@ -75,8 +75,13 @@ def command(is_global: bool, project: Path | None, as_json: bool) -> None:
             err_console.line(f"signers: {count(signers.checked, 'signed version')} checked offline against the lock "
                              f"and the transparency log, {signers.unsigned} unsigned")
         if signers.not_kept:
+            from rich.markup import escape
+
+            from strawpot.install.provenance_checks import what
+
+            names = escape(", ".join(what(p) for p in signers.not_kept))
             err_console.print(
-                f"[yellow]warning:[/] cannot check the signer of {', '.join(signers.not_kept)} offline: no statement "
+                f"[yellow]warning:[/] cannot check the signer of {names} offline: no statement "
                 "or log proof is kept in the cache folder (an install that resolves online keeps them)",
                 highlight=False, soft_wrap=True)
 

@@ -155,8 +155,8 @@ def _check(url: str, pkg: LockedPackage, info: VersionInfo, entries: dict[int, A
     key = next((k for k in listed if isinstance(k, dict) and k.get("keyId") == prov.key_id), None)
     if key is None:
         raise fail(url, f"{what(pkg)}: the key {prov.key_id} is not registered to {publisher}")
-    revoked = key.get("revokedAt")
-    if isinstance(revoked, int) and revoked <= int(entry.get("time") or 0):
+    revoked, published = key.get("revokedAt"), entry.get("time")
+    if isinstance(revoked, int) and (not isinstance(published, int) or revoked <= published):
         raise fail(url, f"{what(pkg)}: the key {prov.key_id} was revoked by {publisher} before this version was "
                         f"published")
     signer = check_signature(url, pkg, prov.statement, prov.signature, prov.key_id, str(key.get("publicKey")))

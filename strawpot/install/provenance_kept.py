@@ -116,10 +116,11 @@ class Signers:
 
     checked: int = 0  # signed versions whose statement, key and log inclusion were checked against the lock
     unsigned: int = 0  # versions locked as unsigned whose log entry says so (or that have none)
-    not_kept: list[str] = field(default_factory=list)  # versions nothing was kept of on this machine: not checked
+    not_kept: list[LockedPackage] = field(default_factory=list)  # nothing was kept of these here: not checked
 
     def as_dict(self) -> dict[str, Any]:
-        return {"checked": self.checked, "unsigned": self.unsigned, "not_checked": self.not_kept}
+        return {"checked": self.checked, "unsigned": self.unsigned, "not_checked": [
+            {"kind": p.kind.value, "name": p.name, "version": p.version} for p in self.not_kept]}
 
 
 def verify_signers(packages: tuple[LockedPackage, ...], cache: Path, log_key: str | None) -> Signers:
@@ -150,7 +151,7 @@ def _verify_one(pkg: LockedPackage, seen: dict[str, Any] | None, records: dict[i
         return
     kept = records.get(pkg.log_index)
     if kept is None or seen is None:
-        found.not_kept.append(what(pkg))
+        found.not_kept.append(pkg)
         return
     signer = check_kept(url, pkg, kept, seen, log_key)
     if signer != pkg.signer:

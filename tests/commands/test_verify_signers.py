@@ -58,4 +58,5 @@ def test_verify_checks_the_locked_signers_offline_and_fails_on_each_mismatch(wor
     assert done.returncode == 0, done.stderr
     assert ("warning: cannot check the signer of skill kit 1.0.0 offline: no statement or log proof is kept in the "
             "cache folder") in done.stderr
-    assert json.loads(world.run("verify", "--json").stdout)["signers"]["not_checked"] == ["skill kit 1.0.0"]
+    assert json.loads(world.run("verify", "--json").stdout)["signers"]["not_checked"] == [
+        {"kind": "skill", "name": "kit", "version": "1.0.0"}]
