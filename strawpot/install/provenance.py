@@ -47,24 +47,28 @@ class Policy:
     log_key: str | None = None  # the registry's log key (base64), pinned by settings instead of on first use
 
 
-def _consistent(client: HubClient, url: str, seen: dict[str, Any], size: int, root: bytes) -> None:
+def _consistent(client: HubClient, url: str, seen: dict[str, Any], size: int, root: bytes, log: str | None) -> None:
     try:
         old, old_root = int(seen["size"]), bytes.fromhex(str(seen["root_hash"]))
     except (KeyError, TypeError, ValueError):
         raise fail(url, "the last tree head seen is unreadable in the cache folder") from None
     if size < old:
         raise fail(url, f"the log shrank from {old} entries (seen before) to {size}: it was rolled back")
-    proof = [] if size == old or old == 0 else client.log_consistency(old, size).get("proof", [])
+    proof = [] if size == old or old == 0 else client.log_consistency(old, size, log).get("proof", [])
     try:
         merkle.check_consistency(old, size, old_root, root, [bytes.fromhex(p) for p in proof])
     except (merkle.ProofFailed, ValueError) as exc:
         raise fail(url, str(exc)) from None
 
 
-def verify_lock(client: HubClient, url: str, lock: Lockfile, infos: Mapping[tuple[str, str], VersionInfo],
-                previous: Lockfile | None, cache: Path, policy: Policy) -> tuple[Lockfile, list[str]]:
+def verify_lock(client: HubClient, registry: str, lock: Lockfile, infos: Mapping[tuple[str, str], VersionInfo],
+                previous: Lockfile | None, cache: Path, policy: Policy,
+                log: str | None = None) -> tuple[Lockfile, list[str]]:
     """The lock with each registry package's signer and log index, all checked, and notes of key rotations;
-    IntegrityFailure otherwise."""
+    IntegrityFailure otherwise. With `log`, the packages a mirror serves from the upstream at that URL, checked
+    against that upstream's log (through the mirror), whose head is pinned and kept under its own URL."""
+    url = log or registry
+    infos = {k: v for k, v in infos.items() if v.log == log}
     todo = [p for p in lock.packages if (p.kind.value, p.name) in infos and p.archive_sha256 is not None]
     logged = [p for p in todo if infos[(p.kind.value, p.name)].log_index is not None]
     if not logged:  # a registry without a log
@@ -75,15 +79,15 @@ def verify_lock(client: HubClient, url: str, lock: Lockfile, infos: Mapping[tupl
     seen = read_json(path)
     pinned = policy.log_key or (seen or {}).get("public_key")
     # the publishers' keys travel beside the one request for the head, the entries and their proofs
-    keys = {name: client.submit(client.user_keys, name) for name in _publishers(infos.values())}
+    keys = {name: client.submit(client.user_keys, name, log) for name in _publishers(infos.values())}
     indexes = sorted({int(infos[(p.kind.value, p.name)].log_index or 0) for p in logged})
-    answer = _proofs(client, url, indexes)
+    answer = _proofs(client, url, indexes, log)
     head = answer.get("head")
     size, root, public = check_head(head, url, pinned if isinstance(pinned, str) else None)
     if answer.get("size") != size:
         raise fail(url, f"the proofs are for a tree of size {answer.get('size')}, not the signed {size}")
     if seen is not None and seen.get("public_key") == public:
-        _consistent(client, url, seen, size, root)
+        _consistent(client, url, seen, size, root, log)
     entries = {int(e["index"]): e for e in answer.get("entries", []) if isinstance(e, dict)}
     updated, kept, notes = [], [], []
     for pkg in lock.packages:
@@ -94,23 +98,23 @@ def verify_lock(client: HubClient, url: str, lock: Lockfile, infos: Mapping[tupl
         signer, record, key = _check(url, pkg, info, entries, (size, root, head), keys)
         rotated = against_previous(url, pkg, signer, previous, policy.require_signatures)
         if rotated is not None and signer is not None:
-            notes.append(_rotation(client, url, pkg, signer, rotated, key, size, root))
+            notes.append(_rotation(client, url, pkg, signer, rotated, key, (size, root), log))
         kept.extend([record] if record is not None else [])
-        updated.append(dataclasses.replace(pkg, signer=signer, log_index=info.log_index))
+        updated.append(dataclasses.replace(pkg, signer=signer, log_index=info.log_index, log=log))
     keep(cache, url, kept)
     atomic_write(path, json.dumps({"registry": url, "public_key": public, "size": size, "root_hash": root.hex()}),
                  durable=False)
     return dataclasses.replace(lock, packages=tuple(updated)), notes
 
 
-def _proofs(client: HubClient, url: str, indexes: list[int]) -> dict[str, Any]:
+def _proofs(client: HubClient, url: str, indexes: list[int], log: str | None) -> dict[str, Any]:
     """The signed head, and the entries and inclusion proofs of `indexes`; a registry that refuses to prove an index
     it gave a version (outside its tree: rolled back, or never logged) fails the check."""
     from hub_client import ServerError
     from strawpot.model.display import short_text, terminal_safe
 
     try:
-        return client.log_proofs(None, indexes)
+        return client.log_proofs(None, indexes, log)
     except ServerError as exc:
         if exc.status != 400:
             raise
@@ -165,15 +169,15 @@ def _check(url: str, pkg: LockedPackage, info: VersionInfo, entries: dict[int, A
 
 
 def _rotation(client: HubClient, url: str, pkg: LockedPackage, signer: LockedSigner, before: LockedPackage,
-              key: dict[str, Any], size: int, root: bytes) -> str:
+              key: dict[str, Any], tree: tuple[int, bytes], log: str | None) -> str:
     """A new key of the same publisher is accepted when the signed log holds its registration to that publisher;
     the note the install prints."""
-    index = key.get("logIndex")
+    (size, root), index = tree, key.get("logIndex")
     old = before.signer.key if before.signer is not None else "?"
     refuse = f"{what(pkg)} is signed by {signer.handle}'s key {signer.key}, not the {old} {before.version} was signed by"
     if not isinstance(index, int):
         raise fail(url, f"{refuse}, and the log holds no registration of the new key")
-    found = next((e for e in client.log_proofs(size, [index]).get("entries", [])
+    found = next((e for e in client.log_proofs(size, [index], log).get("entries", [])
                   if isinstance(e, dict) and e.get("index") == index), {})
     text = str(found.get("entry", ""))
     try:
@@ -194,27 +198,30 @@ def verify_offline(url: str, lock: Lockfile, infos: Mapping[tuple[str, str], Ver
     """`verify_lock` of a resolution from the cache, by what the online checks kept; RegistryUnreachable (exit 6)
     when something to check was never kept."""
     todo = [p for p in lock.packages if (p.kind.value, p.name) in infos and p.archive_sha256 is not None]
-    seen = read_json(state_path(cache, url))
-    records = load_kept(cache, url) if seen is not None else {}
+    logs: dict[str, tuple[dict[str, Any] | None, dict[int, Kept]]] = {}
     updated = []
     for pkg in lock.packages:
         info = infos.get((pkg.kind.value, pkg.name))
         if info is None or pkg not in todo:
             updated.append(pkg)
             continue
-        signer = None
+        signer, where = None, info.log or url
+        if where not in logs:
+            seen = read_json(state_path(cache, where))
+            logs[where] = seen, load_kept(cache, where) if seen is not None else {}
+        seen, records = logs[where]
         if info.log_index is not None:
             kept = records.get(info.log_index)
             if kept is None or seen is None:
                 raise RegistryUnreachable(f"cannot check the provenance of {what(pkg)} offline: no proof of it is "
                                           "kept in the cache folder", hint="install once online, then offline")
-            signer = check_kept(url, pkg, kept, seen, policy.log_key)
+            signer = check_kept(where, pkg, kept, seen, None if info.log else policy.log_key)
         elif info.provenance is not None:
             raise fail(url, f"{what(pkg)} carries a signed statement but no log entry")
         if against_previous(url, pkg, signer, previous, policy.require_signatures) is not None:
             raise fail(url, f"{what(pkg)} is signed by a new key of its publisher; the rotation is checked against "
                             "the registry's log, online")
-        updated.append(dataclasses.replace(pkg, signer=signer, log_index=info.log_index))
+        updated.append(dataclasses.replace(pkg, signer=signer, log_index=info.log_index, log=info.log))
     return dataclasses.replace(lock, packages=tuple(updated))
 
 
@@ -227,4 +234,10 @@ def check_resolution(client: HubClient, url: str, resolution: Resolution, previo
     policy = Policy(bool(settings.get("install.require_signatures")), settings.get("install.log_key"))
     if client.offline:
         return verify_offline(url, resolution.lock, resolution.infos, previous, cache_dir(), policy), []
-    return verify_lock(client, url, resolution.lock, resolution.infos, previous, cache_dir(), policy)
+    lock, notes = verify_lock(client, url, resolution.lock, resolution.infos, previous, cache_dir(), policy)
+    # a mirror's packages from upstream: upstream's log (its own head pinned), not `[install] log_key`'s registry's
+    upstreams = Policy(policy.require_signatures)
+    for log in sorted({info.log for info in resolution.infos.values() if info.log is not None}):
+        lock, more = verify_lock(client, url, lock, resolution.infos, previous, cache_dir(), upstreams, log)
+        notes.extend(more)
+    return lock, notes

@@ -130,9 +130,10 @@ def verify_signers(packages: tuple[LockedPackage, ...], cache: Path, log_key: st
     loaded: dict[str, tuple[dict[str, Any] | None, dict[int, Kept]]] = {}
     try:
         for pkg in packages:
-            if pkg.source not in loaded:
-                loaded[pkg.source] = (read_json(state_path(cache, pkg.source)), load_kept(cache, pkg.source))
-            _verify_one(pkg, *loaded[pkg.source], log_key, found)
+            where = pkg.log or pkg.source
+            if where not in loaded:
+                loaded[where] = (read_json(state_path(cache, where)), load_kept(cache, where))
+            _verify_one(pkg, *loaded[where], None if pkg.log else log_key, found)
     except IntegrityFailure as exc:
         raise IntegrityFailure(exc.message, hint="the lock, the cache folder or what the registry served changed "
                                "since the install that checked it: find out which before trusting this project") from None
@@ -143,7 +144,7 @@ def _verify_one(pkg: LockedPackage, seen: dict[str, Any] | None, records: dict[i
                 found: Signers) -> None:
     if pkg.archive_sha256 is None:
         return  # a path source: nobody signs it
-    url = pkg.source
+    url = pkg.log or pkg.source
     if pkg.log_index is None:
         if pkg.signer is not None:
             raise fail(url, f"{what(pkg)}: the lock pins a signer but no log index")
