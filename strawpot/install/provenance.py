@@ -116,9 +116,13 @@ def _proofs(client: HubClient, url: str, indexes: list[int], log: str | None) ->
     try:
         return client.log_proofs(None, indexes, log)
     except ServerError as exc:
+        said = short_text(terminal_safe(exc.message).replace("\n", " "))
+        if log is not None and exc.status >= 500:  # the mirror cannot reach its upstream: nothing to check with
+            raise RegistryUnreachable(f"cannot check the provenance of the packages the registry mirrors from {url}: "
+                                      f"{said}", hint="install from the lock (it needs no check), or retry once the "
+                                                      "mirror's upstream answers") from None
         if exc.status != 400:
             raise
-        said = short_text(terminal_safe(exc.message).replace("\n", " "))
         raise fail(url, f"the log cannot prove the entries its versions name (it answered: {said})") from None
 
 

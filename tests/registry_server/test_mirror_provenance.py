@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from strawpot.model.provenance import key_id, private_b64
 from tests._cli import strawpot
-from tests._live_registry import LiveRegistry, start_registry
+from tests._live_registry import LiveRegistry, start_registry, stop_server
 
 
 def run(base: Path, registry: LiveRegistry, *args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
@@ -40,6 +40,8 @@ def test_an_install_through_a_mirror_checks_upstreams_statement_against_upstream
         source.mkdir()
         (source / "SKILL.md").write_text("---\nname: kit\ndescription: A skill.\nversion: 1.0.0\n---\n\nBody.\n")
         assert run(tmp_path, up, "publish", str(source), cwd=tmp_path, **signing).returncode == 0
+        plain = httpx.post(f"{up.url}/api/v1/log/proofs", json={"indexes": [0], "log": up.url})
+        assert plain.status_code == 400 and "mirrors no upstream" in plain.json()["error"]
         with start_registry(tmp_path / "mirror", serve_args=["--upstream", up.url, "--upstream-ttl", "3600"]) as mirror:
             first = tmp_path / "first"
             done = run(first, mirror, "install", "skill", "kit", cwd=project(first))
@@ -68,8 +70,16 @@ def test_an_install_through_a_mirror_checks_upstreams_statement_against_upstream
 
             stranger = httpx.post(f"{mirror.url}/api/v1/log/proofs", json={"indexes": [0], "log": "http://127.0.0.1:9"})
             assert stranger.status_code == 400 and "mirrors no upstream" in stranger.json()["error"]
-        plain = httpx.post(f"{up.url}/api/v1/log/proofs", json={"indexes": [0], "log": up.url})
-        assert plain.status_code == 400 and "mirrors no upstream" in plain.json()["error"]
+
+            # upstream down: the mirror still serves kit from its cache, but cannot prove it; said in one line
+            stop_server(up.process)
+            third = tmp_path / "third"
+            done = run(third, mirror, "install", "skill", "kit", cwd=project(third))
+            assert done.returncode == 6, done.stderr
+            (error,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+            assert error.startswith(f"error: cannot check the provenance of the packages the registry mirrors from "
+                                    f"{up.url}: upstream log {up.url}: "), done.stderr
+            assert not (third / "project" / "strawpot.lock").exists()
 
 
 def test_a_mirror_of_a_mirror_forwards_the_log_question_up_the_chain(tmp_path: Path) -> None:
