@@ -159,9 +159,9 @@ class HubClient(MetadataRequests, ArchiveRequests):
     def revoke_key(self, key_id: str) -> dict[str, Any]:
         return self._call("POST", f"{API}/keys/revoke", self._json, json_body={"keyId": key_id})
 
-    def user_keys(self, handle: str) -> dict[str, Any]:
-        """`{handle, keys: [...]}`, revoked keys included."""
-        return self._get_json(f"{API}/users/{quote(handle, safe='')}/keys")
+    def user_keys(self, handle: str, log: str | None = None) -> dict[str, Any]:
+        """`{handle, keys: [...]}`, revoked keys included; with `log`, those of the mirror's upstream at that URL."""
+        return self._get_json(f"{API}/users/{quote(handle, safe='')}/keys", None if log is None else {"log": log})
 
     def log_head(self) -> dict[str, Any]:
         return self._get_json(f"{API}/log/head")
@@ -172,11 +172,13 @@ class HubClient(MetadataRequests, ArchiveRequests):
     def log_inclusion(self, index: int, size: int) -> dict[str, Any]:
         return self._get_json(f"{API}/log/proof/inclusion", {"index": index, "size": size})
 
-    def log_consistency(self, first: int, second: int) -> dict[str, Any]:
-        return self._get_json(f"{API}/log/proof/consistency", {"first": first, "second": second})
+    def log_consistency(self, first: int, second: int, log: str | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"first": first, "second": second}
+        return self._get_json(f"{API}/log/proof/consistency", params if log is None else {**params, "log": log})
 
-    def log_proofs(self, size: int | None, indexes: list[int]) -> dict[str, Any]:
+    def log_proofs(self, size: int | None, indexes: list[int], log: str | None = None) -> dict[str, Any]:
         """`{size, entries: [{index, entry, proof}]}`: several inclusion proofs in one request; with `size` None, at
-        the current tree head, which the answer carries as `head` (one round trip for both)."""
+        the current tree head, which the answer carries as `head` (one round trip for both). With `log`, a mirror
+        answers for its upstream at that URL (the log a mirrored version's `log` names)."""
         body: dict[str, Any] = {"indexes": indexes} if size is None else {"size": size, "indexes": indexes}
-        return self._call("POST", f"{API}/log/proofs", self._json, json_body=body)
+        return self._call("POST", f"{API}/log/proofs", self._json, json_body=body if log is None else {**body, "log": log})

@@ -125,6 +125,14 @@ def _object(data: object, what: str) -> dict[str, Any]:
     return data
 
 
+def _log_url(raw: str | None) -> str | None:
+    """An http(s) URL of printable ASCII (it is shown in messages and sent back as a parameter)."""
+    if raw is not None and (not raw.startswith(("http://", "https://")) or len(raw) > 2000
+                            or not all("!" <= c <= "~" for c in raw)):
+        raise ValueError(f"'log' should be an http(s) URL, got {raw[:80]!r}")
+    return raw
+
+
 def _millis(raw: object) -> int | None:
     """A time in ms since the epoch; StrawHub may send it as a float, we keep whole milliseconds."""
     if raw is None:
@@ -198,6 +206,7 @@ class VersionInfo:
     created_at: int | None = None
     log_index: int | None = None  # the publish's index in the registry's transparency log
     provenance: Provenance | None = None  # the signed publish statement, when the version was signed
+    log: str | None = None  # the registry whose log holds `log_index`, when not this one (a mirror's upstream)
 
     @classmethod
     def from_json(cls, data: object) -> VersionInfo:
@@ -215,6 +224,7 @@ class VersionInfo:
             created_at=_millis(obj.get("createdAt")),
             log_index=_get(obj, "logIndex", int, optional=True),
             provenance=Provenance.from_json(obj.get("provenance")),
+            log=_log_url(_get(obj, "log", str, optional=True)),
         )
 
 

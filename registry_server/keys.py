@@ -31,6 +31,10 @@ async def register(request: Request) -> JSONResponse:
 
 async def list_keys(request: Request) -> JSONResponse:
     handle = request.path_params["handle"]
+    if log := request.query_params.get("log"):  # a mirror's upstream's keys (registry_server/mirror/logs.py)
+        from registry_server.mirror.logs import forwarded
+
+        return await forwarded(request, log, lambda client, via: client.user_keys(handle, via))
     storage = registry(request).storage
     if await run_in_threadpool(storage.user_by_handle, handle) is None:
         raise ApiError(404, f"user {handle!r} not found")

@@ -246,7 +246,8 @@ _SCHEMAS: dict[str, Any] = {
                 "path": {"type": "string"}, "size": {"type": "integer"}, "sha256": {"type": "string"},
                 "executable": {"type": "boolean"}}}},
             "yanked": {"type": "boolean"}, "createdAt": {"type": "integer"},
-            "logIndex": {"type": ["integer", "null"]}, "provenance": {"type": ["object", "null"]}}}}}},
+            "logIndex": {"type": ["integer", "null"]}, "provenance": {"type": ["object", "null"]},
+            "log": {"type": "string", "description": "a mirror's upstream whose log holds logIndex"}}}}}},
     "Closure": {"type": "object", "properties": {
         "packages": {"type": "array", "items": {"type": "object", "properties": {
             "etag": {"type": "string"}, "versions": {"$ref": "#/components/schemas/Versions"}}}},

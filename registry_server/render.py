@@ -61,7 +61,7 @@ def detail_json(pkg: PackageRecord, chosen: VersionRecord | None) -> dict[str, A
 
 def version_ext(rec: VersionRecord) -> dict[str, Any]:
     """One entry of `GET /{kinds}/{slug}/versions` (docs/registry-api.md)."""
-    return {
+    entry = {
         "version": rec.version,
         "dependencies": rec.dependencies,
         "defaultAgent": rec.default_agent,
@@ -76,6 +76,7 @@ def version_ext(rec: VersionRecord) -> dict[str, Any]:
             "statement": rec.statement, "signature": rec.signature, "keyId": rec.key_id,
         },
     }
+    return entry if rec.log is None else {**entry, "log": rec.log}
 
 
 def user_json(user: User) -> dict[str, Any]:

@@ -85,6 +85,12 @@ async def inclusion(request: Request) -> JSONResponse:
 
 
 async def consistency(request: Request) -> JSONResponse:
+    if log := request.query_params.get("log"):  # a mirror's upstream's log (registry_server/mirror/logs.py)
+        from registry_server.mirror.logs import forwarded
+
+        first = int_param(request, "first", -1, -1, 1 << 62)
+        second = int_param(request, "second", -1, -1, 1 << 62)
+        return await forwarded(request, log, lambda client, via: client.log_consistency(first, second, via))
     return JSONResponse(await run_in_threadpool(_consistency, registry(request).storage, request))
 
 
@@ -120,6 +126,10 @@ async def proofs(request: Request) -> JSONResponse:
         raise ApiError(400, "send {\"size\": N, \"indexes\": [i, ...]} (integers; size optional)")
     if len(indexes) > MAX_ENTRIES:
         raise ApiError(400, f"at most {MAX_ENTRIES} indexes per request, got {len(indexes)}")
+    if isinstance(log := body.get("log"), str):  # a mirror's upstream's log (registry_server/mirror/logs.py)
+        from registry_server.mirror.logs import forwarded
+
+        return await forwarded(request, log, lambda client, via: client.log_proofs(size, indexes, via))
     storage = registry(request).storage
     if size is None:
         return JSONResponse(await run_in_threadpool(_head_and_proofs, storage, indexes), headers=_NO_STORE)

@@ -50,8 +50,16 @@ def load_records(body: str) -> tuple[str, list[VersionRecord]]:
             files=tuple(FileEntry.from_json(f) for f in data["files"]), archive_sha256=data["sha256"],
             archive_size=int(data["size"]), created_at=int(data.get("createdAt") or 0),
             default_agent=data.get("defaultAgent"), tools=data.get("tools") or {}, yanked=bool(data["yanked"]),
+            log_index=data.get("logIndex"), log=data.get("log"), **_provenance(data.get("provenance")),
         ))
     return str(document["upstream"]), out
+
+
+def _provenance(data: Any) -> dict[str, Any]:
+    """A cached version's signed statement, as `version_ext` wrote it (upstream's, passed through)."""
+    if not isinstance(data, dict):
+        return {}
+    return {"statement": data.get("statement"), "signature": data.get("signature"), "key_id": data.get("keyId")}
 
 
 class MirrorTables:

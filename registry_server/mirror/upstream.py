@@ -39,6 +39,11 @@ def _record(url: str, kind: Kind, slug: str, info: VersionInfo) -> VersionRecord
         files=tuple(FileEntry(f.path, f.size, f.sha256 or "", f.executable) for f in info.files),
         archive_sha256=info.sha256, archive_size=info.size, created_at=info.created_at or 0,
         default_agent=info.default_agent, tools=info.tools, yanked=info.yanked,
+        # upstream's statement and log index pass through, naming upstream's log, where clients check them
+        statement=None if info.provenance is None else info.provenance.statement,
+        signature=None if info.provenance is None else info.provenance.signature,
+        key_id=None if info.provenance is None else info.provenance.key_id,
+        log_index=info.log_index, log=None if info.log_index is None else info.log or url,
     )
 
 

@@ -104,6 +104,7 @@ class VersionRecord:
     signature: str | None = None
     key_id: str | None = None
     log_index: int | None = None  # where the publish sits in the transparency log
+    log: str | None = None  # the registry whose log that is, when not this one (a mirror's upstream)
 
     def meta_json(self) -> dict[str, Any]:
         """The immutable part stored as one JSON document."""

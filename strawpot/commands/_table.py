@@ -93,8 +93,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     'validate': ('publishing',
         'Validate the package at PATH and print a one-line summary, or every problem found.'),
     'verify': ('packages',
-        "Hash every installed file and compare it with strawpot.lock, and the lock's agent tools with "
-        "each agent's own AGENT.md; exit 5 listing what differs."),
+        "Hash every installed file and compare it with strawpot.lock, the lock's agent tools with each "
+        "agent's own AGENT.md, and each locked signer and log index with what installs kept in the cache "
+        "folder (no network); exit 5 listing what differs."),
     'version': ('publishing',
         'Print the version of the package in PATH (default: this folder), or change it in place.'),
     'whoami': ('publishing',

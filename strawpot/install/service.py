@@ -277,8 +277,7 @@ class _Run:
             )
         self.fetched = resolution.fetched
         self.outcome.too_young = resolution.skipped
-        if not self.options.offline:
-            resolution.lock = self._provenance(resolution, previous)
+        resolution.lock = self._provenance(resolution, previous)
         for kind, name in sorted(self._placeholders):
             pkg = resolution.lock.get(kind, name)
             if pkg is not None:
@@ -289,10 +288,13 @@ class _Run:
                                    min_release_age=self.cooldown[0])
 
     def _provenance(self, resolution: Resolution, previous: Lockfile | None) -> Lockfile:
-        """Signers and log indexes checked against the registry's log (strawpot/install/provenance.py)."""
+        """Signers and log indexes checked against the registry's log, or offline against what was kept of it
+        (strawpot/install/provenance.py); a signer's key rotation is a warning."""
         from strawpot.install.provenance import check_resolution
 
-        return check_resolution(self.client, self.url, resolution, previous, self.settings)
+        lock, rotations = check_resolution(self.client, self.url, resolution, previous, self.settings)
+        self.outcome.warnings.extend(rotations)
+        return lock
 
     def _speculator(self) -> Speculator | None:
         """Archive downloads that start while resolving (not for lock-only, dry or offline runs)."""

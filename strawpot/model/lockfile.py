@@ -73,6 +73,7 @@ class LockedPackage:
     default_agent: str | None = None
     signer: LockedSigner | None = None  # who signed the version (checked at resolution); None: unsigned
     log_index: int | None = None  # where its publish sits in the registry's transparency log
+    log: str | None = None  # the registry whose log that is, when not `source` (a mirror's upstream)
 
     @property
     def key(self) -> tuple[Kind, str]:
@@ -160,6 +161,8 @@ class Lockfile:
                 out.append(f"signer = {{ key = {_s(pkg.signer.key)}, handle = {_s(pkg.signer.handle)} }}")
             if pkg.log_index is not None:
                 out.append(f"log-index = {pkg.log_index}")
+            if pkg.log is not None:
+                out.append(f"log = {_s(pkg.log)}")
             out.append("dependencies = " + _array(
                 f"{{ kind = {_s(d.kind.value)}, name = {_s(d.name)}, spec = {_s(d.spec)} }}"
                 for d in sorted(pkg.dependencies, key=lambda d: (d.kind.value, d.name))
@@ -289,6 +292,7 @@ def _read_package_v1(raw: dict[str, Any]) -> LockedPackage:
         default_agent=default_agent,
         signer=_signer(raw.get("signer")),
         log_index=None if raw.get("log-index") is None else _size(raw, "log-index"),
+        log=None if raw.get("log") is None else _str(raw, "log"),
     )
 
 

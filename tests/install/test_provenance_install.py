@@ -4,62 +4,19 @@ lock; each tamper fails closed (exit 5, one line, lock and tree unchanged) again
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
-import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from strawpot.install.provenance import state_path
-from strawpot.model.provenance import key_id, private_b64, public_b64
-from tests._cli import strawpot
-from tests._live_registry import LiveRegistry, start_registry
-
-
-class World:
-    def __init__(self, live: LiveRegistry, tmp: Path) -> None:
-        self.live, self.tmp = live, tmp
-        self.project = tmp / "proj"
-        self.project.mkdir()
-
-    def run(self, *args: str, cwd: Path | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("STRAWPOT_")}
-        env.update(STRAWPOT_REGISTRY_URL=self.live.url, STRAWPOT_TOKEN=self.live.token,
-                   STRAWPOT_CONFIG_DIR=str(self.tmp / "config"), STRAWPOT_CACHE_DIR=str(self.tmp / "cache"),
-                   NO_COLOR="1", COLUMNS="300", **extra)
-        return strawpot(*args, cwd=cwd or self.project, env=env)
-
-    def publish(self, version: str, key: Ed25519PrivateKey | None, *flags: str) -> None:
-        folder = self.tmp / f"src-{version}"
-        folder.mkdir()
-        (folder / "SKILL.md").write_text(f"---\nname: kit\ndescription: A skill.\nversion: {version}\n---\n\nBody.\n")
-        extra = {"STRAWPOT_SIGNING_KEY": private_b64(key)} if key else {}
-        done = self.run("publish", *flags, str(folder), cwd=self.tmp, **extra)
-        assert done.returncode == 0, done.stderr
-
-    def register(self, key: Ed25519PrivateKey) -> None:
-        assert self.run("keys", "register", cwd=self.tmp, STRAWPOT_SIGNING_KEY=private_b64(key)).returncode == 0
-
-    def lock_text(self) -> str:
-        return (self.project / "strawpot.lock").read_text()
-
-    def refused(self, done: subprocess.CompletedProcess[str], words: str) -> None:
-        assert done.returncode == 5, done.stderr
-        (error,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
-        assert error.startswith("error: provenance check failed") and words in error, done.stderr
-        assert "Traceback" not in done.stderr
-
-    @property
-    def state(self) -> Path:
-        return state_path(self.tmp / "cache", self.live.url)
+from strawpot.model.provenance import key_id, public_b64
+from tests.install._provenance import World, open_world
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> World:
-    with start_registry(tmp_path / "data") as live:
-        yield World(live, tmp_path)
+def world(tmp_path: Path) -> Iterator[World]:
+    yield from open_world(tmp_path)
 
 
 def test_a_signed_install_pins_the_signer_and_later_changes_fail_closed(world: World) -> None:
@@ -74,15 +31,39 @@ def test_a_signed_install_pins_the_signer_and_later_changes_fail_closed(world: W
     seen = json.loads(world.state.read_text())
     assert seen["size"] == 2 and seen["public_key"]
 
-    other = Ed25519PrivateKey.generate()
-    world.register(other)
-    world.publish("1.1.0", other)
-    world.refused(world.run("update", "--all"), "is signed by admin (ed25519:")
+    bob = world.live.create_token("bob")
+    world.sql("UPDATE packages SET owner_id = (SELECT id FROM users WHERE handle = 'bob') WHERE slug = 'kit'")
+    bobs = Ed25519PrivateKey.generate()
+    world.register(bobs, STRAWPOT_TOKEN=bob)
+    world.publish("1.1.0", bobs, STRAWPOT_TOKEN=bob)
+    world.refused(world.run("update", "--all"), "skill kit 1.1.0 is signed by bob (ed25519:")
     assert world.lock_text() == lock
-
-    world.publish("1.2.0", None, "--allow-unsigned")
+    world.publish("1.2.0", None, "--allow-unsigned", STRAWPOT_TOKEN=bob)
     world.refused(world.run("update", "--all"), "arrives unsigned, but 1.0.0 was signed by admin")
     assert world.lock_text() == lock
+
+
+def test_a_new_key_of_the_same_publisher_is_a_rotation_named_in_the_output(world: World) -> None:
+    """Key rotation (issue 40): a new key registered to the same account, its registration in the signed log, is
+    accepted and named; a registration the log does not show is refused."""
+    old, new = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    world.register(old)
+    world.publish("1.0.0", old)
+    assert world.run("install", "skill", "kit").returncode == 0
+    lock = world.lock_text()
+    world.register(new)  # log entry 2
+    world.publish("1.1.0", new)
+
+    world.sql("UPDATE publisher_keys SET log_index = 1 WHERE key_id = ?", key_id(new.public_key()))
+    world.refused(world.run("update", "--all"), "and the log entry 1 does not register the new key to admin")
+    assert world.lock_text() == lock
+    world.sql("UPDATE publisher_keys SET log_index = 2 WHERE key_id = ?", key_id(new.public_key()))
+
+    done = world.run("update", "--all")
+    assert done.returncode == 0, done.stderr
+    assert (f"warning: skill kit 1.1.0 is signed by a new key of admin, {key_id(new.public_key())} (registered in "
+            f"log entry 2); 1.0.0 was signed by {key_id(old.public_key())}: the lock now pins the new key") in done.stderr
+    assert f'signer = {{ key = "{key_id(new.public_key())}", handle = "admin" }}' in world.lock_text()
 
 
 def test_a_rolled_back_or_forked_log_and_a_changed_entry_fail_closed(world: World) -> None:
@@ -93,6 +74,8 @@ def test_a_rolled_back_or_forked_log_and_a_changed_entry_fail_closed(world: Worl
     seen = json.loads(world.state.read_text())
     lock = world.lock_text()
 
+    world.state.write_text(json.dumps({**seen, "size": "many"}))
+    world.refused(world.run("update", "--all"), "the last tree head seen is unreadable in the cache folder")
     world.state.write_text(json.dumps({**seen, "size": seen["size"] + 5}))
     world.refused(world.run("update", "--all"), "the log shrank from 7 entries")
     world.state.write_text(json.dumps({**seen, "root_hash": "00" * 32}))
@@ -103,9 +86,8 @@ def test_a_rolled_back_or_forked_log_and_a_changed_entry_fail_closed(world: Worl
     assert world.lock_text() == lock
 
     world.state.write_text(json.dumps(seen))
-    with sqlite3.connect(world.live.data_dir / "registry.sqlite3") as db:
-        db.execute("UPDATE log_entries SET entry = replace(entry, '\"version\":\"1.1.0\"', '\"version\":\"1.1.1\"')"
-                   " WHERE idx = 2")
+    world.sql("UPDATE log_entries SET entry = replace(entry, '\"version\":\"1.1.0\"', '\"version\":\"1.1.1\"')"
+              " WHERE idx = 2")
     world.refused(world.run("update", "--all"), "is not included in the tree")
     assert world.lock_text() == lock
 
