@@ -13,8 +13,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         'Attach to the tmux session `strawpot-RUN_ID` of a running interactive run (detach again with C-b'
         ' d).'),
     'audit': ('packages',
-        'Report locked versions that were yanked, that an advisory names, or that are younger than '
-        '[install] min_release_age.'),
+        'Report locked versions that were yanked, that an advisory names, that are younger than [install]'
+        ' min_release_age, or that are unsigned or signed by another publisher.'),
     'cache': ('other',
         'The download cache (archives by sha256, registry answers with their ETags); $STRAWPOT_CACHE_DIR '
         'moves it.'),
@@ -95,7 +95,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     'verify': ('packages',
         "Hash every installed file and compare it with strawpot.lock, the lock's agent tools with each "
         "agent's own AGENT.md, and each locked signer and log index with what installs kept in the cache "
-        "folder (no network); exit 5 listing what differs."),
+        'folder (no network); exit 5 listing what differs.'),
     'version': ('publishing',
         'Print the version of the package in PATH (default: this folder), or change it in place.'),
     'whoami': ('publishing',

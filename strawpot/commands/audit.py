@@ -1,4 +1,4 @@
-"""`strawpot audit`: what is known to be wrong with the locked versions (yanked, advised against, too young)."""
+"""`strawpot audit`: what is known to be wrong with the locked versions (yanked, advised, too young, unsigned...)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,15 @@ if TYPE_CHECKING:
 SECTION = "packages"
 
 
-@click.command(short_help="Report locked versions that were yanked, that an advisory names, or that are younger "
-                          "than [install] min_release_age.")
+@click.command(short_help="Report locked versions that were yanked, that an advisory names, that are younger "
+                          "than [install] min_release_age, or that are unsigned or signed by another publisher.")
 @registry_project_options
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="high", show_default=True,
               help="Exit 1 when a finding is this severe or more (a yanked version counts as high).")
 def command(is_global: bool, project: Path | None, registry: str | None, as_json: bool, fail_on: str) -> None:
-    """Report the locked packages' versions that were yanked, that an advisory of the registry names, or that are
-    younger than [install] min_release_age; exit 1 when one is as severe as --fail-on or more.
+    """Report the locked packages' versions that were yanked, that an advisory of the registry names, that are
+    younger than [install] min_release_age, that are unsigned, or whose signer is not the one of the version before;
+    exit 1 when one is as severe as --fail-on or more.
 
     Asks the registry strawpot.lock's packages came from (exit 6 when it cannot be reached)."""
     from hub_client import NotFound, PackageVersions

@@ -1,12 +1,9 @@
-"""`strawpot audit`'s findings: what is wrong with the locked versions, each from one producer over what the
-registry says (yanked flags, publish times, advisories).
-
-A producer is a function from `Facts` to findings; `PRODUCERS` lists them, so another check (an unsigned package,
-a changed signer) is one more function, and the command, its JSON and its exit code stay as they are.
-"""
+"""`strawpot audit`'s findings: what is wrong with the locked versions, each from one producer over the lock and what
+the registry says (yanked flags, publish times, advisories, signed statements); `PRODUCERS` lists them."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +17,10 @@ from strawpot.model.lockfile import LockedPackage, Lockfile
 
 YANKED_SEVERITY = "high"  # a yanked version was withdrawn by its publisher or an admin: treat it as a known problem
 YOUNG_SEVERITY = "moderate"  # published more recently than [install] min_release_age: not yet vetted by time
+# Nobody vouches for who published an unsigned version; after a signed one it is how a leaked token publishes.
+UNSIGNED_SEVERITY, UNSIGNED_AFTER_SIGNED_SEVERITY = "low", "high"
+# Another account signed than the one that signed the version before; the same account's new key is a rotation.
+SIGNER_CHANGED_SEVERITY, KEY_ROTATED_SEVERITY = "high", "low"
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,82 @@ def too_young(facts: Facts) -> Iterable[Finding]:
                               f"({facts.min_age_text})")
 
 
-PRODUCERS: tuple[Callable[[Facts], Iterable[Finding]], ...] = (yanked, advised, too_young)
+def unsigned(facts: Facts) -> Iterable[Finding]:
+    for pkg in facts.packages:
+        if pkg.signer is not None or _statement_of(facts, pkg, pkg.version) is not None:
+            continue
+        before = _signed_before(facts, pkg)
+        if before is None:
+            yield Finding(pkg.kind, pkg.name, pkg.version, "unsigned", UNSIGNED_SEVERITY,
+                          "no publisher signed this version: nothing proves who published it")
+        else:
+            yield Finding(pkg.kind, pkg.name, pkg.version, "unsigned", UNSIGNED_AFTER_SIGNED_SEVERITY,
+                          f"this version is unsigned, but {before.version} was signed by {before.publisher}: an "
+                          "unsigned upload of a signed package (as a leaked token would publish)")
+
+
+def signer_changed(facts: Facts) -> Iterable[Finding]:
+    for pkg in facts.packages:
+        before = _signed_before(facts, pkg) if pkg.signer is not None else None
+        if pkg.signer is None or before is None:
+            continue
+        handle, key = _shown(pkg.signer.handle), _shown(pkg.signer.key)
+        if before.publisher != handle:
+            yield Finding(pkg.kind, pkg.name, pkg.version, "signer_changed", SIGNER_CHANGED_SEVERITY,
+                          f"signed by {handle}, but {before.version} was signed by {before.publisher}")
+        elif before.key != key:
+            yield Finding(pkg.kind, pkg.name, pkg.version, "signer_changed", KEY_ROTATED_SEVERITY,
+                          f"signed by a new key of {handle} ({key}); {before.version} was signed by {before.key}")
+
+
+@dataclass(frozen=True)
+class _Signed:
+    """An earlier version's signer as its statement names it (what the registry serves; shown, not trusted)."""
+
+    version: str
+    publisher: str
+    key: str
+
+
+def _statement_of(facts: Facts, pkg: LockedPackage, version: str) -> object | None:
+    """The registry's signed statement of one version of `pkg`, or None when it serves none."""
+    found = facts.versions.get(pkg.key)
+    info = next((v for v in found.versions if v.version == version), None) if found else None
+    return None if info is None else info.provenance
+
+
+def _signed_before(facts: Facts, pkg: LockedPackage) -> _Signed | None:
+    """The newest version of `pkg` older than the locked one that the registry shows signed, if any."""
+    from resolver import InvalidVersion, Version
+
+    found = facts.versions.get(pkg.key)
+    try:
+        locked = Version.parse(pkg.version)
+    except InvalidVersion:
+        return None
+    best: tuple[Version, _Signed] | None = None
+    for info in found.versions if found else ():
+        try:
+            version = Version.parse(info.version)
+        except InvalidVersion:
+            continue
+        if info.provenance is None or not version < locked or (best is not None and version <= best[0]):
+            continue
+        try:
+            publisher = json.loads(info.provenance.statement).get("publisher")
+        except (ValueError, AttributeError):
+            publisher = None
+        shown = _shown(publisher) if isinstance(publisher, str) else "an unreadable statement"
+        best = (version, _Signed(_shown(info.version), shown, _shown(info.provenance.key_id)))
+    return None if best is None else best[1]
+
+
+def _shown(text: str) -> str:
+    """Registry or lock text as a finding may quote it: one inert line, bounded."""
+    return short_text(terminal_safe(" ".join(text.split())), 200)
+
+
+PRODUCERS: tuple[Callable[[Facts], Iterable[Finding]], ...] = (yanked, advised, too_young, unsigned, signer_changed)
 
 
 def audit(facts: Facts) -> list[Finding]:

@@ -15,6 +15,7 @@ import pytest
 from tests._cli import strawpot
 from tests._live_registry import LiveRegistry, start_registry
 from tests.commands._aged import backdate
+from tests.install._provenance import World, open_world
 from tests.install.conftest import Registry
 
 
@@ -66,8 +67,10 @@ def test_audit_reports_yanked_advised_and_too_young(fixture: Fixture) -> None:
             in lines), done.stdout
     assert any(line.startswith("moderate skill aud-young 1.0.0  too_young: published ") and
                line.endswith("younger than [install] min_release_age (3d)") for line in lines), done.stdout
-    assert "aud-clean" not in done.stdout  # its advisory names versions below the locked one
-    assert "3 findings in 4 locked packages; 1 at high or above" in done.stderr, done.stderr
+    assert "aud-clean 1.0.0  advisory" not in done.stdout  # its advisory names versions below the locked one
+    assert ("low      skill aud-clean 1.0.0  unsigned: no publisher signed this version: nothing proves who "
+            "published it") in lines, done.stdout  # every package of this registry was published unsigned
+    assert "7 findings in 4 locked packages; 1 at high or above" in done.stderr, done.stderr
 
 
 def test_audit_json_and_the_threshold(fixture: Fixture) -> None:
@@ -79,13 +82,14 @@ def test_audit_json_and_the_threshold(fixture: Fixture) -> None:
     assert report["min_release_age"] == "3d" and report["advisories_checked"] is True and report["failing"] == 3
     found = {(f["name"], f["problem"], f["severity"]) for f in report["findings"]}
     assert found == {("aud-yanked", "yanked", "high"), ("aud-advised", "advisory", "moderate"),
-                     ("aud-young", "too_young", "moderate")}
+                     ("aud-young", "too_young", "moderate"),
+                     *((slug, "unsigned", "low") for slug in ("aud-yanked", "aud-advised", "aud-young", "aud-clean"))}
     advisory = next(f for f in report["findings"] if f["problem"] == "advisory")
     assert isinstance(advisory["advisory_id"], int) and advisory["version"] == "1.0.0"
     critical = run(fixture.live, fixture.proj, "audit", "--fail-on", "critical")
     assert critical.returncode == 0, critical.stderr
     assert "too_young" not in critical.stdout  # no cooldown set: nothing is too young
-    assert "2 findings in 4 locked packages; 0 at critical or above" in critical.stderr
+    assert "6 findings in 4 locked packages; 0 at critical or above" in critical.stderr
 
 
 def test_an_unreachable_registry_is_exit_6_in_one_line(fixture: Fixture) -> None:
@@ -142,7 +146,7 @@ def test_a_registry_without_advisories_is_said_and_hostile_entries_are_left_out(
     report = json.loads(done.stdout)
     assert report["advisories_checked"] is False
     assert report["notes"] == [f"{proxy.url} publishes no advisories (no GET /api/v1/advisories)"]
-    assert [f["problem"] for f in report["findings"]] == ["yanked"]
+    assert [f["problem"] for f in report["findings"] if f["problem"] != "unsigned"] == ["yanked"]
 
     def hostile(status: int, body: bytes) -> tuple[int, bytes]:
         good = {"id": 7, "kind": "skill", "slug": "aud-clean", "range": "==1.0.0", "severity": "critical",
@@ -155,3 +159,44 @@ def test_a_registry_without_advisories_is_said_and_hostile_entries_are_left_out(
     assert "critical skill aud-clean 1.0.0  advisory: really bad (affects ==1.0.0)" in done.stdout.splitlines()
     assert f"note: 2 advisories from {proxy.url} could not be read and were left out" in done.stderr, done.stderr
     assert "\x1b" not in done.stdout
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    yield from open_world(tmp_path)
+
+
+def test_audit_flags_an_unsigned_upload_of_a_signed_package_and_a_changed_signer(world: World, tmp_path: Path) -> None:
+    """Each project installs one version afresh (nothing pinned yet, so install takes it); audit compares its signer
+    with the signer of the version before it, as the registry serves them."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from strawpot.model.provenance import key_id
+
+    admins, bobs, bobs_new = (Ed25519PrivateKey.generate() for _ in range(3))
+    world.register(admins)
+    world.publish("1.0.0", admins)
+    bob = world.live.create_token("bob")
+    world.sql("UPDATE packages SET owner_id = (SELECT id FROM users WHERE handle = 'bob') WHERE slug = 'kit'")
+    world.register(bobs, STRAWPOT_TOKEN=bob)
+    world.publish("1.1.0", bobs, STRAWPOT_TOKEN=bob)
+    world.publish("1.2.0", None, "--allow-unsigned", STRAWPOT_TOKEN=bob)
+    world.register(bobs_new, STRAWPOT_TOKEN=bob)
+    world.publish("1.3.0", bobs_new, STRAWPOT_TOKEN=bob)
+
+    def audited(version: str) -> dict[str, str]:
+        project = tmp_path / f"proj-{version}"
+        project.mkdir()
+        (project / "strawpot.toml").write_text(f'[skills]\nkit = "=={version}"\n', encoding="utf-8")
+        assert world.run("install", cwd=project).returncode == 0
+        done = world.run("audit", "--json", "--fail-on", "critical", cwd=project)
+        assert done.returncode == 0, done.stderr
+        found = [f for f in json.loads(done.stdout)["findings"] if f["problem"] in ("unsigned", "signer_changed")]
+        return {f["problem"]: f"{f['severity']}: {f['summary']}" for f in found}
+
+    assert audited("1.0.0") == {}
+    assert audited("1.1.0") == {"signer_changed": "high: signed by bob, but 1.0.0 was signed by admin"}
+    assert audited("1.2.0") == {"unsigned": "high: this version is unsigned, but 1.1.0 was signed by bob: an "
+                                            "unsigned upload of a signed package (as a leaked token would publish)"}
+    assert audited("1.3.0") == {"signer_changed": f"low: signed by a new key of bob ({key_id(bobs_new.public_key())})"
+                                                  f"; 1.1.0 was signed by {key_id(bobs.public_key())}"}
