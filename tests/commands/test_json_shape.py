@@ -14,7 +14,7 @@ import pytest
 import rich_click as click
 
 from strawpot.cli_group import cli
-from tests._cli import in_process, strawpot
+from tests._cli import in_process, strawpot, strawpot_here
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -34,12 +34,18 @@ def all_commands() -> list[tuple[list[str], click.Command]]:
     return found
 
 
+# Commands that start or reach a run (agents, signals, a terminal) run as a real subprocess; the rest in-process.
+PROCESS_COMMANDS = {"start", "resume", "attach", "chat", "cancel", "agents"}
+
+
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
     env.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
                STRAWPOT_HOME=str(cwd / ".global"), STRAWPOT_REGISTRY_URL="http://127.0.0.1:9", NO_COLOR="1",
                STRAWPOT_HTTP_TIMEOUT="2")
-    return strawpot(*args, cwd=cwd, env=env, timeout=60)
+    if args[0] in PROCESS_COMMANDS:
+        return strawpot(*args, cwd=cwd, env=env, timeout=60)
+    return strawpot_here(*args, cwd=cwd, env=env)
 
 
 def check_shape(document: dict[str, Any], command: str) -> None:
