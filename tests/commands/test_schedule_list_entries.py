@@ -56,7 +56,7 @@ def test_one_unreadable_entry_is_marked_with_its_fix_while_the_others_are_listed
     history = strawpot_here("schedule", "history", "nightly", cwd=tmp_path, extra_env=env)  # its history stays readable
     assert history.returncode == 0 and "has not fired yet" in history.stderr, history.stderr
     added = strawpot_here("schedule", "add", "later", "--cron", "0 10 * * *", "--role", "r", "--task", "t",
-                     "--timezone", "UTC", cwd=tmp_path, extra_env=env)
+                          "--timezone", "UTC", cwd=tmp_path, extra_env=env)
     assert added.returncode == 0, added.stderr
     removed = strawpot_here("schedule", "remove", "nightly", cwd=tmp_path, extra_env=env)  # as the line says
     assert removed.returncode == 0, removed.stderr

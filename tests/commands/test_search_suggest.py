@@ -26,7 +26,7 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]
 
 def search(registry: LiveRegistry, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return strawpot_here("search", *args, "--registry", registry.url, cwd=tmp_path,
-                    extra_env={"STRAWPOT_CONFIG_DIR": str(tmp_path / "config"), "NO_COLOR": "1", "COLUMNS": "400"})
+                         extra_env={"STRAWPOT_CONFIG_DIR": str(tmp_path / "config"), "NO_COLOR": "1", "COLUMNS": "400"})
 
 
 def test_no_match_suggests_the_near_slugs(registry: LiveRegistry, tmp_path: Path) -> None:
