@@ -1,12 +1,14 @@
 """The one way tests run the `strawpot` command: a real subprocess of this interpreter (no stdin, text out), or
-main() in the test's own process."""
+main() in the test's own process (with a process's environment and folder, or under the test's monkeypatch)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -38,3 +40,46 @@ def in_process(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, 
     out, err = capsys.readouterr()
     assert "Traceback" not in err, err
     return code, out, err
+
+
+def strawpot_here(*args: str | Path, cwd: str | Path, env: Mapping[str, str] | None = None,
+                  extra_env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`strawpot(...)` through main() in this process, for a test about what a command says and does rather than
+    about the process (its signals, its start-up, its stdin): for the call, the environment is exactly what
+    `strawpot(...)` would give the subprocess, the working folder is `cwd`, stdin is empty and the consoles are a
+    fresh process's. An interpreter start-up saved per call; a traceback fails the test (it escapes)."""
+    from strawpot.cli import main
+
+    environ = {**(os.environ if env is None else env), **(extra_env or {})}
+    out, err = io.StringIO(), io.StringIO()
+    with _as_a_process(environ, Path(cwd)), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # as the interpreter turns it into an exit code
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    return subprocess.CompletedProcess(["strawpot", *map(str, args)], code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _as_a_process(environ: Mapping[str, str], cwd: Path) -> Iterator[None]:
+    from strawpot import console
+
+    saved_env, saved_cwd, saved_stdin = dict(os.environ), os.getcwd(), sys.stdin
+    consoles = (console.out_console, console.err_console)
+    os.environ.clear()
+    os.environ.update(environ)
+    os.chdir(cwd)
+    sys.stdin = io.StringIO()
+    for made in consoles:  # a new process makes its consoles on first use, for its own streams and COLUMNS
+        object.__setattr__(made, "_real", None)
+        object.__setattr__(made, "_quiet", False)
+    try:
+        yield
+    finally:
+        for made in consoles:
+            object.__setattr__(made, "_real", None)
+            object.__setattr__(made, "_quiet", False)
+        sys.stdin = saved_stdin
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)

@@ -6,7 +6,7 @@
         httpx.get(f"{reg.url}/api/v1/skills")
 
 The server picks a free port itself (`--port 0`) and the URL is read from the line it prints on
-stderr once listening, so there is no race for the port. Stdlib only.
+stderr once listening, so there is no race for the port. Tokens are made in this process, as the command makes them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT
 
 _URL_RE = re.compile(r"registry listening on (http://\S+)")
 
@@ -43,10 +43,20 @@ class LiveRegistry:
 
 
 def create_token(data_dir: Path, user: str, *, admin: bool = False, storage_args: Sequence[str] = ()) -> str:
-    out = strawpot("registry", "token", "create", "--user", user, "--data", data_dir, *storage_args,
-                   *(["--admin"] if admin else []), cwd=next(p for p in data_dir.parents if p.is_dir()), timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip().splitlines()[-1]
+    """What `strawpot registry token create --user USER --data DATA_DIR [STORAGE_ARGS]` prints, made in this process
+    (two interpreter start-ups per live registry otherwise; the command itself is tested as a real process in
+    tests/commands/test_missing_extras.py and tests/registry_server/test_backends.py)."""
+    from registry_server import create_token as make_token
+    from registry_server.storage.backends import StorageSpec, open_storage
+
+    options = dict(zip(storage_args[::2], storage_args[1::2], strict=True))
+    assert set(options) <= {"--database", "--blobs", "--s3-endpoint"}, storage_args
+    storage = open_storage(StorageSpec(data_dir, options.get("--database"), options.get("--blobs"),
+                                       options.get("--s3-endpoint")))
+    try:
+        return make_token(storage, user, admin=admin)
+    finally:
+        storage.close()
 
 
 def spawn_server(data_dir: Path, log_path: Path, *, rate_limit: float = 0, storage_args: Sequence[str] = (),

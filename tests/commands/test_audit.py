@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._live_registry import LiveRegistry, start_registry
 from tests.commands._aged import backdate
 from tests.install._provenance import World, open_world
@@ -26,7 +26,7 @@ class Fixture:
 
 
 def run(live: LiveRegistry, proj: Path, *args: str | Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return strawpot(*args, cwd=proj, extra_env={
+    return strawpot_here(*args, cwd=proj, extra_env={
         "STRAWPOT_REGISTRY_URL": live.url, "STRAWPOT_CONFIG_DIR": str(proj.parent / "config"),
         "STRAWPOT_CACHE_DIR": str(proj.parent / "cache"), "NO_COLOR": "1", "COLUMNS": "400", **env})
 

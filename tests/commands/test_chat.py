@@ -12,7 +12,7 @@ import pytest
 
 from orchestrator.conversation_runner import ConversationRunner
 from orchestrator.conversations import ConversationStore
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT, strawpot, strawpot_here
 from tests.commands._runs import running
 
 pytestmark = pytest.mark.e2e
@@ -40,13 +40,13 @@ def test_one_task_prints_its_answer_and_exits_with_its_run_s_code(project, chat_
     [second, first] = ConversationStore(tmp_path / "data").recent(project.root)
     assert report["conversation"] == second.id != first.id, "each `chat --task` opens a conversation of its own"
 
-    listed = strawpot("chat", "--list", "--json", cwd=project.root, env=chat_env)
+    listed = strawpot_here("chat", "--list", "--json", cwd=project.root, env=chat_env)
     assert listed.returncode == 0, listed.stderr
     rows = json.loads(listed.stdout)["conversations"]
     assert [(r["id"], r["tasks"], r["last_task"]["state"]) for r in rows] == [
         (second.id, 1, "failed"), (first.id, 1, "succeeded")]
     assert rows[1]["last_task"]["summary"] == "the answer is 42"
-    text = strawpot("chat", "--list", cwd=project.root, env=chat_env)
+    text = strawpot_here("chat", "--list", cwd=project.root, env=chat_env)
     assert f"{first.id}  " in text.stdout and "last: succeeded  echo:the answer is 42" in text.stdout
 
 
@@ -85,7 +85,7 @@ def test_an_answer_with_terminal_escapes_is_shown_inert(project, chat_env) -> No
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout and "\x08" not in done.stdout
     assert done.stdout == "red?caret\n"
-    listed = strawpot("chat", "--list", cwd=project.root, env=chat_env)
+    listed = strawpot_here("chat", "--list", cwd=project.root, env=chat_env)
     assert "\x1b" not in listed.stdout and "red?caret" in listed.stdout
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from strawpot import __version__
 from strawpot.commands._table import COMMANDS, derived
-from tests._cli import strawpot
+from tests._cli import strawpot, strawpot_here
 
 # the stacks of other paths: talking to a registry, serving one, the orchestrator's gRPC and web UI
 SERVER_AND_NETWORK = ("httpx", "httpcore", "hub_client", "grpc", "starlette", "uvicorn", "jinja2", "registry_server")
@@ -41,11 +41,11 @@ def heavy(loaded: set[str], names: tuple[str, ...]) -> list[str]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A project with an empty strawpot.toml, locked (offline: nothing to resolve)."""
+    """A project with an empty strawpot.toml, locked (offline: nothing to resolve; the lock made in this process)."""
     root = tmp_path / "proj"
     root.mkdir()
     (root / "strawpot.toml").write_text("", encoding="utf-8")
-    done = strawpot("lock", cwd=root, extra_env={"STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9"})
+    done = strawpot_here("lock", cwd=root, extra_env={"STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9"})
     assert done.returncode == 0 and (root / "strawpot.lock").is_file(), done.stderr
     return root
 

@@ -10,18 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from tests._cli import strawpot
+from tests._cli import strawpot, strawpot_here
 
 SHA = "a" * 64
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None,
-        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """The command in a user's own folders: in this process (what it says, its exit code, what it writes), or a
+    real subprocess where the test is about the process (its stdin, a `timeout` it must finish within)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
     base.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
                 STRAWPOT_HOME=str(cwd / ".global"), STRAWPOT_REGISTRY_URL="http://127.0.0.1:9", NO_COLOR="1",
                 COLUMNS="200")
-    return strawpot(*args, cwd=cwd, env=base, extra_env=env, input=input, timeout=timeout)
+    if input is None and timeout is None:
+        return strawpot_here(*args, cwd=cwd, env=base, extra_env=env)
+    return strawpot(*args, cwd=cwd, env=base, extra_env=env, input=input, timeout=timeout or 60)
 
 
 def assert_clean_failure(result: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:

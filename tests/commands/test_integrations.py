@@ -18,7 +18,7 @@ import pytest
 
 from orchestrator.conversations import ConversationStore
 from orchestrator.integration_keys import key_for
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT, strawpot, strawpot_here
 
 pytestmark = pytest.mark.e2e
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "integrations" / "fixture-bot"
@@ -55,7 +55,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 def configure(env: dict[str, str], cwd: Path, **values: str) -> None:
     for key, value in values.items():
-        done = strawpot("config", "set", "--global", key.replace("__", "."), value, cwd=cwd, env=env)
+        done = strawpot_here("config", "set", "--global", key.replace("__", "."), value, cwd=cwd, env=env)
         assert done.returncode == 0, done.stderr
 
 
@@ -89,7 +89,7 @@ def ui(installed: Path, env: dict[str, str]) -> Iterator[Callable[[], subprocess
 
 
 def listed(env: dict[str, str], cwd: Path) -> dict[str, dict[str, object]]:
-    done = strawpot("integrations", "list", "--json", cwd=cwd, env=env)
+    done = strawpot_here("integrations", "list", "--json", cwd=cwd, env=env)
     assert done.returncode == 0, done.stderr
     return {row["name"]: row for row in json.loads(done.stdout)["integrations"]}
 

@@ -14,7 +14,7 @@ import pytest
 import rich_click as click
 
 from strawpot.cli_group import cli
-from tests._cli import strawpot
+from tests._cli import in_process, strawpot, strawpot_here
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -34,12 +34,18 @@ def all_commands() -> list[tuple[list[str], click.Command]]:
     return found
 
 
+# Commands that start or reach a run (agents, signals, a terminal) run as a real subprocess; the rest in-process.
+PROCESS_COMMANDS = {"start", "resume", "attach", "chat", "cancel", "agents"}
+
+
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
     env.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
                STRAWPOT_HOME=str(cwd / ".global"), STRAWPOT_REGISTRY_URL="http://127.0.0.1:9", NO_COLOR="1",
                STRAWPOT_HTTP_TIMEOUT="2")
-    return strawpot(*args, cwd=cwd, env=env, timeout=60)
+    if args[0] in PROCESS_COMMANDS:
+        return strawpot(*args, cwd=cwd, env=env, timeout=60)
+    return strawpot_here(*args, cwd=cwd, env=env)
 
 
 def check_shape(document: dict[str, Any], command: str) -> None:
@@ -61,13 +67,21 @@ def check_shape(document: dict[str, Any], command: str) -> None:
         assert set(document["error"]) >= {"code", "exit_code", "message"}
 
 
-def test_every_command_answers_help(tmp_path: Path) -> None:
+def test_every_command_answers_help(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # In this process (a subprocess each was 80 interpreter start-ups, the suite's slowest test); the program's own
+    # --help, through a real `strawpot`, stays below.
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.chdir(tmp_path)
     commands = all_commands()
     assert len(commands) > 30
     for path, _command in commands:
-        result = strawpot(*path, "--help", cwd=tmp_path, extra_env={"COLUMNS": "120"}, timeout=60)
-        assert result.returncode == 0, (path, result.stderr)
-        assert "Usage:" in result.stdout, path
+        code, out, err = in_process(capsys, *path, "--help")
+        assert code == 0, (path, err)
+        assert "Usage:" in out, path
+    result = strawpot("--help", cwd=tmp_path, extra_env={"COLUMNS": "120"}, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "Usage:" in result.stdout
 
 
 # Arguments that make each --json command do its work (or fail the way a user would see first) in an empty folder.

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._live_registry import LiveRegistry, start_registry
 
 
@@ -24,7 +24,7 @@ def run(live: LiveRegistry, tmp_path: Path, *args: str, **extra: str) -> subproc
     env = {k: v for k, v in os.environ.items() if not k.startswith("STRAWPOT_")}
     env.update(STRAWPOT_REGISTRY_URL=live.url, STRAWPOT_TOKEN=live.token, STRAWPOT_CONFIG_DIR=str(tmp_path / "config"),
                STRAWPOT_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1", COLUMNS="300", **extra)
-    return strawpot(*args, cwd=tmp_path, env=env)
+    return strawpot_here(*args, cwd=tmp_path, env=env)
 
 
 def package(tmp_path: Path, version: str) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from strawpot.model.lockfile import Lockfile
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._live_registry import LiveRegistry, start_registry, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ def _env(base: Path, url: str, token: str = "") -> dict[str, str]:
 
 def _publish(base: Path, registry: LiveRegistry, *skills: str) -> None:
     for skill in skills:
-        done = strawpot("publish", SKILLS / skill, cwd=base, extra_env=_env(base, registry.url, registry.token))
+        done = strawpot_here("publish", SKILLS / skill, cwd=base, extra_env=_env(base, registry.url, registry.token))
         assert done.returncode == 0, done.stderr
 
 
@@ -47,7 +47,7 @@ def _locked_from(tmp_path: Path, url: str, *skills: str) -> Path:
     project = tmp_path / "project"
     project.mkdir()
     args = [part for skill in skills for part in ("skill", skill)]
-    done = strawpot("install", *args, cwd=project, extra_env=_env(tmp_path, url))
+    done = strawpot_here("install", *args, cwd=project, extra_env=_env(tmp_path, url))
     assert done.returncode == 0, done.stderr
     assert {p.source for p in Lockfile.load(project / "strawpot.lock").packages} == {url}
     return project
@@ -57,14 +57,14 @@ def test_locking_against_another_registry_notes_the_moved_sources(
         tmp_path: Path, registries: tuple[LiveRegistry, LiveRegistry]) -> None:
     a, b = registries
     project = _locked_from(tmp_path, a.url, "git-workflow", "code-style")
-    result = strawpot("update", cwd=project, extra_env=_env(tmp_path, b.url))
+    result = strawpot_here("update", cwd=project, extra_env=_env(tmp_path, b.url))
     assert result.returncode == 0, result.stderr
     assert f"lock: 2 packages now come from {b.url} (were {a.url})" in result.stderr.splitlines()
     assert {p.source for p in Lockfile.load(project / "strawpot.lock").packages} == {b.url}
-    back = strawpot("update", "--json", cwd=project, extra_env=_env(tmp_path, a.url))
+    back = strawpot_here("update", "--json", cwd=project, extra_env=_env(tmp_path, a.url))
     assert back.returncode == 0, back.stderr
     assert json.loads(back.stdout)["lock"]["moved"] == [{"packages": 2, "from": b.url, "to": a.url}]
-    again = strawpot("update", "--json", cwd=project, extra_env=_env(tmp_path, a.url))
+    again = strawpot_here("update", "--json", cwd=project, extra_env=_env(tmp_path, a.url))
     assert json.loads(again.stdout)["lock"]["moved"] == []  # nothing moved: nothing said
 
 
@@ -72,7 +72,7 @@ def test_a_package_only_the_locks_registry_has_names_that_registry(
         tmp_path: Path, registries: tuple[LiveRegistry, LiveRegistry]) -> None:
     a, b = registries
     project = _locked_from(tmp_path, a.url, "diff-reading")
-    result = strawpot("update", "skill", "diff-reading", cwd=project, extra_env=_env(tmp_path, b.url))
+    result = strawpot_here("update", "skill", "diff-reading", cwd=project, extra_env=_env(tmp_path, b.url))
     assert result.returncode == 2, result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith(("error:", "hint:"))]
     assert errors == [
@@ -88,7 +88,7 @@ def test_a_gone_registry_the_lock_names_says_so(tmp_path: Path) -> None:
         _publish(tmp_path, demo, "git-workflow", "code-style")
         project = _locked_from(tmp_path, demo.url, "git-workflow")
         stop_server(demo.process)
-        result = strawpot("install", "skill", "code-style", cwd=project, extra_env=_env(tmp_path, ""))
+        result = strawpot_here("install", "skill", "code-style", cwd=project, extra_env=_env(tmp_path, ""))
     assert result.returncode == 6, result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith(("error:", "hint:"))]
     assert errors[0].startswith(f"error: registry unreachable at {demo.url}/"), errors
@@ -102,6 +102,6 @@ def test_lock_notes_the_moved_sources_too(tmp_path: Path, registries: tuple[Live
     project = _locked_from(tmp_path, a.url, "git-workflow")
     with (project / "strawpot.toml").open("a") as manifest:
         manifest.write('code-style = "*"\n')
-    result = strawpot("lock", cwd=project, extra_env=_env(tmp_path, b.url))
+    result = strawpot_here("lock", cwd=project, extra_env=_env(tmp_path, b.url))
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines()[-1] == f"lock: 1 package now comes from {b.url} (was {a.url})"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._live_registry import LiveRegistry, start_registry
 from tests.commands._aged import backdate
 from tests.install.conftest import Registry
@@ -31,7 +31,7 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]
 
 
 def run(registry: LiveRegistry, proj: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return strawpot(*args, cwd=proj, extra_env={
+    return strawpot_here(*args, cwd=proj, extra_env={
         "STRAWPOT_REGISTRY_URL": registry.url, "STRAWPOT_CONFIG_DIR": str(proj.parent / "config"),
         "STRAWPOT_CACHE_DIR": str(proj.parent / "cache"), "NO_COLOR": "1", "COLUMNS": "400", **env})
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 
 ROOT = Path(__file__).resolve().parents[2]
 # The registry is never asked: the manifest is refused first (a port nothing listens on would say "unreachable").
@@ -41,7 +41,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 def test_a_misspelt_requirement_key_is_refused(tmp_path: Path, text: str, expected: str,
                                                command: tuple[str, ...]) -> None:
     project = _project(tmp_path, text)
-    result = strawpot(*command, cwd=project, extra_env=_env(tmp_path))
+    result = strawpot_here(*command, cwd=project, extra_env=_env(tmp_path))
     assert result.returncode == 2, result.stderr
     first = result.stderr.splitlines()[0]
     assert first == f"error: {project / 'strawpot.toml'}: {expected}"
@@ -52,7 +52,7 @@ def test_a_misspelt_requirement_key_is_refused(tmp_path: Path, text: str, expect
 def test_an_agents_params_are_not_taken_for_misspelt_keys(tmp_path: Path) -> None:
     """`[agents.<name>]` holds the agent's params: a key far from its own keys is a param, as before."""
     project = _project(tmp_path, '[agents.coder]\nmodel = "big"\nmax_turns = 3\n')
-    result = strawpot("install", cwd=project, extra_env=_env(tmp_path))
+    result = strawpot_here("install", cwd=project, extra_env=_env(tmp_path))
     assert result.returncode == 0, result.stderr
 
 
@@ -62,10 +62,10 @@ def test_the_no_op_install_does_not_pass_a_misspelt_key(tmp_path: Path) -> None:
     skill = tmp_path / "git-workflow"
     shutil.copytree(ROOT / "fixtures" / "skills" / "git-workflow", skill)
     project = _project(tmp_path, '[skills]\ngit-workflow = { path = "../git-workflow" }\n')
-    first = strawpot("install", cwd=project, extra_env=_env(tmp_path))
+    first = strawpot_here("install", cwd=project, extra_env=_env(tmp_path))
     assert first.returncode == 0, first.stderr
     (project / "strawpot.toml").write_text('[skills]\ngit-workflow = { path = "../git-workflow", verison = "1" }\n')
-    result = strawpot("install", cwd=project, extra_env=_env(tmp_path))
+    result = strawpot_here("install", cwd=project, extra_env=_env(tmp_path))
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines()[0] == (
         f"error: {project / 'strawpot.toml'}: [skills] git-workflow: unknown key 'verison' (a requirement takes "
@@ -76,7 +76,7 @@ def test_a_misspelt_workspace_key_is_refused(tmp_path: Path) -> None:
     """`[workspace] exlude = [...]` would publish what the user meant to leave out: refused, never ignored."""
     project = _project(tmp_path, '[workspace]\nmembers = ["skills/*"]\nexlude = ["skills/old"]\n')
     shutil.copytree(ROOT / "fixtures" / "skills" / "git-workflow", project / "skills" / "git-workflow")
-    result = strawpot("publish", "--workspace", "--dry-run", cwd=project, extra_env=_env(tmp_path))
+    result = strawpot_here("publish", "--workspace", "--dry-run", cwd=project, extra_env=_env(tmp_path))
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines()[0] == (
         f"error: {project / 'strawpot.toml'}: [workspace] unknown key 'exlude' (it takes members, exclude); "

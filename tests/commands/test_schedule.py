@@ -1,4 +1,4 @@
-"""`strawpot schedule add|list|remove|history` as a user runs them: a real subprocess, a data folder of its own."""
+"""`strawpot schedule add|list|remove|history` as a user runs them (main() in this process, as tests/_cli.py runs it), a data folder of its own."""
 
 from __future__ import annotations
 

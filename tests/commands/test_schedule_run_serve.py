@@ -16,7 +16,7 @@ import pytest
 
 from orchestrator.scheduler import serve_in_background
 from orchestrator.schedules import Schedule, ScheduleStore
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT, strawpot, strawpot_here
 
 pytestmark = pytest.mark.e2e
 
@@ -31,13 +31,13 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def add(name: str, project: Path, task: str, env: dict[str, str]) -> None:
-    done = strawpot("schedule", "add", name, "--cron", "0 9 * * *", "--timezone", "UTC", "--role", "orchestrator",
+    done = strawpot_here("schedule", "add", name, "--cron", "0 9 * * *", "--timezone", "UTC", "--role", "orchestrator",
                "--task", task, "--project", str(project), env=env, cwd=project)
     assert done.returncode == 0, done.stderr
 
 
 def history(name: str, env: dict[str, str], cwd: Path) -> list[dict[str, object]]:
-    done = strawpot("schedule", "history", name, "--json", env=env, cwd=cwd)
+    done = strawpot_here("schedule", "history", name, "--json", env=env, cwd=cwd)
     assert done.returncode == 0, done.stderr
     runs: list[dict[str, object]] = json.loads(done.stdout)["runs"]
     return runs
@@ -69,7 +69,7 @@ def test_run_fires_now_waits_and_exits_with_the_sessions_code(project, env) -> N
     # the session ran and failed: its end line once, not repeated as its own reason
     assert failed.stderr.strip().splitlines()[-1] == f"run {bad['run_id']} failed (exit code 4)"
     assert (bad["outcome"], bad["exit_code"], bad["error"]) == ("failed", 4, "")
-    said = strawpot("schedule", "history", "broken", env=env, cwd=project.root).stdout
+    said = strawpot_here("schedule", "history", "broken", env=env, cwd=project.root).stdout
     assert said.strip().endswith(f"  {bad['run_id']}  failed (exit code 4)"), said
 
 
@@ -99,12 +99,12 @@ def test_run_of_a_broken_project_is_one_line_and_recorded(project, env, tmp_path
 
 
 def test_history_of_an_unknown_name_exits_2_and_of_a_schedule_that_never_fired_says_so(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    unknown = strawpot("schedule", "history", "nope", env=env, cwd=tmp_path)
+    unknown = strawpot_here("schedule", "history", "nope", env=env, cwd=tmp_path)
     assert (unknown.returncode, unknown.stdout) == (2, "")
     assert unknown.stderr.splitlines()[0] == "error: no schedule named 'nope', and no history of one"
     project.build()
     add("fresh", project.root, "echo:x", env)
-    fresh = strawpot("schedule", "history", "fresh", env=env, cwd=tmp_path)
+    fresh = strawpot_here("schedule", "history", "fresh", env=env, cwd=tmp_path)
     assert (fresh.returncode, fresh.stdout) == (0, "")
     assert fresh.stderr.strip() == "schedule fresh has not fired yet (`strawpot schedule run fresh` fires it now)"
     assert history("fresh", env, tmp_path) == []
@@ -112,7 +112,7 @@ def test_history_of_an_unknown_name_exits_2_and_of_a_schedule_that_never_fired_s
 
 def test_add_warns_when_the_project_cannot_run_it_yet(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
     nowhere = tmp_path / "src" / "app"
-    done = strawpot("schedule", "add", "later", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
+    done = strawpot_here("schedule", "add", "later", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
                str(nowhere), env=env, cwd=tmp_path)
     assert done.returncode == 0
     assert done.stderr.splitlines() == [
@@ -121,12 +121,12 @@ def test_add_warns_when_the_project_cannot_run_it_yet(project, env, tmp_path) ->
         "the schedule"]
     unlocked = tmp_path / "unlocked"
     unlocked.mkdir()
-    done = strawpot("schedule", "add", "unlocked", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
+    done = strawpot_here("schedule", "add", "unlocked", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
                str(unlocked), env=env, cwd=tmp_path)
     assert done.stderr.splitlines()[-1] == (f"warning: schedule unlocked cannot fire yet: no strawpot.lock in "
                                             f"{unlocked}: run `strawpot lock` there")
     project.build()
-    done = strawpot("schedule", "add", "ready", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
+    done = strawpot_here("schedule", "add", "ready", "--cron", "0 9 * * *", "--role", "r", "--task", "t", "--project",
                str(project.root), env=env, cwd=tmp_path)
     assert "warning" not in done.stderr
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._cli import strawpot
+from tests._cli import strawpot, strawpot_here
 from tests._live_registry import LiveRegistry, start_registry
 from tests.install.conftest import FIXTURE_ORDER, FIXTURES, Registry
 
@@ -25,8 +25,8 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]
 
 
 def search(registry: LiveRegistry, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return strawpot("search", *args, "--registry", registry.url, cwd=tmp_path,
-                    extra_env={"STRAWPOT_CONFIG_DIR": str(tmp_path / "config"), "NO_COLOR": "1", "COLUMNS": "400"})
+    return strawpot_here("search", *args, "--registry", registry.url, cwd=tmp_path,
+                         extra_env={"STRAWPOT_CONFIG_DIR": str(tmp_path / "config"), "NO_COLOR": "1", "COLUMNS": "400"})
 
 
 def test_no_match_suggests_the_near_slugs(registry: LiveRegistry, tmp_path: Path) -> None:

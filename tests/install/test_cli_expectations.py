@@ -1,5 +1,6 @@
-"""What a uv or cargo user expects of the command line (issue 13), run as real subprocesses against a live
-registry: project discovery, file modes, honest answers when something is off."""
+"""What a uv or cargo user expects of the command line (issue 13), against a live registry: project discovery, file
+modes, honest answers when something is off. Commands run through main() in this process (tests/_cli.strawpot_here)
+but where stdin or the process itself (Ctrl-C, a server) is the subject: there a real subprocess."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT, strawpot, strawpot_here
 
 
 def run(*args: str, cwd: Path, url: str, env: dict[str, str] | None = None,
@@ -20,6 +21,8 @@ def run(*args: str, cwd: Path, url: str, env: dict[str, str] | None = None,
     base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
     base.update(HOME=str(home), STRAWPOT_CONFIG_DIR=str(home / "config"), STRAWPOT_CACHE_DIR=str(home / "cache"),
                 STRAWPOT_HOME=str(home / "global"), STRAWPOT_REGISTRY_URL=url, NO_COLOR="1", COLUMNS="200")
+    if input is None:
+        return strawpot_here(*args, cwd=cwd, env=base, extra_env=env)
     return strawpot(*args, cwd=cwd, env=base, extra_env=env, input=input, timeout=120)
 
 

@@ -1,6 +1,6 @@
-"""The client against hostile registries and hostile project trees, through the real command line:
-deadlines end in exit 6, registry names are values, links out of the project and bad TOML are refused
-before anything is written, and nothing refused stays in the download cache."""
+"""The client against hostile registries and hostile project trees, through the command line (main() in this
+process, as tests/_cli.strawpot_here runs it): deadlines end in exit 6, registry names are values, links out of
+the project and bad TOML are refused before anything is written, and nothing refused stays in the download cache."""
 
 from __future__ import annotations
 
@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 
 from strawpot.model.archive import build_archive
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._loopback_servers import scripted_server, silent_server, trickling_server
 
 
-def run(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
     base.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
                 STRAWPOT_HOME=str(cwd / ".global"), NO_COLOR="1", COLUMNS="300")
-    return strawpot(*args, cwd=cwd, env=base, extra_env=env, timeout=timeout)
+    return strawpot_here(*args, cwd=cwd, env=base, extra_env=env)
 
 
 def assert_one_line_failure(result: subprocess.CompletedProcess[str], code: int, *needles: str) -> str:

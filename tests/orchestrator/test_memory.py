@@ -17,7 +17,7 @@ import pytest
 from orchestrator.memory import MemoryFailure
 from orchestrator.memory_providers import GuardedMemory, load_provider
 from orchestrator.memory_sqlite import SqliteMemory
-from tests._cli import strawpot
+from tests._cli import strawpot, strawpot_here
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +114,7 @@ def test_a_corrupt_database_is_a_clear_error(tmp_path: Path) -> None:
     (root / "strawpot.toml").write_text("")
     (root / ".strawpot").mkdir()
     (folder).rename(root / ".strawpot" / "memory")
-    proc = strawpot("memory", "list", cwd=root)
+    proc = strawpot_here("memory", "list", cwd=root)
     assert proc.returncode == 1 and "is unreadable" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -156,18 +156,18 @@ def test_the_memory_cli(tmp_path: Path) -> None:
     root = tmp_path / "proj"
     root.mkdir()
     (root / "strawpot.toml").write_text("")
-    first = strawpot("memory", "remember", "tests run with pytest -q", "--keyword", "testing", cwd=root)
+    first = strawpot_here("memory", "remember", "tests run with pytest -q", "--keyword", "testing", cwd=root)
     assert first.returncode == 0, first.stderr
     entry_id = first.stdout.strip()
-    assert strawpot("memory", "remember", "only for reviewers", "--scope", "role", "--role", "reviewer", cwd=root).returncode == 0
-    found = json.loads(strawpot("memory", "recall", "pytest", "--json", cwd=root).stdout)["entries"]
+    assert strawpot_here("memory", "remember", "only for reviewers", "--scope", "role", "--role", "reviewer", cwd=root).returncode == 0
+    found = json.loads(strawpot_here("memory", "recall", "pytest", "--json", cwd=root).stdout)["entries"]
     assert [e["id"] for e in found] == [entry_id] and found[0]["keywords"] == ["testing"]
-    listed = strawpot("memory", "list", cwd=root).stdout.splitlines()
+    listed = strawpot_here("memory", "list", cwd=root).stdout.splitlines()
     assert len(listed) == 2 and "role:reviewer  only for reviewers" in listed[0]
-    assert strawpot("memory", "forget", entry_id, cwd=root).returncode == 0
-    again = strawpot("memory", "forget", entry_id, cwd=root)
+    assert strawpot_here("memory", "forget", entry_id, cwd=root).returncode == 0
+    again = strawpot_here("memory", "forget", entry_id, cwd=root)
     assert again.returncode == 2 and f"no memory entry {entry_id!r}" in again.stderr
-    assert strawpot("memory", "remember", "x", "--scope", "role", cwd=root).returncode == 2
+    assert strawpot_here("memory", "remember", "x", "--scope", "role", cwd=root).returncode == 2
 
 
 @pytest.mark.e2e
@@ -255,7 +255,7 @@ def test_an_entry_over_the_limit_is_refused_at_remember_time(tmp_path: Path) -> 
     assert proc.returncode == 2 and "a memory entry holds at most 8 KiB and this one is 117 KiB" in proc.stderr
     with pytest.raises(MemoryFailure, match="holds at most 8 KiB"):  # what `mcp serve` turns into the tool's error
         SqliteMemory(tmp_path / "memory").remember("y" * 9000, [], "global")
-    assert strawpot("memory", "list", cwd=root).stdout == ""
+    assert strawpot_here("memory", "list", cwd=root).stdout == ""
 
 
 @pytest.mark.e2e
@@ -310,7 +310,7 @@ def test_a_memory_store_that_is_a_symlink_is_refused_and_its_target_untouched(tm
     else:
         (root / ".strawpot" / "memory").symlink_to(elsewhere)
     for args in (("list",), ("remember", "x")):
-        proc = strawpot("memory", *args, cwd=root)
+        proc = strawpot_here("memory", *args, cwd=root)
         assert proc.returncode == 1 and "is a symlink; the memory store is only kept in a real folder" in proc.stderr
         assert "Traceback" not in proc.stderr
     assert target.read_bytes() == b"" and stat.S_IMODE(target.stat().st_mode) == 0o644
@@ -324,6 +324,6 @@ def test_memory_list_and_recall_print_no_escape_sequence(tmp_path: Path) -> None
     SqliteMemory(root / ".strawpot" / "memory").remember("title \x1b]0;pwned\x07 and \x1b[2J clear\r", ["k"],
                                                          "project")
     for args in (("list",), ("recall", "title")):
-        out = strawpot("memory", *args, cwd=root).stdout
+        out = strawpot_here("memory", *args, cwd=root).stdout
         assert "title  and  clear?" in out and "\x1b" not in out and "\x07" not in out
-    assert "\x1b]0;pwned\x07" in json.loads(strawpot("memory", "list", "--json", cwd=root).stdout)["entries"][0]["content"]
+    assert "\x1b]0;pwned\x07" in json.loads(strawpot_here("memory", "list", "--json", cwd=root).stdout)["entries"][0]["content"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT, strawpot, strawpot_here
 from tests._pty import talk
 from tests.orchestrator._merge_scenario import IDENTITY, a_git_project, git
 
@@ -24,7 +24,10 @@ HOOK = "#!/bin/sh\ntouch \"$HOME/PWNED\"\n"
 
 
 def run(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return strawpot(*args, cwd=root, extra_env={**IDENTITY, **(env or {})}, timeout=120)
+    """`strawpot ARGS` in `root`: `start` as a real process (it runs agents), the rest through main() here."""
+    if args[0] == "start":
+        return strawpot(*args, cwd=root, extra_env={**IDENTITY, **(env or {})}, timeout=120)
+    return strawpot_here(*args, cwd=root, extra_env={**IDENTITY, **(env or {})})
 
 
 def branches(root: Path) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 
 from strawpot.model.kinds import Kind
 from strawpot.model.package import PackageInvalid, parse_package
-from tests._cli import strawpot
+from tests._cli import strawpot, strawpot_here
 from tests.orchestrator._agents import resumable_agent
 
 pytestmark = pytest.mark.e2e
@@ -34,7 +34,7 @@ def test_a_resumable_agent_is_paused_and_resumed_with_the_same_session_id(projec
     [agent] = saved["agents"]
     assert saved["state"] == "paused" and agent["state"] == "paused" and agent["session_id"] == session_id
     assert f"continue it with `strawpot resume {saved['run_id']}`" in first.stderr
-    assert "1 paused" in strawpot("sessions", cwd=project.root).stdout
+    assert "1 paused" in strawpot_here("sessions", cwd=project.root).stdout
     again = strawpot("resume", saved["run_id"], "--headless", "--task", "session then echo:carried on", cwd=project.root)
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines() == [f"resumed {session_id}", "carried on"]
@@ -79,9 +79,9 @@ def test_the_run_records_its_inputs_and_resume_refuses_another_lock(project, tmp
     assert inputs["policy"]["max_depth"] == 3 and inputs["settings"]["session.isolation"] == "none"
     assert "skill:planning@1.0.0" in saved["agents"][0]["packages"]
     assert "agent:stub-agent@0.1.0" in saved["agents"][0]["packages"]
-    shown = strawpot("sessions", "show", saved["run_id"], cwd=project.root)
+    shown = strawpot_here("sessions", "show", saved["run_id"], cwd=project.root)
     assert shown.returncode == 0 and f"strawpot.lock sha256 {inputs['lock_sha256']}" in shown.stdout
-    assert json.loads(strawpot("sessions", "show", saved["run_id"], "--json", cwd=project.root).stdout)["inputs"] \
+    assert json.loads(strawpot_here("sessions", "show", saved["run_id"], "--json", cwd=project.root).stdout)["inputs"] \
         == inputs  # every package and setting it ran from
     lock = project.root / "strawpot.lock"
     text = lock.read_text()

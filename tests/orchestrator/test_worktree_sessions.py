@@ -15,14 +15,17 @@ import pytest
 
 from orchestrator.worktree import WorktreeIsolator
 from strawpot.model.errors import UsageError
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT, strawpot, strawpot_here
 from tests.orchestrator._merge_scenario import IDENTITY, a_git_project, git
 
 pytestmark = pytest.mark.e2e
 
 
 def run(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return strawpot(*args, cwd=root, extra_env={**IDENTITY, **(env or {})})
+    """`strawpot ARGS` in `root`: `start` as a real process (it runs agents), the rest through main() here."""
+    if args[0] == "start":
+        return strawpot(*args, cwd=root, extra_env={**IDENTITY, **(env or {})})
+    return strawpot_here(*args, cwd=root, extra_env={**IDENTITY, **(env or {})})
 
 
 def start(root: Path, task: str, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

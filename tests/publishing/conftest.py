@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._cli import strawpot
+from tests._cli import strawpot, strawpot_here
 from tests._live_registry import LiveRegistry, start_registry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,10 +33,15 @@ class Env:
     vars: dict[str, str] = field(default_factory=dict)
 
     def run(
-        self, *args: str, cwd: Path | None = None, input: str | None = None, timeout: float = 120,
+        self, *args: str, cwd: Path | None = None, input: str | None = None, timeout: float | None = None,
         extra: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        return strawpot(*args, cwd=cwd or self.root, env=self.vars, extra_env=extra, input=input, timeout=timeout)
+        """`strawpot ARGS` as this user: through main() in this process, or a real subprocess where stdin or a time
+        limit is part of the test."""
+        if input is None and timeout is None:
+            return strawpot_here(*args, cwd=cwd or self.root, env=self.vars, extra_env=extra)
+        return strawpot(*args, cwd=cwd or self.root, env=self.vars, extra_env=extra, input=input,
+                        timeout=timeout or 120)
 
     @property
     def config_file(self) -> Path:

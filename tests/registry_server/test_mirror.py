@@ -22,7 +22,7 @@ import pytest
 
 from strawpot.model.archive import build_archive
 from strawpot.model.lockfile import Lockfile
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._live_registry import LiveRegistry, start_registry, stop_server
 from tests.registry_server.conftest import Backend
 
@@ -36,7 +36,7 @@ def env(base: Path, url: str, token: str = "") -> dict[str, str]:
 
 
 def publish(base: Path, registry: LiveRegistry, folder: Path, *, expect: int = 0) -> str:
-    done = strawpot("publish", folder, cwd=base, extra_env=env(base, registry.url, registry.token))
+    done = strawpot_here("publish", folder, cwd=base, extra_env=env(base, registry.url, registry.token))
     assert done.returncode == expect, done.stderr
     return done.stderr
 
@@ -73,8 +73,8 @@ def test_a_lock_mixing_private_and_public_packages_installs_through_the_mirror_t
         publish(tmp_path, mirror, SKILLS / "code-style")  # private: the mirror's own
         project = tmp_path / "project"
         project.mkdir()
-        done = strawpot("install", "skill", "git-workflow", "skill", "code-style", cwd=project,
-                        extra_env=env(tmp_path / "first", mirror.url))
+        done = strawpot_here("install", "skill", "git-workflow", "skill", "code-style", cwd=project,
+                             extra_env=env(tmp_path / "first", mirror.url))
         assert done.returncode == 0, done.stderr
         lock = Lockfile.load(project / "strawpot.lock")
         assert {p.name for p in lock.packages} == {"git-workflow", "code-style"}
@@ -87,7 +87,7 @@ def test_a_lock_mixing_private_and_public_packages_installs_through_the_mirror_t
         clone.mkdir()
         for name in ("strawpot.toml", "strawpot.lock"):
             shutil.copy(project / name, clone / name)
-        again = strawpot("install", cwd=clone, extra_env=env(tmp_path / "second", mirror.url))
+        again = strawpot_here("install", cwd=clone, extra_env=env(tmp_path / "second", mirror.url))
         assert again.returncode == 0, again.stderr
         assert {p.parent.name for p in clone.rglob("SKILL.md")} >= {"git-workflow", "code-style"}
         time.sleep(1.1)  # past the TTL: upstream is asked, cannot answer, the cache answers and says so
@@ -108,7 +108,7 @@ def test_a_local_or_reserved_name_is_never_served_from_upstream_and_a_cached_nam
     with mirror_of(tmp_path, upstream.url) as mirror:
         publish(tmp_path, mirror, SKILLS / "code-style")  # private
         ours = versions(mirror, "code-style").json()["versions"]
-        reserved = strawpot("registry", "reserve", "skill:diff-reading", "--data", mirror.data_dir, cwd=tmp_path)
+        reserved = strawpot_here("registry", "reserve", "skill:diff-reading", "--data", mirror.data_dir, cwd=tmp_path)
         assert reserved.returncode == 0 and reserved.stdout.strip() == "reserved 1 name: skill:diff-reading"
         # later, upstream publishes packages under both names, at higher versions
         publish(tmp_path, upstream, variant(tmp_path, "code-style", "9.0.0", "public"))
@@ -270,7 +270,7 @@ def test_an_archive_that_is_not_what_upstream_s_metadata_says_is_refused_and_not
 
 
 def gc(tmp_path: Path, mirror: LiveRegistry, *args: str) -> str:
-    done = strawpot("registry", "gc", "--data", mirror.data_dir, *args, cwd=tmp_path)
+    done = strawpot_here("registry", "gc", "--data", mirror.data_dir, *args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -306,7 +306,7 @@ def test_the_cache_bound_evicts_the_least_recently_used_archive_and_gc_reports_w
 
 def test_reserve_refuses_a_malformed_name_in_one_line(tmp_path: Path) -> None:
     for name, words in (("skill", "give KIND:SLUG"), ("tool:x", "give KIND:SLUG"), ("skill:Bad_Name", "skill:Bad_Name")):
-        done = strawpot("registry", "reserve", name, "--data", tmp_path / "data", cwd=tmp_path)
+        done = strawpot_here("registry", "reserve", name, "--data", tmp_path / "data", cwd=tmp_path)
         assert done.returncode == 2 and words in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert not (tmp_path / "data").exists()  # refused before the storage is opened

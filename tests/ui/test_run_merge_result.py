@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from dashboard.app import create_app, home_path
 from dashboard.security import COOKIE
-from tests._cli import strawpot
+from tests._cli import strawpot, strawpot_here
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "registry_server" / "web"))
@@ -86,7 +86,7 @@ def test_the_merge_result_is_recorded_and_shown(repo: Path, tmp_path: Path, task
     assert f'<p id="merge-result">Merge result: <q>{escape(expected)}</q></p>' in page
     assert f'<b id="worktree-state">{state}</b>' in page
 
-    shown = strawpot("sessions", "show", data["run_id"], cwd=repo, extra_env=IDENTITY)
+    shown = strawpot_here("sessions", "show", data["run_id"], cwd=repo, extra_env=IDENTITY)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[lines.index(f"worktree: {isolation['branch']} ({state})") + 1] == f"merge: {expected}"
@@ -99,4 +99,4 @@ def test_a_run_without_a_worktree_records_no_merge_result(repo: Path, tmp_path: 
     assert data["merge_result"] == ""
     page = _run_page(repo, data["run_id"], tmp_path / "data")
     assert '<p id="merge-result" hidden>' in page
-    assert "merge:" not in strawpot("sessions", "show", data["run_id"], cwd=repo, extra_env=IDENTITY).stdout
+    assert "merge:" not in strawpot_here("sessions", "show", data["run_id"], cwd=repo, extra_env=IDENTITY).stdout

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT, strawpot, strawpot_here
 from tests.orchestrator.conftest import ProjectFixture
 from tests.ui._live import wait_for
 from tests.ui.test_integration_api import replies, send
@@ -34,7 +34,7 @@ def test_an_installed_enabled_adapter_holds_a_conversation_under_strawpot_ui(pro
     assert done.returncode == 0, done.stderr
     for key, value in (("ui.integrations", NAME), (f"integrations.{NAME}.env.STRAWPOT_BOT_TOKEN", "123:tok"),
                        (f"integrations.{NAME}.env.POLL_INTERVAL", "0.3")):
-        done = strawpot("config", "set", "--global", key, value, cwd=tmp_path, env=env)
+        done = strawpot_here("config", "set", "--global", key, value, cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stderr
 
     data = Path(env["STRAWPOT_DATA_DIR"])
@@ -47,7 +47,7 @@ def test_an_installed_enabled_adapter_holds_a_conversation_under_strawpot_ui(pro
         send(chat, 1, "c1", "echo:the answer is 42")
         send(chat, 2, "c1", "echo:second then context")
         first, second = replies(chat, 2)
-        listed = strawpot("integrations", "list", "--json", cwd=project.root, env=env)
+        listed = strawpot_here("integrations", "list", "--json", cwd=project.root, env=env)
         assert listed.returncode == 0, listed.stderr
         [row] = [r for r in json.loads(listed.stdout)["integrations"] if r["name"] == NAME]
         assert row["state"] == "running" and row["restarts"] == 0, row
