@@ -40,4 +40,30 @@ def test_findings_come_most_severe_first_and_only_for_the_locked_version() -> No
                 other.key: PackageVersions(Kind.SKILL.value, "bar", (VersionInfo("3.0.0"),))}
     found = audit(Facts((pkg, other), versions, advice))
     assert [(f.name, f.problem, f.severity, f.advisory_id) for f in found] == [
-        ("foo", "advisory", "critical", 2), ("foo", "yanked", "high", None), ("foo", "advisory", "low", 1)]
+        ("foo", "advisory", "critical", 2), ("foo", "yanked", "high", None),
+        ("bar", "unsigned", "low", None), ("foo", "advisory", "low", 1), ("foo", "unsigned", "low", None)]
+
+
+def test_an_earlier_signers_statement_is_shown_inert_and_an_unreadable_one_said() -> None:
+    """The older versions' statements are what the registry serves: quoted as one inert line, never trusted."""
+    from hub_client._models import Provenance
+    from strawpot.model.lockfile import LockedSigner
+
+    key = "ed25519:" + "a" * 64
+    pkg = LockedPackage(Kind.SKILL, "foo", "2.0.0", "http://r", None, None)
+    signed = LockedPackage(Kind.SKILL, "foo", "2.0.0", "http://r", None, None, signer=LockedSigner(key, "bob"))
+    hostile = Provenance('{"publisher": "\\u001b]0;owned\\u0007mal\\nlory"}', "sig", "ed25519:" + "b" * 64)
+    versions = {pkg.key: PackageVersions(Kind.SKILL.value, "foo", (
+        VersionInfo("0.9.0", provenance=Provenance("not json", "sig", key)),
+        VersionInfo("1.0.0", provenance=hostile), VersionInfo("2.0.0"), VersionInfo("3.0.0", provenance=hostile)))}
+    (unsigned,) = audit(Facts((pkg,), versions))
+    assert (unsigned.problem, unsigned.severity) == ("unsigned", "high")
+    assert "\x1b" not in unsigned.summary and "\x07" not in unsigned.summary
+    (changed,) = audit(Facts((signed,), versions))
+    assert (changed.problem, changed.severity) == ("signer_changed", "high")
+    assert changed.summary.startswith("signed by bob, but 1.0.0 was signed by ") and "\x1b" not in changed.summary
+    assert "mal lory" in changed.summary and "\n" not in changed.summary  # the statement was read, one line
+    older = {pkg.key: PackageVersions(Kind.SKILL.value, "foo", (
+        VersionInfo("1.0.0", provenance=Provenance("not json", "sig", key)), VersionInfo("2.0.0")))}
+    (unreadable,) = audit(Facts((pkg,), older))
+    assert "1.0.0 was signed by an unreadable statement" in unreadable.summary
