@@ -24,13 +24,14 @@ NODES = ("node_a", "node_b")
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    """A head (no CPU: it runs no session) and two worker nodes of one CPU, each with a custom resource to pin a
-    session to it; small object stores and no dashboard (the machine is small and shared)."""
+    """A head (no CPU: it runs no session) and two worker nodes of three (logical) CPUs, so six sessions fit at once,
+    each with a custom resource to pin a session to it; small object stores and no dashboard (the machine is small
+    and shared)."""
     from ray.cluster_utils import Cluster
 
     made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
                                                          "object_store_memory": 80 * MB})
-    made.workers = {name: made.add_node(num_cpus=1, resources={name: 1}, object_store_memory=80 * MB)
+    made.workers = {name: made.add_node(num_cpus=3, resources={name: 1}, object_store_memory=80 * MB)
                     for name in NODES}
     made.wait_for_nodes()
     yield made
@@ -283,3 +284,38 @@ def test_a_refusal_on_the_worker_is_reported_here_and_ends_the_run_failed_with_n
     assert git(project.root, "branch", "--format=%(refname:short)").split() == ["main"]
     assert git(project.root, "worktree", "list").count("\n") == 1
     assert git(project.root, "status", "--porcelain") == ""
+
+
+def test_six_scheduled_sessions_fan_out_onto_the_cluster_across_both_nodes_and_all_merge_back(
+        repo: ProjectFixture, env: dict[str, str], cluster: Any, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """Six schedules due at once, each with `--runner ray` (the project's own runner is local): the scheduler starts
+    the six within max_parallel, they run side by side on the cluster's two worker nodes, and all six merge back."""
+    from datetime import UTC, datetime, timedelta
+
+    from orchestrator.scheduler import Scheduler
+    from orchestrator.schedules import Schedule, ScheduleStore
+    from tests._fake_clock import Clock
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)  # the scheduler's `strawpot start` children inherit this process's
+    store, t0 = ScheduleStore(tmp_path / "data"), datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
+    names = [f"fan-{i}" for i in range(6)]
+    for name in names:
+        store.add(Schedule(name=name, cron="0 9 * * *", project=repo.root, role="orchestrator", runner="ray",
+                           task=f"sleep:6 then write:{name}.txt={name}", created=t0))
+    scheduler = Scheduler(store, now=Clock(t0 + timedelta(hours=1, seconds=1)), say=lambda line: None,
+                          max_parallel=6)
+    scheduler.tick()
+    scheduler.wait_idle(timeout=300)
+    runs = [store.history(name)[0] for name in names]
+    assert [(r.outcome, r.exit_code) for r in runs] == [("succeeded", 0)] * 6, [r.error for r in runs]
+    for name in names:
+        assert (repo.root / f"{name}.txt").read_text() == name
+    sessions = [json.loads((repo.sessions_dir / str(r.run_id) / "session.json").read_text()) for r in runs]
+    assert [(s["runner"]["kind"], s["isolation"]["state"]) for s in sessions] == [("ray", "merged")] * 6
+    used = {s["runner"]["node"] for s in sessions}
+    assert used == {cluster.workers[name].node_id for name in NODES}, used
+    assert max(s["started_at"] for s in sessions) < min(s["ended_at"] for s in sessions)  # all six at once
+    assert git(repo.root, "branch", "--format=%(refname:short)").split() == ["main"]
+
