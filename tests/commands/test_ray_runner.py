@@ -4,6 +4,7 @@ on a worker node, its patch merges back here, its run folder reads as a local ru
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -319,3 +320,47 @@ def test_six_scheduled_sessions_fan_out_onto_the_cluster_across_both_nodes_and_a
     assert max(s["started_at"] for s in sessions) < min(s["ended_at"] for s in sessions)  # all six at once
     assert git(repo.root, "branch", "--format=%(refname:short)").split() == ["main"]
 
+
+def test_doctor_says_whether_the_cluster_answers_and_has_room_one_line_each(
+        repo: ProjectFixture, env: dict[str, str], cluster: Any) -> None:
+    env.update(STRAWPOT_SESSION_RUNNER="ray", STRAWPOT_RUNNER_RAY_RESOURCES="node_a,nowhere")
+    proc = strawpot("doctor", cwd=repo.root, env=env)
+    assert proc.returncode == 7, proc.stdout + proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if "runner ray:" in line]
+    assert re.fullmatch(rf"ok  runner ray: the Ray cluster at {re.escape(cluster.address)} answers: \d+ node\(s\), "
+                        r"\d+ CPUs", lines[0]), lines
+    free = re.fullmatch(r"ok  runner ray: (\d+) of 6 CPUs free: room for \1 session\(s\) now", lines[1])
+    assert free and int(free[1]) >= 1, lines
+    assert lines[2:] == ["ok  runner ray: resource node_a: on 1 node(s), free",
+                         "BAD runner ray: no node of the cluster has resource nowhere: a session asking for it "
+                         "never starts"], lines
+    assert "    fix:     start a worker with `ray start --resources '{\"nowhere\": 1}'`, or drop it from " \
+           "[runner.ray] resources" in proc.stdout
+    env["STRAWPOT_RUNNER_RAY_RESOURCES"] = "node_b"
+    ok = strawpot("doctor", "--json", cwd=repo.root, env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    checks = json.loads(ok.stdout)["runner"]
+    assert [(c["check"], c["ok"]) for c in checks] == [("cluster", True), ("cpus", True), ("resource node_b", True)]
+
+
+def test_doctor_names_a_cluster_that_does_not_answer_and_the_missing_extra_only_for_the_ray_runner(
+        project: ProjectFixture, env: dict[str, str], tmp_path: Path) -> None:
+    project.build()
+    ray_env = {**env, "STRAWPOT_SESSION_RUNNER": "ray", "STRAWPOT_RUNNER_RAY_ADDRESS": "127.0.0.1:9",
+               "STRAWPOT_RUNNER_RAY_CONNECT_TIMEOUT": "1"}
+    down = strawpot("doctor", cwd=project.root, env=ray_env)
+    assert down.returncode == 7, down.stdout + down.stderr
+    assert [line for line in down.stdout.splitlines() if "runner ray:" in line] == [
+        "BAD runner ray: the Ray cluster at 127.0.0.1:9 does not answer within 1 s; nothing was started (is it "
+        "running? check [runner.ray] address, docs/deploy.md)"]
+    assert "    fix:     start the cluster, or fix [runner.ray] address (docs/deploy.md)" in down.stdout
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\nsys.modules['ray'] = None\n")  # as if not installed
+    missing = strawpot("doctor", cwd=project.root, env={**ray_env, "PYTHONPATH": str(site)})
+    assert missing.returncode == 7, missing.stdout + missing.stderr
+    assert "BAD runner ray: --runner ray needs Ray, which is not installed: pip install 'strawpot[ray]'" \
+        in missing.stdout.splitlines()
+    local = strawpot("doctor", "--json", cwd=project.root, env={**env, "PYTHONPATH": str(site)})
+    assert local.returncode == 0, local.stdout + local.stderr
+    assert json.loads(local.stdout)["runner"] == []
