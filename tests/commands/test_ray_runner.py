@@ -364,3 +364,30 @@ def test_doctor_names_a_cluster_that_does_not_answer_and_the_missing_extra_only_
     local = strawpot("doctor", "--json", cwd=project.root, env={**env, "PYTHONPATH": str(site)})
     assert local.returncode == 0, local.stdout + local.stderr
     assert json.loads(local.stdout)["runner"] == []
+
+
+def test_the_uis_cancel_button_stops_a_remote_run_as_strawpot_cancel_does(
+        repo: ProjectFixture, env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tests.ui.test_ui_steer import _client, _p, _post
+
+    for name, value in {**env, "STRAWPOT_HOME": str(tmp_path / "home")}.items():
+        monkeypatch.setenv(name, value)  # the UI runs in this process, as `strawpot ui` would beside the run
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--runner", "ray", "--task",
+                             "write:README.md=never merged then sleep:60"], cwd=repo.root, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        started_remotely(proc)
+        data = settled(repo)
+        began = time.monotonic()
+        response = _post(_client(repo.root), f"{_p(repo.root)}/runs/{data['run_id']}/cancel")  # the run page's form
+        assert response.status_code == 303, response.text
+        _, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert time.monotonic() - began < 40  # well before the agent's 60 s
+    data = record(repo)
+    assert data["state"] == "interrupted" and [a["state"] for a in data["agents"]] == ["cancelled"]
+    assert (repo.root / "README.md").read_text() == "original\n"
