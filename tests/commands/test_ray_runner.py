@@ -290,23 +290,25 @@ def test_a_refusal_on_the_worker_is_reported_here_and_ends_the_run_failed_with_n
 def test_six_scheduled_sessions_fan_out_onto_the_cluster_across_both_nodes_and_all_merge_back(
         repo: ProjectFixture, env: dict[str, str], cluster: Any, monkeypatch: pytest.MonkeyPatch,
         tmp_path: Path) -> None:
-    """Six schedules due at once, each with `--runner ray` (the project's own runner is local): the scheduler starts
-    the six within max_parallel, they run side by side on the cluster's two worker nodes, and all six merge back."""
+    """Six schedules due at once onto the cluster (three with `--runner ray`, three by `[session] runner = "ray"`)
+    and one with `--runner local`: the scheduler starts them within max_parallel, the six run side by side on the
+    cluster's two worker nodes and all merge back; the local one runs here."""
     from datetime import UTC, datetime, timedelta
 
     from orchestrator.scheduler import Scheduler
     from orchestrator.schedules import Schedule, ScheduleStore
     from tests._fake_clock import Clock
 
-    for name, value in env.items():
+    for name, value in {**env, "STRAWPOT_SESSION_RUNNER": "ray"}.items():
         monkeypatch.setenv(name, value)  # the scheduler's `strawpot start` children inherit this process's
     store, t0 = ScheduleStore(tmp_path / "data"), datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
     names = [f"fan-{i}" for i in range(6)]
-    for name in names:
-        store.add(Schedule(name=name, cron="0 9 * * *", project=repo.root, role="orchestrator", runner="ray",
+    for i, name in enumerate([*names, "here"]):
+        store.add(Schedule(name=name, cron="0 9 * * *", project=repo.root, role="orchestrator",
+                           runner="local" if name == "here" else "ray" if i % 2 else "",
                            task=f"sleep:6 then write:{name}.txt={name}", created=t0))
     scheduler = Scheduler(store, now=Clock(t0 + timedelta(hours=1, seconds=1)), say=lambda line: None,
-                          max_parallel=6)
+                          max_parallel=7)
     scheduler.tick()
     scheduler.wait_idle(timeout=300)
     runs = [store.history(name)[0] for name in names]
@@ -319,6 +321,10 @@ def test_six_scheduled_sessions_fan_out_onto_the_cluster_across_both_nodes_and_a
     assert used == {cluster.workers[name].node_id for name in NODES}, used
     assert max(s["started_at"] for s in sessions) < min(s["ended_at"] for s in sessions)  # all six at once
     assert git(repo.root, "branch", "--format=%(refname:short)").split() == ["main"]
+    [here] = store.history("here")
+    assert here.outcome == "succeeded" and (repo.root / "here.txt").read_text() == "here"
+    assert json.loads((repo.sessions_dir / str(here.run_id) / "session.json").read_text())["runner"] == \
+        {"kind": "local"}
 
 
 def test_doctor_says_whether_the_cluster_answers_and_has_room_one_line_each(
