@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.binding import Binder, BindingError, Problem
 from orchestrator.envvars import EnvValues, package_needs
 from orchestrator.staging import StagingError
-from strawpot.model.errors import UsageError
+from strawpot.model.errors import MissingToolError, UsageError
 from strawpot.model.kinds import Kind
+from strawpot.model.settings import Settings
 
 if TYPE_CHECKING:
     from sandbox.walls import SandboxSettings
@@ -101,3 +102,48 @@ def check_confined(reports: list[AgentReport], binder: Binder, sandbox: SandboxS
                 report.agent, f"{missing} is hidden inside the sandbox ({sandbox.setting} = {sandbox.kind!r}), so "
                 "`strawpot start` cannot run it", "move it out of the hidden path, or list its folder in "
                 "[sandbox] writable"))
+
+
+def check_runner(settings: Settings) -> list[dict[str, Any]]:
+    """With `[session] runner = "ray"`: whether its cluster answers (the runner's own connect), and whether it has
+    room for a session now (a free CPU, each custom resource it asks for); one check each. [] for the local runner."""
+    if settings.get("session.runner") != "ray":
+        return []
+    from orchestrator.runners import RAY_EXTRA, runner_for
+
+    address = settings.get("runner.ray.address")
+    try:
+        runner_for(settings)  # one line naming the extra when Ray is not installed
+    except MissingToolError as exc:
+        return [_check("cluster", exc.message, f"pip install '{RAY_EXTRA}'")]
+    from orchestrator.ray_runner import PIN, SESSION_CPUS, RayRunner
+
+    try:
+        room = RayRunner(settings).room()  # the runner's own connect: exit 7's line when the cluster does not answer
+    except MissingToolError as exc:
+        return [_check("cluster", exc.message, exc.hint or "start the cluster, or fix [runner.ray] address "
+                       "(docs/deploy.md)")]
+    checks = [_check("cluster", f"the Ray cluster at {address} answers: {room.nodes} node(s), {room.cpus:g} CPUs")]
+    if room.free_cpus >= SESSION_CPUS:
+        checks.append(_check("cpus", f"{room.free_cpus:g} of {room.cpus:g} CPUs free: room for "
+                                     f"{int(room.free_cpus // SESSION_CPUS)} session(s) now"))
+    else:
+        checks.append(_check("cpus", f"no CPU free on the cluster ({room.free_cpus:g} of {room.cpus:g}): a session "
+                                     "started now waits for one", "wait for running sessions to end, or add a worker "
+                                     "node (docs/deploy.md)"))
+    for name, (nodes, free) in room.resources.items():
+        if not nodes:
+            checks.append(_check(f"resource {name}", f"no node of the cluster has resource {name}: a session asking "
+                                 "for it never starts", f"start a worker with `ray start --resources "
+                                 f"'{{\"{name}\": 1}}'`, or drop it from [runner.ray] resources"))
+        elif free < PIN:
+            checks.append(_check(f"resource {name}", f"resource {name} (on {nodes} node(s)) is all in use: a session "
+                                 "started now waits for it", "wait for running sessions to end"))
+        else:
+            checks.append(_check(f"resource {name}", f"resource {name}: on {nodes} node(s), free"))
+    return checks
+
+
+def _check(name: str, line: str, fix: str | None = None) -> dict[str, Any]:
+    """One check of the runner: a problem when it comes with a fix, else ok."""
+    return {"check": name, "ok": fix is None, "line": line, "fix": fix or ""}

@@ -38,10 +38,11 @@ def first_error(text: str) -> str:
 
 
 def headless_args(command: list[str], run_id: str, project: Path, task: str, *, role: str | None = None,
-                  params: Mapping[str, str] | None = None) -> list[str]:
-    """The `strawpot start --headless` command line of run `run_id` in `project`."""
+                  params: Mapping[str, str] | None = None, runner: str = "") -> list[str]:
+    """The `strawpot start --headless` command line of run `run_id` in `project`; `runner` ("": the project's
+    `[session] runner`) is where the whole session runs."""
     args = [*command, "start", "--headless", "--run-id", run_id, "--project", str(project),
-            *(["--role", role] if role else []), "--task", task]
+            *(["--role", role] if role else []), *(["--runner", runner] if runner else []), "--task", task]
     for key, value in (params or {}).items():
         args += ["--param", f"{key}={value}"]
     return args

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from orchestrator import repo_guard, tree_apply
@@ -23,12 +24,13 @@ from orchestrator.repo_guard import SafeGit
 from orchestrator.tree_apply import ABSENT, GITLINK, LINK, Change
 from strawpot.model.display import terminal_safe
 from strawpot.model.errors import ConflictError, StrawpotError
-from strawpot.model.fs import owned_folder
+from strawpot.model.fs import file_lock, owned_folder
 from strawpot.model.plural import count
 
 GH_TIMEOUT = 120.0
 FILES_RECORDED = 200  # changed files a run's record lists in its `isolation.files` (`files_total` counts all)
 WORKTREES_DIR = "strawpot-worktrees"  # in the repository's git folder: each run's worktree and its `.state`
+MERGE_LOCK = "merge-back.lock"  # in WORKTREES_DIR: one merge-back into the working tree at a time
 MB = 1_000_000
 
 
@@ -41,6 +43,13 @@ def safe_git(env: IsolatedEnv, work_tree: Path | None = None) -> SafeGit:
     common = Path(str(env.info.get("common") or common_dir(Path(env.info["repo"]))))
     state_dir(env).mkdir(parents=True, exist_ok=True)
     return SafeGit(common, work_tree or Path(env.info["path"]), state_dir(env) / "index")
+
+
+def merging(common: Path) -> AbstractContextManager[None]:
+    """Held while a run's changes go into the working tree, or a new run reads it: runs ending at once (a fan-out)
+    merge one after the other, each planned against what the one before left, and no run starts from a tree that
+    is half merged."""
+    return file_lock(common / WORKTREES_DIR / MERGE_LOCK)
 
 
 def merge_back(env: IsolatedEnv, strategy: str, remote: str, exclude: str, max_file_size: float) -> Merged:
@@ -63,7 +72,8 @@ def merge_back(env: IsolatedEnv, strategy: str, remote: str, exclude: str, max_f
     if strategy == "pr":
         merged = _pull_request(env, SafeGit(g.common, top), top, branch, remote)
         return Merged(_lines([*notes, merged.message]), merged.keep, merged.error)
-    merged = _patch(env, g, top, path, branch, found, max_file_size)
+    with merging(g.common):
+        merged = _patch(env, g, top, path, branch, found, max_file_size)
     return Merged(_lines([*notes, merged.message]), merged.keep, merged.error)
 
 

@@ -8,6 +8,7 @@ import os
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,6 +30,17 @@ ray: Any = importlib.import_module("ray")  # Any: Ray's decorators and handles a
 POLL = 0.2
 SESSION_CPUS = 1  # a session holds one CPU slot of its node: the cluster's size bounds how many run at once
 PIN = 0.001  # of a custom resource named in [runner.ray] resources: pins the session without using the resource up
+
+
+@dataclass(frozen=True)
+class Room:
+    """What a cluster has for sessions now: its live nodes, CPUs (in all and free), and for each custom resource the
+    runner asks for, how many nodes have it and how much of it is free (summed over the cluster)."""
+
+    nodes: int
+    cpus: float
+    free_cpus: float
+    resources: dict[str, tuple[int, float]]
 
 
 class SessionActor:
@@ -73,6 +85,15 @@ class RayRunner:
             raise MissingToolError(f"cannot join the Ray cluster at {self.address}: "
                                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
                                    "; nothing was started (check [runner.ray] address, docs/deploy.md)") from None
+
+    def room(self) -> Room:
+        """Join the cluster as `run` does (exit 7 when it does not answer), then what it has free now."""
+        self.connect()
+        alive = [node for node in ray.nodes() if node.get("Alive")]
+        free = ray.available_resources()
+        return Room(len(alive), sum(float(n["Resources"].get("CPU", 0)) for n in alive), float(free.get("CPU", 0)),
+                    {name: (sum(name in n["Resources"] for n in alive), float(free.get(name, 0)))
+                     for name in self.resources})
 
     def actor(self) -> Any:
         remote = ray.remote(max_concurrency=2)(SessionActor)

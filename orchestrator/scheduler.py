@@ -20,6 +20,7 @@ from orchestrator.run_record import RunRecord, RunRecordBroken, find_run
 from orchestrator.schedule_notices import send_notice
 from orchestrator.scheduler_lock import SchedulerLock, held_message
 from orchestrator.schedules import (
+    RUNNERS,
     RUNNING,
     Schedule,
     ScheduleError,
@@ -49,7 +50,8 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def serve_in_background(data_dir: Path, catch_up: str, say: Callable[[str], None]) -> Scheduler | None:
+def serve_in_background(data_dir: Path, catch_up: str, say: Callable[[str], None],
+                        max_parallel: int | None = None) -> Scheduler | None:
     """`strawpot ui`'s scheduler: a daemon thread serving `data_dir` while the process lives, if it gets the lock."""
     lock = SchedulerLock(data_dir)
     try:
@@ -60,7 +62,7 @@ def serve_in_background(data_dir: Path, catch_up: str, say: Callable[[str], None
     if holder is not None:
         say(f"schedules: {held_message(holder, data_dir)}; this UI does not fire them")
         return None
-    scheduler = Scheduler(ScheduleStore(data_dir), catch_up=catch_up, say=say)
+    scheduler = Scheduler(ScheduleStore(data_dir), catch_up=catch_up, say=say, max_parallel=max_parallel)
     threading.Thread(target=_serve_holding, args=(scheduler, lock), daemon=True, name="scheduler").start()
     return scheduler
 
@@ -103,6 +105,8 @@ def precheck(schedule: Schedule) -> str:
         return f"project folder {schedule.project} does not exist: create it or remove the schedule"
     if not Project(schedule.project).lock_path.is_file():
         return f"no strawpot.lock in {schedule.project}: run `strawpot lock` there"
+    if schedule.runner not in ("", *RUNNERS):
+        return f"unknown runner {schedule.runner!r} in {shown_name(schedule.name)}: use one of {', '.join(RUNNERS)}"
     return ""
 
 
@@ -169,7 +173,7 @@ class Scheduler:
     def __init__(self, store: ScheduleStore, *, catch_up: str = "none", command: list[str] | None = None,
                  now: Callable[[], datetime] = utc_now, sleep: Callable[[float], object] | None = None,
                  say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
-                 detach: bool = True, announce: bool = False) -> None:
+                 detach: bool = True, announce: bool = False, max_parallel: int | None = None) -> None:
         if catch_up not in CATCH_UP:
             raise ScheduleError(f"invalid catch_up {catch_up!r}: use one of {', '.join(CATCH_UP)}")
         self.store = store
@@ -186,6 +190,8 @@ class Scheduler:
         self._threads: list[threading.Thread] = []
         self._warned: set[tuple[str, str]] = set()  # (schedule, problem) said already
         self._guard = threading.Lock()
+        # fires in flight at most (`[runner] max_parallel`); the others wait for a slot before they are recorded
+        self._slots = threading.BoundedSemaphore(max_parallel or int(SCHEMA["runner.max_parallel"].default))
 
     def say(self, line: str) -> None:
         """One line to the user; made inert, since it carries start's errors, which quote package text."""
@@ -315,10 +321,15 @@ class Scheduler:
                 self._queued.discard(schedule.name)
             if self._stop.is_set():
                 return
+        while not self._slots.acquire(timeout=0.2):
+            if self._stop.is_set():
+                return
         try:
             self.fire(schedule, at)
         except (ScheduleError, OSError) as exc:  # the data folder went away or unreadable under a fire
             self.say(f"schedule {schedule.name}: {getattr(exc, 'message', None) or exc}")
+        finally:
+            self._slots.release()
 
     def fire(self, schedule: Schedule, scheduled_for: datetime | None = None,
              stdout: int | None = subprocess.DEVNULL) -> ScheduleRun:
@@ -331,7 +342,7 @@ class Scheduler:
         run = ScheduleRun(schedule.name, new_run_id(), now, RUNNING, scheduled_for=scheduled_for)
         self.store.record(run)
         args = headless_args(self.command, str(run.run_id), schedule.project, schedule.task, role=schedule.role,
-                             params=schedule.params)
+                             params=schedule.params, runner=schedule.runner)
         with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
             try:
                 proc = subprocess.Popen(args, cwd=schedule.project, stdin=subprocess.DEVNULL, stdout=stdout,

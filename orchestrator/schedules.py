@@ -21,6 +21,7 @@ from strawpot.model.fs import atomic_write, file_lock
 from strawpot.model.package_types import slug_error
 
 OVERLAP_POLICIES = ("skip", "queue", "parallel")
+RUNNERS = ("local", "ray")  # `start --runner`
 RUNNING = State.RUNNING  # a ScheduleRun's outcome while its session runs; then the session's end state
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # whole names only (fullmatch: `$` matches before a newline)
 CRON_FIELDS = "minute hour day-of-month month day-of-week"
@@ -44,6 +45,7 @@ class Schedule:
     overlap: str = "skip"
     created: datetime | None = None  # when it was added: fires missed since then count as missed
     notify: str = ""  # INTEGRATION[:CHAT_ID]: where a fire's end is told (`schedule add --notify`), "" nowhere
+    runner: str = ""  # where its sessions run (`schedule add --runner`): local | ray; "" the project's [session] runner
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,8 @@ def validate(schedule: Schedule, now: datetime) -> None:
     check_name(schedule.name)
     if schedule.overlap not in OVERLAP_POLICIES:
         raise ScheduleError(f"invalid overlap {schedule.overlap!r}: use one of {', '.join(OVERLAP_POLICIES)}")
+    if schedule.runner not in ("", *RUNNERS):
+        raise ScheduleError(f"invalid runner {schedule.runner!r}: use one of {', '.join(RUNNERS)}")
     if not schedule.role or not schedule.task:
         raise ScheduleError("a schedule needs a role and a task")
     if next_fire(schedule, now) is None:
@@ -328,4 +332,5 @@ def _from_json(item: dict[str, Any]) -> Schedule:
         overlap=str(item.get("overlap", "skip")),
         created=_when(item.get("created")),
         notify=str(item.get("notify") or ""),
+        runner=str(item.get("runner") or ""),
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 from orchestrator import repo_guard
 from orchestrator.git import GitFailed, common_dir, git, git_bytes, git_path, repo_top, set_timeout, snapshot
 from orchestrator.isolation import KEPT, MERGED, REMOVED, IsolatedEnv, Merged
-from orchestrator.merge import WORKTREES_DIR, guard_repo, merge_back, recover_merges, safe_git
+from orchestrator.merge import WORKTREES_DIR, guard_repo, merge_back, merging, recover_merges, safe_git
 from orchestrator.repo_guard import SafeGit
 from orchestrator.session import RUN_ID_RE
 from strawpot.model.errors import StrawpotError, UsageError
@@ -98,7 +98,8 @@ class WorktreeIsolator:
                                                   "max_file_size": self.max_file_size})
         try:
             if self.merge_strategy == "patch":
-                _carry_changes(top, path, rel)
+                with merging(common):  # not from a tree another run's merge-back is half-way through
+                    _carry_changes(top, path, rel)
             link = path / rel / TREE_DIR
             if not link.exists() and not link.is_symlink():
                 link.symlink_to(base_dir / TREE_DIR, target_is_directory=True)

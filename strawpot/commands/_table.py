@@ -30,7 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         'Show the effective settings with their origins (`show`, the default), or change one (`set`).'),
     'doctor': ('sessions',
         'Check each agent of strawpot.lock: wrapper present and built, tools on PATH, required env vars '
-        'set; and whether the sandbox ([session] sandbox, [scripts] sandbox) works here.'),
+        'set; and whether the sandbox ([session] sandbox, [scripts] sandbox) works here; with [session] '
+        'runner = "ray", whether the cluster answers and has room for a session now.'),
     'info': ('packages', "Show a package's summary, dependencies, files and published versions."),
     'init': ('packages', 'Create a commented strawpot.toml here (refused if one exists).'),
     'install': ('packages',

@@ -16,16 +16,17 @@ SECTION = "sessions"
 @json_option
 def command(project: Path | None, as_json: bool) -> None:
     """Check each agent of strawpot.lock: wrapper present and built, tools on PATH, required env vars set; and
-    whether the sandbox ([session] sandbox, [scripts] sandbox) works here.
+    whether the sandbox ([session] sandbox, [scripts] sandbox) works here; with [session] runner = "ray", whether
+    the cluster answers and has room for a session now.
 
-    Exits 7 when any agent has a problem, or a sandbox that is asked for cannot work (each printed with its
-    fix), 0 otherwise.
+    Exits 7 when any agent has a problem, a sandbox that is asked for cannot work, or the Ray cluster does not
+    answer or has no room (each printed with its fix), 0 otherwise.
     """
     import os
 
     from orchestrator.binding import DOCTOR_DOCS, Binder
     from orchestrator.confine import session_sandbox
-    from orchestrator.doctor import check_agents, check_confined, check_sandbox
+    from orchestrator.doctor import check_agents, check_confined, check_runner, check_sandbox
     from orchestrator.envvars import EnvValues
     from orchestrator.staging import Stager
     from strawpot.config_files import config_path, load_settings
@@ -46,9 +47,11 @@ def command(project: Path | None, as_json: bool) -> None:
     confined = session_sandbox(settings)
     if confined.confined and sandboxes[0]["bwrap_works"]:
         check_confined(reports, binder, confined, the_project.dir, the_project.tree_root, os.environ)
-    problems = sum(len(r.problems) for r in reports) + sum(not s["ok"] for s in sandboxes)
+    runner = check_runner(settings)
+    problems = sum(len(r.problems) for r in reports) + sum(not s["ok"] for s in sandboxes + runner)
     if as_json:
-        print_json({"ok": problems == 0, "agents": [r.to_dict() for r in reports], "sandbox": sandboxes})
+        print_json({"ok": problems == 0, "agents": [r.to_dict() for r in reports], "sandbox": sandboxes,
+                    "runner": runner})
     else:
         if not reports:
             click.echo("no agents in strawpot.lock", err=True)
@@ -63,5 +66,9 @@ def command(project: Path | None, as_json: bool) -> None:
             click.echo(f"{'ok ' if sb['ok'] else 'BAD'} sandbox {sb['setting']} = {sb['kind']!r}: bubblewrap {state}")
             if sb["problem"]:
                 click.echo(f"    problem: {sb['problem']}\n    fix:     {sb['fix'] or 'see ' + DOCTOR_DOCS}")
+        for check in runner:
+            click.echo(f"{'ok ' if check['ok'] else 'BAD'} runner ray: {check['line']}")
+            if check["fix"]:
+                click.echo(f"    fix:     {check['fix']}")
     if problems:
         raise SystemExit(7)

@@ -41,8 +41,11 @@ def command() -> None:
 @click.option("--notify", default="", metavar="INTEGRATION[:CHAT_ID]",
               help="When a fire ends, tell this integration's chat (the chat CHAT_ID, else its default one) the "
                    "run's state and summary, in one line.")
+@click.option("--runner", type=click.Choice(["local", "ray"]), default=None,
+              help="Where its sessions run: here, or on a Ray cluster's workers (as `start --runner`; default: the "
+                   "project's [session].runner; docs/deploy.md).")
 def add(name: str, cron: str, role: str, task: str, project: Path | None, params: tuple[str, ...],
-        timezone: str | None, overlap: str, notify: str) -> None:
+        timezone: str | None, overlap: str, notify: str, runner: str | None) -> None:
     """Store a schedule; refuses a cron expression that is invalid or never fires."""
     from orchestrator.local_zone import local_timezone
     from orchestrator.scheduler import precheck
@@ -57,7 +60,7 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
         parsed[key] = value
     schedule = Schedule(name=name, cron=cron, project=(project or _nearest_project()).resolve(), role=role, task=task,
                         params=parsed, timezone=timezone or local_timezone(), overlap=overlap,
-                        created=datetime.now(UTC), notify=notify)
+                        created=datetime.now(UTC), notify=notify, runner=runner or "")
     validate(schedule, datetime.now(UTC))
     ScheduleStore(data_dir()).add(schedule)
     click.echo(f"Added schedule {name} ({cron}, {schedule.timezone})", err=True)
@@ -92,6 +95,7 @@ def list_schedules(as_json: bool) -> None:
             upcoming, problem = None, str(exc)
         rows.append({"name": s.name, "cron": s.cron, "timezone": s.timezone, "project": str(s.project),
                      "role": s.role, "task": s.task, "params": s.params, "overlap": s.overlap, "notify": s.notify or None,
+                     "runner": s.runner or None,
                      "next_fire": upcoming.isoformat() if upcoming else None, "problem": problem})
     unreadable = [{"position": b.position, "name": b.name, "problem": b.problem, "fix": b.fix(store.file),
                    "message": b.describe(store.file)} for b in broken]
@@ -208,7 +212,8 @@ def serve() -> None:
     from strawpot.model.plural import count
 
     store = ScheduleStore(data_dir())
-    catch_up = str(load_settings().get("schedule.catch_up"))
+    settings = load_settings()
+    catch_up, max_parallel = str(settings.get("schedule.catch_up")), int(settings.get("runner.max_parallel"))
     lock = SchedulerLock(store.data_dir)
     try:
         holder = lock.acquire()
@@ -218,9 +223,10 @@ def serve() -> None:
                             hint="remove it (no scheduler runs while it is there)" if planted else None) from None
     if holder is not None:
         raise StrawpotError(f"{held_message(holder, store.data_dir)}: stop it first")
-    scheduler = Scheduler(store, catch_up=catch_up, announce=True)
+    scheduler = Scheduler(store, catch_up=catch_up, announce=True, max_parallel=max_parallel)
     schedules = store.list()
-    click.echo(f"serving {count(len(schedules), 'schedule')} from {store.data_dir} (catch_up = {catch_up}); "
+    click.echo(f"serving {count(len(schedules), 'schedule')} from {store.data_dir} (catch_up = {catch_up}, "
+               f"max_parallel = {max_parallel}); "
                "Ctrl-C stops", err=True)
     now = datetime.now(UTC)
     for schedule in schedules:

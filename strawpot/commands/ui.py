@@ -68,7 +68,7 @@ def command(port: int, host: str, allow_remote: bool, no_browser: bool, project:
     from strawpot.model.folders import data_dir
 
     serve_in_background(data_dir(), str(load_settings().get("schedule.catch_up")),
-                        lambda line: click.echo(line, err=True))
+                        lambda line: click.echo(line, err=True), int(load_settings().get("runner.max_parallel")))
     # Conversations' tasks (the chat adapters', under /i/{key}) run from here, one at a time per conversation.
     runner = conversation_runner.serve_in_background(conversations.ConversationStore(data_dir()),
                                                      lambda line: click.echo(line, err=True))

@@ -102,6 +102,8 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
     Key("runner.ray.resources", "list", (), "custom Ray resources a remote session asks for (pins it to the "
         "nodes that have them)", item=re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*"), item_example='["gpu_box"]'),
     Key("runner.ray.connect_timeout", "number", 5.0, "seconds to reach the Ray cluster", minimum=0.1),
+    Key("runner.max_parallel", "integer", 8, "sessions the scheduler runs at once at most (on any runner); the "
+        "fires past it wait for a slot", minimum=1),
     Key("sandbox.network", "choice", "on", "whether sandboxed agents have a network", choices=("on", "off")),
     Key("sandbox.writable", "list", (), "more paths sandboxed agents may write (absolute or ~/...)"),
     Key("sandbox.hidden", "list", (), "more paths no sandboxed process sees (absolute or ~/...)"),

@@ -4,6 +4,7 @@ on a worker node, its patch merges back here, its run folder reads as a local ru
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -24,13 +25,14 @@ NODES = ("node_a", "node_b")
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    """A head (no CPU: it runs no session) and two worker nodes of one CPU, each with a custom resource to pin a
-    session to it; small object stores and no dashboard (the machine is small and shared)."""
+    """A head (no CPU: it runs no session) and two worker nodes of three (logical) CPUs, so six sessions fit at once,
+    each with a custom resource to pin a session to it; small object stores and no dashboard (the machine is small
+    and shared)."""
     from ray.cluster_utils import Cluster
 
     made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
                                                          "object_store_memory": 80 * MB})
-    made.workers = {name: made.add_node(num_cpus=1, resources={name: 1}, object_store_memory=80 * MB)
+    made.workers = {name: made.add_node(num_cpus=3, resources={name: 1}, object_store_memory=80 * MB)
                     for name in NODES}
     made.wait_for_nodes()
     yield made
@@ -283,3 +285,115 @@ def test_a_refusal_on_the_worker_is_reported_here_and_ends_the_run_failed_with_n
     assert git(project.root, "branch", "--format=%(refname:short)").split() == ["main"]
     assert git(project.root, "worktree", "list").count("\n") == 1
     assert git(project.root, "status", "--porcelain") == ""
+
+
+def test_six_scheduled_sessions_fan_out_onto_the_cluster_across_both_nodes_and_all_merge_back(
+        repo: ProjectFixture, env: dict[str, str], cluster: Any, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """Six schedules due at once onto the cluster (three with `--runner ray`, three by `[session] runner = "ray"`)
+    and one with `--runner local`: the scheduler starts them within max_parallel, the six run side by side on the
+    cluster's two worker nodes and all merge back; the local one runs here."""
+    from datetime import UTC, datetime, timedelta
+
+    from orchestrator.scheduler import Scheduler
+    from orchestrator.schedules import Schedule, ScheduleStore
+    from tests._fake_clock import Clock
+
+    for name, value in {**env, "STRAWPOT_SESSION_RUNNER": "ray"}.items():
+        monkeypatch.setenv(name, value)  # the scheduler's `strawpot start` children inherit this process's
+    store, t0 = ScheduleStore(tmp_path / "data"), datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
+    names = [f"fan-{i}" for i in range(6)]
+    for i, name in enumerate([*names, "here"]):
+        store.add(Schedule(name=name, cron="0 9 * * *", project=repo.root, role="orchestrator",
+                           runner="local" if name == "here" else "ray" if i % 2 else "",
+                           task=f"sleep:6 then write:{name}.txt={name}", created=t0))
+    scheduler = Scheduler(store, now=Clock(t0 + timedelta(hours=1, seconds=1)), say=lambda line: None,
+                          max_parallel=7)
+    scheduler.tick()
+    scheduler.wait_idle(timeout=300)
+    runs = [store.history(name)[0] for name in names]
+    assert [(r.outcome, r.exit_code) for r in runs] == [("succeeded", 0)] * 6, [r.error for r in runs]
+    for name in names:
+        assert (repo.root / f"{name}.txt").read_text() == name
+    sessions = [json.loads((repo.sessions_dir / str(r.run_id) / "session.json").read_text()) for r in runs]
+    assert [(s["runner"]["kind"], s["isolation"]["state"]) for s in sessions] == [("ray", "merged")] * 6
+    used = {s["runner"]["node"] for s in sessions}
+    assert used == {cluster.workers[name].node_id for name in NODES}, used
+    assert max(s["started_at"] for s in sessions) < min(s["ended_at"] for s in sessions)  # all six at once
+    assert git(repo.root, "branch", "--format=%(refname:short)").split() == ["main"]
+    [here] = store.history("here")
+    assert here.outcome == "succeeded" and (repo.root / "here.txt").read_text() == "here"
+    assert json.loads((repo.sessions_dir / str(here.run_id) / "session.json").read_text())["runner"] == \
+        {"kind": "local"}
+
+
+def test_doctor_says_whether_the_cluster_answers_and_has_room_one_line_each(
+        repo: ProjectFixture, env: dict[str, str], cluster: Any) -> None:
+    env.update(STRAWPOT_SESSION_RUNNER="ray", STRAWPOT_RUNNER_RAY_RESOURCES="node_a,nowhere")
+    proc = strawpot("doctor", cwd=repo.root, env=env)
+    assert proc.returncode == 7, proc.stdout + proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if "runner ray:" in line]
+    assert re.fullmatch(rf"ok  runner ray: the Ray cluster at {re.escape(cluster.address)} answers: \d+ node\(s\), "
+                        r"\d+ CPUs", lines[0]), lines
+    free = re.fullmatch(r"ok  runner ray: (\d+) of 6 CPUs free: room for \1 session\(s\) now", lines[1])
+    assert free and int(free[1]) >= 1, lines
+    assert lines[2:] == ["ok  runner ray: resource node_a: on 1 node(s), free",
+                         "BAD runner ray: no node of the cluster has resource nowhere: a session asking for it "
+                         "never starts"], lines
+    assert "    fix:     start a worker with `ray start --resources '{\"nowhere\": 1}'`, or drop it from " \
+           "[runner.ray] resources" in proc.stdout
+    env["STRAWPOT_RUNNER_RAY_RESOURCES"] = "node_b"
+    ok = strawpot("doctor", "--json", cwd=repo.root, env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    checks = json.loads(ok.stdout)["runner"]
+    assert [(c["check"], c["ok"]) for c in checks] == [("cluster", True), ("cpus", True), ("resource node_b", True)]
+
+
+def test_doctor_names_a_cluster_that_does_not_answer_and_the_missing_extra_only_for_the_ray_runner(
+        project: ProjectFixture, env: dict[str, str], tmp_path: Path) -> None:
+    project.build()
+    ray_env = {**env, "STRAWPOT_SESSION_RUNNER": "ray", "STRAWPOT_RUNNER_RAY_ADDRESS": "127.0.0.1:9",
+               "STRAWPOT_RUNNER_RAY_CONNECT_TIMEOUT": "1"}
+    down = strawpot("doctor", cwd=project.root, env=ray_env)
+    assert down.returncode == 7, down.stdout + down.stderr
+    assert [line for line in down.stdout.splitlines() if "runner ray:" in line] == [
+        "BAD runner ray: the Ray cluster at 127.0.0.1:9 does not answer within 1 s; nothing was started (is it "
+        "running? check [runner.ray] address, docs/deploy.md)"]
+    assert "    fix:     start the cluster, or fix [runner.ray] address (docs/deploy.md)" in down.stdout
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\nsys.modules['ray'] = None\n")  # as if not installed
+    missing = strawpot("doctor", cwd=project.root, env={**ray_env, "PYTHONPATH": str(site)})
+    assert missing.returncode == 7, missing.stdout + missing.stderr
+    assert "BAD runner ray: --runner ray needs Ray, which is not installed: pip install 'strawpot[ray]'" \
+        in missing.stdout.splitlines()
+    local = strawpot("doctor", "--json", cwd=project.root, env={**env, "PYTHONPATH": str(site)})
+    assert local.returncode == 0, local.stdout + local.stderr
+    assert json.loads(local.stdout)["runner"] == []
+
+
+def test_the_uis_cancel_button_stops_a_remote_run_as_strawpot_cancel_does(
+        repo: ProjectFixture, env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tests.ui.test_ui_steer import _client, _p, _post
+
+    for name, value in {**env, "STRAWPOT_HOME": str(tmp_path / "home")}.items():
+        monkeypatch.setenv(name, value)  # the UI runs in this process, as `strawpot ui` would beside the run
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--runner", "ray", "--task",
+                             "write:README.md=never merged then sleep:60"], cwd=repo.root, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        started_remotely(proc)
+        data = settled(repo)
+        began = time.monotonic()
+        response = _post(_client(repo.root), f"{_p(repo.root)}/runs/{data['run_id']}/cancel")  # the run page's form
+        assert response.status_code == 303, response.text
+        _, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert time.monotonic() - began < 40  # well before the agent's 60 s
+    data = record(repo)
+    assert data["state"] == "interrupted" and [a["state"] for a in data["agents"]] == ["cancelled"]
+    assert (repo.root / "README.md").read_text() == "original\n"

@@ -102,3 +102,18 @@ def test_add_notify_is_stored_and_listed_and_a_bad_target_is_exit_2(tmp_path: Pa
     assert added.returncode == 0, added.stderr
     [row] = json.loads(run("schedule", "list", "--json", cwd=tmp_path, env=env).stdout)["schedules"]
     assert row["notify"] == "strawpot-telegram:-100123"
+
+
+def test_a_schedules_runner_is_stored_listed_and_a_hand_edited_one_fails_its_fire_alone(tmp_path: Path) -> None:
+    env = {"STRAWPOT_DATA_DIR": str(tmp_path / "data")}
+    for name, extra in (("remote", ["--runner", "ray"]), ("default", [])):
+        added = run("schedule", "add", name, "--cron", "0 9 * * *", "--role", "r", "--task", "t", *extra,
+                    cwd=tmp_path, env=env)
+        assert added.returncode == 0, added.stderr
+    rows = json.loads(run("schedule", "list", "--json", cwd=tmp_path, env=env).stdout)["schedules"]
+    assert {row["name"]: row["runner"] for row in rows} == {"default": None, "remote": "ray"}
+    file = tmp_path / "data" / "schedules.json"
+    file.write_text(file.read_text().replace('"runner": "ray"', '"runner": "k8s"'))
+    (tmp_path / "strawpot.lock").write_text("")  # the precheck looks for a lock before it looks at the runner
+    fired = run("schedule", "run", "remote", cwd=tmp_path, env=env)
+    assert_clean_failure(fired, 2, "unknown runner 'k8s' in remote: use one of local, ray")

@@ -322,3 +322,21 @@ def test_a_bad_stored_name_or_cron_or_a_corrupt_history_stops_only_its_own_sched
         f"schedule torn: cannot read the history of 'torn': Expecting property name enclosed in double quotes: "
         f"line 1 column 2 (char 1); fix or remove {torn}; it does not fire until fixed",
     ], said
+
+
+def test_max_parallel_holds_fires_past_it_until_a_slot_frees(project, store) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    for name in ("one", "two", "three"):
+        store.add(_schedule(project.root, name=name, task="sleep:1.5"))
+    clock = Clock(T0 + timedelta(hours=1, seconds=1))
+    scheduler = Scheduler(store, now=clock, say=lambda line: None, max_parallel=2)
+    scheduler.tick()
+    _wait_for(lambda: sum(bool(store.history(n)) for n in ("one", "two", "three")) == 2)
+    time.sleep(0.5)
+    assert sum(bool(store.history(n)) for n in ("one", "two", "three")) == 2  # the third waits, not even recorded
+    scheduler.wait_idle()
+    runs = [store.history(n)[0] for n in ("one", "two", "three")]
+    assert [r.outcome for r in runs] == ["succeeded"] * 3
+    spans = sorted((float(s["started_at"]), float(s["ended_at"]))  # type: ignore[arg-type]
+                   for s in (_session(project.root, str(r.run_id)) for r in runs))
+    assert spans[2][0] >= min(spans[0][1], spans[1][1])  # the third began once one of them had ended
