@@ -4,6 +4,7 @@ on a worker node, its patch merges back here, its run folder reads as a local ru
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
@@ -21,6 +22,7 @@ from tests.orchestrator.conftest import ProjectFixture
 pytestmark = [pytest.mark.ray, pytest.mark.e2e]
 MB = 1024 * 1024
 NODES = ("node_a", "node_b")
+RAYLET_WAIT = "RAY_raylet_start_wait_time_s"  # Ray reads its settings by these lowercase names
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +32,9 @@ def cluster() -> Iterator[Any]:
     and shared)."""
     from ray.cluster_utils import Cluster
 
+    # On a loaded machine (the suite on every core) a raylet can take longer than Ray's 60 s to come up.
+    saved = os.environ.get(RAYLET_WAIT)
+    os.environ[RAYLET_WAIT] = "180"
     made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
                                                          "object_store_memory": 80 * MB})
     made.workers = {name: made.add_node(num_cpus=3, resources={name: 1}, object_store_memory=80 * MB)
@@ -37,6 +42,10 @@ def cluster() -> Iterator[Any]:
     made.wait_for_nodes()
     yield made
     made.shutdown()
+    if saved is None:
+        os.environ.pop(RAYLET_WAIT, None)
+    else:
+        os.environ[RAYLET_WAIT] = saved
 
 
 @pytest.fixture
