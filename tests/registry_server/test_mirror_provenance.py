@@ -31,15 +31,21 @@ def project(base: Path) -> Path:
     return folder
 
 
+def publish_signed_kit(tmp_path: Path, up: LiveRegistry) -> Ed25519PrivateKey:
+    """Register a new key on the upstream and publish skill kit 1.0.0 there signed with it."""
+    key = Ed25519PrivateKey.generate()
+    signing = {"STRAWPOT_SIGNING_KEY": private_b64(key)}
+    assert run(tmp_path, up, "keys", "register", cwd=tmp_path, **signing).returncode == 0
+    source = tmp_path / "kit"
+    source.mkdir()
+    (source / "SKILL.md").write_text("---\nname: kit\ndescription: A skill.\nversion: 1.0.0\n---\n\nBody.\n")
+    assert run(tmp_path, up, "publish", str(source), cwd=tmp_path, **signing).returncode == 0
+    return key
+
+
 def test_an_install_through_a_mirror_checks_upstreams_statement_against_upstreams_log(tmp_path: Path) -> None:
     with start_registry(tmp_path / "up") as up:
-        key = Ed25519PrivateKey.generate()
-        signing = {"STRAWPOT_SIGNING_KEY": private_b64(key)}
-        assert run(tmp_path, up, "keys", "register", cwd=tmp_path, **signing).returncode == 0
-        source = tmp_path / "kit"
-        source.mkdir()
-        (source / "SKILL.md").write_text("---\nname: kit\ndescription: A skill.\nversion: 1.0.0\n---\n\nBody.\n")
-        assert run(tmp_path, up, "publish", str(source), cwd=tmp_path, **signing).returncode == 0
+        key = publish_signed_kit(tmp_path, up)
         plain = httpx.post(f"{up.url}/api/v1/log/proofs", json={"indexes": [0], "log": up.url})
         assert plain.status_code == 400 and "mirrors no upstream" in plain.json()["error"]
         with start_registry(tmp_path / "mirror", serve_args=["--upstream", up.url, "--upstream-ttl", "3600"]) as mirror:
@@ -84,13 +90,7 @@ def test_an_install_through_a_mirror_checks_upstreams_statement_against_upstream
 
 def test_a_mirror_of_a_mirror_forwards_the_log_question_up_the_chain(tmp_path: Path) -> None:
     with start_registry(tmp_path / "up") as up:
-        key = Ed25519PrivateKey.generate()
-        signing = {"STRAWPOT_SIGNING_KEY": private_b64(key)}
-        assert run(tmp_path, up, "keys", "register", cwd=tmp_path, **signing).returncode == 0
-        source = tmp_path / "kit"
-        source.mkdir()
-        (source / "SKILL.md").write_text("---\nname: kit\ndescription: A skill.\nversion: 1.0.0\n---\n\nBody.\n")
-        assert run(tmp_path, up, "publish", str(source), cwd=tmp_path, **signing).returncode == 0
+        key = publish_signed_kit(tmp_path, up)
         with start_registry(tmp_path / "near", serve_args=["--upstream", up.url]) as near, \
                 start_registry(tmp_path / "far", serve_args=["--upstream", near.url]) as far:
             client = tmp_path / "client"
