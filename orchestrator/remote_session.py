@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.git import git, git_bytes, snapshot
+from strawpot.model.folders import config_env
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import LOCK_NAME, TREE_DIR
@@ -121,8 +122,7 @@ class RemoteSession:
         last error line."""
         config = scratch / "config"  # the worker's own global config never joins in: the run's settings travelled
         config.mkdir()
-        env = {**job.env, **{k: os.environ[k] for k in WORKER_OWN if k in os.environ},
-               "STRAWPOT_CONFIG_DIR": str(config)}
+        env = {**job.env, **{k: os.environ[k] for k in WORKER_OWN if k in os.environ}, **config_env(config)}
         argv = [sys.executable, "-m", "strawpot.cli", "start", "--headless", "--run-id", job.run_id,
                 "--project", str(project), *job.args]
         with (scratch / "start.err").open("wb") as err, self._lock:

@@ -1,10 +1,17 @@
-"""Fixtures for every test: the user's data folder is the test's own, and no terminal size comes in from outside."""
+"""Fixtures for every test: the user's data folder is the test's own, no terminal size comes in from outside, and
+Ctrl-C reaches the processes the tests start."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
+
+# A suite started from a background job of a non-interactive shell inherits SIGINT ignored, and an ignored signal
+# stays ignored across exec: every `strawpot` a test starts would then ignore the Ctrl-C the test sends it and hang
+# until its time limit. Python's own handler here makes the children start with the default action.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)

@@ -26,6 +26,11 @@ def config_dir() -> Path:
     return Path(user_config_dir(APP))
 
 
+def config_env(folder: Path) -> dict[str, str]:
+    """The environment that makes a strawpot process read its global config from `folder` (a run's own)."""
+    return {"STRAWPOT_CONFIG_DIR": str(folder)}
+
+
 def config_path() -> Path:
     """The global config file."""
     return config_dir() / CONFIG_FILE
