@@ -95,7 +95,8 @@ def test_start_from_the_form_watch_a_sub_agent_and_cancel_it_without_reloading(
             wait_for(lambda: any(project.sessions_dir.glob("*/session.json")), "the run folder")
             [run_id] = [p.name for p in project.sessions_dir.iterdir()]
             driver.get(f"{base}{home_path(root)}")
-            driver.find_element(By.LINK_TEXT, run_id).click()
+            # the home page's live feed may redraw the list between finding the link and clicking it
+            wait_for(lambda: driver.find_element(By.LINK_TEXT, run_id).click() or True, f"the link to {run_id}")
             driver.execute_script("window.notReloaded = true")
             assert "implementer" not in driver.find_element(By.ID, "agents").text
 
