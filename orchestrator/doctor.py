@@ -118,8 +118,10 @@ def check_runner(settings: Settings) -> list[dict[str, Any]]:
         return [_check("cluster", exc.message, f"pip install '{RAY_EXTRA}'")]
     from orchestrator.ray_runner import PIN, SESSION_CPUS, RayRunner
 
+    runner = RayRunner(settings)
     try:
-        room = RayRunner(settings).room()  # the runner's own connect: exit 7's line when the cluster does not answer
+        room = runner.room()  # the runner's own connect: exit 7's line when the cluster does not answer
+        runner.leave().join()
     except MissingToolError as exc:
         return [_check("cluster", exc.message, exc.hint or "start the cluster, or fix [runner.ray] address "
                        "(docs/deploy.md)")]

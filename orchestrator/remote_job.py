@@ -77,9 +77,10 @@ def sent_settings(settings: Settings) -> dict[str, str]:
 
 def land(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: Path, result: Result, *,
          interrupted: bool = False, observer: Callable[[str, dict[str, Any]], None] | None = None,
-         warn: Callable[[str], None] | None = None) -> Ended:
+         warn: Callable[[str], None] | None = None, shown: int = 0) -> Ended:
     """Fill the run folder from what came back, put the patch into the run's worktree and end it there as a local
-    worktree session ends (`end_isolation`: the same all-or-nothing merge-back)."""
+    worktree session ends (`end_isolation`: the same all-or-nothing merge-back). `shown`: how many of the remote
+    run's events the observer was told as it ran."""
     where = f"Ray node {result.node} ({result.host})"
     session.runner = {**session.runner, "node": result.node, "host": result.host}
     if result.refused:
@@ -87,7 +88,7 @@ def land(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: P
         raise IntegrityFailure(f"the worker on {where} refused run {session.run_id}: {result.refused}",
                                hint="nothing was started and your working tree is as it was; run `strawpot sync` "
                                     "here and check the worker's strawpot version, then start again")
-    remote = fill_folder(session, result.record, observer)
+    remote = fill_folder(session, result.record, observer, shown)
     if result.left_out:
         session.event("runner_left_out", files=list(result.left_out[:100]), total=len(result.left_out))
         say = f"{len(result.left_out)} file(s) of the run folder on {where} were too large to bring back: " \
@@ -123,9 +124,11 @@ def fail(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: P
     session.finish(State.FAILED, None)
 
 
-def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[str, Any]], None] | None) -> RunRecord | None:
+def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[str, Any]], None] | None,
+                shown: int = 0) -> RunRecord | None:
     """The remote run folder's files into the local one (agents' workspaces, logs, trace), its agents into the
-    local record with their workspaces here; the remote record, or None when the session never began there."""
+    local record with their workspaces here; the remote record, or None when the session never began there. The
+    observer is told the events after the first `shown` (those it was told as the run went)."""
     if not record:
         return None
     unpack(record, session.directory)
@@ -143,14 +146,15 @@ def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[s
                 event = json.loads(line)
                 if isinstance(event, dict) and event.get("event") != "run_finished":
                     events.append(line)
-                    if observer is not None and event.get("event") != "run_started":
-                        observer(str(event.get("event")), event)
+                    if event.get("event") != "run_started":
+                        if observer is not None and shown <= 0:
+                            observer(str(event.get("event")), event)
+                        shown -= 1
         trace.write_text("".join(f"{line}\n" for line in events), encoding="utf-8")
     session.agents = {a.agent_id: replace(a, workspace=str(session.agent_dir(a.agent_id))) for a in remote.agents}
     session.sandbox = dict(remote.sandbox)
     session.save()
     return remote
-
 
 
 def _stderr(message: str) -> None:

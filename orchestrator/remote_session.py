@@ -3,33 +3,39 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import io
 import os
 import signal
 import socket
 import subprocess
-import sys
 import tarfile
 import tempfile
 import threading
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.git import git, git_bytes, snapshot
+from orchestrator.run_record import MAX_RECORD_BYTES, SESSION_FILE
+from orchestrator.session import TRACE_FILE
+from orchestrator.spare_start import fresh
+from strawpot.model.agent_files import open_regular
 from strawpot.model.folders import config_env
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import LOCK_NAME, TREE_DIR
 from strawpot.model.lockfile import Lockfile
 
+Launcher = Callable[[list[str], Path, Mapping[str, str], Path], "subprocess.Popen[bytes]"]  # spare_start.fresh's shape
 BASE_REF = "refs/strawpot-remote/base"  # where the worker keeps the session's base commit
 WORKER_OWN = ("PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "SHELL")  # the worker's, not the sender's machine's
 MAX_LISTED = 5
-PR_SET_PDEATHSIG = 1  # prctl(2)
 RECORD_FILE_MAX = 16 * 1024 * 1024  # bytes of one run-folder file brought back at most
 RECORD_MAX = 128 * 1024 * 1024  # bytes of the run folder brought back at most
 STOP_GRACE = 30.0  # seconds the remote `start` has to stop its agents after SIGTERM before it is killed
+ORPHANED = 120.0  # seconds without a `progress` call from the machine that sent it before a session is stopped
+PROGRESS_MAX = 1024 * 1024  # bytes of trace one `progress` call brings at most
 
 
 @dataclass(frozen=True)
@@ -79,13 +85,17 @@ def unpack(data: bytes, target: Path) -> None:
 
 
 class RemoteSession:
-    """One session on this worker, in a folder of its own; `stop` (from another thread) ends it as Ctrl-C would."""
+    """One session on this worker, in a folder of its own; `stop` (from another thread) ends it as Ctrl-C would,
+    `progress` reads its trace and record as it runs (and says the machine that sent it is still there)."""
 
-    def __init__(self, node: str) -> None:
+    def __init__(self, node: str, launch: Launcher = fresh) -> None:
         self.node = node
+        self._launch = launch
         self._proc: subprocess.Popen[bytes] | None = None
         self._stopped = threading.Event()
         self._lock = threading.Lock()
+        self._folder: Path | None = None  # the run folder, once the project is unpacked
+        self._asked = time.monotonic()  # when `progress` was last called
 
     def run(self, job: Job) -> Result:
         with tempfile.TemporaryDirectory(prefix="strawpot-remote-") as scratch:
@@ -99,6 +109,7 @@ class RemoteSession:
         git(repo, "fetch", "-q", str(bundle), f"{job.ref}:{BASE_REF}")
         git(repo, "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", BASE_REF)
         project = repo / job.rel if job.rel else repo
+        self._folder = project / TREE_DIR / "sessions" / job.run_id
         unpack(job.tree, project / TREE_DIR)
         (project / LOCK_NAME).write_bytes(job.lock)
         (project / "strawpot.toml").write_bytes(job.manifest)
@@ -113,7 +124,7 @@ class RemoteSession:
         code, error = self._start(job, project, scratch)
         new_tree = snapshot(repo, exclude)
         patch = git_patch(repo, base_tree, new_tree)
-        record, left_out = pack_run(project / TREE_DIR / "sessions" / job.run_id)
+        record, left_out = pack_run(self._folder)
         return Result(self.node, socket.gethostname(), code, patch=patch, error=error, record=record,
                       left_out=left_out)
 
@@ -123,18 +134,42 @@ class RemoteSession:
         config = scratch / "config"  # the worker's own global config never joins in: the run's settings travelled
         config.mkdir()
         env = {**job.env, **{k: os.environ[k] for k in WORKER_OWN if k in os.environ}, **config_env(config)}
-        argv = [sys.executable, "-m", "strawpot.cli", "start", "--headless", "--run-id", job.run_id,
-                "--project", str(project), *job.args]
-        with (scratch / "start.err").open("wb") as err, self._lock:
+        args = ["start", "--headless", "--run-id", job.run_id, "--project", str(project), *job.args]
+        with self._lock:
             if self._stopped.is_set():
                 return None, "cancelled before it started"
-            self._proc = subprocess.Popen(argv, cwd=project, env=env, stdin=subprocess.DEVNULL,
-                                          stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
-                                          preexec_fn=_end_with_parent)
-        code = self._proc.wait()
+            self._proc = self._launch(args, project, env, scratch / "start.err")
+        code = self._wait(self._proc)
         text = (scratch / "start.err").read_text(encoding="utf-8", errors="replace")
         errors = [line for line in text.splitlines() if line.startswith("error:")]
         return code, errors[-1].removeprefix("error:").strip() if errors else ""
+
+    def _wait(self, proc: subprocess.Popen[bytes]) -> int | None:
+        """The session's exit code; stopped when its sender has not asked for its progress for ORPHANED seconds (that
+        `start` was killed, or its machine lost: nobody is left to take the result)."""
+        while True:
+            try:
+                return proc.wait(1.0)
+            except subprocess.TimeoutExpired:
+                if time.monotonic() - self._asked > ORPHANED:
+                    self.stop()
+
+    def progress(self, offset: int) -> tuple[bytes, bytes]:
+        """The run's trace from byte `offset` (whole lines, at most PROGRESS_MAX bytes) and its session.json (b""
+        before there is one or when it cannot be read); each call tells the session its sender is still there."""
+        self._asked = time.monotonic()
+        folder = self._folder
+        if folder is None:
+            return b"", b""
+        chunk = record = b""
+        with contextlib.suppress(OSError):
+            with open_regular(folder / TRACE_FILE) as fh:
+                fh.seek(offset)
+                chunk = fh.read(PROGRESS_MAX)
+            chunk = chunk[:chunk.rfind(b"\n") + 1]
+        with contextlib.suppress(OSError), open_regular(folder / SESSION_FILE) as fh:
+            record = fh.read(MAX_RECORD_BYTES + 1)
+        return chunk, record if len(record) <= MAX_RECORD_BYTES else b""
 
     def stop(self) -> bool:
         """End the session as Ctrl-C ends a local one (its agents stopped, its record written); False if none ran."""
@@ -156,13 +191,6 @@ def git_patch(repo: Path, base_tree: str, new_tree: str) -> bytes:
     if base_tree == new_tree:
         return b""
     return git_bytes(repo, "diff", "--binary", "--full-index", "--no-renames", "--no-color", base_tree, new_tree)
-
-
-def _end_with_parent() -> None:
-    """In the child, before exec: SIGTERM when the worker that started it dies (its node lost, the actor killed), so
-    the session stops its agents instead of running on unowned (Linux; elsewhere the worker's end is not seen)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def pack_run(folder: Path) -> tuple[bytes, tuple[str, ...]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Protocol
 
@@ -41,10 +40,11 @@ def runner_for(settings: Settings) -> Runner:
     """The runner `[session] runner` (`start --runner`) names; exit 7 naming the extra when Ray is not installed."""
     if settings.get("session.runner") != "ray":
         return LocalRunner()
-    try:
-        importlib.import_module("ray")
-    except ImportError:
-        raise MissingToolError(f"--runner ray needs Ray, which is not installed: pip install '{RAY_EXTRA}'") from None
+    from orchestrator import ray_import
+
+    if not ray_import.installed():
+        raise MissingToolError(f"--runner ray needs Ray, which is not installed: pip install '{RAY_EXTRA}'")
     from orchestrator.ray_runner import RayRunner
 
+    ray_import.load_soon()  # after our own imports (theirs overlap Ray's: grpc), while `start` verifies the tree
     return RayRunner(settings)
