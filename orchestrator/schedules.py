@@ -6,7 +6,7 @@ import builtins
 import json
 import re
 import shlex
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
+from orchestrator.local_zone import local_timezone
 from orchestrator.session import State
 from strawpot.model.display import short_repr
 from strawpot.model.errors import UsageError
@@ -139,6 +140,16 @@ def validate(schedule: Schedule, now: datetime) -> None:
     if next_fire(schedule, now) is None:
         raise ScheduleError(f"cron expression {schedule.cron!r} never fires: pick a date that exists")
     notify_target(schedule.notify)
+
+
+def add_schedule(store: ScheduleStore, schedule: Schedule, now: datetime) -> Schedule:
+    """Check and store `schedule` as `schedule add` does (the UI's add form calls this too): its project folder
+    resolved, its zone the local one when it names none (""), created `now`; ScheduleError (one line) if it cannot be."""
+    schedule = replace(schedule, project=schedule.project.resolve(), timezone=schedule.timezone or local_timezone(),
+                       created=now)
+    validate(schedule, now)
+    store.add(schedule)
+    return schedule
 
 
 def notify_target(notify: str) -> tuple[str, str]:

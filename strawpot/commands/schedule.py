@@ -47,9 +47,8 @@ def command() -> None:
 def add(name: str, cron: str, role: str, task: str, project: Path | None, params: tuple[str, ...],
         timezone: str | None, overlap: str, notify: str, runner: str | None) -> None:
     """Store a schedule; refuses a cron expression that is invalid or never fires."""
-    from orchestrator.local_zone import local_timezone
     from orchestrator.scheduler import precheck
-    from orchestrator.schedules import Schedule, ScheduleStore, validate
+    from orchestrator.schedules import Schedule, ScheduleStore, add_schedule
     from strawpot.model.errors import UsageError
 
     parsed: dict[str, str] = {}
@@ -58,11 +57,9 @@ def add(name: str, cron: str, role: str, task: str, project: Path | None, params
         if not sep or not key:
             raise UsageError(f"--param {item!r} is not K=V", hint="e.g. --param repo=acme/app")
         parsed[key] = value
-    schedule = Schedule(name=name, cron=cron, project=(project or _nearest_project()).resolve(), role=role, task=task,
-                        params=parsed, timezone=timezone or local_timezone(), overlap=overlap,
-                        created=datetime.now(UTC), notify=notify, runner=runner or "")
-    validate(schedule, datetime.now(UTC))
-    ScheduleStore(data_dir()).add(schedule)
+    schedule = add_schedule(ScheduleStore(data_dir()), Schedule(
+        name=name, cron=cron, project=project or _nearest_project(), role=role, task=task, params=parsed,
+        timezone=timezone or "", overlap=overlap, notify=notify, runner=runner or ""), datetime.now(UTC))
     click.echo(f"Added schedule {name} ({cron}, {schedule.timezone})", err=True)
     if problem := precheck(schedule):  # stored all the same: the folder may be cloned or locked later
         click.echo(f"warning: schedule {name} cannot fire yet: {problem}", err=True)
@@ -107,8 +104,9 @@ def list_schedules(as_json: bool) -> None:
     width = max(map(len, names), default=0)
     for shown, row in zip(names, rows, strict=False):
         when = f"does not fire: {row['problem']}" if row["problem"] else f"next {row['next_fire'] or 'never'}"
+        runner = f"runner {row['runner']}  " if row["runner"] else ""  # none: the project's [session] runner
         click.echo(_one_line(f"{shown:<{width}}  {row['cron']} ({row['timezone']})  {when}  in {row['project']}  "
-                             f"{row['role']}: {row['task']}"))
+                             f"{runner}{row['role']}: {row['task']}"))
     for shown, b in zip(names[len(rows):], unreadable, strict=True):
         click.echo(_one_line(f"{shown:<{width}}  {b['message']}"))
 

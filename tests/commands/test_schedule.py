@@ -112,6 +112,9 @@ def test_a_schedules_runner_is_stored_listed_and_a_hand_edited_one_fails_its_fir
         assert added.returncode == 0, added.stderr
     rows = json.loads(run("schedule", "list", "--json", cwd=tmp_path, env=env).stdout)["schedules"]
     assert {row["name"]: row["runner"] for row in rows} == {"default": None, "remote": "ray"}
+    said = run("schedule", "list", cwd=tmp_path, env=env).stdout.splitlines()  # the project's runner: said nothing
+    assert [line.split("  ", 3)[-1] for line in said] == [f"in {tmp_path.resolve()}  r: t",
+                                                          f"in {tmp_path.resolve()}  runner ray  r: t"]
     file = tmp_path / "data" / "schedules.json"
     file.write_text(file.read_text().replace('"runner": "ray"', '"runner": "k8s"'))
     (tmp_path / "strawpot.lock").write_text("")  # the precheck looks for a lock before it looks at the runner

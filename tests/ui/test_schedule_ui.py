@@ -15,6 +15,7 @@ import httpx
 import pytest
 from markupsafe import escape
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 
 from dashboard.app import create_app
 from dashboard.security import cookie_name
@@ -145,6 +146,23 @@ def test_the_browser_shows_the_fired_schedule_and_follows_it_to_the_run(
             wait_for(lambda: driver.find_element(By.CSS_SELECTOR, "#merge-result q").text == MERGED, "the merge result")
             driver.execute_script("document.getElementById('worktree').scrollIntoView()")
             assert save_screenshot(driver, "ui-schedule-fired-run").is_file()
+            no_script_errors(driver)
+
+            # A second schedule of the project, added from the page's form onto the Ray runner.
+            driver.get(f"{base}/schedules")
+            for field, value in (("add-name", "overnight"), ("add-cron", "0 2 * * *"), ("add-timezone", "UTC"),
+                                 ("add-role", "orchestrator"), ("add-task", TASK)):
+                driver.find_element(By.ID, field).send_keys(value)
+            Select(driver.find_element(By.ID, "add-project")).select_by_value(project_key(fired.root))
+            Select(driver.find_element(By.ID, "add-runner")).select_by_value("ray")
+            driver.find_element(By.CSS_SELECTOR, "#add-schedule button[type=submit]").click()
+            added = "//table[@id='schedules']//tr[td[1]='overnight']"
+            wait_for(lambda: driver.find_elements(By.XPATH, added), "the added schedule's row")
+            assert driver.find_element(By.XPATH, f"{added}/td[@class='runner']").text == "ray"
+            assert driver.find_element(By.XPATH, "//tr[td[1]='triage']/td[@class='runner']").text == "project default"
+            stored = ScheduleStore(fired.data).get("overnight")
+            assert stored is not None and (stored.runner, stored.project, stored.task) == ("ray", fired.root.resolve(), TASK)
+            assert save_screenshot(driver, "ui-schedule-added").is_file()
             no_script_errors(driver)
     finally:
         driver.quit()
