@@ -161,7 +161,7 @@ def test_a_paused_remote_run_is_resumed_here_in_its_worktree_and_merged_back_as_
     mode, session_id = first.stdout.split()
     assert mode == "new"
     data = record(repo)
-    run_id, node = data["run_id"], data["runner"]["node"]
+    run_id, node, host = data["run_id"], data["runner"]["node"], data["runner"]["host"]
     assert data["state"] == "paused" and data["isolation"]["state"] == "kept"
     [agent] = data["agents"]
     assert agent["state"] == "paused" and agent["session_id"] == session_id
@@ -177,14 +177,8 @@ def test_a_paused_remote_run_is_resumed_here_in_its_worktree_and_merged_back_as_
             assert time.monotonic() < deadline and resumed.poll() is None, "the resumed agent never ran"
             time.sleep(0.1)
         data = record(repo)
-        assert resumed.stderr is not None
-        assert resumed.stderr.readline() == f"warning: run {run_id} ran on Ray node {node} " \
-            f"({data['runner']['resumed_from']['host']}) and goes on here, in its worktree and the workspaces that " \
-            "came back; an agent CLI that keeps its conversation outside its workspace (in the home folder) kept it " \
-            "on that node\n"
         assert data["runner"] == {"kind": "local", "resumed_from": {"kind": "ray", "address": cluster.address,
-                                                                     "node": node, "host": data["runner"]
-                                                                     ["resumed_from"]["host"]}}, data["runner"]
+                                                                     "node": node, "host": host}}, data["runner"]
         cancelled = strawpot("cancel", run_id, cwd=root, env=env)
         assert cancelled.returncode == 0, cancelled.stderr
         _, err = resumed.communicate(timeout=60)
@@ -193,6 +187,9 @@ def test_a_paused_remote_run_is_resumed_here_in_its_worktree_and_merged_back_as_
             resumed.kill()
             resumed.communicate()
     assert resumed.returncode == 130, err
+    assert f"warning: run {run_id} ran on Ray node {node} ({host}) and goes on here, in its worktree and the " \
+           "workspaces that came back; an agent CLI that keeps its conversation outside its workspace (in the home " \
+           "folder) kept it on that node" in err.splitlines(), err
     data = record(repo)
     assert data["state"] == "cancelled" and data["isolation"]["state"] == "kept"  # as a local run's cancel ends
 
