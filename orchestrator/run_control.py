@@ -139,6 +139,10 @@ def resume(project: Project, run_id: str, agent_id: str | None = None) -> Resume
     if record.state == State.RUNNING and owner_alive(record):
         raise CannotResume(f"run {run_id} is still running", hint=f"`strawpot attach {run_id}` or wait for it to end")
     agent = record.agent(agent_id) if agent_id else record.root
+    if agent is None and not record.agents and record.runner.get("node"):
+        raise CannotResume(f"run {run_id} ran on {remote_node(record)} and no agent of it came back: there is "
+                           "nothing to resume", hint=f"start a new run (`strawpot sessions show {run_id}` says how "
+                                                     "it ended)")
     if agent is None:
         known = ", ".join(a.agent_id for a in record.agents) or "none"
         raise CannotResume(f"run {run_id} has no agent {agent_id!r} (its agents: {known})" if agent_id
@@ -148,6 +152,11 @@ def resume(project: Project, run_id: str, agent_id: str | None = None) -> Resume
                            "metadata.strawpot.session.resume", hint="start a new run instead")
     check_same_lock(run_id, record.inputs, project.lock_path, Lockfile.load(project.lock_path))
     return ResumeTarget(record, agent)
+
+
+def remote_node(record: RunRecord) -> str:
+    """The node a remote run ran on, as `start` names it (`Ray node ID (HOST)`)."""
+    return f"Ray node {record.runner.get('node')} ({record.runner.get('host', '?')})"
 
 
 @dataclass(frozen=True)

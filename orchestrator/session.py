@@ -66,6 +66,14 @@ def new_agent_id(role: str) -> str:
     return f"{role}-{secrets.token_hex(3)}"
 
 
+def resumed_runner(recorded: dict[str, Any]) -> dict[str, Any]:
+    """Where a resumed run runs: here (so `strawpot cancel` reaches its agents through this machine's Denden
+    server), with the remote runner it began on, if any, kept as `resumed_from`."""
+    if recorded.get("kind", "local") == "local":
+        return {"kind": "local", "resumed_from": recorded["resumed_from"]} if "resumed_from" in recorded else {}
+    return {"kind": "local", "resumed_from": dict(recorded)}
+
+
 @dataclass
 class Session:
     """The live record of one run; every change is saved atomically, every event appended."""
@@ -113,7 +121,8 @@ class Session:
         saved = read_run(sessions_root, run_id)
         session = cls(run_id=run_id, directory=sessions_root / run_id, role=saved.role, task=saved.task,
                       started_at=saved.started_at or time.time(), denden_addr="", isolation=dict(saved.isolation),
-                      inputs=dict(saved.inputs), agents={a.agent_id: a for a in saved.agents}, observer=observer)
+                      inputs=dict(saved.inputs), agents={a.agent_id: a for a in saved.agents},
+                      runner=resumed_runner(saved.runner), observer=observer)
         session.save()
         session.event("run_resumed")
         return session

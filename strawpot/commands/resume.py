@@ -30,7 +30,7 @@ def command(run_id: str, agent_id: str | None, task: str | None, headless: bool,
     started with, naming what changed.
     """
     from orchestrator.launch import Launch, missing_env_error, prepare
-    from orchestrator.run_control import resume
+    from orchestrator.run_control import remote_node, resume
     from strawpot.commands._interactive import on_terminal
     from strawpot.commands._run_output import RunOutput
     from strawpot.config_files import ask_wait, env_policy, load_settings
@@ -49,6 +49,10 @@ def command(run_id: str, agent_id: str | None, task: str | None, headless: bool,
     if missing := prepared.missing_env():
         raise missing_env_error(missing)
     shown = RunOutput(run_id, terminal=terminal, progress="text", run_wait=ask_wait(settings))
+    if target.record.runner.get("kind", "local") != "local":  # resumed here, never on the cluster it ran on
+        shown.warn(f"run {run_id} ran on {remote_node(target.record)} and goes on here, in its worktree and the "
+                   "workspaces that came back; an agent CLI that keeps its conversation outside its workspace (in "
+                   "the home folder) kept it on that node")
     launch = Launch.resume(prepared, run_id, asker=shown.asker, observer=shown.observer, warn=shown.warn,
                            env_policy=env_policy(settings))
     shown.started(launch)

@@ -1,4 +1,4 @@
-"""Fixtures for command tests: the orchestrator's project fixtures, and the environment a run's CLI gets."""
+"""Fixtures for command tests: the orchestrator's project fixtures, the environment a run's CLI gets, the Ray cluster."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._ray_cluster import cluster, repo  # noqa: F401 (fixtures: one cluster per worker for every Ray test module)
 from tests.orchestrator.conftest import _fast_python3, group_alive, pid_alive, project  # noqa: F401 (fixtures)
 
 

@@ -4,11 +4,10 @@ on a worker node, its patch merges back here, its run folder reads as a local ru
 from __future__ import annotations
 
 import json
-import os
 import re
+import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,55 +15,11 @@ import pytest
 
 from orchestrator.remote_session import Job, RemoteSession, pack_tree
 from tests._cli import STRAWPOT, strawpot
-from tests.orchestrator._merge_scenario import IDENTITY, a_git_project, git
+from tests._ray_cluster import MB, NODES, record, settled, start, started_remotely
+from tests.orchestrator._merge_scenario import a_git_project, git
 from tests.orchestrator.conftest import ProjectFixture
 
 pytestmark = [pytest.mark.ray, pytest.mark.e2e]
-MB = 1024 * 1024
-NODES = ("node_a", "node_b")
-RAYLET_WAIT = "RAY_raylet_start_wait_time_s"  # Ray reads its settings by these lowercase names
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
-    """A head (no CPU: it runs no session) and two worker nodes of three (logical) CPUs, so six sessions fit at once,
-    each with a custom resource to pin a session to it; small object stores and no dashboard (the machine is small
-    and shared)."""
-    from ray.cluster_utils import Cluster
-
-    # On a loaded machine (the suite on every core) a raylet can take longer than Ray's 60 s to come up.
-    saved = os.environ.get(RAYLET_WAIT)
-    os.environ[RAYLET_WAIT] = "180"
-    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
-                                                         "object_store_memory": 80 * MB})
-    made.workers = {name: made.add_node(num_cpus=3, resources={name: 1}, object_store_memory=80 * MB)
-                    for name in NODES}
-    made.wait_for_nodes()
-    yield made
-    made.shutdown()
-    if saved is None:
-        os.environ.pop(RAYLET_WAIT, None)
-    else:
-        os.environ[RAYLET_WAIT] = saved
-
-
-@pytest.fixture
-def repo(project: ProjectFixture, env: dict[str, str], cluster: Any) -> ProjectFixture:
-    """The built project as a git repository (.strawpot/ ignored), sessions sent to the test cluster."""
-    project.build()
-    a_git_project(project.root, **{"notes.txt": "notes\n"})
-    env.update(IDENTITY, STRAWPOT_RUNNER_RAY_ADDRESS=cluster.address, RAY_USAGE_STATS_ENABLED="0")
-    return project
-
-
-def start(root: Path, env: dict[str, str], task: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return strawpot("start", "--headless", "--runner", "ray", "--task", task, *extra, cwd=root, env=env, timeout=180)
-
-
-def record(project: ProjectFixture) -> dict[str, Any]:
-    [path] = project.sessions_dir.glob("*/session.json")
-    data: dict[str, Any] = json.loads(path.read_text())
-    return data
 
 
 def test_a_remote_session_runs_on_a_worker_merges_back_and_reads_as_a_local_run(
@@ -184,28 +139,8 @@ def test_without_ray_installed_the_runner_is_one_line_naming_the_extra(project: 
 
 
 
-def started_remotely(proc: subprocess.Popen[str]) -> str:
-    """The first line `start` prints once the session runs on its node (read from its stderr)."""
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    assert " on Ray node " in line, line + proc.stderr.read()
-    return line
-
-
-def settled(project: ProjectFixture, agent_running: bool = True, within: float = 60) -> dict[str, Any]:
-    """The local record once the remote session has had time to start its agent."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        data = record(project)
-        if data["denden_addr"] and data["runner"].get("node"):
-            time.sleep(4 if agent_running else 0)  # the worker's own `start` spawns the agent meanwhile
-            return data
-        time.sleep(0.1)
-    raise AssertionError("the remote session never started")
-
-
-@pytest.mark.parametrize("how", ["cancel", "sigterm"])
-def test_a_remote_session_is_stopped_by_cancel_or_sigterm_and_comes_back_interrupted(
+@pytest.mark.parametrize("how", ["cancel", "sigterm", "sigint"])
+def test_a_remote_session_is_stopped_by_cancel_sigterm_or_ctrl_c_and_comes_back_interrupted(
         repo: ProjectFixture, env: dict[str, str], how: str) -> None:
     proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--runner", "ray", "--task",
                              "write:README.md=never merged then sleep:60"], cwd=repo.root, env=env, text=True,
@@ -217,7 +152,7 @@ def test_a_remote_session_is_stopped_by_cancel_or_sigterm_and_comes_back_interru
         cancelled = strawpot("cancel", data["run_id"], cwd=repo.root, env=env)
         assert cancelled.returncode == 0, cancelled.stderr
     else:
-        proc.terminate()
+        proc.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
     _, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, err
     assert time.monotonic() - began < 40  # well before the agent's 60 s
