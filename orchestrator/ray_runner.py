@@ -150,8 +150,8 @@ class RayRunner:
             job = job_for(prepared, env, request.settings, run_id=session.run_id, task=request.task,
                           params=request.params, cli_agent=request.cli_agent, env_policy=request.env_policy,
                           environ=os.environ)
-            server = DendenServer(RemoteControl(session.run_id, remote.stop),
-                                  listen_for(prepared.transport, session.directory))
+            control = RemoteControl(session.run_id, remote.stop)
+            server = DendenServer(control, listen_for(prepared.transport, session.directory))
         except BaseException:
             fail(session, env, isolator, base)
             raise
@@ -177,8 +177,8 @@ class RayRunner:
             drop_token(session.run_id)
         leaving = self.leave()  # while the result lands here
         try:
-            return land(session, env, isolator, base, result, interrupted=interrupted, observer=request.observer,
-                        warn=request.warn, shown=progress.shown)
+            return land(session, env, isolator, base, result, interrupted=interrupted, cancelled=control.cancelled,
+                        observer=request.observer, warn=request.warn, shown=progress.shown)
         finally:
             leaving.join()
 

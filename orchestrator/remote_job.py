@@ -76,11 +76,12 @@ def sent_settings(settings: Settings) -> dict[str, str]:
 
 
 def land(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: Path, result: Result, *,
-         interrupted: bool = False, observer: Callable[[str, dict[str, Any]], None] | None = None,
+         interrupted: bool = False, cancelled: bool = False, observer: Callable[[str, dict[str, Any]], None] | None = None,
          warn: Callable[[str], None] | None = None, shown: int = 0) -> Ended:
     """Fill the run folder from what came back, put the patch into the run's worktree and end it there as a local
-    worktree session ends (`end_isolation`: the same all-or-nothing merge-back). `shown`: how many of the remote
-    run's events the observer was told as it ran."""
+    worktree session ends (`end_isolation`: the same all-or-nothing merge-back). `cancelled`: `strawpot cancel`
+    stopped it (it ends `cancelled`, as a local run does); `shown`: how many of the remote run's events the observer
+    was told as it ran."""
     where = f"Ray node {result.node} ({result.host})"
     session.runner = {**session.runner, "node": result.node, "host": result.host}
     if result.refused:
@@ -98,7 +99,7 @@ def land(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: P
         fail(session, env, isolator, base)
         raise StrawpotError(f"run {session.run_id} on {where} ended before its session began: "
                             f"{result.error or f'exit code {result.exit_code}'}")
-    state, problem = remote.state, ""
+    state, problem = State.CANCELLED if cancelled and remote.state == State.INTERRUPTED else remote.state, ""
     if result.patch:
         try:
             safe_git(env).out("apply", "--binary", "--whitespace=nowarn", "-", input_bytes=result.patch)

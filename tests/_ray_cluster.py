@@ -80,16 +80,16 @@ def started_remotely(proc: subprocess.Popen[str]) -> str:
     return line
 
 
-def settled(project: ProjectFixture, agent_running: bool = True, within: float = 60) -> dict[str, Any]:
-    """The local record once the remote session has had time to start its agent."""
+def settled(project: ProjectFixture, within: float = 60) -> dict[str, Any]:
+    """The local record once the remote session's agent runs (its agents come here as the run goes)."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if not any(project.sessions_dir.glob("*/session.json")):  # a scheduler's `start` is still on its way
             time.sleep(0.1)
             continue
         data = record(project)
-        if data["denden_addr"] and data["runner"].get("node"):
-            time.sleep(4 if agent_running else 0)  # the worker's own `start` spawns the agent meanwhile
+        if data["denden_addr"] and data["runner"].get("node") and \
+                any(agent["state"] == "running" for agent in data["agents"]):
             return data
         time.sleep(0.1)
     raise AssertionError("the remote session never started")

@@ -140,7 +140,7 @@ def test_without_ray_installed_the_runner_is_one_line_naming_the_extra(project: 
 
 
 @pytest.mark.parametrize("how", ["cancel", "sigterm", "sigint"])
-def test_a_remote_session_is_stopped_by_cancel_sigterm_or_ctrl_c_and_comes_back_interrupted(
+def test_a_remote_session_is_stopped_by_cancel_sigterm_or_ctrl_c_and_ends_as_a_local_run_would(
         repo: ProjectFixture, env: dict[str, str], how: str) -> None:
     proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--runner", "ray", "--task",
                              "write:README.md=never merged then sleep:60"], cwd=repo.root, env=env, text=True,
@@ -156,11 +156,44 @@ def test_a_remote_session_is_stopped_by_cancel_sigterm_or_ctrl_c_and_comes_back_
     _, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, err
     assert time.monotonic() - began < 40  # well before the agent's 60 s
-    assert "interrupted: stopped 1 agent" in err
+    ended = "cancelled" if how == "cancel" else "interrupted"  # as `strawpot cancel` and Ctrl-C end a local run
+    assert (f"run {data['run_id']} cancelled (exit code 130)" if how == "cancel" else
+            "interrupted: stopped 1 agent") in err
     data = record(repo)
-    assert data["state"] == "interrupted" and data["isolation"]["state"] == "kept"
+    assert data["state"] == ended and data["exit_code"] == 130 and data["isolation"]["state"] == "kept"
     assert [a["state"] for a in data["agents"]] == ["cancelled"]
     assert (repo.root / "README.md").read_text() == "original\n"
+
+
+def test_a_remote_runs_events_and_agents_show_here_while_it_runs(repo: ProjectFixture, env: dict[str, str]) -> None:
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--runner", "ray", "--progress", "json", "--task",
+                             "write:README.md=never merged then sleep:60"], cwd=repo.root, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    try:
+        seen = []
+        while not seen or seen[-1]["event"] != "spawn":  # the progress stream, as a local run's
+            line = proc.stderr.readline()
+            assert line, f"start ended before its agent's spawn came: {seen}"
+            seen.append(json.loads(line))
+        assert proc.poll() is None  # the agent sleeps 60 s: this came while the run went on
+        data = settled(repo, within=10)  # the agent is in the local record too
+        [agent] = data["agents"]
+        assert agent["role"] == "orchestrator" and agent["state"] == "running"
+        assert agent["workspace"].startswith(str(repo.sessions_dir / data["run_id"]))
+        trace = (repo.sessions_dir / data["run_id"] / "trace.jsonl").read_text()
+        assert '"agent_started"' in trace  # what the UI's run page and `sessions show` read
+        shown = strawpot("sessions", "show", data["run_id"], cwd=repo.root, env=env)
+        assert shown.returncode == 0 and "running" in shown.stdout and agent["agent_id"] in shown.stdout, shown.stdout
+        assert strawpot("cancel", data["run_id"], cwd=repo.root, env=env).returncode == 0
+        _, rest = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130
+    events = [event["event"] for event in seen] + [json.loads(line)["event"] for line in rest.splitlines()]
+    assert events.count("spawn") == 1 and events[-1] == "end", events  # told once: not again when the record came
 
 
 def test_a_lost_node_fails_its_run_with_one_line_naming_it_and_leaves_the_tree_alone(
@@ -339,5 +372,5 @@ def test_the_uis_cancel_button_stops_a_remote_run_as_strawpot_cancel_does(
     assert proc.returncode == 130, err
     assert time.monotonic() - began < 40  # well before the agent's 60 s
     data = record(repo)
-    assert data["state"] == "interrupted" and [a["state"] for a in data["agents"]] == ["cancelled"]
+    assert data["state"] == "cancelled" and [a["state"] for a in data["agents"]] == ["cancelled"]
     assert (repo.root / "README.md").read_text() == "original\n"
