@@ -361,8 +361,13 @@ def test_the_uis_cancel_button_stops_a_remote_run_as_strawpot_cancel_does(
     try:
         started_remotely(proc)
         data = settled(repo)
+        client, page = _client(repo.root), f"{_p(repo.root)}/runs/{data['run_id']}"
+        [agent] = data["agents"]
+        running = client.get(page)  # the run page, as for a local run: its agent, running, live
+        assert running.status_code == 200 and agent["agent_id"] in running.text
+        assert 'id="run-state">running<' in running.text and running.text.count(">running</td>") == 1
         began = time.monotonic()
-        response = _post(_client(repo.root), f"{_p(repo.root)}/runs/{data['run_id']}/cancel")  # the run page's form
+        response = _post(client, f"{page}/cancel")  # the run page's form
         assert response.status_code == 303, response.text
         _, err = proc.communicate(timeout=90)
     finally:
@@ -374,3 +379,6 @@ def test_the_uis_cancel_button_stops_a_remote_run_as_strawpot_cancel_does(
     data = record(repo)
     assert data["state"] == "cancelled" and [a["state"] for a in data["agents"]] == ["cancelled"]
     assert (repo.root / "README.md").read_text() == "original\n"
+    ended = client.get(page)
+    assert ended.status_code == 200 and 'id="run-state">cancelled<' in ended.text
+    assert ended.text.count(">cancelled</td>") == 1 and ">running</td>" not in ended.text
