@@ -209,8 +209,7 @@ class RayRunner:
             cause = str(exc.cause if exc.cause is not None else exc).strip().splitlines() or ["?"]
             raise StrawpotError(f"run {session.run_id} failed on Ray node {node} ({host}): {cause[-1]}; "
                                 "your working tree was not touched") from None
-        except (exceptions.RayActorError, exceptions.NodeDiedError, exceptions.GetTimeoutError,
-                exceptions.ObjectLostError) as exc:
+        except exceptions.RayError as exc:  # a dead or unschedulable host, a lost node or object, a timeout
             session.event("runner_lost", node=node, host=host, error=f"{type(exc).__name__}: {exc}"[:2000])
             raise StrawpotError(f"run {session.run_id} failed: Ray node {node} ({host}) running it was lost; "
                                 "your working tree was not touched") from None
