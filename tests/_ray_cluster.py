@@ -1,12 +1,12 @@
-"""The Ray tests' cluster (one per xdist worker, shared by every Ray test module), project and `start --runner ray`."""
+"""The Ray tests' cluster (shared by the Ray tests, which run one after the other), project and `start --runner ray`."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,28 +21,42 @@ NODES = ("node_a", "node_b")
 RAYLET_WAIT = "RAY_raylet_start_wait_time_s"  # Ray reads its settings by these lowercase names
 
 
-@pytest.fixture(scope="session")
-def cluster() -> Iterator[Any]:
+_running: list[Any] = []  # this process's test cluster while Ray tests run
+
+
+@pytest.fixture
+def cluster() -> Any:
     """A head (no CPU: it runs no session) and two worker nodes of three (logical) CPUs, so six sessions fit at once,
     each with a custom resource to pin a session to it; small object stores and no dashboard (the machine is small
-    and shared). Session-scoped: starting one takes 10-20 s, so every Ray test module of a worker shares it (a test
-    that adds a node of its own removes it)."""
-    from ray.cluster_utils import Cluster
+    and shared). Starting one takes 10-20 s, so the Ray tests run one after the other (tests/conftest.py sorts them
+    first, so one xdist worker takes them all) and share it; it stops after the last of them (`stop_unless_next`),
+    its idle processes no burden on the rest of the suite. A test that adds a node of its own removes it."""
+    if not _running:
+        from ray.cluster_utils import Cluster
 
-    # On a loaded machine (the suite on every core) a raylet can take longer than Ray's 60 s to come up.
-    saved = os.environ.get(RAYLET_WAIT)
-    os.environ[RAYLET_WAIT] = "180"
-    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
-                                                         "object_store_memory": 80 * MB})
-    made.workers = {name: made.add_node(num_cpus=3, resources={name: 1}, object_store_memory=80 * MB)
-                    for name in NODES}
-    made.wait_for_nodes()
-    yield made
-    made.shutdown()
-    if saved is None:
-        os.environ.pop(RAYLET_WAIT, None)
-    else:
-        os.environ[RAYLET_WAIT] = saved
+        # On a loaded machine (the suite on every core) a raylet can take longer than Ray's 60 s to come up.
+        saved = os.environ.get(RAYLET_WAIT)
+        os.environ[RAYLET_WAIT] = "180"
+        try:
+            made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
+                                                                 "object_store_memory": 80 * MB})
+            made.workers = {name: made.add_node(num_cpus=3, resources={name: 1}, object_store_memory=80 * MB)
+                            for name in NODES}
+            made.wait_for_nodes()
+        finally:
+            if saved is None:
+                os.environ.pop(RAYLET_WAIT, None)
+            else:
+                os.environ[RAYLET_WAIT] = saved
+        _running.append(made)
+        atexit.register(stop_unless_next, None)  # a test of another mark that used it: stopped as the worker ends
+    return _running[0]
+
+
+def stop_unless_next(following: pytest.Item | None) -> None:
+    """After a Ray test: stop the cluster unless the next test of this process is a Ray test too."""
+    if _running and (following is None or following.get_closest_marker("ray") is None):
+        _running.pop().shutdown()
 
 
 @pytest.fixture

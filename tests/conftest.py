@@ -1,5 +1,5 @@
 """Fixtures for every test: the user's data folder is the test's own, no terminal size comes in from outside, and
-Ctrl-C reaches the processes the tests start."""
+Ctrl-C reaches the processes the tests start; the Ray tests run first, together, on one cluster."""
 
 from __future__ import annotations
 
@@ -26,3 +26,17 @@ def _no_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
     test that wants a width sets one, so a table's wrapping never depends on where or how the suite runs."""
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("LINES", raising=False)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The Ray tests first, in their order: pytest-xdist gives the first worker the head of the list and steals from
+    tails, so one worker runs them all on one test cluster (tests/_ray_cluster.py), stopped after the last."""
+    items.sort(key=lambda item: item.get_closest_marker("ray") is None)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if item.get_closest_marker("ray") is not None:
+        from tests._ray_cluster import stop_unless_next
+
+        stop_unless_next(nextitem)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._ray_cluster import cluster, repo  # noqa: F401 (fixtures: one cluster per worker for every Ray test module)
+from tests._ray_cluster import cluster, repo  # noqa: F401 (fixtures: one cluster for the Ray tests, run together)
 from tests.orchestrator.conftest import _fast_python3, group_alive, pid_alive, project  # noqa: F401 (fixtures)
 
 
