@@ -5,7 +5,9 @@
 question for a bare `strawpot install` before click, rich, tomlkit or httpx are imported. So it must stay
 cheap (not even the TOML lock parser): the full path leaves `.strawpot/.install-index.json`, the lock's
 package and file list as JSON keyed by the sha256 of the lock's bytes, so a no-op reads one small JSON
-file and stats the tree; without a matching index it parses the lock. The manifest hash and the tree's
+file and stats the tree; without a matching index it parses the lock. The index also names the manifest's bytes
+(their sha256) when they alone decide its hash and it matched the lock's, so a no-op need not parse the
+manifest either (nor import `tomllib` or the settings schema). The manifest hash and the tree's
 file names come from `strawpot.model.tree_facts`, as they do for `Manifest` and the pipeline. Any doubt
 answers None and the rest of the pipeline decides.
 """
@@ -16,7 +18,6 @@ import hashlib
 import json
 import os
 import stat
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from strawpot.model.tree_facts import (
     VERSION_FILE,
     Unhashable,
     dependency_hash,
+    reads_files,
     unverified_dirs,
 )
 
@@ -84,7 +86,7 @@ def nothing_to_do(project: Project, *, frozen: bool = False, lock_only: bool = F
         return None
     if lock_only:
         found = _entries(project.lock_path, project.tree_root)
-        if found is None or manifest_hash(project.manifest_path) != found[0]:
+        if found is None or not _manifest_matches(project.manifest_path, found[0], found[2]):
             return None
         return len(found[1])
     packages = up_to_date(project.manifest_path, project.lock_path, project.tree_root, frozen=frozen)
@@ -101,35 +103,62 @@ def nothing_to_do(project: Project, *, frozen: bool = False, lock_only: bool = F
 def manifest_hash(path: Path) -> str | None:
     """`Manifest.dependency_hash()` of the file at `path` (the same function, over `tomllib`'s reading), or
     None if the manifest cannot be read or hashed (the full reader says why)."""
+    found = _manifest(path)
+    return found[0] if found is not None else None
+
+
+def _manifest(path: Path) -> tuple[str, bytes, bool] | None:
+    """(`manifest_hash`, the file's bytes (b"" when there is none), whether files beside it count in the hash)."""
+    import tomllib
+
     try:
-        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError:
-        data = {}
-    except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8 (a ValueError) or not TOML
+        raw = b""
+    except OSError:
         return None
     try:
-        return dependency_hash(path.parent, data)
-    except (Unhashable, OSError, RecursionError):
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text's newlines
+        data: dict[str, Any] = tomllib.loads(text)
+        return dependency_hash(path.parent, data), raw, reads_files(data)
+    except (ValueError, Unhashable, OSError, RecursionError):  # not UTF-8 or not TOML (ValueErrors), a bad shape
         return None
+
+
+def _manifest_matches(path: Path, locked_hash: str, known: str | None) -> bool:
+    """Whether the manifest at `path` hashes to the lock's `locked_hash`: at once when its bytes are the `known` ones
+    (recorded by `write_index` for a manifest whose bytes decide its hash), else by hashing it."""
+    if known:
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raw = b""
+        except OSError:
+            raw = None
+        if raw is not None and hashlib.sha256(raw).hexdigest() == known:
+            return True
+    return manifest_hash(path) == locked_hash
 
 
 # -- the index -----------------------------------------------------------------------------------------
 
 
-def write_index(tree_root: Path, lock_path: Path, lock: Lockfile, scripted: set[tuple[str, str]]) -> None:
+def write_index(tree_root: Path, project: Project, lock: Lockfile, scripted: set[tuple[str, str]]) -> None:
     """Record the lock as JSON for the next no-op check (best effort: a cache, never required);
-    `scripted` holds the (plural, name) of packages with an install script for this OS."""
+    `scripted` holds the (plural, name) of packages with an install script for this OS. The manifest's bytes are
+    named when they alone decide its hash and that hash is the lock's."""
     from strawpot.model.folders import config_path_seen
     from strawpot.model.fs import atomic_write
 
     try:
-        digest = hashlib.sha256(lock_path.read_bytes()).hexdigest()
+        digest = hashlib.sha256(project.lock_path.read_bytes()).hexdigest()
     except OSError:
         return
     payload = {
         "format": INDEX_FORMAT,
         "lock_sha256": digest,
         "manifest_hash": lock.manifest_hash,
+        "manifest_sha256": _known_manifest(project.manifest_path, lock.manifest_hash),
         "config": list(config_path_seen()),  # where the no-op check looks for [install] min_release_age
         "packages": [
             [p.kind.plural, p.name, p.version, [[f.path, f.size, f.executable] for f in p.files],
@@ -143,8 +172,17 @@ def write_index(tree_root: Path, lock_path: Path, lock: Lockfile, scripted: set[
         return
 
 
-def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry]] | None:
-    """(manifest hash, packages) of the lock: from the index when it matches the lock's bytes."""
+def _known_manifest(manifest_path: Path, locked_hash: str) -> str:
+    """The sha256 of the manifest's bytes when they alone decide its hash and it is `locked_hash`; else ""."""
+    found = _manifest(manifest_path)
+    if found is None or found[2] or found[0] != locked_hash:
+        return ""
+    return hashlib.sha256(found[1]).hexdigest()
+
+
+def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry], str | None] | None:
+    """(manifest hash, packages, the manifest bytes' sha256 known to give that hash, if any) of the lock: from the
+    index when it matches the lock's bytes."""
     try:
         raw = lock_path.read_bytes()
     except OSError:
@@ -152,7 +190,8 @@ def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry]] | None
     try:
         index = json.loads((tree_root / INDEX_NAME).read_bytes())
         if index.get("format") == INDEX_FORMAT and index.get("lock_sha256") == hashlib.sha256(raw).hexdigest():
-            return str(index["manifest_hash"]), list(index["packages"])
+            known = index.get("manifest_sha256")
+            return str(index["manifest_hash"]), list(index["packages"]), known if isinstance(known, str) else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         pass
     from strawpot.model.errors import UsageError
@@ -167,7 +206,7 @@ def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry]] | None
          [t.name for t in p.tools] if p.kind is Kind.AGENT else [],
          _may_have_script(tree_root / p.kind.plural / p.name / p.kind.main_file)]
         for p in lock.packages
-    ]
+    ], None
 
 
 def _may_have_script(main_file: Path) -> bool | None:
@@ -187,8 +226,8 @@ def up_to_date(manifest_path: Path, lock_path: Path, tree_root: Path, *, frozen:
     found = _entries(lock_path, tree_root)
     if found is None:
         return None
-    locked_hash, packages = found
-    if not frozen and manifest_hash(manifest_path) != locked_hash:
+    locked_hash, packages, known = found
+    if not frozen and not _manifest_matches(manifest_path, locked_hash, known):
         return None
     if _leftovers(tree_root):
         return None  # a killed run left temp or old dirs: the full path recovers them

@@ -359,7 +359,7 @@ class _Run:
             from strawpot.install.build import scripted_packages
             from strawpot.install.fastcheck import write_index
 
-            write_index(self.tree.root, self.project.lock_path, lock, scripted_packages(self.tree, lock))
+            write_index(self.tree.root, self.project, lock, scripted_packages(self.tree, lock))
         if counter is not None:
             counter.finish()
 

@@ -100,15 +100,16 @@ def find_project_dir(start: Path) -> Path | None:
 
 
 def _workspace_members(folder: Path) -> list[str] | None:
-    """The member globs of `folder/strawpot.toml` when it declares a `[workspace]`, else None (cheap when not)."""
-    import tomllib
-
+    """The member globs of `folder/strawpot.toml` when it declares a `[workspace]`, else None (cheap when not: no
+    TOML parser imported)."""
     try:
         text = (folder / MANIFEST_NAME).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     if "workspace" not in text:
         return None
+    import tomllib
+
     try:
         table = tomllib.loads(text).get("workspace")
     except tomllib.TOMLDecodeError:

@@ -83,6 +83,16 @@ def dependency_hash(folder: Path, data: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
 
 
+def reads_files(data: Mapping[str, Any]) -> bool:
+    """Whether `dependency_hash` of the manifest `data` reads files beside it (a path source, a `[workspace]`): when
+    it does not, the manifest's bytes alone decide the hash."""
+    if data.get("workspace") is not None:
+        return True
+    return any(isinstance(value, dict) and "path" in value
+               for kind in KIND_ORDER if isinstance(section := data.get(kind.plural), dict)
+               for value in section.values())
+
+
 def _row(kind: Kind, name: str, value: Any, folder: Path) -> list[Any]:
     """One requirement's row of the hash; [] for `[agents.<name>]` settings, which are no requirement."""
     if isinstance(value, str):

@@ -118,3 +118,28 @@ def test_a_current_lock_is_answered_by_the_pipelines_first_step_without_the_pipe
     stale = subprocess.run([sys.executable, "-c", probe, "lock", "--check"], cwd=project.dir, capture_output=True,
                            text=True, timeout=60)
     assert stale.returncode == 4 and "strawpot.install.service" in stale.stdout, stale.stderr
+
+
+def test_a_noop_reads_an_unchanged_manifest_by_its_bytes_and_parses_a_changed_one(cli, project):
+    """The index names the manifest's bytes that gave the lock's hash: a no-op with those bytes parses no TOML and
+    loads no settings schema; other bytes are hashed as before (a comment: still a no-op; a requirement: not)."""
+    assert cli("install", "role", "reviewer", "--project", project.dir).code == 0
+    probe = ("import sys\nfrom strawpot.cli import main\ncode = main(sys.argv[1:])\n"
+             "print(','.join(m for m in ('tomllib', 'strawpot.model.settings', 'strawpot.cli_group') "
+             "if m in sys.modules))\nsys.exit(code)")
+
+    def noop() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", probe, "install"], cwd=project.dir, capture_output=True,
+                              text=True, timeout=60)
+
+    done = noop()
+    assert (done.returncode, done.stdout.strip()) == (0, ""), done.stderr
+    assert "Already up to date (11 packages)" in done.stderr
+    manifest = project.dir / "strawpot.toml"
+    manifest.write_text(manifest.read_text() + "\n# a comment changes the bytes, not the requirements\n")
+    done = noop()
+    assert done.returncode == 0 and "Already up to date" in done.stderr, done.stderr
+    assert done.stdout.strip() == "tomllib,strawpot.model.settings"  # hashed from its contents: the same hash
+    manifest.write_text(manifest.read_text() + '\n[skills]\nsecurity-review = "*"\n')
+    done = noop()
+    assert "strawpot.cli_group" in done.stdout and "Already up to date" not in done.stderr, done.stderr

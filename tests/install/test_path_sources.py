@@ -61,6 +61,8 @@ def test_a_role_using_a_skill_by_path_installs_restages_on_edit_and_locked_notic
     assert installed(proj, "skills", "my-skill", "SKILL.md") == SKILL
     agree(proj)
     assert up_to_date(proj / "strawpot.toml", proj / "strawpot.lock", proj / ".strawpot") is not None
+    # files beside the manifest count in its hash: the no-op check may not answer from its bytes alone
+    assert json.loads((proj / ".strawpot" / ".install-index.json").read_text())["manifest_sha256"] == ""
 
     # an edit of the same size: only the bytes say it changed
     (repo / "skills" / "my-skill" / "SKILL.md").write_text(SKILL.replace("Rule one.", "Rule two."))
