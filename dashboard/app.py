@@ -60,7 +60,7 @@ def create_app(project_dir: Path | None, secret: str, strawpot_cmd: list[str] | 
     scheduler's, when a test injects one. `conversations` runs the conversations' tasks (`strawpot ui`'s
     runner, shared by the adapters' API and the chat pages; one is made when none is given); a global conversation
     belongs to `conversation_home`, else to `project_dir`."""
-    site = Site(secret=secret, command=strawpot_cmd or [sys.executable, "-m", "strawpot.cli"],
+    site = Site(secret=secret, command=strawpot_cmd or [sys.executable, "-P", "-m", "strawpot.cli"],
                 store=ProjectStore(data_dir), home=project_dir, settings=settings, now=now, conversations=conversations)
     live.add_helpers(site.env)
 

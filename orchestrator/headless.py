@@ -23,8 +23,9 @@ ASK_IN_RUN_FOLDER = {"STRAWPOT_SESSION_ASK": "run"}
 
 
 def strawpot_command() -> list[str]:
-    """The `strawpot` program a headless session runs: this interpreter's."""
-    return [sys.executable, "-m", "strawpot.cli"]
+    """The `strawpot` program a headless session runs: this interpreter's (`-P`: the project folder it starts in
+    never comes first on the module path, so a cloned repository's `strawpot/` cannot stand in for ours)."""
+    return [sys.executable, "-P", "-m", "strawpot.cli"]
 
 
 def first_error(text: str) -> str:

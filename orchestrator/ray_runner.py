@@ -57,6 +57,10 @@ class Remote:
         self.host: Any = None
         self._stop_asked = threading.Event()
 
+    @property
+    def stop_asked(self) -> bool:
+        return self._stop_asked.is_set()
+
     def stop(self) -> None:
         self._stop_asked.set()
         if self.host is not None:
@@ -160,7 +164,11 @@ class RayRunner:
             save_token(session.run_id, server.token)
         progress = Progress(session)
         try:
-            self.join()
+            with sigterm_as_interrupt():
+                try:
+                    self.join()
+                except KeyboardInterrupt:
+                    raise StrawpotError(f"run {session.run_id} was interrupted before it started") from None
             # The session's slot (a CPU and the pinned resources) is a placement group: no worker process starts
             # for it, the node's session host runs the session.
             slot = ray().util.placement_group([{"CPU": SESSION_CPUS, **self.resources}], strategy="STRICT_PACK")
@@ -169,7 +177,7 @@ class RayRunner:
             finally:
                 with contextlib.suppress(Exception):  # the cluster may be gone; Ray frees a driver's groups anyway
                     ray().util.remove_placement_group(slot)
-        except StrawpotError:
+        except BaseException:  # our one line, Ctrl-C, anything unforeseen: the run ends failed, its worktree gone
             fail(session, env, isolator, base)
             raise
         finally:
@@ -191,7 +199,8 @@ class RayRunner:
             with sigterm_as_interrupt():
                 try:
                     while not slot.wait(1):  # no room on the cluster yet: wait for it (Ray takes whole seconds)
-                        pass
+                        if remote.stop_asked:
+                            return Result("?", "?", None, cancelled=True), False
                     node = ray().util.placement_group_table(slot)["bundles_to_node_id"][0]
                     remote.placed(host_on(node, self._cpus(node)))
                     node, host = ray().get(remote.host.where.remote())
@@ -248,7 +257,7 @@ class Progress:
         self._offset += len(chunk)
         lines = []
         for line in chunk.decode("utf-8", "replace").splitlines():
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):  # the worker's run folder is agent-writable
                 event = json.loads(line)
                 if isinstance(event, dict) and event.get("event") not in HIDDEN:
                     lines.append(line)
@@ -256,11 +265,11 @@ class Progress:
                         self.session.observer(str(event.get("event")), event)
                     self.shown += 1
         if lines:
-            with open_regular(self.session.directory / TRACE_FILE, "a") as fh:
+            with contextlib.suppress(OSError), open_regular(self.session.directory / TRACE_FILE, "a") as fh:
                 fh.write("".join(f"{line}\n" for line in lines).encode("utf-8"))
         if record and record != self._record:
             self._record = record
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 remote = RunRecord.from_dict(json.loads(record))
                 self.session.agents = {a.agent_id: replace(a, workspace=str(self.session.agent_dir(a.agent_id)))
                                        for a in remote.agents}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.git import GitFailed
-from orchestrator.isolation import IsolatedEnv
+from orchestrator.isolation import IsolatedEnv, Merged
 from orchestrator.isolators import end_isolation
 from orchestrator.launch import Ended, Prepared
 from orchestrator.merge import safe_git
@@ -89,6 +89,11 @@ def land(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: P
         raise IntegrityFailure(f"the worker on {where} refused run {session.run_id}: {result.refused}",
                                hint="nothing was started and your working tree is as it was; run `strawpot sync` "
                                     "here and check the worker's strawpot version, then start again")
+    if result.cancelled:  # `strawpot cancel` before the session began there: nothing ran, nothing to bring back
+        isolator.cleanup(env, base)
+        session.isolation_ended(env.to_dict(), "")
+        session.finish(State.CANCELLED, None)
+        return Ended(session.run_id, session.role, session.state, STOPPED_EXIT_CODE, "", Merged())
     remote = fill_folder(session, result.record, observer, shown)
     if result.left_out:
         session.event("runner_left_out", files=list(result.left_out[:100]), total=len(result.left_out))
@@ -143,7 +148,7 @@ def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[s
     events = []
     with contextlib.suppress(OSError):
         for line in trace.read_text(encoding="utf-8", errors="replace").splitlines():
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 event = json.loads(line)
                 if isinstance(event, dict) and event.get("event") != "run_finished":
                     events.append(line)

@@ -65,6 +65,7 @@ class Result:
     record: bytes = b""
     error: str = ""  # the remote `start`'s last error line, when it ended before the session began
     left_out: tuple[str, ...] = ()  # files of the run folder too large to bring back (pack_run)
+    cancelled: bool = False  # stopped (`strawpot cancel`) before its session began
 
 
 def pack_tree(root: Path) -> bytes:
@@ -121,7 +122,11 @@ class RemoteSession:
             more = f" (and {len(mismatches) - MAX_LISTED} more)" if len(mismatches) > MAX_LISTED else ""
             return Result(self.node, socket.gethostname(), None,
                           refused=f"the installed packages it was sent do not match {LOCK_NAME}: {listed}{more}")
+        if self._stopped.is_set():
+            return Result(self.node, socket.gethostname(), None, cancelled=True)
         code, error = self._start(job, project, scratch)
+        if code is None and self._stopped.is_set():
+            return Result(self.node, socket.gethostname(), None, cancelled=True)
         new_tree = snapshot(repo, exclude)
         patch = git_patch(repo, base_tree, new_tree)
         record, left_out = pack_run(self._folder)
@@ -140,7 +145,10 @@ class RemoteSession:
                 return None, "cancelled before it started"
             self._proc = self._launch(args, project, env, scratch / "start.err")
         code = self._wait(self._proc)
-        text = (scratch / "start.err").read_text(encoding="utf-8", errors="replace")
+        try:
+            text = (scratch / "start.err").read_text(encoding="utf-8", errors="replace")
+        except OSError:  # a spare that died before it opened it
+            text = ""
         errors = [line for line in text.splitlines() if line.startswith("error:")]
         return code, errors[-1].removeprefix("error:").strip() if errors else ""
 
@@ -166,7 +174,8 @@ class RemoteSession:
             with open_regular(folder / TRACE_FILE) as fh:
                 fh.seek(offset)
                 chunk = fh.read(PROGRESS_MAX)
-            chunk = chunk[:chunk.rfind(b"\n") + 1]
+            if len(chunk) < PROGRESS_MAX or b"\n" in chunk:  # a line longer than that is passed over, unread
+                chunk = chunk[:chunk.rfind(b"\n") + 1]
         with contextlib.suppress(OSError), open_regular(folder / SESSION_FILE) as fh:
             record = fh.read(MAX_RECORD_BYTES + 1)
         return chunk, record if len(record) <= MAX_RECORD_BYTES else b""

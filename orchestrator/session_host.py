@@ -6,12 +6,13 @@ import hashlib
 import os
 import socket
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from orchestrator import remote_session, spare_start
 from orchestrator.ray_import import ray
-from orchestrator.remote_session import WORKER_OWN, Job, RemoteSession, Result
+from orchestrator.remote_session import ORPHANED, WORKER_OWN, Job, RemoteSession, Result
 from orchestrator.spare_start import Spares
 
 NAMESPACE = "strawpot"
@@ -25,6 +26,7 @@ class SessionHost:
     def __init__(self) -> None:
         self.node = ray().get_runtime_context().get_node_id()
         self._sessions: dict[str, RemoteSession] = {}
+        self._early: dict[str, float] = {}  # stops that came before their run, and when
         self._lock = threading.Lock()
         self._spares = Spares({k: os.environ[k] for k in WORKER_OWN if k in os.environ})
 
@@ -40,7 +42,14 @@ class SessionHost:
                 self._sessions.pop(job.run_id, None)
 
     def stop(self, run_id: str) -> bool:
-        return self._session(run_id).stop()
+        with self._lock:
+            session = self._sessions.get(run_id)
+            if session is None:  # its run has not come yet (or has ended): kept ORPHANED seconds for it
+                now = time.monotonic()
+                self._early = {rid: at for rid, at in self._early.items() if now - at < ORPHANED}
+                self._early[run_id] = now
+                return False
+        return session.stop()
 
     def progress(self, run_id: str, offset: int) -> tuple[bytes, bytes]:
         with self._lock:
@@ -49,7 +58,10 @@ class SessionHost:
 
     def _session(self, run_id: str) -> RemoteSession:
         with self._lock:
-            return self._sessions.setdefault(run_id, RemoteSession(self.node, self._spares.launch))
+            session = self._sessions[run_id] = RemoteSession(self.node, self._spares.launch)
+            if self._early.pop(run_id, None) is not None:
+                session.stop()  # a stop came first: the run does not start
+            return session
 
 
 def host_on(node: str, cpus: float) -> Any:

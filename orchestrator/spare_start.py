@@ -11,15 +11,18 @@ import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 PR_SET_PDEATHSIG = 1  # prctl(2)
 SPARE = "strawpot.spare"  # the spare's program (`python -m`): the commands are not the orchestrator's to import
 
 
 def fresh(args: list[str], cwd: Path, env: Mapping[str, str], err: Path) -> subprocess.Popen[bytes]:
-    """`strawpot ARGS` in a new process (its own process group, SIGTERM when the thread that started it ends)."""
+    """`strawpot ARGS` in a new process (its own process group, SIGTERM when the thread that started it ends; `-P`:
+    the project folder it runs in never comes first on the module path, so a repository's `orchestrator/` cannot
+    stand in for ours)."""
     with err.open("wb") as stderr:
-        return subprocess.Popen([sys.executable, "-m", "strawpot.cli", *args], cwd=cwd, env=dict(env),
+        return subprocess.Popen([sys.executable, "-P", "-m", "strawpot.cli", *args], cwd=cwd, env=dict(env),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
                                 start_new_session=True, preexec_fn=end_with_parent)
 
@@ -57,7 +60,8 @@ class Spares:
         return fresh(args, cwd, env, err)
 
     def close(self) -> None:
-        """End the spare and start no more."""
+        """End the spare and start no more (its keeper thread ends: only when no session it started still runs,
+        as their PDEATHSIG follows that thread)."""
         with self._lock:
             self._closed, spare, self._spare = True, self._spare, None
         self._wanted.set()
@@ -74,13 +78,24 @@ class Spares:
                     return
                 if self._spare is None or self._spare.poll() is not None:
                     self._spare = subprocess.Popen(
-                        [sys.executable, "-m", SPARE], env=self._env, stdin=subprocess.PIPE,
+                        [sys.executable, "-P", "-m", SPARE], env=self._env, stdin=subprocess.PIPE,
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                         preexec_fn=end_with_parent)
+
+
+def _prctl() -> Any:
+    """libc's prctl, looked up here: a forked child of a threaded worker must not load libraries (dlopen may wait
+    on a lock another thread held at the fork)."""
+    with contextlib.suppress(OSError, AttributeError):
+        return ctypes.CDLL(None, use_errno=True).prctl
+    return None
+
+
+PRCTL = _prctl()
 
 
 def end_with_parent() -> None:
     """In the child, before exec: SIGTERM when the worker that started it dies (its node lost, the actor killed), so
     the session stops its agents instead of running on unowned (Linux; elsewhere the worker's end is not seen)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if PRCTL is not None:
+        PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)

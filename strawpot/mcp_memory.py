@@ -79,5 +79,5 @@ def config_snippet(project_dir: Path) -> str:
     command = shutil.which("strawpot") or sys.executable
     args = ["mcp", "serve", "--project", str(project_dir)]
     if command == sys.executable:
-        args = ["-m", "strawpot.cli", *args]
+        args = ["-P", "-m", "strawpot.cli", *args]  # -P: the project's own folders never shadow our modules
     return json.dumps({"mcpServers": {SERVER_NAME: {"command": command, "args": args}}}, indent=2)

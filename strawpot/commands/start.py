@@ -135,7 +135,7 @@ def _start_in_tmux(prepared: Prepared, run_id: str, role: str | None, runtime: s
     from orchestrator.tmux import TmuxSession
     from strawpot.commands._interactive import attach_and_report
 
-    argv = [sys.executable, "-m", "strawpot.cli", "start", "--attach", "direct", "--run-id", run_id,
+    argv = [sys.executable, "-P", "-m", "strawpot.cli", "start", "--attach", "direct", "--run-id", run_id,
             "--project", str(prepared.project.dir), "--role", prepared.role, "--progress", progress, *flags]
     for flag, value in (("--runtime", runtime), ("--task", task)):
         if value:

@@ -6,7 +6,7 @@ question for a bare `strawpot install` before click, rich, tomlkit or httpx are 
 cheap (not even the TOML lock parser): the full path leaves `.strawpot/.install-index.json`, the lock's
 package and file list as JSON keyed by the sha256 of the lock's bytes, so a no-op reads one small JSON
 file and stats the tree; without a matching index it parses the lock. The index also names the manifest's bytes
-(their sha256) when they alone decide its hash and it matched the lock's, so a no-op need not parse the
+(with this version) when they alone decide its hash and it matched the lock's, so a no-op need not parse the
 manifest either (nor import `tomllib` or the settings schema). The manifest hash and the tree's
 file names come from `strawpot.model.tree_facts`, as they do for `Manifest` and the pipeline. Any doubt
 answers None and the rest of the pipeline decides.
@@ -136,7 +136,7 @@ def _manifest_matches(path: Path, locked_hash: str, known: str | None) -> bool:
             raw = b""
         except OSError:
             raw = None
-        if raw is not None and hashlib.sha256(raw).hexdigest() == known:
+        if raw is not None and _manifest_key(raw) == known:
             return True
     return manifest_hash(path) == locked_hash
 
@@ -174,11 +174,19 @@ def write_index(tree_root: Path, project: Project, lock: Lockfile, scripted: set
 
 
 def _known_manifest(manifest_path: Path, locked_hash: str) -> str:
-    """The sha256 of the manifest's bytes when they alone decide its hash and it is `locked_hash`; else ""."""
+    """The manifest's key (`_manifest_key`) when its bytes alone decide its hash and it is `locked_hash`; else ""."""
     found = _manifest(manifest_path)
     if found is None or found[2] or found[0] != locked_hash:
         return ""
-    return hashlib.sha256(found[1]).hexdigest()
+    return _manifest_key(found[1])
+
+
+def _manifest_key(raw: bytes) -> str:
+    """What the index names a manifest by: the sha256 of this strawpot's version and the manifest's bytes (an
+    upgrade may hash the same bytes by other rules, so a key from an older version never matches)."""
+    from strawpot import __version__
+
+    return hashlib.sha256(f"{__version__}\0".encode() + raw).hexdigest()
 
 
 def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry], str | None] | None:

@@ -264,6 +264,36 @@ def test_a_refusal_on_the_worker_is_reported_here_and_ends_the_run_failed_with_n
     assert git(project.root, "status", "--porcelain") == ""
 
 
+def test_a_cancel_before_the_session_began_ends_the_run_cancelled_with_nothing_started_or_left(
+        project: ProjectFixture, tmp_path: Path) -> None:
+    from orchestrator.remote_job import land
+    from orchestrator.session import Session
+    from orchestrator.worktree import WorktreeIsolator
+
+    project.build()
+    a_git_project(project.root)
+    bundle = tmp_path / "base.bundle"
+    git(project.root, "update-ref", "refs/strawpot-remote/x", "HEAD")
+    git(project.root, "bundle", "create", "-q", str(bundle), "refs/strawpot-remote/x")
+    job = Job(run_id="run_20260101_000000_abcdef", bundle=bundle.read_bytes(), tree=pack_tree(project.state_dir),
+              lock=(project.root / "strawpot.lock").read_bytes(), manifest=(project.root / "strawpot.toml").read_bytes(),
+              rel="", args=("--task", "write:x.txt=x"), ref="refs/strawpot-remote/x")
+    worker = RemoteSession("node-1", launch=lambda *a: pytest.fail("a cancelled session was started"))
+    assert worker.stop() is False  # `strawpot cancel` reached the worker before the run did
+    result = worker.run(job)
+    assert result.cancelled and result.exit_code is None and result.patch == b"" and result.record == b""
+
+    session = Session.create(project.sessions_dir, "orchestrator", "t", job.run_id)
+    isolator = WorktreeIsolator()
+    env = isolator.create(session.run_id, project.root)
+    ended = land(session, env, isolator, project.root, result)
+    assert (ended.state, ended.exit_code) == ("cancelled", 130)
+    saved = record(project)
+    assert saved["state"] == "cancelled" and saved["isolation"]["state"] == "removed"
+    assert git(project.root, "worktree", "list").count("\n") == 1
+    assert git(project.root, "branch", "--format=%(refname:short)").split() == ["main"]
+
+
 def test_six_scheduled_sessions_fan_out_onto_the_cluster_across_both_nodes_and_all_merge_back(
         repo: ProjectFixture, env: dict[str, str], cluster: Any, monkeypatch: pytest.MonkeyPatch,
         tmp_path: Path) -> None:

@@ -40,9 +40,15 @@ def spare_of(spares: Spares, within: float = 30) -> subprocess.Popen[bytes]:
 
 def test_a_spare_runs_the_sessions_command_as_a_fresh_start_does_and_a_new_spare_follows(tmp_path: Path) -> None:
     project, env = a_project_with_a_broken_config(tmp_path)
+    # The project's own packages never stand in for ours (python -P): this one would say it was imported.
+    (project / "orchestrator").mkdir()
+    (project / "orchestrator" / "__init__.py").write_text(f"open({str(tmp_path / 'imported')!r}, 'w')\n")
     args = ["start", "--headless", "--task", "x"]
     expected = fresh(args, project, env, tmp_path / "fresh.err").wait(60)
-    spares = Spares(WORKER_ENV)
+    elsewhere = tmp_path / "elsewhere-config"  # the spare's own environment names another (broken) config folder:
+    elsewhere.mkdir()  # the session must get only the environment it was sent
+    (elsewhere / "config.toml").write_text("also = [\n")
+    spares = Spares({**WORKER_ENV, "STRAWPOT_CONFIG_DIR": str(elsewhere), "STRAWPOT_LEAKED": "1"})
     try:
         spare = spare_of(spares)
         time.sleep(1)  # let it import the start path and wait for its order (it is taken either way)
@@ -59,6 +65,13 @@ def test_a_spare_runs_the_sessions_command_as_a_fresh_start_does_and_a_new_spare
         again = spares.launch(args, project, env, tmp_path / "again.err")
         assert again is not following and again.wait(60) == 2
         assert (tmp_path / "again.err").read_text() == said
+        plain = {**WORKER_ENV, "HOME": str(tmp_path / "home")}  # no config folder named: the spare's must not apply
+        want = fresh(args, project, plain, tmp_path / "plain-fresh.err").wait(60)
+        spare_of(spares)
+        got = spares.launch(args, project, plain, tmp_path / "plain-spare.err").wait(60)
+        seen = (tmp_path / "plain-spare.err").read_text()
+        assert (got, seen) == (want, (tmp_path / "plain-fresh.err").read_text()) and "elsewhere" not in seen, seen
+        assert not (tmp_path / "imported").exists()
     finally:
         spares.close()
 
