@@ -20,13 +20,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_delegation import build_project  # noqa: E402
+from bench_install import timed  # noqa: E402
 
 MB = 1024 * 1024
 NODE_NAMES = ("node_a", "node_b")
@@ -36,15 +36,6 @@ IDENTITY = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.org", "GIT_CO
 
 def git(root: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env={**os.environ, **IDENTITY})
-
-
-def timed(argv: list[str], root: Path, env: dict[str, str]) -> float:
-    began = time.perf_counter()
-    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=300)
-    took = time.perf_counter() - began
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[3:6])} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return took
 
 
 def main() -> None:
