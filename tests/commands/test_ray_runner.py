@@ -16,7 +16,7 @@ import pytest
 from orchestrator.remote_session import Job, RemoteSession, pack_tree
 from tests._cli import STRAWPOT, strawpot
 from tests._ray_cluster import MB, NODES, record, settled, start, started_remotely
-from tests.orchestrator._merge_scenario import a_git_project, git
+from tests.orchestrator._merge_scenario import IDENTITY, a_git_project, git
 from tests.orchestrator.conftest import ProjectFixture
 
 pytestmark = [pytest.mark.ray, pytest.mark.e2e]
@@ -89,19 +89,24 @@ def test_two_sessions_at_once_run_on_both_nodes_and_both_merge_back(repo: Projec
     assert nodes == {cluster.workers[name].node_id for name in NODES}
 
 
+def a_job(project: ProjectFixture, tmp_path: Path) -> Job:
+    """What `start` would send a worker for the built git project: its HEAD as the bundle, its installed tree."""
+    bundle = tmp_path / "base.bundle"
+    git(project.root, "update-ref", "refs/strawpot-remote/x", "HEAD")
+    git(project.root, "bundle", "create", "-q", str(bundle), "refs/strawpot-remote/x")
+    return Job(run_id="run_20260101_000000_abcdef", bundle=bundle.read_bytes(), tree=pack_tree(project.state_dir),
+               lock=(project.root / "strawpot.lock").read_bytes(),
+               manifest=(project.root / "strawpot.toml").read_bytes(), rel="", args=("--task", "write:x.txt=x"),
+               ref="refs/strawpot-remote/x")
+
+
 def test_a_worker_refuses_an_installed_tree_that_does_not_match_the_lock(project: ProjectFixture,
                                                                         tmp_path: Path) -> None:
     project.build()
     a_git_project(project.root)
     tree = project.state_dir / "agents" / "stub-agent" / "AGENT.md"
     tree.write_text(tree.read_text() + "\nchanged after the lock was written\n")
-    bundle = tmp_path / "base.bundle"
-    git(project.root, "update-ref", "refs/strawpot-remote/x", "HEAD")
-    git(project.root, "bundle", "create", "-q", str(bundle), "refs/strawpot-remote/x")
-    job = Job(run_id="run_20260101_000000_abcdef", bundle=bundle.read_bytes(), tree=pack_tree(project.state_dir),
-              lock=(project.root / "strawpot.lock").read_bytes(), manifest=(project.root / "strawpot.toml").read_bytes(),
-              rel="", args=("--task", "write:x.txt=x"), ref="refs/strawpot-remote/x")
-    result = RemoteSession("node-1").run(job)
+    result = RemoteSession("node-1").run(a_job(project, tmp_path))
     assert result.refused.startswith("the installed packages it was sent do not match strawpot.lock: agent stub-agent: "
                                      "AGENT.md"), result.refused
     assert result.exit_code is None and result.patch == b"" and result.record == b""
@@ -272,12 +277,7 @@ def test_a_cancel_before_the_session_began_ends_the_run_cancelled_with_nothing_s
 
     project.build()
     a_git_project(project.root)
-    bundle = tmp_path / "base.bundle"
-    git(project.root, "update-ref", "refs/strawpot-remote/x", "HEAD")
-    git(project.root, "bundle", "create", "-q", str(bundle), "refs/strawpot-remote/x")
-    job = Job(run_id="run_20260101_000000_abcdef", bundle=bundle.read_bytes(), tree=pack_tree(project.state_dir),
-              lock=(project.root / "strawpot.lock").read_bytes(), manifest=(project.root / "strawpot.toml").read_bytes(),
-              rel="", args=("--task", "write:x.txt=x"), ref="refs/strawpot-remote/x")
+    job = a_job(project, tmp_path)
     worker = RemoteSession("node-1", launch=lambda *a: pytest.fail("a cancelled session was started"))
     assert worker.stop() is False  # `strawpot cancel` reached the worker before the run did
     result = worker.run(job)
@@ -290,6 +290,27 @@ def test_a_cancel_before_the_session_began_ends_the_run_cancelled_with_nothing_s
     assert (ended.state, ended.exit_code) == ("cancelled", 130)
     saved = record(project)
     assert saved["state"] == "cancelled" and saved["isolation"]["state"] == "removed"
+    assert git(project.root, "worktree", "list").count("\n") == 1
+    assert git(project.root, "branch", "--format=%(refname:short)").split() == ["main"]
+
+
+def test_ctrl_c_while_ray_is_joined_ends_the_run_failed_with_its_worktree_removed(
+        project: ProjectFixture, env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.ray_runner import RayRunner
+    from tests._cli import strawpot_here
+
+    def interrupted(self: RayRunner) -> None:
+        raise KeyboardInterrupt  # Ctrl-C in the second Ray takes to import and join, after the worktree was made
+
+    monkeypatch.setattr(RayRunner, "join", interrupted)
+    project.build()
+    a_git_project(project.root)
+    proc = strawpot_here("start", "--headless", "--runner", "ray", "--task", "write:x.txt=x", cwd=project.root,
+                         env={**env, **IDENTITY, "STRAWPOT_RUNNER_RAY_ADDRESS": "auto"})
+    assert proc.returncode == 1, proc.stderr
+    assert f"error: run {record(project)['run_id']} was interrupted before it started" in proc.stderr
+    data = record(project)
+    assert data["state"] == "failed" and data["isolation"]["state"] == "removed"
     assert git(project.root, "worktree", "list").count("\n") == 1
     assert git(project.root, "branch", "--format=%(refname:short)").split() == ["main"]
 
