@@ -6,14 +6,12 @@ import re
 from dataclasses import dataclass
 
 from resolver.errors import InvalidRequirement
+from resolver.slug import SLUG_MAX_LENGTH, SLUG_PATTERN
 from resolver.specifier import _parse
 from resolver.version_set import VersionSet
 
 __all__ = ["SLUG_MAX_LENGTH", "SLUG_PATTERN", "Requirement", "parse_requirement"]
 
-SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-"""The shape of a package slug (DESIGN §3)."""
-SLUG_MAX_LENGTH = 64
 
 _SLUG_PREFIX_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
 _SPEC_START = frozenset("=!<>^~*@ \t")

@@ -86,74 +86,63 @@ class StrawpotGroup(click.RichGroup):
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour on stderr and stdout (NO_COLOR and FORCE_COLOR are honoured with auto).")
 def cli(quiet: bool, verbose: bool, color: str) -> None:
-    _apply_global_options(quiet, verbose, color)
+    from strawpot.console import apply_global_options
 
-
-def _apply_global_options(quiet: bool, verbose: bool, color: str) -> None:
-    import os
-
-    if color == "never":
-        os.environ.pop("FORCE_COLOR", None)
-        os.environ["NO_COLOR"] = "1"
-    elif color == "always":
-        os.environ.pop("NO_COLOR", None)
-        os.environ["FORCE_COLOR"] = "1"
-    from strawpot import console
-
-    console.configure(quiet=quiet, color=color)  # consoles made later read NO_COLOR/FORCE_COLOR when made
-    if verbose:
-        import logging
-
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
-        # one line per registry request (method, URL, status, ms) and per cache hit or revalidation;
-        # httpx's own request line would repeat ours without the timing
-        for name in ("hub_client",):
-            logger = logging.getLogger(name)
-            logger.setLevel(logging.INFO)
-            logger.addHandler(handler)
+    apply_global_options(quiet, verbose, color)
 
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI; an expected failure prints one `error:` line (and a hint) and exits with its code."""
-    from strawpot.model.errors import StrawpotError
-
     args = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in args
     try:
         result = cli.main(args=argv, prog_name="strawpot", standalone_mode=False)
-    except StrawpotError as exc:
-        _print_error(exc.message, exc.hint, json_for=args if as_json else None, code=exc.exit_code)
+    except (Exception, KeyboardInterrupt) as exc:
+        code = failure(exc, args)
+        if code is None:
+            raise
+        return code
+    # Without standalone mode click returns ctx.exit(n)'s code (or the callback's value).
+    return result if isinstance(result, int) else 0
+
+
+def failure(exc: BaseException, args: list[str]) -> int | None:
+    """Print the one line (and hint) of an expected failure of command line `args`, and return its exit code; None
+    for an exception no command should raise (a bug: its traceback shows)."""
+    from strawpot.model.errors import StrawpotError
+
+    as_json = "--json" in args
+    json_for = args if as_json else None
+    if isinstance(exc, StrawpotError):
+        _print_error(exc.message, exc.hint, json_for=json_for, code=exc.exit_code)
         return exc.exit_code
-    except plain_click.Abort:
-        _print_error("aborted", None, json_for=args if as_json else None, code=130)
+    if isinstance(exc, plain_click.Abort):
+        _print_error("aborted", None, json_for=json_for, code=130)
         return 130
-    except KeyboardInterrupt:
-        _print_error("interrupted", None, json_for=args if as_json else None, code=130)
+    if isinstance(exc, KeyboardInterrupt):
+        _print_error("interrupted", None, json_for=json_for, code=130)
         return 130
-    except plain_click.UsageError as exc:  # one line and a hint, as every other failure (not click's box)
+    if isinstance(exc, plain_click.UsageError):  # one line and a hint, as every other failure (not click's box)
         message, hint = _usage_text(exc)
-        _print_error(message, hint, json_for=args if as_json else None, code=2)
+        _print_error(message, hint, json_for=json_for, code=2)
         return 2
-    except plain_click.ClickException as exc:
+    if isinstance(exc, plain_click.ClickException):
         exc.show()
         code = 2 if isinstance(exc, click.UsageError) else exc.exit_code
         if as_json:
             _print_json_error(args, code, exc.format_message(), None)
         return code
-    except plain_click.exceptions.Exit as exc:
+    if isinstance(exc, plain_click.exceptions.Exit):
         return int(exc.exit_code)
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
         return 1
-    except OSError as exc:
+    if isinstance(exc, OSError):
         # The file system refused (read-only, permissions, disk full, a file where a folder must be): name the
         # path and the reason in one line; whatever was being replaced is left as it was (writes are atomic).
         where = f": {exc.filename}" if exc.filename else ""
         _print_error(f"{exc.strerror or exc}{where}", "check the permissions and free space of that path",
-                     json_for=args if as_json else None, code=1)
+                     json_for=json_for, code=1)
         return 1
-    # Without standalone mode click returns ctx.exit(n)'s code (or the callback's value).
-    return result if isinstance(result, int) else 0
+    return None
 
 
 def _usage_text(exc: plain_click.UsageError) -> tuple[str, str]:

@@ -123,6 +123,28 @@ err_console = LazyConsole(stderr=True)
 out_console = LazyConsole(stderr=False)
 
 
+def apply_global_options(quiet: bool, verbose: bool, color: str) -> None:
+    """Apply strawpot's --quiet, --verbose and --color (read by click, or by the early answer without it)."""
+    if color == "never":
+        os.environ.pop("FORCE_COLOR", None)
+        os.environ["NO_COLOR"] = "1"
+    elif color == "always":
+        os.environ.pop("NO_COLOR", None)
+        os.environ["FORCE_COLOR"] = "1"
+    configure(quiet=quiet, color=color)  # consoles made later read NO_COLOR/FORCE_COLOR when made
+    if verbose:
+        import logging
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        # one line per registry request (method, URL, status, ms) and per cache hit or revalidation;
+        # httpx's own request line would repeat ours without the timing
+        for name in ("hub_client",):
+            logger = logging.getLogger(name)
+            logger.setLevel(logging.INFO)
+            logger.addHandler(handler)
+
+
 def configure(*, quiet: bool, color: str) -> None:
     """Apply --quiet and --color: to consoles already made (colour from the environment otherwise)."""
     err_console.quiet = quiet

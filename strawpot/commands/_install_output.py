@@ -57,8 +57,8 @@ def note_stale_lock(project: Project, lock: Lockfile) -> None:
     if lock_is_behind(project, lock):
         from strawpot.console import err_console
 
-        err_console.print(f"note: {project.manifest_path.name} changed since {project.lock_path.name} was written; "
-                          "this shows the lock (update it with `strawpot lock` or `strawpot install`)", markup=False)
+        err_console.line(f"note: {project.manifest_path.name} changed since {project.lock_path.name} was written; "
+                         "this shows the lock (update it with `strawpot lock` or `strawpot install`)")
 
 
 class RichReporter:

@@ -8,13 +8,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import rich_click as click
 
+from strawpot.commands._json_report import JSON_FORMAT_VERSION as JSON_FORMAT_VERSION
+from strawpot.commands._json_report import json_document as json_document
+from strawpot.commands._json_report import print_json as print_json
+
 if TYPE_CHECKING:
     from strawpot.model.kinds import Kind
     from strawpot.model.layout import Project
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-JSON_FORMAT_VERSION = 2  # docs/json.md: snake_case keys, times in seconds, schema_version and command in each
 
 
 def project_option(func: F) -> F:
@@ -51,24 +54,6 @@ def project_options(func: F) -> F:
 def registry_project_options(func: F) -> F:
     """--global, --project, --registry and --json: what every command that also asks the registry takes."""
     return global_option(project_option(registry_option(json_option(func))))
-
-
-def print_json(payload: dict[str, Any]) -> None:
-    """Print a JSON report on stdout in the one shape every `--json` has (docs/json.md)."""
-    import json
-    import sys
-
-    sys.stdout.write(json.dumps(json_document(payload), indent=2, sort_keys=False) + "\n")
-
-
-def json_document(payload: dict[str, Any], command: str | None = None) -> dict[str, Any]:
-    """`schema_version`, `command` (the running command's path, e.g. "registry token create"), then the payload as
-    the command built it: snake_case keys and times in seconds (a registry answer converted where it was read)."""
-    if command is None:
-        ctx = click.get_current_context(silent=True)
-        command = ctx.command_path.partition(" ")[2] if ctx is not None else str(payload.get("command", ""))
-    body = {k: v for k, v in payload.items() if k != "command"}
-    return {"schema_version": JSON_FORMAT_VERSION, "command": command, **body}
 
 
 def lock_mode_options(func: F) -> F:

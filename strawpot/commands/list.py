@@ -27,53 +27,31 @@ def command(
     registry: str | None, as_json: bool,
 ) -> None:
     """List installed packages with their versions and whether they match strawpot.lock."""
+    if not remote:
+        from strawpot.commands._read_only import installed
+
+        installed(kind, is_global, project, as_json)
+        return
     from strawpot.commands._install_output import parse_kind
     from strawpot.config_files import Project
     from strawpot.model.kinds import KIND_ORDER
 
     kinds = [parse_kind(kind)] if kind else list(KIND_ORDER)
-    the_project = Project.at(project, is_global=is_global)
-    rows = _remote(the_project, kinds, registry, limit) if remote else _installed(the_project, kinds)
+    rows = _remote(Project.at(project, is_global=is_global), kinds, registry, limit)
     if as_json:
         from strawpot.commands._options import print_json
 
         print_json({"command": "list", "remote": remote, "packages": rows})
         return
-    from strawpot.console import err_console, out_console
-
     if not rows:
-        err_console.print("No packages" + ("" if remote else f" installed in {the_project.tree_root}"), markup=False)
+        from strawpot.console import err_console
+
+        err_console.line("No packages")
         return
-    from rich.table import Table
+    from strawpot.commands._read_only import print_table
 
-    table = Table(box=None, pad_edge=False)
-    columns = ("kind", "name", "summary") if remote else ("kind", "name", "version", "status")
-    for column in columns:
-        table.add_column(column)
-    from strawpot.model.display import terminal_safe
-
-    for row in rows:
-        table.add_row(*(terminal_safe(str(row.get(c) or "")) for c in columns))
-    out_console.print(table)
-
-
-def _installed(project: Project, kinds: list[Kind]) -> list[dict[str, object]]:
-    from strawpot.model.installed import InstalledTree
-    from strawpot.model.lockfile import Lockfile
-
-    lock = Lockfile.load(project.lock_path) if project.lock_path.exists() else None
-    if lock is not None:
-        from strawpot.commands._install_output import note_stale_lock
-
-        note_stale_lock(project, lock)
-    rows: list[dict[str, object]] = []
-    for pkg in InstalledTree(project.tree_root).packages():
-        if pkg.kind not in kinds:
-            continue
-        locked = lock.get(pkg.kind, pkg.name) if lock else None
-        status = "not in lock" if locked is None else ("locked" if locked.version == pkg.version else f"lock has {locked.version}")
-        rows.append({"kind": pkg.kind.value, "name": pkg.name, "version": pkg.version, "status": status})
-    return rows
+    columns = ("kind", "name", "summary")
+    print_table(columns, [[str(row.get(c) or "") for c in columns] for row in rows], pad_edge=False)
 
 
 def _remote(project: Project, kinds: list[Kind], registry: str | None, limit: int) -> list[dict[str, object]]:

@@ -29,11 +29,10 @@ def command(
     from strawpot.commands._install_output import note_stale_lock
 
     note_stale_lock(the_project, lock)
-    import dataclasses
-
     from strawpot.install.local import is_path_source
+    from strawpot.model.record import replace
 
-    lock = dataclasses.replace(lock, packages=tuple(p for p in lock.packages if not is_path_source(p)))  # from folders
+    lock = replace(lock, packages=tuple(p for p in lock.packages if not is_path_source(p)))  # from folders
     chosen = choose_registry(the_project, registry)
     url = chosen.url
     with hub_errors(url), open_client(chosen) as client:

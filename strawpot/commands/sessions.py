@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from orchestrator.run_record import RunRecord
 
 SECTION = "sessions"
-BROKEN_SHOWN = 5  # unreadable run records named one a line; the rest counted
 
 
 @click.command()
@@ -40,7 +39,7 @@ def command(action: str | None, run_id: str | None, answer: tuple[str, ...], pru
     one holding work no other branch has is removed only when you say yes on a terminal, or with `--force`
     (without a terminal it is kept and the command exits 2). `--dry-run` lists what would go.
     """
-    from orchestrator.run_record import RunRecordBroken, list_runs, read_run
+    from orchestrator.run_record import read_run
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project
 
@@ -62,12 +61,9 @@ def command(action: str | None, run_id: str | None, answer: tuple[str, ...], pru
         return
     if force or dry_run:
         raise UsageError("--force and --dry-run go with --prune", hint="`strawpot sessions --prune --dry-run`")
-    broken: list[RunRecordBroken] = []
-    _list(list_runs(the_project.sessions_dir, broken), as_json)
-    for exc in sorted(broken, key=lambda e: str(e.path))[:BROKEN_SHOWN]:
-        click.echo(f"warning: left out {exc.path}: {exc.reason} (restore it, or remove the run's folder)", err=True)
-    if len(broken) > BROKEN_SHOWN:
-        click.echo(f"warning: left out {len(broken) - BROKEN_SHOWN} more unreadable run records", err=True)
+    from strawpot.commands._read_only import sessions
+
+    sessions(project, as_json)
 
 
 def _prune(sessions_root: Path, project_dir: Path, *, force: bool, dry_run: bool, as_json: bool) -> None:
@@ -124,31 +120,6 @@ def _json(left: Leftover) -> dict[str, Any]:
     return {"run_id": left.run_id, "worktree": None if left.worktree is None else str(left.worktree),
             "branch": left.branch, "commits": left.commits,
             "changed_files": None if left.changed < 0 else left.changed}  # None: git could not tell
-
-
-def _list(runs: list[RunRecord], as_json: bool) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    from strawpot.commands._run_summary import when, worktree
-    from strawpot.console import new_console
-    from strawpot.model.display import terminal_safe
-
-    if as_json:
-        print_json({"sessions": [{k: v for k, v in r.to_dict().items() if k != "agents"} | {"agents": len(r.agents)}
-                                 for r in runs]})
-        return
-    if not runs:
-        click.echo("no sessions yet (run `strawpot start`)", err=True)
-        return
-    table = Table("run", "started", "role", "state", "exit", "agents", "worktree", box=None)
-    for r in runs:
-        states = [str(a.state) for a in r.agents]
-        agents = ", ".join(f"{n} {s}" for s in dict.fromkeys(states) if (n := states.count(s))) or "0"
-        cells = (r.run_id, when(r.started_at), r.role, str(r.state), "-" if r.exit_code is None else str(r.exit_code),
-                 agents, worktree(r.isolation))
-        table.add_row(*(escape(terminal_safe(cell)) for cell in cells))  # a record's text is anyone's: inert
-    new_console(stderr=False).print(table)
 
 
 def _show(record: RunRecord, as_json: bool, sessions_root: Path) -> None:

@@ -32,6 +32,7 @@ from strawpot.model import merkle
 from strawpot.model.errors import RegistryUnreachable
 from strawpot.model.fs import atomic_write
 from strawpot.model.lockfile import LockedPackage, LockedSigner, Lockfile
+from strawpot.model.record import replace
 
 if TYPE_CHECKING:
     from hub_client import HubClient, VersionInfo
@@ -100,11 +101,11 @@ def verify_lock(client: HubClient, registry: str, lock: Lockfile, infos: Mapping
         if rotated is not None and signer is not None:
             notes.append(_rotation(client, url, pkg, signer, rotated, key, (size, root), log))
         kept.extend([record] if record is not None else [])
-        updated.append(dataclasses.replace(pkg, signer=signer, log_index=info.log_index, log=log))
+        updated.append(replace(pkg, signer=signer, log_index=info.log_index, log=log))
     keep(cache, url, kept)
     atomic_write(path, json.dumps({"registry": url, "public_key": public, "size": size, "root_hash": root.hex()}),
                  durable=False)
-    return dataclasses.replace(lock, packages=tuple(updated)), notes
+    return replace(lock, packages=tuple(updated)), notes
 
 
 def _proofs(client: HubClient, url: str, indexes: list[int], log: str | None) -> dict[str, Any]:
@@ -225,8 +226,8 @@ def verify_offline(url: str, lock: Lockfile, infos: Mapping[tuple[str, str], Ver
         if against_previous(url, pkg, signer, previous, policy.require_signatures) is not None:
             raise fail(url, f"{what(pkg)} is signed by a new key of its publisher; the rotation is checked against "
                             "the registry's log, online")
-        updated.append(dataclasses.replace(pkg, signer=signer, log_index=info.log_index, log=info.log))
-    return dataclasses.replace(lock, packages=tuple(updated))
+        updated.append(replace(pkg, signer=signer, log_index=info.log_index, log=info.log))
+    return replace(lock, packages=tuple(updated))
 
 
 def check_resolution(client: HubClient, url: str, resolution: Resolution, previous: Lockfile | None,

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import Project
 from strawpot.model.lockfile import LockedPackage, Lockfile, LockfileError
+from strawpot.model.record import Record
 
 Key = tuple[Kind, str]
 MAX_PATHS = 50
 VIA_WILDCARD = "via *"  # the spec of an edge a role's `*` makes (every installed skill or role)
 
 
-@dataclass(frozen=True)
-class Root:
+class Root(Record):
+    """A requirement a query starts from: one of strawpot.toml's, or a locked package nothing depends on."""
+
     kind: Kind
     name: str
     spec: str
@@ -27,7 +28,7 @@ def load_roots(manifest_path: Path) -> list[Root]:
     """The manifest's requirements as query roots (a malformed manifest is reported like anywhere else)."""
     from strawpot.model.manifest import Manifest
 
-    return [Root(e.kind, e.name, e.spec) for e in Manifest.read(manifest_path).entries()]
+    return [Root(e.kind, e.name, e.spec) for e in Manifest.read(manifest_path, remember=True).entries()]
 
 
 def roots_of(lock: Lockfile, manifest_roots: Iterable[Root] | None) -> list[Root]:
@@ -43,14 +44,18 @@ def wildcard_edges(lock: Lockfile, tree_root: Path) -> dict[Key, list[Key]]:
     """The packages each locked role's `*` brings in (every locked skill or role it does not name), read from
     the installed ROLE.md (the lock keeps edges to packages only). An unreadable role brings in nothing."""
     from strawpot.model.installed import InstalledTree
-    from strawpot.model.package import PackageInvalid
-    from strawpot.model.package_folder import load_package
 
     installed = InstalledTree(tree_root)
     edges: dict[Key, list[Key]] = {}
     for role in (p for p in lock.packages if p.kind is Kind.ROLE):
+        folder = installed.package_dir(Kind.ROLE, role.name)
+        if not _may_name_a_wildcard(folder / Kind.ROLE.main_file):
+            continue
+        from strawpot.model.package import PackageInvalid
+        from strawpot.model.package_folder import load_package
+
         try:
-            package = load_package(installed.package_dir(Kind.ROLE, role.name), Kind.ROLE)
+            package = load_package(folder, Kind.ROLE)
         except (OSError, PackageInvalid):
             continue
         named = {(d.kind, d.name) for d in role.dependencies} | {role.key}
@@ -59,6 +64,16 @@ def wildcard_edges(lock: Lockfile, tree_root: Path) -> dict[Key, list[Key]]:
         if found := [p.key for p in lock.packages if p.kind in kinds and p.key not in named]:
             edges[role.key] = sorted(found, key=lambda k: (k[0].value, k[1]))
     return edges
+
+
+def _may_name_a_wildcard(main_file: Path) -> bool:
+    """False when the role's main file cannot hold a `*` in its YAML: no `*`, and no backslash to write one as an
+    escape (`"\\x2a"`). Most roles name their skills; this spares them YAML (most of `tree`'s start-up)."""
+    try:
+        text = main_file.read_bytes()
+    except OSError:
+        return False  # unreadable: load_package could not read it either
+    return b"*" in text or b"\\" in text
 
 
 def _edges(pkg: LockedPackage, wildcards: dict[Key, list[Key]]) -> list[tuple[Kind, str, str]]:
@@ -139,8 +154,9 @@ def incoming_specs(lock: Lockfile, roots: list[Root]) -> dict[Key, list[str]]:
     return specs
 
 
-@dataclass(frozen=True)
-class Outdated:
+class Outdated(Record):
+    """A locked package beside the newest version its specifiers allow and the newest published."""
+
     kind: Kind
     name: str
     locked: str
@@ -188,11 +204,11 @@ def outdated(lock: Lockfile, roots: list[Root], available: dict[Key, list[tuple[
     return rows
 
 
-def load_lock(project: Project) -> Lockfile:
-    """The project's lock, or a usage error saying how to create it."""
+def load_lock(project: Project, *, remember: bool = False) -> Lockfile:
+    """The project's lock (`remember`: see `Lockfile.load`), or a usage error saying how to create it."""
     if not project.lock_path.exists():
         raise LockfileError(f"{project.lock_path}: no lockfile", hint="run `strawpot lock` or `strawpot install`")
-    return Lockfile.load(project.lock_path)
+    return Lockfile.load(project.lock_path, remember=remember)
 
 
 def lock_is_behind(project: Project, lock: Lockfile) -> bool:
@@ -201,10 +217,11 @@ def lock_is_behind(project: Project, lock: Lockfile) -> bool:
 
     if not project.manifest_path.exists():
         return False
-    return Manifest.read(project.manifest_path).dependency_hash() != lock.manifest_hash
+    return Manifest.read(project.manifest_path, remember=True).dependency_hash() != lock.manifest_hash
 
 
-def locked_project(folder: Path | None, is_global: bool) -> tuple[Project, Lockfile]:
-    """The project a command names (`--project`, `--global`, else here) and its lock."""
+def locked_project(folder: Path | None, is_global: bool, *, remember: bool = False) -> tuple[Project, Lockfile]:
+    """The project a command names (`--project`, `--global`, else here) and its lock (`remember`: see
+    `Lockfile.load`)."""
     project = Project.at(folder, is_global=is_global)
-    return project, load_lock(project)
+    return project, load_lock(project, remember=remember)

@@ -8,7 +8,6 @@ are replaced atomically and each package is swapped in whole.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from typing import TYPE_CHECKING
 
 from strawpot.config_files import Project
@@ -29,6 +28,7 @@ from strawpot.model.layout import remove_empty_tree
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.model.plural import noun
+from strawpot.model.record import replace
 
 if TYPE_CHECKING:
     from hub_client import HubClient
@@ -283,7 +283,7 @@ class _Run:
             if pkg is not None:
                 manifest.set_spec(kind, name, f"^{pkg.version}")
                 self.outcome.saved.append((kind, name, f"^{pkg.version}"))
-        return dataclasses.replace(resolution.lock, manifest_hash=manifest.dependency_hash(),
+        return replace(resolution.lock, manifest_hash=manifest.dependency_hash(),
                                    trust=previous.trust if previous is not None else (),
                                    min_release_age=self.cooldown[0])
 

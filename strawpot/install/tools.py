@@ -22,6 +22,8 @@ HINT_TIMEOUT = 600.0
 
 @dataclass(frozen=True)
 class MissingTool:
+    """A tool an agent needs that is not on PATH, with the install command its AGENT.md gives."""
+
     agent: str
     tool: str
     description: str

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,7 @@ from strawpot.model.fs import atomic_write
 from strawpot.model.install_record import script_sha256
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedFile, LockedTrust, Lockfile
+from strawpot.model.record import replace
 
 if TYPE_CHECKING:
     from strawpot.install.build import Builds

@@ -60,6 +60,8 @@ class BadEntry:
 
 @dataclass(frozen=True)
 class Edges:
+    """A package's declared dependencies, the entries that could not be read, and a role's `*` wildcards."""
+
     edges: tuple[Edge, ...]
     bad: tuple[BadEntry, ...] = ()
     all_roles: bool = False  # a role's `roles` holds `*`

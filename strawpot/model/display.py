@@ -52,8 +52,8 @@ def terminal_safe(text: str) -> str:
     would draw as nothing or use to reorder the line (U+202E RIGHT-TO-LEFT OVERRIDE, U+200B ZERO WIDTH SPACE, every
     format character) shown as `<U+202E>`, so what a user reads is what runs; newlines and tabs kept."""
     text = _CONTROLS.sub("?", _ESCAPES.sub("", text))
-    if text.isascii():
-        return text
+    if text.isascii() or (text.isprintable() and not _IGNORABLE.search(text)):
+        return text  # isprintable() is False for every character of the hidden categories (Unicode's C and Z)
     return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) in _HIDDEN_CATEGORIES or _IGNORABLE.match(c)
                    else c for c in text)
 

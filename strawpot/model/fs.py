@@ -7,7 +7,6 @@ import errno
 import fcntl
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +27,8 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int | None = None, dura
         mode = _existing_mode(path)
         if mode is None:
             mode = 0o644 & ~current_umask()
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -13,16 +13,17 @@ import json
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from strawpot.model.record import Record
 from strawpot.model.tree_facts import RECORD_FILE as RECORD_FILE  # re-exported: the record's name
 from strawpot.model.tree_facts import RECORD_FORMAT
 
 
-@dataclass(frozen=True)
-class RecordedFile:
+class RecordedFile(Record):
+    """One file (or link) an install script made, as the install record keeps it."""
+
     path: str
     sha256: str  # for a link: ""
     size: int
@@ -35,8 +36,9 @@ class RecordedFile:
         return entry | ({"link": self.link} if self.link is not None else {})
 
 
-@dataclass(frozen=True)
-class InstallRecord:
+class InstallRecord(Record):
+    """What a trusted install script built for a package: its OS, the script's hash, the files it made."""
+
     os: str
     script_sha256: str
     outputs: tuple[RecordedFile, ...]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from strawpot.model.install_record import (
@@ -17,12 +16,12 @@ from strawpot.model.install_record import (
 )
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
+from strawpot.model.record import Record
 from strawpot.model.tree_facts import RECORD_FILE, unverified_dirs
 from strawpot.model.tree_facts import VERSION_FILE as VERSION_FILE  # re-exported: the version file's name
 
 
-@dataclass(frozen=True)
-class Mismatch:
+class Mismatch(Record):
     """One way the installed tree differs from the lock."""
 
     kind: Kind
@@ -36,8 +35,9 @@ class Mismatch:
         return f"{where}: {self.problem}"
 
 
-@dataclass(frozen=True)
-class InstalledPackage:
+class InstalledPackage(Record):
+    """A package folder found in the installed tree, with the version its main file states."""
+
     kind: Kind
     name: str
     version: str | None

@@ -44,3 +44,5 @@ class Kind(StrEnum):
 
 # The order packages install and print in: what others depend on first.
 KIND_ORDER: tuple[Kind, ...] = (Kind.SKILL, Kind.ROLE, Kind.AGENT, Kind.MEMORY, Kind.INTEGRATION)
+# The tables of strawpot.toml that hold requirements: `[skills]`, `[roles]`, ... (every other table holds settings).
+REQUIREMENT_TABLES = frozenset(kind.plural for kind in Kind)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +15,11 @@ from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.layout import LOCK_NAME
-from strawpot.model.package import slug_error
 from strawpot.model.paths import UnsafePath, safe_relative_path
-from strawpot.model.toml_text import not_utf8, parse_toml
+from strawpot.model.record import Record, field
+from strawpot.model.slugs import slug_error
+from strawpot.model.toml_text import not_utf8, parse_toml, remembered
+from strawpot.model.toml_text import remember as keep_parse
 
 LOCK_VERSION = 1
 # `strawpot lock` reads the previous lock to keep its versions, so it refuses a broken one too: say so.
@@ -29,38 +30,41 @@ class LockfileError(UsageError):
     """strawpot.lock cannot be read; the message names the file and the position."""
 
 
-@dataclass(frozen=True)
-class LockedFile:
+class LockedFile(Record):
+    """One file of a locked package: its path in the package, hash, size and executable bit."""
+
     path: str
     sha256: str
     size: int
     executable: bool = False
 
 
-@dataclass(frozen=True)
-class LockedDependency:
+class LockedDependency(Record):
+    """An edge of the locked graph: the package a locked package depends on, and its specifier."""
+
     kind: Kind
     name: str
     spec: str
 
 
-@dataclass(frozen=True)
-class LockedTool:
+class LockedTool(Record):
+    """A system tool a locked agent needs, with the install command per OS its AGENT.md gives."""
+
     name: str
     description: str
     install: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class LockedSigner:
+class LockedSigner(Record):
     """The key (`ed25519:<hex>`) and account handle a package version's publish statement was signed by."""
 
     key: str
     handle: str
 
 
-@dataclass(frozen=True)
-class LockedPackage:
+class LockedPackage(Record):
+    """One `[[package]]` of strawpot.lock: the version resolved, where from, its archive, files and edges."""
+
     kind: Kind
     name: str
     version: str
@@ -80,8 +84,7 @@ class LockedPackage:
         return (self.kind, self.name)
 
 
-@dataclass(frozen=True)
-class LockedTrust:
+class LockedTrust(Record):
     """Install scripts and tool hints of one package (`agent:x`) the user trusted: for each, the sha256 of its exact
     text together with every file the package ships (`strawpot.install.trust.trust_digest`; a lock written before
     pins covered files holds the text's sha256 alone, which no longer lets anything run)."""
@@ -90,8 +93,9 @@ class LockedTrust:
     sha256: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Lockfile:
+class Lockfile(Record):
+    """strawpot.lock: the locked packages, the manifest hash they were resolved for, and the trust granted."""
+
     packages: tuple[LockedPackage, ...]
     manifest_hash: str
     generated_by: str = ""
@@ -113,7 +117,9 @@ class Lockfile:
     # -- reading ------------------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: Path) -> Lockfile:
+    def load(cls, path: Path, *, remember: bool = False) -> Lockfile:
+        """The lock at `path`, its TOML parse read back from the cache folder with `remember` (`parse_toml`):
+        for what a command shows (tree, why, list), never for what it checks or installs."""
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -122,8 +128,14 @@ class Lockfile:
             raise LockfileError(not_utf8(path, exc)) from None
         except OSError as exc:
             raise LockfileError(f"{path}: cannot read the lockfile: {exc.strerror or exc}") from None
+        data = remembered(text, path) if remember else None
+        if data is not None:
+            return cls.from_dict(data, where=str(path))
         data = parse_toml(text, path, error=LockfileError, hint=_REGENERATE)
-        return cls.from_dict(data, where=str(path))
+        lock = cls.from_dict(data, where=str(path))
+        if remember:
+            keep_parse(text, path, data)
+        return lock
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, where: str = LOCK_NAME) -> Lockfile:

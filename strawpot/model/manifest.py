@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
-from strawpot.model.package import slug_error
-from strawpot.model.project_tables import unknown_requirement_key
-from strawpot.model.toml_text import not_utf8, parse_toml
+from strawpot.model.record import Record, field
+from strawpot.model.slugs import slug_error
+from strawpot.model.toml_text import not_utf8, parse_toml, remembered
+from strawpot.model.toml_text import remember as keep_parse
 
 if TYPE_CHECKING:
     import tomlkit
     import tomlkit.exceptions
 
 
-@dataclass(frozen=True)
-class ManifestEntry:
+class ManifestEntry(Record):
     """One requirement of the project: `[<kinds>] name = "spec"` or a table with `version`."""
 
     kind: Kind
@@ -43,14 +42,19 @@ class Manifest:
         self.doc = document
 
     @classmethod
-    def read(cls, path: Path) -> Manifest:
+    def read(cls, path: Path, *, remember: bool = False) -> Manifest:
         """The manifest to read only, parsed by `tomllib` alone (tomlkit, which keeps the file's layout for edits,
-        is most of a read-only command's imports); an edit of it raises TypeError."""
+        is most of a read-only command's imports), or read back from the cache folder with `remember`
+        (`parse_toml`: for what a command shows); an edit of it raises TypeError."""
         if not path.exists():
             return cls(path, {})
-        manifest = cls(path, parse_toml(_text(path), path, hint=_HINT))
+        text = _text(path)
+        kept = remembered(text, path) if remember else None
+        manifest = cls(path, parse_toml(text, path, hint=_HINT) if kept is None else kept)
         manifest.entries()
         manifest._refuse_mistyped_tables()
+        if remember and kept is None:
+            keep_parse(text, path, manifest.doc)
         return manifest
 
     @classmethod
@@ -105,6 +109,8 @@ class Manifest:
         if isinstance(value, str):
             return ManifestEntry(kind, name, value.strip() or "*")
         if isinstance(value, dict):
+            from strawpot.model.project_tables import unknown_requirement_key
+
             if problem := unknown_requirement_key(kind, name, value):
                 raise UsageError(f"{self.path}: {problem}", hint="fix the key's name, or remove it")
             spec = value.get("version", "*")

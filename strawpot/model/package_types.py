@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from resolver.requirement import SLUG_MAX_LENGTH, SLUG_PATTERN
 from strawpot.model.dependencies import published_form_problems, v1_groups
-from strawpot.model.display import short_repr
 from strawpot.model.kinds import Kind
 from strawpot.model.params import ParamSpec
 from strawpot.model.platform import current_os
 from strawpot.model.plural import count
+from strawpot.model.slugs import slug_error as slug_error  # re-exported: where the package model is read
 
 
 @dataclass(frozen=True)
@@ -39,6 +38,8 @@ class PackageInvalid(ValueError):
 
 @dataclass(frozen=True)
 class Dependency:
+    """A dependency a package's main file declares: kind, name and version specifier."""
+
     kind: Kind
     name: str
     spec: str
@@ -52,6 +53,8 @@ class Dependency:
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """A system tool an agent's AGENT.md declares, with its install command per OS."""
+
     name: str
     description: str
     install: dict[str, str]
@@ -59,6 +62,8 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class EnvSpec:
+    """An environment variable an agent declares: whether it is required, what it is for, its default."""
+
     name: str
     required: bool
     description: str
@@ -67,6 +72,8 @@ class EnvSpec:
 
 @dataclass(frozen=True)
 class Package:
+    """A package read from its folder: its main file's frontmatter and body, and what they declare."""
+
     kind: Kind
     name: str
     version: str | None
@@ -141,12 +148,3 @@ class Package:
     def summary(self) -> str:
         deps = ", ".join(f"{d.kind.value} {d}" for d in self.dependencies) or "none"
         return f"{self.kind.value} {self.name} {self.version or '(no version)'}: dependencies {deps}"
-
-
-def slug_error(slug: str) -> str | None:
-    """Why `slug` is not a valid package name, or None when it is."""
-    if len(slug) > SLUG_MAX_LENGTH:
-        return f"{short_repr(slug)} is longer than {SLUG_MAX_LENGTH} characters"
-    if not SLUG_PATTERN.fullmatch(slug):  # match() would let a trailing newline through ('$')
-        return f"{slug!r} is not a valid slug (lowercase letters, digits and '-', starting with a letter or digit)"
-    return None

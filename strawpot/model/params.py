@@ -25,6 +25,8 @@ class ParamError(ValueError):
 
 @dataclass(frozen=True)
 class ParamSpec:
+    """A parameter an agent declares: its name, type, default and description."""
+
     name: str
     type: str
     default: Any  # None: no default, the param is absent from --config unless the user sets it

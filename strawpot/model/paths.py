@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 MAX_PATH_LENGTH = 1024
 MAX_NAME_BYTES = 255  # one file or folder name: what common file systems hold
 _DRIVE = re.compile(r"^[A-Za-z]:")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class UnsafePath(ValueError):
@@ -20,7 +20,7 @@ def safe_relative_path(path: str) -> str:
         raise UnsafePath("empty path")
     if len(path) > MAX_PATH_LENGTH:
         raise UnsafePath(f"path longer than {MAX_PATH_LENGTH} characters")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
+    if _CONTROL.search(path):
         raise UnsafePath(f"control character in path {path!r}")
     if "\\" in path:
         raise UnsafePath(f"backslash in path {path!r}")
@@ -31,4 +31,4 @@ def safe_relative_path(path: str) -> str:
         raise UnsafePath(f"path {path!r} has an empty, '.' or '..' component")
     if any(len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for part in parts):
         raise UnsafePath(f"a name in path {path[:80]!r}... is longer than {MAX_NAME_BYTES} bytes")
-    return str(PurePosixPath(*parts))
+    return path  # nothing is left to normalise: no empty, '.' or '..' part, no leading '/'

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from strawpot.model.kinds import Kind
-from strawpot.model.settings import REQUIREMENT_TABLES, SCHEMA, SETTINGS_TABLES
-from strawpot.model.suggest import closest, did_you_mean
+from strawpot.model.kinds import REQUIREMENT_TABLES, Kind
+from strawpot.model.record import Record
 
 # The keys a requirement table (`name = { version = "^1", ... }`) may hold, by kind.
 REQUIREMENT_KEYS: dict[Kind, tuple[str, ...]] = {
@@ -20,8 +18,7 @@ _ENV_TABLE = frozenset({(Kind.SKILL, "env"), (Kind.AGENT, "env")})
 _AGENT_NEAR = 0.8
 
 
-@dataclass(frozen=True)
-class Mistyped:
+class Mistyped(Record):
     """A table of strawpot.toml that looks like a misspelt requirement table: `[skill]` for `[skills]`."""
 
     table: str
@@ -40,6 +37,11 @@ def mistyped_table(data: Mapping[str, Any]) -> Mistyped | None:
     A settings table (`[memory]` beside `[memories]`) is one only when it holds a key that is not one of its
     settings; the manifest refuses it and the no-op install path leaves it to the full path.
     """
+    if REQUIREMENT_TABLES.issuperset(data):
+        return None  # requirement tables alone (most manifests): the settings schema is not even imported
+    from strawpot.model.settings import SCHEMA, SETTINGS_TABLES
+    from strawpot.model.suggest import closest
+
     plurals = [kind.plural for kind in sorted(Kind, key=lambda k: k.plural)]
     for key, content in data.items():
         if key in REQUIREMENT_TABLES:
@@ -60,6 +62,8 @@ def mistyped_table(data: Mapping[str, Any]) -> Mistyped | None:
 def unknown_requirement_key(kind: Kind, name: str, table: Mapping[str, Any]) -> str | None:
     """Why a requirement table (`name = { versoin = "^1" }`) is refused, or None: a key it may not hold, in one
     line naming the table, the key, the keys allowed and the nearest of them."""
+    from strawpot.model.suggest import closest, did_you_mean
+
     allowed = REQUIREMENT_KEYS[kind]
     for key in map(str, table):
         if key in allowed or (kind, key) in _ENV_TABLE:

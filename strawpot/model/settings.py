@@ -17,12 +17,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from strawpot.model.errors import UsageError
-from strawpot.model.kinds import Kind
+from strawpot.model.kinds import REQUIREMENT_TABLES, Kind
 from strawpot.model.suggest import did_you_mean
 
 LAYERS = ("default", "global", "project", "env", "flag")
 # Tables of the project file that hold requirements, not settings (the manifest reads them).
-REQUIREMENT_TABLES = frozenset(kind.plural for kind in Kind)
 _PROJECT_ONLY_TABLES = frozenset({"workspace"})  # read by strawpot.model.workspace, not a setting
 _GLOBAL_ONLY_TABLES = frozenset({"tokens"})  # `strawpot login` tokens, keyed by registry URL
 _AGENT_RESERVED = frozenset({"version", "default_agent", "env", "path"})  # a requirement's own keys, not params
@@ -152,6 +151,7 @@ class Origin:
 
 @dataclass(frozen=True)
 class Value:
+    """One effective setting: its key, value and the layer it came from."""
     key: str
     value: Any
     origin: Origin

@@ -11,6 +11,7 @@ import click
 import pytest
 
 from strawpot import __version__
+from strawpot.commands._early import TABLE as EARLY
 from strawpot.commands._table import COMMANDS, derived
 from tests._cli import strawpot, strawpot_here
 
@@ -79,10 +80,11 @@ def test_help_to_a_pipe_lists_every_command_without_click(tmp_path: Path) -> Non
 
 def test_help_on_a_terminal_lists_every_command_without_importing_one(tmp_path: Path) -> None:
     loaded = imported("--help", cwd=tmp_path, env={"FORCE_COLOR": "1"})
-    # the entry point, the group, the table, and what every command's run needs (its secrets held, its errors)
+    # the entry point, the early answer's parse, the group, the table, and what every command's run needs (its
+    # secrets held)
     assert sorted(m for m in loaded if m.startswith("strawpot.")) == [
-        "strawpot.cli_group", "strawpot.commands", "strawpot.commands._help", "strawpot.commands._table",
-        "strawpot.model", "strawpot.model.child_env", "strawpot.model.errors", "strawpot.model.own_secrets"]
+        "strawpot.cli_group", "strawpot.commands", "strawpot.commands._early", "strawpot.commands._help",
+        "strawpot.commands._table", "strawpot.model", "strawpot.model.child_env", "strawpot.model.own_secrets"]
     assert heavy(loaded, (*SERVER_AND_NETWORK, "resolver", "tomlkit", "yaml", "orchestrator")) == []
     assert len(loaded) <= 285, len(loaded)
 
@@ -115,6 +117,8 @@ def test_read_only_commands_import_no_network_or_server(project: Path, args: lis
 
 @pytest.mark.parametrize("args", [["tree"], ["config", "show"], ["verify"]], ids=" ".join)
 def test_plain_lines_to_a_pipe_import_no_rich(project: Path, args: list[str]) -> None:
-    """Plain lines to a pipe or file need no rich (on a terminal the line is rich's, in colour)."""
+    """Plain lines to a pipe or file need no rich (on a terminal the line is rich's, in colour); the commands the
+    early answer runs (strawpot.commands._early) need no click either."""
     loaded = imported(*args, cwd=project)
-    assert "rich_click" in loaded and heavy(loaded, ("rich",)) == []  # the group is rich-click's; rich never loads
+    assert heavy(loaded, ("rich",)) == []
+    assert ("rich_click" in loaded) is (args[0] not in EARLY), "the early answer runs without click"

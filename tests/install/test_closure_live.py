@@ -46,11 +46,10 @@ def _edit(change: Callable[[dict[str, Any]], None]) -> Rewrite:
 
 def _lock_packages(project: Any) -> list[Any]:
     """The locked packages with their source left out (the registries differ, the packages must not)."""
-    import dataclasses
-
     from strawpot.model.lockfile import Lockfile
+    from strawpot.model.record import replace
 
-    return [dataclasses.replace(p, source="") for p in Lockfile.load(project.lock_path).packages]
+    return [replace(p, source="") for p in Lockfile.load(project.lock_path).packages]
 
 
 def _reference_lock(cli: Any, project: Any, proxied: Callable[..., LoopbackProxy]) -> list[Any]:

@@ -224,12 +224,13 @@ def test_every_control_character_is_escaped(tmp_path: Path) -> None:
 
 
 def test_the_release_cooldown_is_recorded_only_when_set_and_must_be_a_duration(tmp_path: Path) -> None:
-    import dataclasses
     import tomllib
+
+    from strawpot.model.record import replace
 
     plain = _lock(_packages())
     assert "min-release-age" not in plain.dumps() and Lockfile.from_dict(tomllib.loads(plain.dumps())).min_release_age == ""
-    cooled = dataclasses.replace(plain, min_release_age="3d")
+    cooled = replace(plain, min_release_age="3d")
     assert 'min-release-age = "3d"\n' in cooled.dumps()
     assert Lockfile.from_dict(tomllib.loads(cooled.dumps())).dumps() == cooled.dumps()
     path = tmp_path / "strawpot.lock"
