@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO, TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
 if TYPE_CHECKING:
+    from typing import IO, Any
+
     from rich.console import Console
 
 # Text piped to a file or another program is not cut to the 80 columns rich assumes without a terminal.

@@ -167,16 +167,12 @@ def defer(name: str) -> None:
     not serve here: the import system reads `__spec__` of a module already imported, which loads it)."""
     if name in sys.modules:
         return
-    import importlib.util
-    import types
 
-    class Deferred(types.ModuleType):
+    class Deferred(type(sys)):  # type: ignore[misc]
         def __getattr__(self, attr: str) -> object:
             del sys.modules[name]
-            real = importlib.import_module(name)
+            real = __import__(name)
             self.__dict__.update(real.__dict__)
             return getattr(real, attr)
 
-    stub = Deferred(name)
-    stub.__spec__ = importlib.util.find_spec(name)
-    sys.modules[name] = stub
+    sys.modules[name] = Deferred(name)

@@ -5,26 +5,18 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
+from strawpot.commands._read_only import parse_kind
 from strawpot.model.errors import UsageError
-from strawpot.model.kinds import Kind
 from strawpot.model.plural import count
 
+TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
 if TYPE_CHECKING:
     from strawpot.install.build import Script
     from strawpot.install.options import Requested
     from strawpot.install.outcome import Callback, Outcome
     from strawpot.install.tools import MissingTool
-    from strawpot.model.layout import Project
-    from strawpot.model.lockfile import LockedPackage, Lockfile
-
-
-def parse_kind(text: str) -> Kind:
-    try:
-        return Kind.parse(text)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    from strawpot.model.lockfile import LockedPackage
 
 
 def parse_packages(args: Sequence[str], command: str = "install") -> list[Requested]:
@@ -48,17 +40,6 @@ def parse_packages(args: Sequence[str], command: str = "install") -> list[Reques
         has_spec = req_text.strip() != req.name
         requested.append(Requested(kind, req.name, req.text if has_spec else None))
     return requested
-
-
-def note_stale_lock(project: Project, lock: Lockfile) -> None:
-    """Say on stderr when strawpot.toml changed since strawpot.lock was written (what is shown is the lock)."""
-    from strawpot.install.queries import lock_is_behind
-
-    if lock_is_behind(project, lock):
-        from strawpot.console import err_console
-
-        err_console.line(f"note: {project.manifest_path.name} changed since {project.lock_path.name} was written; "
-                         "this shows the lock (update it with `strawpot lock` or `strawpot install`)")
 
 
 class RichReporter:

@@ -11,18 +11,39 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from orchestrator.run_record import RunRecord
-    from strawpot.config_files import Project
     from strawpot.install.provenance_kept import Signers
     from strawpot.model.installed import InstalledTree
     from strawpot.model.kinds import Kind
+    from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
 
 BROKEN_SHOWN = 5  # unreadable run records named one a line; the rest counted
 
 
+def parse_kind(text: str) -> Kind:
+    """A package kind as typed on a command line (`skill`, `skills`); a UsageError for anything else."""
+    from strawpot.model.errors import UsageError
+    from strawpot.model.kinds import Kind
+
+    try:
+        return Kind.parse(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def note_stale_lock(project: Project, lock: Lockfile) -> None:
+    """Say on stderr when strawpot.toml changed since strawpot.lock was written (what is shown is the lock)."""
+    from strawpot.install.queries import lock_is_behind
+
+    if lock_is_behind(project, lock):
+        from strawpot.console import err_console
+
+        err_console.line(f"note: {project.manifest_path.name} changed since {project.lock_path.name} was written; "
+                         "this shows the lock (update it with `strawpot lock` or `strawpot install`)")
+
+
 def tree(is_global: bool = False, project: Path | None = None, as_json: bool = False) -> None:
     """`strawpot tree`: the locked dependency tree from the requirements in strawpot.toml."""
-    from strawpot.commands._install_output import note_stale_lock
     from strawpot.install.queries import load_roots, locked_project, render_tree, roots_of, wildcard_edges
     from strawpot.install.queries import tree as tree_of
 
@@ -43,7 +64,6 @@ def tree(is_global: bool = False, project: Path | None = None, as_json: bool = F
 
 def why(kind: str, slug: str, is_global: bool = False, project: Path | None = None, as_json: bool = False) -> None:
     """`strawpot why KIND SLUG`: every chain of dependencies from strawpot.toml to a locked package."""
-    from strawpot.commands._install_output import note_stale_lock, parse_kind
     from strawpot.install.queries import load_roots, locked_project, roots_of, wildcard_edges
     from strawpot.install.queries import why as paths_to
     from strawpot.model.errors import UsageError
@@ -77,9 +97,8 @@ def why(kind: str, slug: str, is_global: bool = False, project: Path | None = No
 def installed(kind: str | None = None, is_global: bool = False, project: Path | None = None,
               as_json: bool = False) -> None:
     """`strawpot list [KIND]`: the installed packages, their versions and whether they match strawpot.lock."""
-    from strawpot.commands._install_output import parse_kind
-    from strawpot.config_files import Project
     from strawpot.model.kinds import KIND_ORDER
+    from strawpot.model.layout import Project
 
     kinds = [parse_kind(kind)] if kind else list(KIND_ORDER)
     the_project = Project.at(project, is_global=is_global)
@@ -105,7 +124,6 @@ def installed_rows(project: Project, kinds: list[Kind]) -> list[dict[str, object
 
     lock = Lockfile.load(project.lock_path, remember=True) if project.lock_path.exists() else None
     if lock is not None:
-        from strawpot.commands._install_output import note_stale_lock
 
         note_stale_lock(project, lock)
     rows: list[dict[str, object]] = []
@@ -206,7 +224,6 @@ def _plain_stdout() -> bool:
 def verify(is_global: bool = False, project: Path | None = None, as_json: bool = False) -> None:
     """`strawpot verify`: every installed file against strawpot.lock, and the locked signers offline; exit 5 listing
     what differs."""
-    from strawpot.commands._install_output import note_stale_lock
     from strawpot.install.queries import locked_project
     from strawpot.install.tools import lock_tool_mismatches
     from strawpot.model.errors import IntegrityFailure

@@ -28,7 +28,7 @@ def command(is_global: bool, project: Path | None, registry: str | None, as_json
 
     Asks the registry strawpot.lock's packages came from (exit 6 when it cannot be reached)."""
     from hub_client import NotFound, PackageVersions
-    from strawpot.commands._install_output import note_stale_lock
+    from strawpot.commands._read_only import note_stale_lock
     from strawpot.config_files import load_settings
     from strawpot.hub import hub_errors, open_client
     from strawpot.install.audit import Facts, audit, read_advisories, registry_packages

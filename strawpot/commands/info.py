@@ -26,7 +26,7 @@ SECTION = "packages"
 @json_option
 def command(kind: str, slug: str, version: str | None, registry: str | None, as_json: bool) -> None:
     """Show a package's summary, dependencies, files and published versions."""
-    from strawpot.commands._install_output import parse_kind
+    from strawpot.commands._read_only import parse_kind
     from strawpot.hub import hub_errors, open_client
     from strawpot.model.errors import UsageError
     from strawpot.model.layout import Project

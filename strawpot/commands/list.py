@@ -32,7 +32,7 @@ def command(
 
         installed(kind, is_global, project, as_json)
         return
-    from strawpot.commands._install_output import parse_kind
+    from strawpot.commands._read_only import parse_kind
     from strawpot.config_files import Project
     from strawpot.model.kinds import KIND_ORDER
 

@@ -26,7 +26,7 @@ def command(
     from strawpot.registry_choice import choose_registry
 
     the_project, lock = locked_project(project, is_global)
-    from strawpot.commands._install_output import note_stale_lock
+    from strawpot.commands._read_only import note_stale_lock
 
     note_stale_lock(the_project, lock)
     from strawpot.install.local import is_path_source

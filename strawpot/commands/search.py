@@ -24,7 +24,7 @@ def command(query: str, kind: str, limit: int, registry: str | None, as_json: bo
     When nothing matches, names up to three packages whose slug is near QUERY (did you mean …?), read from the
     registry's package lists; `--json` carries them as `suggestions`.
     """
-    from strawpot.commands._install_output import parse_kind
+    from strawpot.commands._read_only import parse_kind
     from strawpot.hub import hub_errors, open_client
     from strawpot.model.layout import Project
     from strawpot.model.registry_answer import from_registry

@@ -14,14 +14,13 @@ answers None and the rest of the pipeline decides.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from strawpot.model.kinds import KIND_ORDER, Kind
+from strawpot.model.sha import sha256
 from strawpot.model.tree_facts import (
     INDEX_FORMAT,
     INDEX_NAME,
@@ -35,14 +34,17 @@ from strawpot.model.tree_facts import (
     unverified_dirs,
 )
 
+TYPE_CHECKING = False  # typing is not imported on the no-op path
 if TYPE_CHECKING:
+    from typing import Any
+
     from strawpot.install.options import Edit, Options
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
 
-# one package of the index: [plural, name, version, [[path, size, executable], ...], [agent tool names],
-# has an install script for this OS (True / False / None: not known without parsing the main file)]
-Entry = list[Any]
+    # one package of the index: [plural, name, version, [[path, size, executable], ...], [agent tool names],
+    # has an install script for this OS (True / False / None: not known without parsing the main file)]
+    Entry = list[Any]
 
 
 def first_step(project: Project, edit: Edit | None, options: Options) -> int | None:
@@ -152,7 +154,7 @@ def write_index(tree_root: Path, project: Project, lock: Lockfile, scripted: set
     from strawpot.model.fs import atomic_write
 
     try:
-        digest = hashlib.sha256(project.lock_path.read_bytes()).hexdigest()
+        digest = sha256(project.lock_path.read_bytes()).hexdigest()
     except OSError:
         return
     payload = {
@@ -186,7 +188,7 @@ def _manifest_key(raw: bytes) -> str:
     upgrade may hash the same bytes by other rules, so a key from an older version never matches)."""
     from strawpot import __version__
 
-    return hashlib.sha256(f"{__version__}\0".encode() + raw).hexdigest()
+    return sha256(f"{__version__}\0".encode() + raw).hexdigest()
 
 
 def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry], str | None] | None:
@@ -198,7 +200,7 @@ def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry], str | 
         return None
     try:
         index = json.loads((tree_root / INDEX_NAME).read_bytes())
-        if index.get("format") == INDEX_FORMAT and index.get("lock_sha256") == hashlib.sha256(raw).hexdigest():
+        if index.get("format") == INDEX_FORMAT and index.get("lock_sha256") == sha256(raw).hexdigest():
             known = index.get("manifest_sha256")
             return str(index["manifest_hash"]), list(index["packages"]), known if isinstance(known, str) else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import Project
 from strawpot.model.lockfile import LockedPackage, Lockfile, LockfileError
 from strawpot.model.record import Record
+
+TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
+if TYPE_CHECKING:
+    from typing import Any
 
 Key = tuple[Kind, str]
 MAX_PATHS = 50

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import stat
 from collections.abc import Iterator
@@ -79,6 +78,8 @@ def owned_folder(path: Path) -> bool:
 def file_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive advisory lock on `path` (created if missing, never through a link: see open_nofollow) for
     the block."""
+    import fcntl
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
     try:

@@ -14,11 +14,14 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from strawpot.model.record import Record
 from strawpot.model.tree_facts import RECORD_FILE as RECORD_FILE  # re-exported: the record's name
 from strawpot.model.tree_facts import RECORD_FORMAT
+
+TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class RecordedFile(Record):

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
 
 from strawpot.model.folders import TREE_DIR as TREE_DIR  # re-exported: the tree's name, decided in folders
 from strawpot.model.folders import home_dir, project_tree
 from strawpot.model.kinds import KIND_ORDER
+from strawpot.model.record import Record
 
 MANIFEST_NAME = "strawpot.toml"
 LOCK_NAME = "strawpot.lock"
@@ -20,12 +20,8 @@ LOCK_NAME = "strawpot.lock"
 GLOBAL_SCOPE_DIR = "global"
 
 
-class Project(NamedTuple):
-    """A project folder (`strawpot.toml`, `strawpot.lock`, `.strawpot/`), or the global scope.
-
-    A NamedTuple, not a dataclass: the no-op install reads it, and `import dataclasses` (it imports `inspect`) is
-    a sixth of that run.
-    """
+class Project(Record):
+    """A project folder (`strawpot.toml`, `strawpot.lock`, `.strawpot/`), or the global scope."""
 
     dir: Path
     is_global: bool = False

@@ -9,7 +9,6 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
@@ -20,6 +19,10 @@ from strawpot.model.record import Record, field
 from strawpot.model.slugs import slug_error
 from strawpot.model.toml_text import not_utf8, parse_toml, remembered
 from strawpot.model.toml_text import remember as keep_parse
+
+TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
+if TYPE_CHECKING:
+    from typing import Any
 
 LOCK_VERSION = 1
 # `strawpot lock` reads the previous lock to keep its versions, so it refuses a broken one too: say so.
@@ -371,11 +374,13 @@ def _version(table: dict[str, Any], key: str, *, where: str = "") -> str:
 
 
 def _duration(table: dict[str, Any], key: str) -> str:
+    value = _str(table, key, default="")
+    if not value:
+        return value  # none honoured
     from strawpot.model.durations import parse_duration
 
-    value = _str(table, key, default="")
     try:
-        parse_duration(value or "0")
+        parse_duration(value)
     except ValueError as exc:
         raise ValueError(f"{key}: {exc}") from None
     return value

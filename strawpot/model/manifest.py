@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
@@ -14,7 +13,10 @@ from strawpot.model.slugs import slug_error
 from strawpot.model.toml_text import not_utf8, parse_toml, remembered
 from strawpot.model.toml_text import remember as keep_parse
 
+TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
 if TYPE_CHECKING:
+    from typing import Any
+
     import tomlkit
     import tomlkit.exceptions
 

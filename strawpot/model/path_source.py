@@ -7,14 +7,17 @@ Stdlib only: the no-op install check (`strawpot.install.fastcheck`) computes the
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from strawpot.model.layout import expand_members
+from strawpot.model.sha import sha256
+
+TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
+if TYPE_CHECKING:
+    from typing import Any
 
 PATH_PREFIX = "path+"
 IGNORE_FILE = ".strawpotignore"
@@ -59,7 +62,7 @@ def folder_digest(root: Path) -> str | None:
     """A sha256 over every file of the package folder (path, executable bit, content); None if it is not a folder."""
     if not root.is_dir():
         return None
-    digest = hashlib.sha256()
+    digest = sha256()
     for rel, full in walk_package(root):
         digest.update(rel.encode() + b"\0")
         if full is None:
@@ -72,7 +75,7 @@ def folder_digest(root: Path) -> str | None:
             digest.update(b"unreadable\0")
             continue
         kind = b"x" if st.st_mode & stat.S_IXUSR else b"-"
-        digest.update(kind + hashlib.sha256(data).digest() if stat.S_ISREG(st.st_mode) else b"special")
+        digest.update(kind + sha256(data).digest() if stat.S_ISREG(st.st_mode) else b"special")
     return "sha256:" + digest.hexdigest()
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from strawpot.model.kinds import REQUIREMENT_TABLES, Kind
 from strawpot.model.record import Record
+
+TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
+if TYPE_CHECKING:
+    from typing import Any
 
 # The keys a requirement table (`name = { version = "^1", ... }`) may hold, by kind.
 REQUIREMENT_KEYS: dict[Kind, tuple[str, ...]] = {

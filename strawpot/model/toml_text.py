@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from strawpot.model.errors import UsageError
+
+TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
+if TYPE_CHECKING:
+    from typing import Any
 
 _POSITION_RE = r"^(?P<reason>.*) \(at (?:line (?P<line>\d+), column (?P<col>\d+)|end of document)\)$"
 REMEMBERED_DIR = "parsed-toml"  # under the cache folder: a file's last parse as JSON, by its path
@@ -34,14 +37,14 @@ def parse_toml(text: str, path: Path | str, *, error: type[UsageError] = UsageEr
 
 def _remembered_at(text: str, path: Path | str) -> tuple[Path, str]:
     """The cache file of `path` and the key its entry must carry for `text` (this Python's tomllib, this text)."""
-    import hashlib
     import os
     import sys
 
     from strawpot.model.folders import cache_dir
+    from strawpot.model.sha import sha256
 
-    where = hashlib.sha256(os.path.abspath(str(path)).encode("utf-8", "surrogateescape")).hexdigest()
-    key = f"{sys.version_info[0]}.{sys.version_info[1]}:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    where = sha256(os.path.abspath(str(path)).encode("utf-8", "surrogateescape")).hexdigest()
+    key = f"{sys.version_info[0]}.{sys.version_info[1]}:" + sha256(text.encode("utf-8")).hexdigest()
     return cache_dir() / REMEMBERED_DIR / f"{where}.json", key
 
 

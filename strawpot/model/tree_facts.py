@@ -7,14 +7,17 @@ are imported: so this module imports nothing heavy.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.path_source import path_row, workspace_rows
+from strawpot.model.sha import sha256
+
+TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
+if TYPE_CHECKING:
+    from typing import Any
 
 VERSION_FILE = ".version"  # in each installed package folder: the locked version it holds
 RECORD_FILE = ".install-record.json"  # beside a built package: what its install script made (install_record)
@@ -80,7 +83,7 @@ def dependency_hash(folder: Path, data: Mapping[str, Any]) -> str:
                 rows.append(row)
     rows.sort(key=lambda row: (row[0], row[1]))
     rows += workspace_rows(folder, dict(data)) or []  # a malformed [workspace] is for the workspace reader
-    return "sha256:" + hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
+    return "sha256:" + sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
 
 
 def reads_files(data: Mapping[str, Any]) -> bool:

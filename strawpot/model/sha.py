@@ -1,0 +1,20 @@
+"""SHA-256 for the start-up paths without loading OpenSSL: `import hashlib` loads it (4.5 ms, a quarter of the
+interpreter's own start here); CPython's built-in implementation gives the same digests (tests/model/test_sha.py)."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["sha256"]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hashlib import sha256
+else:
+    try:
+        if sys.version_info >= (3, 12):
+            from _sha2 import sha256
+        else:
+            from _sha256 import sha256
+    except ImportError:  # a Python built without its own hashes
+        from hashlib import sha256
