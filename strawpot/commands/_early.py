@@ -22,6 +22,8 @@ INSTALL_FLAGS = {"--frozen": "frozen", "--locked": "locked", "--skip-tools": "sk
 INSTALL_VALUES = {"--project": "project", "-p": "project", "--registry": "registry"}
 PROJECT_FLAGS = {"-g": "is_global", "--global": "is_global", "--json": "as_json"}
 PROJECT_VALUES = {"--project": "project", "-p": "project"}
+CONFIG_FLAGS = {"--origin": "with_origin", "--json": "as_json"}
+CONFIG_VALUES = {**PROJECT_VALUES, "--registry": "registry"}
 # command: (flags, values, positional arguments as (parameter, required)); `sessions` answers early only as the list
 TABLE: dict[str, tuple[dict[str, str], dict[str, str], tuple[tuple[str, bool], ...]]] = {
     "install": (INSTALL_FLAGS, INSTALL_VALUES, ()),
@@ -30,6 +32,8 @@ TABLE: dict[str, tuple[dict[str, str], dict[str, str], tuple[tuple[str, bool], .
     "list": (PROJECT_FLAGS, PROJECT_VALUES, (("kind", False),)),
     "verify": (PROJECT_FLAGS, PROJECT_VALUES, ()),
     "sessions": ({"--json": "as_json"}, PROJECT_VALUES, ()),
+    "config": (CONFIG_FLAGS, CONFIG_VALUES, ()),  # `config` alone shows, with these options as `config show`'s
+    "config show": (CONFIG_FLAGS, CONFIG_VALUES, ()),
 }
 CLICK_ONLY_ENV = frozenset({"STRAWPOT_TRUST_PROJECT"})  # set, click reads it as install's --trust-project
 
@@ -42,6 +46,8 @@ def parse(args: list[str]) -> tuple[str, dict[str, object], dict[str, object]] |
     if found is None or found[0] not in TABLE:
         return None
     command, given = found
+    if command == "config":
+        command, rest = _config_subcommand(rest)
     flags, values, arguments = TABLE[command]
     seen: dict[str, object] = {}
     positional: list[str] = []
@@ -70,6 +76,14 @@ def parse(args: list[str]) -> tuple[str, dict[str, object], dict[str, object]] |
         return None
     seen.update(zip((name for name, _ in arguments), positional, strict=False))
     return command, seen, given
+
+
+def _config_subcommand(rest: Iterator[str]) -> tuple[str, Iterator[str]]:
+    """`config` is a group: `config show [options]`, or `config [options]` alone (which shows)."""
+    first = next(rest, None)
+    if first == "show":
+        return "config show", rest
+    return "config", iter([] if first is None else [first, *rest])
 
 
 def _global_options(rest: Iterator[str]) -> tuple[str, dict[str, object]] | None:

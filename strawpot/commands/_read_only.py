@@ -9,6 +9,7 @@ TYPE_CHECKING = False  # typing is not imported on this path
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
+    from typing import Any
 
     from orchestrator.run_record import RunRecord
     from strawpot.install.provenance_kept import Signers
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from strawpot.model.kinds import Kind
     from strawpot.model.layout import Project
     from strawpot.model.lockfile import Lockfile
+    from strawpot.model.settings import Settings, Value
 
 BROKEN_SHOWN = 5  # unreadable run records named one a line; the rest counted
 
@@ -297,5 +299,72 @@ def _signers(project: Project, lock: Lockfile) -> Signers:
     return verify_signers(lock.packages, cache_dir(), log_key if isinstance(log_key, str) else None)
 
 
+def config_show(with_origin: bool = False, project: Path | None = None, registry: str | None = None,
+                as_json: bool = False) -> None:
+    """`strawpot config [show]`: every setting's effective value (and, with --origin, where it came from)."""
+    from strawpot import config_files
+    from strawpot.model.folders import home_dir
+    from strawpot.registry_choice import choose_registry
+
+    the_project = config_files.Project.at(project)
+    effective = config_files.load_settings(the_project, {"registry.url": ("--registry", registry)})
+    url = effective.get("registry.url")
+    paths = {
+        "project": str(the_project.dir), "manifest": str(the_project.manifest_path),
+        "lock": str(the_project.lock_path), "tree": str(the_project.tree_root),
+        "cache_dir": str(config_files.cache_dir()), "global_root": str(home_dir()),
+        "config_file": str(config_files.config_path()),
+    }
+    secret = choose_registry(the_project, settings=effective).token
+    token = "set" if secret else "not set"
+    token_from = ("" if not secret else "env STRAWPOT_TOKEN" if secret == effective.tokens.env
+                  else f"global config {config_files.config_path()}")
+    for warning in effective.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    if as_json:
+        from strawpot.commands._json_report import print_json
+
+        print_json({"registry_url": url, "registry_url_from": str(effective.origin("registry.url")), "token": token,
+                    "settings": [_setting_json(v) for v in _setting_rows(effective)], "paths": paths},
+                   command="config show")
+        return
+    from strawpot.console import out_console
+
+    rows = [(v.key, _setting_text(v), str(v.origin)) for v in _setting_rows(effective)]
+    rows += [(f"paths.{k}", v, "") for k, v in paths.items()] + [("registry.token", f"({token})", token_from)]
+    width = max(len(key) for key, _, _ in rows)
+    for key, value, origin in rows:
+        shown = f"{key.ljust(width)} = {value}"
+        out_console.line(f"{shown}  ({origin})" if with_origin and origin else shown, highlight=False)
+
+
+def _setting_rows(effective: Settings) -> list[Value]:
+    rows = sorted(effective.values.values(), key=lambda v: v.key)
+    for agent in sorted(effective.agents):
+        rows += [effective.agents[agent][k] for k in sorted(effective.agents[agent])]
+    for key in sorted(effective.env_tables):
+        rows += [effective.env_tables[key][k] for k in sorted(effective.env_tables[key])]
+    return rows
+
+
+def _setting_text(value: Value) -> str:
+    if ".env." in value.key:
+        return "(set)"  # secrets are never printed
+    raw = value.value
+    if raw is None:
+        return "(not set)"
+    if isinstance(raw, tuple):
+        return "[" + ", ".join(raw) + "]"
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    return f"{raw:g}" if isinstance(raw, float) else str(raw)
+
+
+def _setting_json(value: Value) -> dict[str, Any]:
+    raw: Any = "(set)" if ".env." in value.key else value.value
+    return {"key": value.key, "value": list(raw) if isinstance(raw, tuple) else raw,
+            "layer": value.origin.layer, "origin": str(value.origin)}
+
+
 BY_COMMAND: dict[str, Callable[..., None]] = {"tree": tree, "why": why, "list": installed, "verify": verify,
-                                              "sessions": sessions}
+                                              "sessions": sessions, "config": config_show, "config show": config_show}

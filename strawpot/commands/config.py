@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import rich_click as click
 
 from strawpot.commands._options import global_option, json_option, project_option, registry_option
-
-if TYPE_CHECKING:
-    from strawpot.model.settings import Settings, Value
 
 SECTION = "packages"
 
@@ -40,40 +37,9 @@ def command(ctx: click.Context, with_origin: bool, project: Path | None, registr
 @_show_options
 def show(with_origin: bool, project: Path | None, registry: str | None, as_json: bool) -> None:
     """Print every setting's effective value (and, with --origin, where it came from)."""
-    from strawpot import config_files
-    from strawpot.model.folders import home_dir
-    from strawpot.registry_choice import choose_registry
+    from strawpot.commands._read_only import config_show
 
-    the_project = config_files.Project.at(project)
-    effective = config_files.load_settings(the_project, {"registry.url": ("--registry", registry)})
-    url = effective.get("registry.url")
-    paths = {
-        "project": str(the_project.dir), "manifest": str(the_project.manifest_path),
-        "lock": str(the_project.lock_path), "tree": str(the_project.tree_root),
-        "cache_dir": str(config_files.cache_dir()), "global_root": str(home_dir()),
-        "config_file": str(config_files.config_path()),
-    }
-    secret = choose_registry(the_project, settings=effective).token
-    token = "set" if secret else "not set"
-    token_from = ("" if not secret else "env STRAWPOT_TOKEN" if secret == effective.tokens.env
-                  else f"global config {config_files.config_path()}")
-    _warn(effective)
-    if as_json:
-        from strawpot.commands._options import print_json
-
-        print_json({
-            "command": "config", "registry_url": url, "registry_url_from": str(effective.origin("registry.url")),
-            "token": token, "settings": [_json(v) for v in _rows(effective)], "paths": paths,
-        })
-        return
-    from strawpot.console import out_console
-
-    rows = [(v.key, _text(v), str(v.origin)) for v in _rows(effective)]
-    rows += [(f"paths.{k}", v, "") for k, v in paths.items()] + [("registry.token", f"({token})", token_from)]
-    width = max(len(key) for key, _, _ in rows)
-    for key, value, origin in rows:
-        shown = f"{key.ljust(width)} = {value}"
-        out_console.line(f"{shown}  ({origin})" if with_origin and origin else shown, highlight=False)  # a pipe: no rich
+    config_show(with_origin, project, registry, as_json)
 
 
 @command.command("set")
@@ -101,36 +67,3 @@ def set_(key: str, value: str, is_global: bool, project: Path | None) -> None:
     from strawpot.console import err_console
 
     err_console.print(f"set {key} in {path}", markup=False, highlight=False)
-
-
-def _rows(effective: Settings) -> list[Value]:
-    rows = sorted(effective.values.values(), key=lambda v: v.key)
-    for agent in sorted(effective.agents):
-        rows += [effective.agents[agent][k] for k in sorted(effective.agents[agent])]
-    for key in sorted(effective.env_tables):
-        rows += [effective.env_tables[key][k] for k in sorted(effective.env_tables[key])]
-    return rows
-
-
-def _text(value: Value) -> str:
-    if ".env." in value.key:
-        return "(set)"  # secrets are never printed
-    raw = value.value
-    if raw is None:
-        return "(not set)"
-    if isinstance(raw, tuple):
-        return "[" + ", ".join(raw) + "]"
-    if isinstance(raw, bool):
-        return "true" if raw else "false"
-    return f"{raw:g}" if isinstance(raw, float) else str(raw)
-
-
-def _json(value: Value) -> dict[str, Any]:
-    raw: Any = "(set)" if ".env." in value.key else value.value
-    return {"key": value.key, "value": list(raw) if isinstance(raw, tuple) else raw,
-            "layer": value.origin.layer, "origin": str(value.origin)}
-
-
-def _warn(effective: Settings) -> None:
-    for warning in effective.warnings:
-        click.echo(f"warning: {warning}", err=True)

@@ -14,7 +14,6 @@ os.environ says since. So the `strawpot` program, first thing (`hold`):
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import sys
 from collections.abc import MutableMapping
@@ -34,6 +33,8 @@ def hold(environ: MutableMapping[str, str] | None = None) -> None:
     for name in names:
         _held[name] = environ.pop(name)
     if sys.platform.startswith("linux"):
+        import ctypes
+
         _blank_initial(names)
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)

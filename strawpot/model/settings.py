@@ -18,7 +18,6 @@ from typing import Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import REQUIREMENT_TABLES, Kind
-from strawpot.model.suggest import did_you_mean
 
 LAYERS = ("default", "global", "project", "env", "flag")
 # Tables of the project file that hold requirements, not settings (the manifest reads them).
@@ -436,6 +435,7 @@ def _unknown(source: Source, dotted: str, message: str) -> str:
 
 
 def _close(dotted: str) -> str:
+    from strawpot.model.suggest import did_you_mean  # difflib: only for a key that is not one
     suggestion = did_you_mean(dotted, SCHEMA, cutoff=0.75, show="'{}'")  # dotted keys share long prefixes
     return f" ({suggestion})" if suggestion else ""
 

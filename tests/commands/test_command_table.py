@@ -95,7 +95,9 @@ def test_the_plain_helps_options_are_the_groups() -> None:
     from strawpot.commands._help import DESCRIPTION, ROOT_OPTIONS
 
     derived_options = []
-    for param in cli.get_params(click.Context(cli)):
+    # the context click makes for a run (its help option names come from context_settings; a bare Context has
+    # only --help, which click caches on the group: the result would depend on the tests run before)
+    for param in cli.get_params(cli.make_context("strawpot", [], resilient_parsing=True)):
         names = ", ".join(sorted((*param.opts, *param.secondary_opts), key=len))
         metavar = "[" + "|".join(param.type.choices) + "]" if isinstance(param.type, click.Choice) else ""
         text = (param.help or "") + (f"  [default: {param.default}]" if param.show_default else "")
