@@ -9,6 +9,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.layout import Project
 from strawpot.model.lockfile import LockedPackage, Lockfile, LockfileError
 from strawpot.model.record import Record
+from strawpot.model.yaml_scan import may_spell
 
 TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
 if TYPE_CHECKING:
@@ -52,8 +53,11 @@ def wildcard_edges(lock: Lockfile, tree_root: Path) -> dict[Key, list[Key]]:
     edges: dict[Key, list[Key]] = {}
     for role in (p for p in lock.packages if p.kind is Kind.ROLE):
         folder = installed.package_dir(Kind.ROLE, role.name)
-        if not _may_name_a_wildcard(folder / Kind.ROLE.main_file):
-            continue
+        try:
+            if not may_spell((folder / Kind.ROLE.main_file).read_bytes(), b"*"):
+                continue  # most roles name their skills: no YAML to parse (most of `tree`'s start-up)
+        except OSError:
+            continue  # unreadable: load_package could not read it either
         from strawpot.model.package import PackageInvalid
         from strawpot.model.package_folder import load_package
 
@@ -67,16 +71,6 @@ def wildcard_edges(lock: Lockfile, tree_root: Path) -> dict[Key, list[Key]]:
         if found := [p.key for p in lock.packages if p.kind in kinds and p.key not in named]:
             edges[role.key] = sorted(found, key=lambda k: (k[0].value, k[1]))
     return edges
-
-
-def _may_name_a_wildcard(main_file: Path) -> bool:
-    """False when the role's main file cannot hold a `*` in its YAML: no `*`, and no backslash to write one as an
-    escape (`"\\x2a"`). Most roles name their skills; this spares them YAML (most of `tree`'s start-up)."""
-    try:
-        text = main_file.read_bytes()
-    except OSError:
-        return False  # unreadable: load_package could not read it either
-    return b"*" in text or b"\\" in text
 
 
 def _edges(pkg: LockedPackage, wildcards: dict[Key, list[Key]]) -> list[tuple[Kind, str, str]]:

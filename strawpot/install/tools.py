@@ -130,15 +130,23 @@ def own_hints(tree_root: Path, agent: str, tool: str) -> set[str]:
 def lock_tool_mismatches(tree: InstalledTree, lock: Lockfile) -> list[Mismatch]:
     """Where strawpot.lock's tools (names and install commands) differ from what each installed agent's own
     AGENT.md declares: a lock edited by hand must not smuggle in a command the package never gave."""
-    from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+    from strawpot.model.yaml_scan import may_spell
 
     problems = []
     for pkg in lock.packages:
+        main = tree.package_dir(pkg.kind, pkg.name) / pkg.kind.main_file
         try:
-            text = (tree.package_dir(pkg.kind, pkg.name) / pkg.kind.main_file).read_text(encoding="utf-8")
-            meta, _body = split_frontmatter(text)
+            data = main.read_bytes()
+        except OSError:
+            continue  # missing: the file check reports it
+        if not pkg.tools and not may_spell(data, b"tools"):
+            continue  # the lock lists no tool and the main file cannot declare one: no YAML to parse
+        from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+
+        try:
+            meta, _body = split_frontmatter(main.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, FrontmatterError):
-            continue  # missing or damaged: the file check reports it
+            continue  # damaged: the file check reports it
         own = tool_specs(meta)
         locked = {t.name: dict(t.install) for t in pkg.tools}
         for name in sorted(set(own) | set(locked)):
