@@ -32,15 +32,16 @@ def short_text(value: object, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-# Terminal escape sequences (CSI, OSC, DCS/SOS/PM/APC strings, two-character escapes, and their 8-bit forms)
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]"
-                      r"|[\x1b][\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|[\x9d\x90\x98\x9e\x9f][^\x07\x1b\x9c]*"
-                      r"(?:\x07|\x1b\\|\x9c)?|\x1b[ -~]?")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Terminal escape sequences (CSI, OSC, DCS/SOS/PM/APC strings, two-character escapes, and their 8-bit forms). The
+# patterns compile on first use (re keeps them): most text a command prints is printable and needs none.
+_ESCAPES = (r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]"
+            r"|[\x1b][\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|[\x9d\x90\x98\x9e\x9f][^\x07\x1b\x9c]*"
+            r"(?:\x07|\x1b\\|\x9c)?|\x1b[ -~]?")
+_CONTROLS = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 # Characters a terminal draws as nothing (or that reorder what it draws) besides category Cf: Unicode's other
 # default-ignorable code points (Hangul fillers, variation selectors, the combining grapheme joiner, the tag plane).
-_IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2065\u3164\ufe00-\ufe0f\uffa0"
-                        "\ufff0-\ufff8\U000e0000-\U000e0fff]")
+_IGNORABLE = ("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2065\u3164\ufe00-\ufe0f\uffa0"
+              "\ufff0-\ufff8\U000e0000-\U000e0fff]")
 # Format characters (bidi overrides and isolates, zero-width space and joiners, soft hyphen, BOM, tags), lone
 # surrogates, and the line and paragraph separators.
 _HIDDEN_CATEGORIES = frozenset({"Cf", "Cs", "Zl", "Zp"})
@@ -51,10 +52,14 @@ def terminal_safe(text: str) -> str:
     sequences removed, other control characters (a carriage return too) shown as `?`, and characters a terminal
     would draw as nothing or use to reorder the line (U+202E RIGHT-TO-LEFT OVERRIDE, U+200B ZERO WIDTH SPACE, every
     format character) shown as `<U+202E>`, so what a user reads is what runs; newlines and tabs kept."""
-    text = _CONTROLS.sub("?", _ESCAPES.sub("", text))
-    if text.isascii() or (text.isprintable() and not _IGNORABLE.search(text)):
-        return text  # isprintable() is False for every character of the hidden categories (Unicode's C and Z)
-    return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) in _HIDDEN_CATEGORIES or _IGNORABLE.match(c)
+    # isprintable() is False for every escape's first character and every control (Unicode's Cc), and for each
+    # hidden category (Unicode's C and Z but the space): printable text has nothing to remove but the ignorables.
+    if text.isprintable() and (text.isascii() or not re.search(_IGNORABLE, text)):
+        return text
+    text = re.sub(_CONTROLS, "?", re.sub(_ESCAPES, "", text))
+    if text.isascii():
+        return text
+    return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) in _HIDDEN_CATEGORIES or re.match(_IGNORABLE, c)
                    else c for c in text)
 
 
