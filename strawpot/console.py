@@ -97,7 +97,9 @@ class LazyConsole:
         text = terminal_safe(text)
         if self.quiet:
             return
-        if not self._may_be_terminal():
+        if not self._may_be_terminal() or (style is None and not highlight and self._real is None
+                                           and not self._stderr and "\t" not in text):
+            # plain, on stdout (which rich does not wrap): rich would print the text as it is (it expands tabs)
             self.file.write(text + "\n")
             return
         self.real.print(text, markup=False, emoji=False, style=style, highlight=highlight)
