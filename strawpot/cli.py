@@ -1,5 +1,4 @@
-"""The `strawpot` entry point: `--version`, `--help` to a pipe, a bare `install` with nothing to do and the
-read-only commands answer before click and rich are imported."""
+"""The `strawpot` entry point: --version, --help to a pipe and the early answer run before click is imported."""
 
 from __future__ import annotations
 

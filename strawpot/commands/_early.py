@@ -1,5 +1,4 @@
-"""The early answer: `[global flags] COMMAND [options] [arguments]` read before click, for the commands that answer
-without it (a bare install with nothing to do, the read-only commands on a project)."""
+"""The early answer: a no-op install and the read-only commands, their command line read without click."""
 
 from __future__ import annotations
 

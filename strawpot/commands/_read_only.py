@@ -1,5 +1,4 @@
-"""What the read-only commands do and print (`tree`, `why`, `list`, `verify`, `sessions`), called by their click
-commands and, without click, by the early answer (strawpot.commands._early)."""
+"""What the read-only commands do and print: their click commands and the early answer (no click) both call it."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Frozen value classes for the model a read-only command loads (the lock, the manifest, the installed tree), made
-without dataclasses' code generation: `@dataclass(frozen=True)` compiles six methods a class at import, about 1 ms
-each class, which was a fifth of `strawpot tree`. Same behaviour (tests/model/test_record.py holds it to
-dataclasses'): keyword or positional fields in declaration order, defaults and `field(default_factory=...)`,
-`__post_init__`, `==` and `hash` over the fields between instances of one class, repr, no assignment."""
+"""Frozen value classes for the model the read-only commands load, made without dataclasses' code generation."""
+
+# `@dataclass(frozen=True)` compiles six methods a class at import, about 1 ms each class: a fifth of `strawpot tree`.
+# A Record behaves the same (tests/model/test_record.py holds it to dataclasses): keyword or positional fields in
+# declaration order, defaults and `field(default_factory=...)`, `__post_init__`, `==` and `hash` over the fields
+# between instances of one class, repr, no assignment.
 
 from __future__ import annotations
 
