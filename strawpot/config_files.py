@@ -54,8 +54,7 @@ def load_settings(
 
     `flags` maps dotted keys to (the flag as typed, its value); a value of None was not given.
     """
-    from dataclasses import replace
-
+    from strawpot.model.record import replace
     from strawpot.model.settings import SCHEMA, Source, layered
 
     environ = own_secrets.environ() if environ is None else environ

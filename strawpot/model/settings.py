@@ -13,11 +13,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import REQUIREMENT_TABLES, Kind
+from strawpot.model.record import Record, field, replace
 
 LAYERS = ("default", "global", "project", "env", "flag")
 # Tables of the project file that hold requirements, not settings (the manifest reads them).
@@ -28,8 +30,7 @@ _ENV_KINDS = {"agents": Kind.AGENT, "skills": Kind.SKILL, "integrations": Kind.I
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\*?")  # an environment variable's name, or a prefix and `*`
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(Record):
     """One setting: dotted name, value type, default, and its environment variable (if it has one)."""
 
     name: str
@@ -136,8 +137,7 @@ SCHEMA: dict[str, Key] = {k.name: k for k in (
 SETTINGS_TABLES = frozenset(name.partition(".")[0] for name in SCHEMA)  # [registry], [policy], [memory], ...
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(Record):
     """Where a value came from: its layer and, for files, `path:line`; for env, the variable; for flags, the flag."""
 
     layer: str
@@ -148,16 +148,14 @@ class Origin:
                 "env": f"env {self.where}", "flag": f"flag {self.where}"}[self.layer]
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(Record):
     """One effective setting: its key, value and the layer it came from."""
     key: str
     value: Any
     origin: Origin
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(Record):
     """One layer's raw settings: a file's parsed TOML (with its key lines), the environment, or flags."""
 
     layer: str
@@ -166,8 +164,7 @@ class Source:
     lines: Mapping[str, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Tokens:
+class Tokens(Record):
     """Registry tokens: STRAWPOT_TOKEN (`env`) and the one registry STRAWPOT_TOKEN_REGISTRY limits it to
     (`env_scope`), and those `strawpot login` stored in the global config's `[tokens]`, by registry URL."""
 
@@ -181,12 +178,12 @@ class Settings:
     """The effective settings: a value and an origin for every key of SCHEMA, plus agents' tables and tokens."""
 
     values: dict[str, Value]
-    agents: dict[str, dict[str, Value]] = field(default_factory=dict)
-    env_tables: dict[tuple[Kind, str], dict[str, Value]] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    overruled: list[str] = field(default_factory=list)  # project values that would have lowered the sandbox
-    layers: dict[tuple[str, str], Value] = field(default_factory=dict)  # (key, layer) -> what that layer said
-    tokens: Tokens = field(default_factory=Tokens)
+    agents: dict[str, dict[str, Value]] = dataclass_field(default_factory=dict)
+    env_tables: dict[tuple[Kind, str], dict[str, Value]] = dataclass_field(default_factory=dict)
+    warnings: list[str] = dataclass_field(default_factory=list)
+    overruled: list[str] = dataclass_field(default_factory=list)  # project values that would have lowered the sandbox
+    layers: dict[tuple[str, str], Value] = dataclass_field(default_factory=dict)  # (key, layer) -> what that layer said
+    tokens: Tokens = dataclass_field(default_factory=Tokens)
 
     def get(self, key: str) -> Any:
         return self.values[key].value
