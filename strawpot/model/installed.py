@@ -64,11 +64,14 @@ class InstalledTree:
         found = []
         for kind in KIND_ORDER:
             kind_dir = self.root / kind.plural
-            if not kind_dir.is_dir():
+            try:
+                entries = sorted(os.scandir(kind_dir), key=lambda e: e.name)  # the types come with the names
+            except (FileNotFoundError, NotADirectoryError):
                 continue
-            for entry in sorted(kind_dir.iterdir()):
+            for entry in entries:
                 if entry.is_dir() and not entry.name.startswith("."):
-                    found.append(InstalledPackage(kind, entry.name, self.installed_version(kind, entry.name), entry))
+                    found.append(InstalledPackage(kind, entry.name, self.installed_version(kind, entry.name),
+                                                  kind_dir / entry.name))
         return found
 
     def verify(self, lock: Lockfile, *, deep: bool = True, extra: bool = True) -> list[Mismatch]:
