@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from strawpot.install.queries import _may_name_a_wildcard, wildcard_edges
@@ -74,6 +74,7 @@ def test_tree_shows_what_an_escaped_wildcard_brings_in(project: Path) -> None:
     assert "role escaped 0.1.0 → skill c 1.0.0 (via *)" in why.stdout.splitlines(), why.stdout
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=200))
 def test_the_byte_check_is_false_only_without_a_star_or_a_backslash(data: bytes) -> None:
     import tempfile

@@ -32,7 +32,7 @@ PIECES = st.one_of(UNICODE, HIDDEN, SELECTORS, st.sampled_from(["\x1b[31m", "\x9
 TEXT = st.lists(PIECES, max_size=30).map("".join)
 
 
-@settings(max_examples=1500)
+@settings(max_examples=1500, deadline=None)  # (a busy machine: no time limit per example)
 @given(TEXT)
 @example("plain ascii")
 @example("café")
@@ -47,6 +47,7 @@ def test_terminal_safe_is_the_per_character_rule(text: str) -> None:
     assert terminal_safe(text) == reference_terminal_safe(text)
 
 
+@settings(deadline=None)
 @given(st.text(st.characters(categories=("Cf", "Zl", "Zp", "Cs")), min_size=1, max_size=5))
 def test_every_hidden_character_is_shown_by_its_code(text: str) -> None:
     shown = terminal_safe("a" + text)
@@ -78,7 +79,7 @@ PATH_TEXT = st.lists(st.one_of(st.sampled_from(["/", ".", "..", "a", "b.md", "\\
                                st.characters(exclude_categories=("Cs",))), max_size=12).map("".join)
 
 
-@settings(max_examples=1500)
+@settings(max_examples=1500, deadline=None)  # (a busy machine: no time limit per example)
 @given(PATH_TEXT)
 @example("a/b/c.md")
 @example("a//b")
