@@ -183,9 +183,15 @@ def defer(name: str) -> None:
 
     class Deferred(type(sys)):  # type: ignore[misc]
         def __getattr__(self, attr: str) -> object:
-            del sys.modules[name]
-            real = __import__(name)
-            self.__dict__.update(real.__dict__)
+            real = sys.modules.get(name)
+            if real is None or real is self:  # the first use: import it (a later miss is the module's own)
+                sys.modules.pop(name, None)
+                real = __import__(name)
+                self.__dict__.update(real.__dict__)
             return getattr(real, attr)
 
-    sys.modules[name] = Deferred(name)
+    stub = Deferred(name)
+    # its spec, as importlib.util.find_spec would give it (that module is not imported on this path)
+    stub.__spec__ = next(filter(None, (finder.find_spec(name, None) for finder in sys.meta_path
+                                       if hasattr(finder, "find_spec"))), None)
+    sys.modules[name] = stub

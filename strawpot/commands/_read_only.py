@@ -182,14 +182,14 @@ def print_table(columns: Sequence[str], rows: list[list[str]], *, pad_edge: bool
     if lines is not None:
         sys.stdout.write("".join(line + "\n" for line in lines))
         return
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from strawpot.console import new_console
 
     table = Table(*columns, box=None, pad_edge=pad_edge)
     for row in cells:
-        table.add_row(*(escape(cell) for cell in row))
+        table.add_row(*(Text(cell) for cell in row))  # as it is: escape() would double a trailing backslash
     new_console(stderr=False).print(table)
 
 
@@ -199,7 +199,7 @@ PIPED_WIDTH = 1000  # strawpot.console's width for rich in a pipe: a wider table
 def plain_table(columns: Sequence[str], rows: list[list[str]], *, pad_edge: bool) -> list[str] | None:
     """The lines rich prints for `Table(*columns, box=None, pad_edge=pad_edge)` in a pipe, or None when they could
     differ (a cell that is not printable ASCII, whose width rich measures its own way; wider than a pipe's width).
-    tests/commands/test_read_only.py holds the two equal."""
+    tests/commands/test_read_only_table.py holds the two equal."""
     grid = [list(columns), *rows]
     if not all(cell.isascii() and cell.isprintable() for row in grid for cell in row):
         return None

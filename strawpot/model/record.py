@@ -49,19 +49,22 @@ class Record:
     def __init_subclass__(cls) -> None:
         fields = list(cls._fields)
         defaults, factories = dict(cls._defaults), dict(cls._factories)
-        for name in cls.__dict__.get("__annotations__", {}):
-            if name.startswith("_"):
+        for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+            if name.startswith("_") or str(annotation).startswith(("ClassVar", "typing.ClassVar")):
                 continue
             if name not in fields:
                 fields.append(name)
             given = cls.__dict__.get(name, _MISSING)
             if isinstance(given, _Field):
+                defaults.pop(name, None)
+                factories.pop(name, None)
                 if given.factory is not _MISSING:
                     factories[name] = given.factory  # type: ignore[assignment]
-                else:
+                elif given.default is not _MISSING:
                     defaults[name] = given.default
                 delattr(cls, name)
             elif given is not _MISSING:
+                factories.pop(name, None)
                 defaults[name] = given
         required_after_default = [n for i, n in enumerate(fields) if n not in defaults and n not in factories
                                   and any(m in defaults or m in factories for m in fields[:i])]

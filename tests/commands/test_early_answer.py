@@ -20,7 +20,12 @@ READ_ONLY = ("tree", "why", "list", "verify", "sessions")
 
 
 def _command(name: str) -> click.Command:
-    command: click.Command = importlib.import_module(f"strawpot.commands.{name}").command
+    """The click command a row stands for (`config show`: the `show` command of the `config` group)."""
+    first, *rest = name.split()
+    command: click.Command = importlib.import_module(f"strawpot.commands.{first}").command
+    for word in rest:
+        assert isinstance(command, click.Group)
+        command = command.commands[word]
     return command
 
 
@@ -87,7 +92,7 @@ def test_the_global_options_are_the_groups() -> None:
 
 
 POSITIONALS = {"install": [[]], "tree": [[]], "verify": [[]], "sessions": [[]], "why": [["skill", "x"], ["role", "-"]],
-               "list": [[], ["skill"]]}
+               "list": [[], ["skill"]], "config": [[]], "config show": [[]]}
 GLOBALS = [[], ["-q"], ["--verbose", "--quiet"], ["--color", "never"], ["--color=always", "-v"]]
 
 
@@ -119,9 +124,9 @@ def test_the_early_parse_sets_what_click_sets(name: str, tmp_path: Path) -> None
     flags, values, _ = early.TABLE[name]
     answered = 0
     for args in _argument_sets(name, tmp_path):
-        found = early.parse([name, *args])
+        found = early.parse([*name.split(), *args])
         try:
-            params = command.make_context(name, list(args)).params
+            params = command.make_context(name.split()[-1], list(args)).params
         except click.UsageError:
             assert found is None, args  # click refuses it: so does the early parse
             continue
@@ -142,7 +147,7 @@ def test_the_early_parse_reads_the_global_options_as_the_group(globals_: list[st
     from strawpot.cli_group import cli
 
     for name in sorted(early.TABLE):
-        args = [*globals_, name, *POSITIONALS[name][-1]]
+        args = [*globals_, *name.split(), *POSITIONALS[name][-1]]
         found = early.parse(args)
         assert found is not None, args
         params = cli.make_context("strawpot", list(args)).params
@@ -158,7 +163,7 @@ def test_a_line_the_row_does_not_read_whole_goes_to_click(tmp_path: Path, monkey
                  "tree --project /no/such/dir", "tree -p /no/such/dir", "tree -p=.", "tree --project", "tree -p -g",
                  "--color pink tree", "--color=pink tree", "--color", "tree --", "-- tree", "-qv tree", "tree -gj",
                  "tree -q", "tree --json=1", "tree --help", "tree -h", "--help tree", "--version tree", "lock",
-                 "config show", "tree --project=", "list skill role", "verify --deep", "-q", ""]:
+                 "config show extra", "config --json show", "tree --project=", "list skill role", "verify --deep", "-q", ""]:
         args = line.split()
         assert early.parse(args) is None, line
         assert early.answer(args) is None, line

@@ -1,5 +1,5 @@
 """A role's `*` is found however its YAML writes it (plainly or as an escape), though only a ROLE.md whose bytes
-could spell one is parsed (`queries._may_name_a_wildcard`)."""
+could spell one is parsed (`strawpot.model.yaml_scan.may_spell`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strawpot.install.queries import _may_name_a_wildcard, wildcard_edges
+from strawpot.install.queries import wildcard_edges
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import Lockfile
+from strawpot.model.yaml_scan import may_spell
 from tests._cli import strawpot_here
 
 SKILL = "---\nname: {name}\ndescription: A local skill.\nmetadata:\n  version: 1.0.0\n---\n\nRule.\n"
@@ -77,12 +78,7 @@ def test_tree_shows_what_an_escaped_wildcard_brings_in(project: Path) -> None:
 @settings(deadline=None)
 @given(st.binary(max_size=200))
 def test_the_byte_check_is_false_only_without_a_star_or_a_backslash(data: bytes) -> None:
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "ROLE.md"
-        path.write_bytes(data)
-        assert _may_name_a_wildcard(path) is (b"*" in data or b"\\" in data)
+    assert may_spell(data, b"*") is (b"*" in data or b"\\" in data)
 
 
 @pytest.mark.parametrize("text", ['skills: ["*"]', 'skills: ["\\x2a"]', 'skills: ["\\u002A"]', 'skills: ["\\U0000002a"]',
@@ -91,14 +87,17 @@ def test_every_yaml_spelling_of_a_star_passes_the_byte_check(text: str, tmp_path
     import yaml
 
     assert "*" in [s.strip() for s in yaml.safe_load(text)["skills"]]
-    path = tmp_path / "ROLE.md"
-    path.write_text(text)
-    assert _may_name_a_wildcard(path)
+    assert may_spell(text.encode(), b"*")
 
 
-def test_a_missing_main_file_names_no_wildcard(tmp_path: Path) -> None:
-    assert _may_name_a_wildcard(tmp_path / "ROLE.md") is False
-    assert _may_name_a_wildcard(tmp_path) is False  # a folder where the file must be
+def test_a_role_whose_main_file_is_missing_or_a_folder_names_no_wildcard(project: Path) -> None:
+    main = project / ".strawpot" / "roles" / "plain" / "ROLE.md"
+    main.unlink()
+    lock = Lockfile.load(project / "strawpot.lock")
+    assert (Kind.ROLE, "plain") not in wildcard_edges(lock, project / ".strawpot")
+    main.mkdir()  # a folder where the file must be
+    assert (Kind.ROLE, "plain") not in wildcard_edges(lock, project / ".strawpot")
+    assert (Kind.ROLE, "escaped") in wildcard_edges(lock, project / ".strawpot")
 
 
 def test_only_a_role_whose_bytes_could_spell_a_star_is_parsed(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

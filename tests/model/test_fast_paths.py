@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from pathlib import PurePosixPath
 
@@ -16,11 +17,11 @@ from strawpot.model.paths import MAX_NAME_BYTES, MAX_PATH_LENGTH, UnsafePath, sa
 
 def reference_terminal_safe(text: str) -> str:
     """terminal_safe as it was before its fast path: every character of non-ASCII text looked at."""
-    text = display._CONTROLS.sub("?", display._ESCAPES.sub("", text))
+    text = re.sub(display._CONTROLS, "?", re.sub(display._ESCAPES, "", text))
     if text.isascii():
         return text
     return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) in display._HIDDEN_CATEGORIES
-                   or display._IGNORABLE.match(c) else c for c in text)
+                   or re.match(display._IGNORABLE, c) else c for c in text)
 
 
 HIDDEN = st.characters(categories=("Cf", "Zl", "Zp", "Mn", "Zs", "Co", "Cc"))
