@@ -85,6 +85,19 @@ def test_one_closure_request_answers_the_whole_graph(router, client, slept) -> N
     assert provider.has_archives("skill:twig") and slept == []
 
 
+def test_each_likely_version_is_worked_out_once_however_often_the_graph_is_walked(router, client) -> None:
+    router.post(CLOSURE).respond(200, json=closure_answer(*DEPS))
+    provider = HubProvider(client, speculate=lambda batch: told.append(sorted((k, s) for k, s, _ in batch)))
+    told: list[list[tuple[str, str]]] = []
+    worked_out: list[str] = []
+    likely = provider._likely
+    provider._likely = lambda pid, found: worked_out.append(pid) or likely(pid, found)  # type: ignore[method-assign]
+    for _ in range(3):  # the solver prefetches again at every level of the graph
+        provider.prefetch(["role:lead"])
+    assert sorted(worked_out) == sorted(PIDS)
+    assert told and all(batch == [("role", "lead"), ("skill", "leaf"), ("skill", "twig")] for batch in told)
+
+
 def test_what_an_incomplete_closure_left_out_is_asked_for_on_its_own(router, client) -> None:
     router.post(CLOSURE).respond(200, json=closure_answer(("role", "lead"), ("skill", "leaf"), complete=False))
     per_package = serve_versions(router)
