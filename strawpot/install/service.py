@@ -17,7 +17,7 @@ from strawpot.install.fastcheck import first_step
 from strawpot.install.inputs import Inputs, preflight
 from strawpot.install.options import Edit, LockMode, Options, TreeMode
 from strawpot.install.outcome import Outcome, QuietReporter, Reporter
-from strawpot.install.plan import Plan, make_plan
+from strawpot.install.plan import Plan, installed_kinds, make_plan
 from strawpot.install.tools import install_missing, missing_tools
 from strawpot.model.errors import LockOutdated, UsageError
 from strawpot.model.fs import file_lock
@@ -303,10 +303,10 @@ class _Run:
             return None
         from strawpot.install.background import Speculator
 
-        tree = self.tree
+        tree, present = self.tree, installed_kinds(self.tree)  # the tree is ours until the run ends (file lock)
 
         def wanted(kind: str, name: str, version: str) -> bool:
-            return tree.installed_version(Kind(kind), name) != version
+            return Kind(kind) not in present or tree.installed_version(Kind(kind), name) != version
 
         self.speculator = Speculator(self.client, wanted)
         return self.speculator
