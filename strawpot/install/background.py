@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hub_client import ArchiveItem, HubClient, VersionInfo
+    from strawpot.install.provenance import Ahead
     from strawpot.model.lockfile import LockedPackage
 
 
@@ -21,15 +22,21 @@ class Speculator:
     """Downloads the archive of the version each package will most likely be locked at, into the cache,
     as soon as its metadata arrives (many at once in bundles of `_BUNDLE`, `POST /archives`, when the
     metadata of many arrives at once); `prepare` then finds it there. Errors are ignored here: `prepare`
-    fetches again and reports them properly."""
+    fetches again and reports them properly. The first batch also asks for what the provenance check needs
+    (`provenance.Ahead`), so that check overlaps the solver instead of following it."""
 
     def __init__(self, client: HubClient, wanted: Callable[[str, str, str], bool]) -> None:
         self.client = client
         self.wanted = wanted  # (kind, name, version) -> whether it is worth downloading now
         self.futures: list[Future[object]] = []
         self.seen: set[tuple[str, str, str]] = set()
+        self.ahead: Ahead | None = None  # the provenance check's requests, made with the first batch
 
     def __call__(self, batch: list[tuple[str, str, VersionInfo]]) -> None:
+        if self.ahead is None and batch:  # the first batch is the whole graph where the registry answers closures
+            from strawpot.install.provenance import Ahead
+
+            self.ahead = Ahead(self.client, [info for _, _, info in batch])
         items: list[ArchiveItem] = []
         for kind, name, info in batch:
             key = (kind, name, info.version)

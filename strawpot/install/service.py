@@ -292,14 +292,14 @@ class _Run:
         (strawpot/install/provenance.py); a signer's key rotation is a warning."""
         from strawpot.install.provenance import check_resolution
 
-        lock, rotations = check_resolution(self.client, self.url, resolution, previous, self.settings)
+        ahead = self.speculator.ahead if self.speculator is not None else None
+        lock, rotations = check_resolution(self.client, self.url, resolution, previous, self.settings, ahead)
         self.outcome.warnings.extend(rotations)
         return lock
 
     def _speculator(self) -> Speculator | None:
         """Archive downloads that start while resolving (not for lock-only, dry or offline runs)."""
-        opts = self.options
-        if opts.offline or not opts.touches_tree:
+        if self.options.offline or not self.options.touches_tree:
             return None
         from strawpot.install.background import Speculator
 
