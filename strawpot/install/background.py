@@ -5,6 +5,7 @@ both run on the client's one thread pool (`HubClient.submit`)."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 from collections.abc import Callable
 from concurrent.futures import Future, wait
 from typing import TYPE_CHECKING
@@ -31,6 +32,8 @@ class Speculator:
         self.futures: list[Future[object]] = []
         self.seen: set[tuple[str, str, str]] = set()
         self.ahead: Ahead | None = None  # the provenance check's requests, made with the first batch
+        # the check's modules (cryptography's among them) load on the pool while the first answer is awaited
+        client.submit(importlib.import_module, "strawpot.install.provenance")
 
     def __call__(self, batch: list[tuple[str, str, VersionInfo]]) -> None:
         if self.ahead is None and batch:  # the first batch is the whole graph where the registry answers closures
