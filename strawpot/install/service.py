@@ -326,15 +326,12 @@ class _Run:
 
                 prepared = prepare(self.client, wanted, fetched=self.fetched, progress=advance,
                                    project_dir=self.project.dir)
-        counter = None
+        from strawpot.install.background import DownloadCounter
         from strawpot.install.local import is_path_source
 
-        # an archive GET counts itself; a path source is never downloaded
+        # an archive GET counts itself; a path source is never downloaded; counted while the tree is written
         loose = [p for p in plan.install if not p.archive_sha256 and not is_path_source(p)]
-        if loose and not self.options.offline:  # counted while the tree is written
-            from strawpot.install.background import DownloadCounter
-
-            counter = DownloadCounter(self.client, loose)
+        counter = DownloadCounter(self.client, loose) if loose and not self.options.offline else None
         staged = stage(self.tree, prepared, self.options.faults)
         try:
             staged = self._build(prepared, staged, builder, {p.key for p in rebuild})
@@ -356,10 +353,11 @@ class _Run:
             raise
         remove(self.tree, list(plan.remove), self.options.faults)
         if not self.outcome.lock_changed or self.outcome.lock_written:  # the lock on disk is `lock`
-            from strawpot.install.build import scripted_packages
+            from strawpot.install.build import scripted_packages, written_mains
             from strawpot.install.fastcheck import write_index
 
-            write_index(self.tree.root, self.project, lock, scripted_packages(self.tree, lock))
+            scripted = scripted_packages(self.tree, lock, written_mains(prepared, staged, builder.builds))
+            write_index(self.tree.root, self.project, lock, scripted)
         if counter is not None:
             counter.finish()
 
