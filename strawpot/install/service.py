@@ -18,7 +18,6 @@ from strawpot.install.inputs import Inputs, preflight
 from strawpot.install.options import Edit, LockMode, Options, TreeMode
 from strawpot.install.outcome import Outcome, QuietReporter, Reporter
 from strawpot.install.plan import Plan, installed_kinds, make_plan
-from strawpot.install.tools import install_missing, missing_tools
 from strawpot.model.errors import LockOutdated, UsageError
 from strawpot.model.fs import file_lock
 from strawpot.model.gitignore import ignore_tree
@@ -436,6 +435,8 @@ class _Run:
 
     def _tools(self, lock: Lockfile, trust: TrustPolicy) -> None:
         """Missing tools; their install hints run only when trusted and asked for (or the user says yes)."""
+        from strawpot.install.tools import install_missing, missing_tools
+
         missing = missing_tools(lock)
         if missing and not self.options.dry_run:
             ask = getattr(self.reporter, "confirm_tool", None) or (lambda item: False)
