@@ -59,15 +59,15 @@ def parse_json(data: bytes | str) -> Any:
         value = json.loads(data)
     except RecursionError:
         raise ValueError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep") from None
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    # only containers are walked (most values are text); a value sits deeper than the limit exactly when a
+    # non-empty container sits at it
+    stack: list[tuple[Any, int]] = [(value, 0)] if isinstance(value, dict | list) else []
     while stack:
         item, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
+        if item and depth >= MAX_JSON_DEPTH:
             raise ValueError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((v, depth + 1) for v in children if isinstance(v, dict | list))
     return value
 
 

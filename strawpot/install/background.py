@@ -5,12 +5,14 @@ both run on the client's one thread pool (`HubClient.submit`)."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 from collections.abc import Callable
 from concurrent.futures import Future, wait
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hub_client import ArchiveItem, HubClient, VersionInfo
+    from strawpot.install.provenance import Ahead
     from strawpot.model.lockfile import LockedPackage
 
 
@@ -21,15 +23,23 @@ class Speculator:
     """Downloads the archive of the version each package will most likely be locked at, into the cache,
     as soon as its metadata arrives (many at once in bundles of `_BUNDLE`, `POST /archives`, when the
     metadata of many arrives at once); `prepare` then finds it there. Errors are ignored here: `prepare`
-    fetches again and reports them properly."""
+    fetches again and reports them properly. The first batch also asks for what the provenance check needs
+    (`provenance.Ahead`), so that check overlaps the solver instead of following it."""
 
     def __init__(self, client: HubClient, wanted: Callable[[str, str, str], bool]) -> None:
         self.client = client
         self.wanted = wanted  # (kind, name, version) -> whether it is worth downloading now
         self.futures: list[Future[object]] = []
         self.seen: set[tuple[str, str, str]] = set()
+        self.ahead: Ahead | None = None  # the provenance check's requests, made with the first batch
+        # the check's modules (cryptography's among them) load on the pool while the first answer is awaited
+        client.submit(importlib.import_module, "strawpot.install.provenance")
 
     def __call__(self, batch: list[tuple[str, str, VersionInfo]]) -> None:
+        if self.ahead is None and batch:  # the first batch is the whole graph where the registry answers closures
+            from strawpot.install.provenance import Ahead
+
+            self.ahead = Ahead(self.client, [info for _, _, info in batch])
         items: list[ArchiveItem] = []
         for kind, name, info in batch:
             key = (kind, name, info.version)

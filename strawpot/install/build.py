@@ -296,9 +296,22 @@ def dry_run_scripts(client: HubClient, tree: InstalledTree, install: list[Locked
             (builds.would_run if may_run(pkg, text) else builds.would_skip).append((pid, text))
 
 
-def scripted_packages(tree: InstalledTree, lock: Lockfile) -> set[tuple[str, str]]:
-    """(plural, name) of the installed packages with an install script for this OS."""
+def scripted_packages(tree: InstalledTree, lock: Lockfile,
+                      written: Mapping[tuple[Kind, str], bytes] | None = None) -> set[tuple[str, str]]:
+    """(plural, name) of the installed packages with an install script for this OS; `written` holds main files this
+    run installed and no script ran on since (`written_mains`), read from memory instead of from disk again."""
+    known = written or {}
     return {
         (p.kind.plural, p.name) for p in lock.packages
-        if installed_script(tree.package_dir(p.kind, p.name), p.kind) is not None
+        if (script_in(p.kind, {p.kind.main_file: known[p.key]}) if p.key in known
+            else installed_script(tree.package_dir(p.kind, p.name), p.kind)) is not None
     }
+
+
+def written_mains(prepared: list[Prepared], kept: list[Staged], builds: Builds) -> dict[tuple[Kind, str], bytes]:
+    """The main files of the packages swapped in (`kept` by `build_staged`) whose install script did not run: what
+    is on disk is what was staged."""
+    swapped = {(place.kind, place.name) for place in kept}
+    return {item.package.key: item.files[main][0] for item in prepared
+            if item.package.key in swapped and (main := item.package.kind.main_file) in item.files
+            and package_id(*item.package.key) not in builds.ran}

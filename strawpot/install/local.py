@@ -40,18 +40,19 @@ class LocalPackage:
 def local_packages(project_dir: Path, manifest: Manifest) -> dict[str, LocalPackage]:
     """Package id -> path package: every workspace member (a dependency on a member resolves to it), then
     every `{ path = ... }` requirement (which wins)."""
-    from strawpot.model.package import PackageInvalid
-    from strawpot.model.package_folder import load_package
-    from strawpot.model.workspace import load_workspace
-    from strawpot.publishing.prepare import invalid_package
-
     found: dict[str, LocalPackage] = {}
     if "workspace" in manifest.doc:
+        from strawpot.model.workspace import load_workspace
+
         for member in load_workspace(project_dir).members:
             found[package_id(member.kind, member.slug)] = LocalPackage(PATH_PREFIX + member.rel, member.package)
     for entry in manifest.entries():
         if entry.path is None:
-            continue
+            continue  # a registry package: the folder readers below are imported only for a path source
+        from strawpot.model.package import PackageInvalid
+        from strawpot.model.package_folder import load_package
+        from strawpot.publishing.prepare import invalid_package
+
         folder = project_dir / entry.path
         try:
             package = load_package(folder, entry.kind)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from strawpot.install.build import Builds
 from strawpot.install.plan import Change
-from strawpot.install.tools import MissingTool
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import Project
 from strawpot.model.lockfile import Lockfile
@@ -18,6 +17,7 @@ from strawpot.model.lockfile import Lockfile
 if TYPE_CHECKING:
     from strawpot.install.build import Script
     from strawpot.install.source_moves import SourceMove
+    from strawpot.install.tools import MissingTool
     from strawpot.model.lockfile import LockedPackage
 
 

@@ -42,9 +42,13 @@ def make_plan(
     to remove: every one the lock does not hold with `remove_extras`, else only those `previous` held."""
     install: list[LockedPackage] = []
     changes: list[Change] = []
+    present = installed_kinds(tree)
     for pkg in lock.packages:
+        if pkg.kind not in present:  # no folder of its kind (a first install): nothing of it to read
+            install.append(pkg)
+            changes.append(Change(pkg.kind, pkg.name, pkg.version, None))
         # a path source's new content may keep every size: compare its bytes (a registry version never changes)
-        if tree.verify_package(pkg, deep=pkg.source.startswith(PATH_PREFIX)):
+        elif tree.verify_package(pkg, deep=pkg.source.startswith(PATH_PREFIX)):
             install.append(pkg)
             changes.append(Change(pkg.kind, pkg.name, pkg.version, tree.installed_version(pkg.kind, pkg.name)))
     locked = {pkg.key for pkg in lock.packages}
@@ -58,3 +62,9 @@ def make_plan(
             remove.append((kind, name))
             changes.append(Change(kind, name, None, tree.installed_version(kind, name)))
     return Plan(tuple(install), tuple(remove), tuple(changes), len(lock.packages) - len(install))
+
+
+def installed_kinds(tree: InstalledTree) -> frozenset[Kind]:
+    """The kinds with a folder in the tree: a package of any other kind is not installed (one stat a kind, where
+    asking each package is a failed open of its `.version`)."""
+    return frozenset(kind for kind in Kind if (tree.root / kind.plural).is_dir())

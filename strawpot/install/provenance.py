@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from strawpot.install.resolve import Resolution
     from strawpot.model.settings import Settings
 
-__all__ = ["Policy", "check_resolution", "state_path", "verify_lock", "verify_offline"]
+__all__ = ["Ahead", "Policy", "check_resolution", "state_path", "verify_lock", "verify_offline"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,12 +62,25 @@ def _consistent(client: HubClient, url: str, seen: dict[str, Any], size: int, ro
         raise fail(url, str(exc)) from None
 
 
+class Ahead:
+    """The log's signed head with the inclusion proofs of a set of versions, and their publishers' keys, asked for
+    while resolution still runs (the likely versions, as the speculator learns them), so the check after it
+    waits for no round trip of its own. Used only where it covers what the check needs; else asked again."""
+
+    def __init__(self, client: HubClient, infos: Iterable[VersionInfo]) -> None:
+        own = [info for info in infos if info.log is None]  # a mirror's upstream log is asked for separately
+        self.indexes = frozenset(info.log_index for info in own if info.log_index is not None)
+        self.proofs = client.submit(client.log_proofs, None, sorted(self.indexes)) if self.indexes else None
+        self.keys = {name: client.submit(client.user_keys, name, None) for name in _publishers(own)}
+
+
 def verify_lock(client: HubClient, registry: str, lock: Lockfile, infos: Mapping[tuple[str, str], VersionInfo],
                 previous: Lockfile | None, cache: Path, policy: Policy,
-                log: str | None = None) -> tuple[Lockfile, list[str]]:
+                log: str | None = None, ahead: Ahead | None = None) -> tuple[Lockfile, list[str]]:
     """The lock with each registry package's signer and log index, all checked, and notes of key rotations;
     IntegrityFailure otherwise. With `log`, the packages a mirror serves from the upstream at that URL, checked
-    against that upstream's log (through the mirror), whose head is pinned and kept under its own URL."""
+    against that upstream's log (through the mirror), whose head is pinned and kept under its own URL. `ahead`:
+    the requests made while resolving (for the registry's own log)."""
     url = log or registry
     infos = {k: v for k, v in infos.items() if v.log == log}
     todo = [p for p in lock.packages if (p.kind.value, p.name) in infos and p.archive_sha256 is not None]
@@ -80,9 +93,11 @@ def verify_lock(client: HubClient, registry: str, lock: Lockfile, infos: Mapping
     seen = read_json(path)
     pinned = policy.log_key or (seen or {}).get("public_key")
     # the publishers' keys travel beside the one request for the head, the entries and their proofs
-    keys = {name: client.submit(client.user_keys, name, log) for name in _publishers(infos.values())}
+    early = ahead if ahead is not None and log is None else None
+    keys = {name: early.keys[name] if early is not None and name in early.keys else
+            client.submit(client.user_keys, name, log) for name in _publishers(infos.values())}
     indexes = sorted({int(infos[(p.kind.value, p.name)].log_index or 0) for p in logged})
-    answer = _proofs(client, url, indexes, log)
+    answer = _proofs(client, url, indexes, log, early)
     head = answer.get("head")
     size, root, public = check_head(head, url, pinned if isinstance(pinned, str) else None)
     if answer.get("size") != size:
@@ -108,12 +123,19 @@ def verify_lock(client: HubClient, registry: str, lock: Lockfile, infos: Mapping
     return replace(lock, packages=tuple(updated)), notes
 
 
-def _proofs(client: HubClient, url: str, indexes: list[int], log: str | None) -> dict[str, Any]:
+def _proofs(client: HubClient, url: str, indexes: list[int], log: str | None, ahead: Ahead | None = None) -> dict[str, Any]:
     """The signed head, and the entries and inclusion proofs of `indexes`; a registry that refuses to prove an index
-    it gave a version (outside its tree: rolled back, or never logged) fails the check."""
+    it gave a version (outside its tree: rolled back, or never logged) fails the check. The answer asked for
+    `ahead` serves when it covers `indexes`; when it failed, the request is made again (it may have named a
+    version the resolution did not choose)."""
     from hub_client import ServerError
     from strawpot.model.display import short_text, terminal_safe
 
+    if ahead is not None and ahead.proofs is not None and ahead.indexes.issuperset(indexes):
+        try:
+            return ahead.proofs.result()
+        except Exception:  # noqa: BLE001 - asked again below, where each failure has its answer
+            pass
     try:
         return client.log_proofs(None, indexes, log)
     except ServerError as exc:
@@ -231,15 +253,16 @@ def verify_offline(url: str, lock: Lockfile, infos: Mapping[tuple[str, str], Ver
 
 
 def check_resolution(client: HubClient, url: str, resolution: Resolution, previous: Lockfile | None,
-                     settings: Settings) -> tuple[Lockfile, list[str]]:
+                     settings: Settings, ahead: Ahead | None = None) -> tuple[Lockfile, list[str]]:
     """`verify_lock` of a fresh resolution (`verify_offline` of one from the cache), by the settings'
-    `[install] require_signatures` and `log_key`."""
+    `[install] require_signatures` and `log_key`; `ahead`: its requests made while resolving."""
     from strawpot.config_files import cache_dir
 
     policy = Policy(bool(settings.get("install.require_signatures")), settings.get("install.log_key"))
     if client.offline:
         return verify_offline(url, resolution.lock, resolution.infos, previous, cache_dir(), policy), []
-    lock, notes = verify_lock(client, url, resolution.lock, resolution.infos, previous, cache_dir(), policy)
+    lock, notes = verify_lock(client, url, resolution.lock, resolution.infos, previous, cache_dir(), policy,
+                              ahead=ahead)
     # a mirror's packages from upstream: upstream's log (its own head pinned), not `[install] log_key`'s registry's
     upstreams = Policy(policy.require_signatures)
     for log in sorted({info.log for info in resolution.infos.values() if info.log is not None}):

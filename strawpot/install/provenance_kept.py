@@ -5,7 +5,7 @@ signers and inclusion with no network."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,13 @@ class Kept:
             raise TypeError("a kept log entry or head is malformed")
         return cls(index, data["entry"], tuple(str(p) for p in data["proof"]), head, **optional)
 
+    def to_json(self) -> dict[str, Any]:
+        """What `from_json` reads back (the head is kept once per size, beside the records: `head_size` names it).
+        Field by field: `dataclasses.asdict` deep-copied the head of every record, 40 ms for 100 packages."""
+        return {"entry": self.entry, "proof": list(self.proof), "statement": self.statement,
+                "signature": self.signature, "key_id": self.key_id, "public_key": self.public_key,
+                "head_size": self.head["size"]}
+
 
 def kept_path(cache: Path, url: str) -> Path:
     """`{"heads": {size: signed head}, "records": {log index: {entry, proof, head_size, statement, signature,
@@ -62,11 +69,8 @@ def keep(cache: Path, url: str, records: list[Kept]) -> None:
     heads, kept = data.get("heads"), data.get("records")
     heads, kept = heads if isinstance(heads, dict) else {}, kept if isinstance(kept, dict) else {}
     for record in records:
-        fields = asdict(record)
-        head = fields.pop("head")
-        del fields["index"]
-        heads[str(head["size"])] = head
-        kept[str(record.index)] = {**fields, "head_size": head["size"]}
+        heads[str(record.head["size"])] = record.head
+        kept[str(record.index)] = record.to_json()
     used = {str(r.get("head_size")) for r in kept.values() if isinstance(r, dict)}
     heads = {size: head for size, head in heads.items() if size in used}
     atomic_write(path, json.dumps({"heads": heads, "records": kept}, separators=(",", ":")), durable=False)

@@ -47,6 +47,10 @@ class HubProvider:
         self.preferred = dict(preferred or {})  # package id -> the locked version, tried first
         self.speculate = speculate  # told [(kind, slug, version)] of the likely picks as soon as they are known
         self._known: dict[str, PackageVersions | HubError] = {}
+        # package id -> (the answer it was worked out from, its likely version, what that version needs): the
+        # prefetch walks the known graph again on every call, and parsing every version each time cost more
+        # CPU than the whole solve
+        self._picks: dict[str, tuple[PackageVersions, VersionInfo | None, list[str]]] = {}
         self._lock = threading.Lock()
         self._closure_asked = False
         # (package id, version) -> {dependency id: specifier text}: the edges the lock records
@@ -125,15 +129,25 @@ class HubProvider:
 
     def _needs(self, pid: str, result: PackageVersions | HubError) -> list[str]:
         """What the likely version of a known package depends on (with a role's default agent)."""
-        likely = self._likely(pid, result) if isinstance(result, PackageVersions) else None
-        return [] if likely is None else list(self._raw_dependencies(pid, likely, with_agent=True))
+        return self._pick(pid, result)[1]
+
+    def _pick(self, pid: str, result: PackageVersions | HubError) -> tuple[VersionInfo | None, list[str]]:
+        """The likely version of a known package and what it needs, worked out once per answer."""
+        if not isinstance(result, PackageVersions):
+            return None, []
+        kept = self._picks.get(pid)
+        if kept is not None and kept[0] is result:
+            return kept[1], kept[2]
+        likely = self._likely(pid, result)
+        needs = [] if likely is None else list(self._raw_dependencies(pid, likely, with_agent=True))
+        self._picks[pid] = (result, likely, needs)
+        return likely, needs
 
     def _speculate(self, pids: list[str]) -> None:
         """Start downloading the archives of the likely versions of these known packages, as one batch."""
         batch = []
         for pid in pids:
-            result = self._known[pid]
-            likely = self._likely(pid, result) if isinstance(result, PackageVersions) else None
+            likely = self._pick(pid, self._known[pid])[0]
             if likely is not None:
                 kind, slug = split_id(pid)
                 batch.append((kind.value, slug, likely))

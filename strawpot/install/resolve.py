@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NoReturn
 
 from hub_client import NotFound, OfflineMiss, PackageVersions
-from resolver import NoSolution, ResolverError, Version, explain, solve
+from resolver import NoSolution, ResolverError, Version, solve
 from resolver.provider import Dependency
 from strawpot import __version__
 from strawpot.install.local import LocalPackage, LocalProvider, locked_local
@@ -148,6 +148,8 @@ def _check_roots(provider: HubProvider, roots: Mapping[str, Dependency], previou
 
 
 def _raise_no_solution(provider: HubProvider, exc: NoSolution) -> NoReturn:
+    from resolver import explain  # the report's module loads only when there is something to explain
+
     offline = [pid for pid, found in provider._known.items() if isinstance(found, OfflineMiss)]
     if offline:
         raise RegistryUnreachable(

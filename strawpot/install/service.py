@@ -16,8 +16,7 @@ from strawpot.install.fastcheck import first_step
 from strawpot.install.inputs import Inputs, preflight
 from strawpot.install.options import Edit, LockMode, Options, TreeMode
 from strawpot.install.outcome import Outcome, QuietReporter, Reporter
-from strawpot.install.plan import Plan, make_plan
-from strawpot.install.tools import install_missing, missing_tools
+from strawpot.install.plan import Plan, installed_kinds, make_plan
 from strawpot.model.errors import LockOutdated, UsageError
 from strawpot.model.fs import file_lock
 from strawpot.model.gitignore import ignore_tree
@@ -292,21 +291,21 @@ class _Run:
         (strawpot/install/provenance.py); a signer's key rotation is a warning."""
         from strawpot.install.provenance import check_resolution
 
-        lock, rotations = check_resolution(self.client, self.url, resolution, previous, self.settings)
+        ahead = self.speculator.ahead if self.speculator is not None else None
+        lock, rotations = check_resolution(self.client, self.url, resolution, previous, self.settings, ahead)
         self.outcome.warnings.extend(rotations)
         return lock
 
     def _speculator(self) -> Speculator | None:
         """Archive downloads that start while resolving (not for lock-only, dry or offline runs)."""
-        opts = self.options
-        if opts.offline or not opts.touches_tree:
+        if self.options.offline or not self.options.touches_tree:
             return None
         from strawpot.install.background import Speculator
 
-        tree = self.tree
+        tree, present = self.tree, installed_kinds(self.tree)  # the tree is ours until the run ends (file lock)
 
         def wanted(kind: str, name: str, version: str) -> bool:
-            return tree.installed_version(Kind(kind), name) != version
+            return Kind(kind) not in present or tree.installed_version(Kind(kind), name) != version
 
         self.speculator = Speculator(self.client, wanted)
         return self.speculator
@@ -326,15 +325,12 @@ class _Run:
 
                 prepared = prepare(self.client, wanted, fetched=self.fetched, progress=advance,
                                    project_dir=self.project.dir)
-        counter = None
+        from strawpot.install.background import DownloadCounter
         from strawpot.install.local import is_path_source
 
-        # an archive GET counts itself; a path source is never downloaded
+        # an archive GET counts itself; a path source is never downloaded; counted while the tree is written
         loose = [p for p in plan.install if not p.archive_sha256 and not is_path_source(p)]
-        if loose and not self.options.offline:  # counted while the tree is written
-            from strawpot.install.background import DownloadCounter
-
-            counter = DownloadCounter(self.client, loose)
+        counter = DownloadCounter(self.client, loose) if loose and not self.options.offline else None
         staged = stage(self.tree, prepared, self.options.faults)
         try:
             staged = self._build(prepared, staged, builder, {p.key for p in rebuild})
@@ -356,10 +352,11 @@ class _Run:
             raise
         remove(self.tree, list(plan.remove), self.options.faults)
         if not self.outcome.lock_changed or self.outcome.lock_written:  # the lock on disk is `lock`
-            from strawpot.install.build import scripted_packages
+            from strawpot.install.build import scripted_packages, written_mains
             from strawpot.install.fastcheck import write_index
 
-            write_index(self.tree.root, self.project, lock, scripted_packages(self.tree, lock))
+            scripted = scripted_packages(self.tree, lock, written_mains(prepared, staged, builder.builds))
+            write_index(self.tree.root, self.project, lock, scripted)
         if counter is not None:
             counter.finish()
 
@@ -438,6 +435,8 @@ class _Run:
 
     def _tools(self, lock: Lockfile, trust: TrustPolicy) -> None:
         """Missing tools; their install hints run only when trusted and asked for (or the user says yes)."""
+        from strawpot.install.tools import install_missing, missing_tools
+
         missing = missing_tools(lock)
         if missing and not self.options.dry_run:
             ask = getattr(self.reporter, "confirm_tool", None) or (lambda item: False)

@@ -124,3 +124,29 @@ def test_plain_lines_to_a_pipe_import_no_rich(project: Path, args: list[str]) ->
     loaded = imported(*args, cwd=project)
     assert heavy(loaded, ("rich",)) == []
     assert ("rich_click" in loaded) is (args[0] not in EARLY), "the early answer runs without click"
+
+
+# a cold `install` resolves and talks to the registry (hub_client, httpx, the solver, tomlkit to write strawpot.toml):
+# it is counted apart from the read-only commands, and the path-source, workspace and publishing readers stay out,
+# as does the agent tools' module under --skip-tools
+COLD_INSTALL_MOST = 395
+COLD_INSTALL_NEVER = ("strawpot.publishing", "strawpot.model.workspace", "strawpot.install.tools", "httpcore", "grpc",
+                      "registry_server", "starlette", "rich.")
+
+
+def test_a_cold_install_imports_what_it_uses(tmp_path: Path) -> None:
+    from hub_client import HubClient
+    from strawpot.publishing.prepare import prepare_upload
+    from tests._live_registry import start_registry
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    with start_registry(tmp_path / "registry") as live, HubClient(live.url, token=live.token) as client:
+        upload = prepare_upload(Path(__file__).resolve().parents[2] / "fixtures" / "skills" / "code-style")
+        client.publish(upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files])
+        cache = {"STRAWPOT_CACHE_DIR": str(tmp_path / "cache"), "STRAWPOT_REGISTRY_URL": live.url}
+        loaded = imported("install", "skill", "code-style", "--skip-tools", cwd=root, env=cache)
+    assert (root / ".strawpot" / "skills" / "code-style" / "SKILL.md").is_file()
+    assert "resolver.incompatibility" in loaded and "hub_client" in loaded  # it did resolve, from the registry
+    assert sorted(m for m in loaded if m.startswith(COLD_INSTALL_NEVER)) == []
+    assert len(loaded) <= COLD_INSTALL_MOST, f"{len(loaded)} modules imported (at most {COLD_INSTALL_MOST})"

@@ -85,6 +85,19 @@ def test_one_closure_request_answers_the_whole_graph(router, client, slept) -> N
     assert provider.has_archives("skill:twig") and slept == []
 
 
+def test_each_likely_version_is_worked_out_once_however_often_the_graph_is_walked(router, client) -> None:
+    router.post(CLOSURE).respond(200, json=closure_answer(*DEPS))
+    provider = HubProvider(client, speculate=lambda batch: told.append(sorted((k, s) for k, s, _ in batch)))
+    told: list[list[tuple[str, str]]] = []
+    worked_out: list[str] = []
+    likely = provider._likely
+    provider._likely = lambda pid, found: worked_out.append(pid) or likely(pid, found)  # type: ignore[method-assign]
+    for _ in range(3):  # the solver prefetches again at every level of the graph
+        provider.prefetch(["role:lead"])
+    assert sorted(worked_out) == sorted(PIDS)
+    assert told and all(batch == [("role", "lead"), ("skill", "leaf"), ("skill", "twig")] for batch in told)
+
+
 def test_what_an_incomplete_closure_left_out_is_asked_for_on_its_own(router, client) -> None:
     router.post(CLOSURE).respond(200, json=closure_answer(("role", "lead"), ("skill", "leaf"), complete=False))
     per_package = serve_versions(router)
@@ -209,3 +222,38 @@ def test_a_closure_cut_off_midway_falls_back_to_versions(router, client) -> None
     provider.prefetch(["role:lead"])  # before the fix: RegistryUnreachable, the install ended with exit 6
     all_known(provider)
     assert [per_package[k].call_count for k in DEPS] == [1, 1, 1]
+
+
+PROOFS = "/api/v1/log/proofs"
+
+
+def test_the_provenance_requests_go_with_the_first_batch_and_serve_when_they_cover_the_lock(router, client) -> None:
+    from strawpot.install.provenance import _proofs
+
+    answer = {"head": {"size": 9}, "size": 9, "entries": [{"index": 3}, {"index": 5}]}
+    proofs = router.post(PROOFS).respond(200, json=answer)
+    speculator = Speculator(client, lambda kind, name, version: False)  # no archive wanted: only the proofs
+    infos = [VersionInfo("1.0.0", log_index=5), VersionInfo("1.0.0", log_index=3), VersionInfo("2.0.0"),
+             VersionInfo("1.0.0", log_index=7, log="https://upstream.test")]  # a mirror's upstream: asked apart
+    speculator([("skill", f"s{i}", info) for i, info in enumerate(infos)])
+    speculator([("skill", "later", VersionInfo("1.0.0", log_index=8))])  # one early request, with the first batch
+    ahead = speculator.ahead
+    assert ahead is not None and ahead.indexes == {3, 5} and ahead.keys == {}
+    assert ahead.proofs is not None and ahead.proofs.result() == answer
+    assert json.loads(proofs.calls[0].request.content) == {"indexes": [3, 5]} and proofs.call_count == 1
+
+    assert _proofs(client, BASE, [3, 5], None, ahead) == answer and proofs.call_count == 1  # served, not asked again
+    assert _proofs(client, BASE, [5], None, ahead) == answer and proofs.call_count == 1
+    _proofs(client, BASE, [3, 8], None, ahead)  # a version the early request did not name: asked for all
+    assert proofs.call_count == 2 and json.loads(proofs.calls[1].request.content) == {"indexes": [3, 8]}
+
+
+def test_an_early_provenance_request_that_failed_is_made_again(router, client) -> None:
+    from strawpot.install.provenance import _proofs
+
+    proofs = router.post(PROOFS).mock(side_effect=[httpx.Response(400, json={"error": "index 4 is not in the log"}),
+                                                   httpx.Response(200, json={"size": 9, "entries": []})])
+    speculator = Speculator(client, lambda kind, name, version: False)
+    speculator([("skill", "a", VersionInfo("1.0.0", log_index=3)), ("skill", "b", VersionInfo("1.0.0", log_index=4))])
+    assert _proofs(client, BASE, [3], None, speculator.ahead) == {"size": 9, "entries": []}
+    assert proofs.call_count == 2 and json.loads(proofs.calls[1].request.content) == {"indexes": [3]}

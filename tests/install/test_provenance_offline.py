@@ -54,3 +54,18 @@ def test_an_offline_install_checks_what_was_kept_and_pins_the_signer(world: Worl
     record.drop()
     world.refused(world.run("install", "--offline"), "cannot check the provenance of skill kit 1.0.0 offline", code=6)
     world.nothing_installed()
+
+
+def test_what_is_kept_reads_back_as_it_was_kept(tmp_path: Path) -> None:
+    from strawpot.install.provenance_kept import Kept, keep, kept_path, load_kept
+
+    head = {"size": 3, "rootHash": "ab" * 32, "time": 1, "signature": "c2ln", "publicKey": "a2V5"}
+    signed = Kept(1, "ZW50cnk=", ("01" * 32, "02" * 32), head, "c3RhdGVtZW50", "c2lnbmVk", "ed25519:k", "cHVi")
+    unsigned = Kept(2, "b3RoZXI=", (), head)
+    keep(tmp_path, "http://hub.test", [signed, unsigned])
+    assert load_kept(tmp_path, "http://hub.test") == {1: signed, 2: unsigned}
+    saved = json.loads(kept_path(tmp_path, "http://hub.test").read_text())
+    assert saved["heads"] == {"3": head}  # the head once, named by its size in each record
+    assert saved["records"]["1"] == {"entry": "ZW50cnk=", "proof": ["01" * 32, "02" * 32], "statement": "c3RhdGVtZW50",
+                                     "signature": "c2lnbmVk", "key_id": "ed25519:k", "public_key": "cHVi",
+                                     "head_size": 3}
