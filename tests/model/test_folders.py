@@ -90,3 +90,28 @@ def test_the_secret_config_folders_hold_the_one_in_use_and_the_platforms(
     found = folders.secret_config_dirs()
     assert found[0] == tmp_path / "moved" and tmp_path / "xdg" / "strawpot" in found
     assert len(found) == len(set(found))
+
+
+@pytest.mark.parametrize("xdg", [None, "", "  ", "/abs/x", "/abs/x/", "rel", "/"])
+@pytest.mark.parametrize("home", [None, "/home/u", "/home/u/", "/", "rel"])
+def test_the_folders_decided_without_platformdirs_are_its_own(xdg: str | None, home: str | None,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """On Linux the cache and config folders are decided without importing platformdirs where every platformdirs 4
+    agrees; each is the one platformdirs gives for the same environment (the rest it decides itself)."""
+    import platformdirs
+
+    for owned in ("STRAWPOT_CACHE_DIR", "STRAWPOT_CONFIG_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "HOME"):
+        monkeypatch.delenv(owned, raising=False)
+    if home is not None:
+        monkeypatch.setenv("HOME", home)
+    decided = 0
+    for variable, under_home, ours, theirs in (("XDG_CACHE_HOME", ".cache", folders.cache_dir, platformdirs.user_cache_dir),
+                                               ("XDG_CONFIG_HOME", ".config", folders.config_dir,
+                                                platformdirs.user_config_dir)):
+        if xdg is not None:
+            monkeypatch.setenv(variable, xdg)
+        if folders._xdg(variable, under_home) is not None:
+            decided += 1
+            assert ours() == Path(theirs(folders.APP)), (variable, xdg, home)
+    if xdg is not None and xdg.startswith("/") or (not (xdg or "").strip() and (home or "").startswith("/")):
+        assert decided == 2  # the common cases are decided here: an absolute XDG folder, or none and a real HOME
