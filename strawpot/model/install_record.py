@@ -8,7 +8,6 @@ it removed. `verify`, `install` and `start` check a built package against its lo
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -16,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from strawpot.model.record import Record
+from strawpot.model.sha import sha256
 from strawpot.model.tree_facts import RECORD_FILE as RECORD_FILE  # re-exported: the record's name
 from strawpot.model.tree_facts import RECORD_FORMAT
 
@@ -63,7 +63,7 @@ class RecordUnreadable(ValueError):
 
 
 def script_sha256(script: str) -> str:
-    return hashlib.sha256(script.encode("utf-8")).hexdigest()
+    return sha256(script.encode("utf-8")).hexdigest()
 
 
 def load_record(package_dir: Path) -> InstallRecord | None:
@@ -146,7 +146,7 @@ def check_output(path: Path, recorded: RecordedFile, *, deep: bool) -> str | Non
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
+    digest = sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
