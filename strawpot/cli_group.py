@@ -108,41 +108,25 @@ def run(argv: list[str] | None = None) -> int:
 def failure(exc: BaseException, args: list[str]) -> int | None:
     """Print the one line (and hint) of an expected failure of command line `args`, and return its exit code; None
     for an exception no command should raise (a bug: its traceback shows)."""
-    from strawpot.model.errors import StrawpotError
+    from strawpot.commands._failure import expected, print_error, print_json_error
 
-    as_json = "--json" in args
-    json_for = args if as_json else None
-    if isinstance(exc, StrawpotError):
-        _print_error(exc.message, exc.hint, json_for=json_for, code=exc.exit_code)
-        return exc.exit_code
+    json_for = (lambda: _command_path(args)) if "--json" in args else None
     if isinstance(exc, plain_click.Abort):
-        _print_error("aborted", None, json_for=json_for, code=130)
-        return 130
-    if isinstance(exc, KeyboardInterrupt):
-        _print_error("interrupted", None, json_for=json_for, code=130)
+        print_error("aborted", None, json_for=json_for, code=130)
         return 130
     if isinstance(exc, plain_click.UsageError):  # one line and a hint, as every other failure (not click's box)
         message, hint = _usage_text(exc)
-        _print_error(message, hint, json_for=json_for, code=2)
+        print_error(message, hint, json_for=json_for, code=2)
         return 2
     if isinstance(exc, plain_click.ClickException):
         exc.show()
         code = 2 if isinstance(exc, click.UsageError) else exc.exit_code
-        if as_json:
-            _print_json_error(args, code, exc.format_message(), None)
+        if json_for is not None:
+            print_json_error(json_for(), code, exc.format_message(), None)
         return code
     if isinstance(exc, plain_click.exceptions.Exit):
         return int(exc.exit_code)
-    if isinstance(exc, BrokenPipeError):
-        return 1
-    if isinstance(exc, OSError):
-        # The file system refused (read-only, permissions, disk full, a file where a folder must be): name the
-        # path and the reason in one line; whatever was being replaced is left as it was (writes are atomic).
-        where = f": {exc.filename}" if exc.filename else ""
-        _print_error(f"{exc.strerror or exc}{where}", "check the permissions and free space of that path",
-                     json_for=json_for, code=1)
-        return 1
-    return None
+    return expected(exc, args, lambda: _command_path(args))
 
 
 def _usage_text(exc: plain_click.UsageError) -> tuple[str, str]:
@@ -165,11 +149,6 @@ def _usage_text(exc: plain_click.UsageError) -> tuple[str, str]:
     return exc.format_message().rstrip("."), hint
 
 
-# The `error.code` of a failure's JSON document, by exit code (docs/json.md).
-ERROR_CODES = {1: "error", 2: "usage", 3: "conflict", 4: "lock_outdated", 5: "integrity", 6: "registry_unreachable",
-               7: "missing_requirement", 130: "interrupted"}
-
-
 def _command_path(args: list[str]) -> str:
     """The command words at the start of `args` ("install", "registry token list")."""
     words: list[str] = []
@@ -184,30 +163,3 @@ def _command_path(args: list[str]) -> str:
         words.append(arg)
         current = found
     return " ".join(words)
-
-
-def _print_json_error(args: list[str], code: int, message: str, hint: str | None) -> None:
-    """A failed `--json` command still prints one JSON document on stdout: the `error` object."""
-    import json
-
-    from strawpot.commands._options import json_document
-
-    error = {"code": ERROR_CODES.get(code, "error"), "exit_code": code, "message": message, "hint": hint}
-    document = json_document({"error": error}, command=_command_path(args))
-    sys.stdout.write(json.dumps(document, indent=2) + "\n")
-    sys.stdout.flush()
-
-
-def _print_error(message: str, hint: str | None, *, json_for: list[str] | None = None, code: int = 1) -> None:
-    if json_for is not None:
-        _print_json_error(json_for, code, message, hint)
-    from rich.markup import escape
-
-    from strawpot.console import err_console
-
-    err_console.quiet = False  # --quiet hides progress, never the error
-    # Messages carry file names and server text verbatim: '[skills]' must not be read as markup.
-    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
-    if hint:
-        err_console.print(f"[dim]hint:[/] {escape(hint)}", markup=True, highlight=False, soft_wrap=True)
-

@@ -80,6 +80,11 @@ class LazyConsole:
             self._real.quiet = value
 
     @property
+    def plain(self) -> bool:
+        """Whether rich would print to this stream as to a file (no terminal, no colour forced): plain text."""
+        return not self._may_be_terminal()
+
+    @property
     def is_terminal(self) -> bool:
         return self._may_be_terminal() and self.real.is_terminal
 

@@ -127,9 +127,9 @@ def answer(args: list[str]) -> int | None:
     try:
         _read_only.BY_COMMAND[command](**params)
     except (Exception, KeyboardInterrupt) as exc:  # the ones click's path maps to a line and a code, mapped alike
-        from strawpot.cli_group import failure
+        from strawpot.commands._failure import expected
 
-        code = failure(exc, args)
+        code = expected(exc, args, lambda: command)
         if code is None:
             raise
         return code

@@ -300,3 +300,16 @@ def test_the_read_only_commands_to_a_pipe_import_no_click_or_rich(live_project: 
     loaded = _imported(done)
     assert sorted(m for m in loaded if m.split(".")[0] in ("click", "rich_click", "rich")) == []
     assert "strawpot.commands._early" in loaded and "strawpot.cli_group" not in loaded
+
+
+def test_an_early_answers_error_to_a_pipe_is_one_line_without_click_or_rich(tmp_path: Path) -> None:
+    """A read-only command's expected failure reaches the user as click's path says it (one line, a hint, the exit
+    code), and to a pipe needs neither click nor rich."""
+    (tmp_path / "strawpot.toml").write_text("", encoding="utf-8")
+    done = strawpot("why", "skill", "absent", cwd=tmp_path, extra_env={"PYTHONPROFILEIMPORTTIME": "1",
+                                                                        "STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9"})
+    loaded = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", done.stderr, re.MULTILINE))
+    said = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
+    assert done.returncode == 2 and said[0].startswith("error: ") and "no lockfile" in said[0], said
+    assert said[1].startswith("hint: "), said
+    assert not {m for m in loaded if m.split(".")[0] in ("click", "rich_click", "rich")}, "the error needed click"
