@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported on the early answer's path
+if TYPE_CHECKING:
+    from typing import Any
 
 JSON_FORMAT_VERSION = 2  # docs/json.md: snake_case keys, times in seconds, schema_version and command in each
 

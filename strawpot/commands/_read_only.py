@@ -32,11 +32,12 @@ def parse_kind(text: str) -> Kind:
         raise UsageError(str(exc)) from None
 
 
-def note_stale_lock(project: Project, lock: Lockfile) -> None:
-    """Say on stderr when strawpot.toml changed since strawpot.lock was written (what is shown is the lock)."""
+def note_stale_lock(project: Project, lock: Lockfile, *, remember: bool = True) -> None:
+    """Say on stderr when strawpot.toml changed since strawpot.lock was written (what is shown is the lock); the
+    manifest's parse read back from the cache folder unless not `remember` (see `Manifest.read`)."""
     from strawpot.install.queries import lock_is_behind
 
-    if lock_is_behind(project, lock):
+    if lock_is_behind(project, lock, remember=remember):
         from strawpot.console import err_console
 
         err_console.line(f"note: {project.manifest_path.name} changed since {project.lock_path.name} was written; "
@@ -232,7 +233,7 @@ def verify(is_global: bool = False, project: Path | None = None, as_json: bool =
     from strawpot.model.plural import count
 
     the_project, lock = locked_project(project, is_global)
-    note_stale_lock(the_project, lock)
+    note_stale_lock(the_project, lock, remember=False)  # verify reads every file itself
     tree = InstalledTree(the_project.tree_root)
     problems = tree.verify(lock, deep=True) + lock_tool_mismatches(tree, lock)
     signers = _signers(the_project, lock)

@@ -9,8 +9,9 @@ import rich_click as click
 
 SECTION = "other"
 
-# Folders of the cache that hold answers the registry gives again on request (archives are kept by prune).
-_REFETCHABLE = ("metadata-v1",)
+# Folders of the cache that hold what is had again on request: the registry's answers, the parses of strawpot.lock
+# and strawpot.toml files that tree, why and list keep (strawpot.model.toml_text). Archives are kept by prune.
+_REFETCHABLE = ("metadata-v1", "parsed-toml")
 
 
 @click.group()

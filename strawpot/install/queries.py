@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from strawpot.model.fs import read_regular_file
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import Project
 from strawpot.model.lockfile import LockedPackage, Lockfile, LockfileError
+from strawpot.model.package_limits import MAX_FILE_SIZE
 from strawpot.model.record import Record
 from strawpot.model.yaml_scan import may_spell
 
@@ -53,11 +55,9 @@ def wildcard_edges(lock: Lockfile, tree_root: Path) -> dict[Key, list[Key]]:
     edges: dict[Key, list[Key]] = {}
     for role in (p for p in lock.packages if p.kind is Kind.ROLE):
         folder = installed.package_dir(Kind.ROLE, role.name)
-        try:
-            if not may_spell((folder / Kind.ROLE.main_file).read_bytes(), b"*"):
-                continue  # most roles name their skills: no YAML to parse (most of `tree`'s start-up)
-        except OSError:
-            continue  # unreadable: load_package could not read it either
+        data, _, unreadable = read_regular_file(folder / Kind.ROLE.main_file, MAX_FILE_SIZE)
+        if unreadable or not may_spell(data, b"*"):
+            continue  # unreadable (load_package refuses it too), or naming its skills: no YAML to parse
         from strawpot.model.package import PackageInvalid
         from strawpot.model.package_folder import load_package
 
@@ -208,13 +208,14 @@ def load_lock(project: Project, *, remember: bool = False) -> Lockfile:
     return Lockfile.load(project.lock_path, remember=remember)
 
 
-def lock_is_behind(project: Project, lock: Lockfile) -> bool:
-    """Whether strawpot.toml asks for something other than what strawpot.lock was written for."""
+def lock_is_behind(project: Project, lock: Lockfile, *, remember: bool = True) -> bool:
+    """Whether strawpot.toml asks for something other than what strawpot.lock was written for (`remember`: see
+    `Manifest.read`)."""
     from strawpot.model.manifest import Manifest
 
     if not project.manifest_path.exists():
         return False
-    return Manifest.read(project.manifest_path, remember=True).dependency_hash() != lock.manifest_hash
+    return Manifest.read(project.manifest_path, remember=remember).dependency_hash() != lock.manifest_hash
 
 
 def locked_project(folder: Path | None, is_global: bool, *, remember: bool = False) -> tuple[Project, Lockfile]:

@@ -130,22 +130,21 @@ def own_hints(tree_root: Path, agent: str, tool: str) -> set[str]:
 def lock_tool_mismatches(tree: InstalledTree, lock: Lockfile) -> list[Mismatch]:
     """Where strawpot.lock's tools (names and install commands) differ from what each installed agent's own
     AGENT.md declares: a lock edited by hand must not smuggle in a command the package never gave."""
+    from strawpot.model.fs import read_regular_file
+    from strawpot.model.package_limits import MAX_FILE_SIZE
     from strawpot.model.yaml_scan import may_spell
 
     problems = []
     for pkg in lock.packages:
-        main = tree.package_dir(pkg.kind, pkg.name) / pkg.kind.main_file
-        try:
-            data = main.read_bytes()
-        except OSError:
-            continue  # missing: the file check reports it
-        if not pkg.tools and not may_spell(data, b"tools"):
-            continue  # the lock lists no tool and the main file cannot declare one: no YAML to parse
+        data, _, unreadable = read_regular_file(tree.package_dir(pkg.kind, pkg.name) / pkg.kind.main_file,
+                                                MAX_FILE_SIZE)
+        if unreadable or (not pkg.tools and not may_spell(data, b"tools")):
+            continue  # missing, a link, a FIFO, too big (the file check reports it); or declaring no tool
         from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
 
-        try:
-            meta, _body = split_frontmatter(main.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, FrontmatterError):
+        try:  # the text as read_text would give it (newlines translated)
+            meta, _body = split_frontmatter(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
+        except (UnicodeDecodeError, FrontmatterError):
             continue  # damaged: the file check reports it
         own = tool_specs(meta)
         locked = {t.name: dict(t.install) for t in pkg.tools}

@@ -109,3 +109,24 @@ def open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def read_regular_file(path: Path, limit: int) -> tuple[bytes, os.stat_result | None, str | None]:
+    """(bytes, stat, None), or (b"", stat or None, why not): opened once, never through a link and never blocking on
+    a FIFO, then checked and read through that handle (a file swapped between the check and the read cannot slip
+    through); a file that is not regular, or holds more than `limit` bytes, is refused unread."""
+    special = "links and special files are not allowed in a package"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b"", None, special if os.path.islink(path) else f"cannot be read: {path}"
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return b"", st, special
+        if st.st_size > limit:
+            return b"", st, f"{st.st_size} bytes, more than the limit of {limit} a file"
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        return b"", st, f"more than the limit of {limit} bytes a file"
+    return data, st, None

@@ -66,8 +66,10 @@ class InstalledTree:
             kind_dir = self.root / kind.plural
             try:
                 entries = sorted(os.scandir(kind_dir), key=lambda e: e.name)  # the types come with the names
-            except (FileNotFoundError, NotADirectoryError):
-                continue
+            except PermissionError:
+                raise
+            except OSError:
+                continue  # missing, not a folder, a link to itself: no package there
             for entry in entries:
                 if entry.is_dir() and not entry.name.startswith("."):
                     found.append(InstalledPackage(kind, entry.name, self.installed_version(kind, entry.name),

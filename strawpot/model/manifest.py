@@ -55,7 +55,7 @@ class Manifest:
         manifest = cls(path, parse_toml(text, path, hint=_HINT) if kept is None else kept)
         manifest.entries()
         manifest._refuse_mistyped_tables()
-        if remember and kept is None:
+        if remember and kept is None and not _may_hold_secrets(manifest.doc):
             keep_parse(text, path, manifest.doc)
         return manifest
 
@@ -250,3 +250,11 @@ def _plain(value: Any) -> Any:
 def _parse_reason(exc: tomlkit.exceptions.ParseError) -> str:
     message = str(exc)
     return message.split(" at line ")[0] if " at line " in message else message
+
+
+def _may_hold_secrets(doc: object) -> bool:
+    """Whether a manifest holds a table or key secrets go in (`[agents.<name>.env]`, a token): the settings layer
+    refuses them in a project file, but `tree` does not read settings, and such a file's parse is not kept."""
+    if isinstance(doc, dict):
+        return any(str(key) in ("env", "token", "tokens") or _may_hold_secrets(value) for key, value in doc.items())
+    return isinstance(doc, list) and any(_may_hold_secrets(item) for item in doc)

@@ -6,6 +6,11 @@ from collections.abc import Iterable, Mapping
 
 from strawpot.model.kinds import Kind
 from strawpot.model.package_fields import FieldReader, declared_bins, install_commands
+from strawpot.model.package_limits import (  # in __all__: read here too
+    MAX_FILE_SIZE,
+    MAX_FILES,
+    MAX_TOTAL_SIZE,
+)
 from strawpot.model.package_types import (
     Dependency,
     EnvSpec,
@@ -22,9 +27,6 @@ __all__ = [
     "ToolSpec", "declared_bins", "detect_kind", "install_commands", "parse_package", "slug_error",
 ]
 
-MAX_FILES = 100
-MAX_FILE_SIZE = 10 * 1024 * 1024
-MAX_TOTAL_SIZE = 50 * 1024 * 1024
 
 
 def detect_kind(paths: Iterable[str]) -> Kind | None:

@@ -198,3 +198,25 @@ def test_verify_reads_the_lock_not_the_cache(tmp_path: Path, cache: Path) -> Non
     (proj / ".strawpot" / "skills" / "my-skill" / "SKILL.md").write_text(SKILL + "more\n")
     assert strawpot_here("verify", cwd=proj, extra_env=env).returncode == 5
     assert os.path.exists(kept[0])
+
+
+def test_verify_keeps_no_parse_and_a_manifest_holding_secrets_is_never_kept(tmp_path: Path, cache: Path) -> None:
+    """verify reads its files itself (it writes no entry either); a strawpot.toml with an agent's `env` table (which
+    the settings refuse in a project file) or a token is read for tree, but its parse is not copied to the cache."""
+    (tmp_path / "skills" / "my-skill").mkdir(parents=True)
+    (tmp_path / "skills" / "my-skill" / "SKILL.md").write_text(SKILL)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "strawpot.toml").write_text('[skills]\nmy-skill = { path = "../skills/my-skill" }\n')
+    env = {"STRAWPOT_CACHE_DIR": str(cache), "STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9"}
+    assert strawpot_here("install", cwd=proj, extra_env=env).returncode == 0
+    assert strawpot_here("verify", cwd=proj, extra_env=env).returncode == 0
+    assert entries(cache) == []
+    for secret in ('\n[agents.claude.env]\nANTHROPIC_API_KEY = "sk-secret"\n', '\n[registry]\ntoken = "sk-secret"\n'):
+        for entry in entries(cache):
+            entry.unlink()
+        (proj / "strawpot.toml").write_text('[skills]\nmy-skill = { path = "../skills/my-skill" }\n' + secret)
+        done = strawpot_here("tree", cwd=proj, extra_env=env)
+        assert done.returncode == 0 and "skill my-skill 1.0.0" in done.stdout, done.stderr
+        assert not any("sk-secret" in e.read_text() for e in entries(cache)), "a secret was copied to the cache"
+        assert len(entries(cache)) == 1  # the lock's parse alone
