@@ -120,13 +120,16 @@ def read_regular_file(path: Path, limit: int) -> tuple[bytes, os.stat_result | N
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return b"", None, special if os.path.islink(path) else f"cannot be read: {path}"
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a folder too (fdopen would refuse it)
             return b"", st, special
         if st.st_size > limit:
             return b"", st, f"{st.st_size} bytes, more than the limit of {limit} a file"
-        data = fh.read(limit + 1)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    finally:
+        os.close(fd)
     if len(data) > limit:
         return b"", st, f"more than the limit of {limit} bytes a file"
     return data, st, None
