@@ -196,7 +196,7 @@ def bench_one(args: argparse.Namespace, procs: int, storage: list[str], workers:
         }
         results = {name: run(args.client, target, args.clients, args.requests, procs, headers)
                    for name, (target, headers) in cases.items()}
-        results["read-after-write"] = read_after_write(url, tmp, storage)
+        results["read-after-write"] = read_after_write(url, tmp, storage, rounds=5 if args.smoke else 50)
         return results
     finally:
         proc.terminate()

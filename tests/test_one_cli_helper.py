@@ -22,9 +22,9 @@ def _starts_with_strawpot(node: ast.expr) -> bool:
     return isinstance(first, ast.Name) and first.id == "STRAWPOT"
 
 
-def _main_from_cli(tree: ast.Module) -> set[str]:
-    """The local names under which a module imports strawpot.cli's main()."""
-    return {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+def _main_from_cli(nodes: list[ast.AST]) -> set[str]:
+    """The local names under which a module (all its `nodes`) imports strawpot.cli's main()."""
+    return {alias.asname or alias.name for node in nodes if isinstance(node, ast.ImportFrom)
             and node.module == "strawpot.cli" for alias in node.names if alias.name == "main"}
 
 
@@ -32,9 +32,9 @@ def second_definitions(source: str) -> list[str]:
     """Each place in a test module's `source` that runs `strawpot` another way than tests/_cli.py, with its line."""
     found = [f"line {source.count(chr(10), 0, m.start()) + 1}: builds the command line ({m.group(0)!r})"
              for m in ARGV.finditer(source)]
-    tree = ast.parse(source)
-    mains = _main_from_cli(tree)
-    for node in ast.walk(tree):
+    nodes = list(ast.walk(ast.parse(source)))  # walked once: ~270 modules, the suite's longest pure-Python check
+    mains = _main_from_cli(nodes)
+    for node in nodes:
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "STRAWPOT" for t in targets):
@@ -43,7 +43,7 @@ def second_definitions(source: str) -> list[str]:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             if name in RUNS:
                 found.append(f"line {node.lineno}: subprocess.{name} of STRAWPOT (call tests._cli.strawpot)")
-        elif isinstance(node, ast.FunctionDef) and not node.name.startswith("test_") and any(
+        elif mains and isinstance(node, ast.FunctionDef) and not node.name.startswith("test_") and any(
                 isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in mains
                 for call in ast.walk(node)):
             found.append(f"line {node.lineno}: {node.name}() runs main() in-process (use tests._cli.in_process)")

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests.orchestrator.conftest import STUB_AGENT, ProjectFixture, standard_roles, standard_skills
 
 ABSENT = "strawpot-test-absent-tool"
@@ -30,7 +30,7 @@ def project(tmp_path: Path, tools: str) -> ProjectFixture:
 def doctor(fixture: ProjectFixture, tmp_path: Path, *args: str) -> tuple[int, str]:
     config = tmp_path / "config"
     config.mkdir(exist_ok=True)
-    done = strawpot("doctor", *args, cwd=fixture.root, extra_env={"STRAWPOT_CONFIG_DIR": str(config)})
+    done = strawpot_here("doctor", *args, cwd=fixture.root, extra_env={"STRAWPOT_CONFIG_DIR": str(config)})
     return done.returncode, done.stdout
 
 

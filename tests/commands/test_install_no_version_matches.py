@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._live_registry import LiveRegistry, start_registry
 from tests.install.conftest import Registry
 
@@ -34,7 +34,7 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]
 
 def install(registry: LiveRegistry, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "proj").mkdir(exist_ok=True)
-    return strawpot("install", *args, cwd=tmp_path / "proj", extra_env={
+    return strawpot_here("install", *args, cwd=tmp_path / "proj", extra_env={
         "STRAWPOT_REGISTRY_URL": registry.url, "STRAWPOT_CONFIG_DIR": str(tmp_path / "config"),
         "STRAWPOT_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1", "COLUMNS": "400"})
 

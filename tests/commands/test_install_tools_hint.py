@@ -11,7 +11,7 @@ import pytest
 
 from strawpot.model.lockfile import LockedTool, Lockfile
 from strawpot.model.platform import current_os
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._live_registry import LiveRegistry, start_registry
 from tests.install.conftest import Registry
 from tests.orchestrator.conftest import STUB_AGENT
@@ -43,9 +43,9 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]
 
 def install(registry: LiveRegistry, tmp_path: Path, *args: str) -> str:
     (tmp_path / "proj").mkdir(exist_ok=True)
-    done = strawpot("install", *args, cwd=tmp_path / "proj",
-                    extra_env={"STRAWPOT_REGISTRY_URL": registry.url, "STRAWPOT_CONFIG_DIR": str(tmp_path / "config"),
-                               "STRAWPOT_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1", "COLUMNS": "400"})
+    done = strawpot_here("install", *args, cwd=tmp_path / "proj",
+                         extra_env={"STRAWPOT_REGISTRY_URL": registry.url, "STRAWPOT_CONFIG_DIR": str(tmp_path / "config"),
+                                    "STRAWPOT_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1", "COLUMNS": "400"})
     assert done.returncode == 0, done.stderr
     return done.stderr
 

@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -16,7 +16,7 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def _entries(cwd: Path, env: dict[str, str]) -> list[dict[str, str]]:
-    done = strawpot("memory", "list", "--json", cwd=cwd, env=env)
+    done = strawpot_here("memory", "list", "--json", cwd=cwd, env=env)
     assert done.returncode == 0, done.stderr
     return list(json.loads(done.stdout)["entries"])
 
@@ -25,9 +25,9 @@ def test_remembering_the_same_note_twice_stores_it_once(tmp_path: Path) -> None:
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "strawpot.toml").write_text("")
     env = _env(tmp_path / "home")
-    first = strawpot("memory", "remember", "tests run with pytest -q", cwd=tmp_path / "proj", env=env)
-    again = strawpot("memory", "remember", "tests run with pytest -q", "--keyword", "pytest", cwd=tmp_path / "proj",
-                     env=env)
+    first = strawpot_here("memory", "remember", "tests run with pytest -q", cwd=tmp_path / "proj", env=env)
+    again = strawpot_here("memory", "remember", "tests run with pytest -q", "--keyword", "pytest", cwd=tmp_path / "proj",
+                          env=env)
     assert first.returncode == again.returncode == 0, first.stderr + again.stderr
     assert again.stdout == first.stdout
     [entry] = _entries(tmp_path / "proj", env)
@@ -40,7 +40,7 @@ def test_in_the_home_folder_each_note_is_listed_once_and_project_notes_stay_home
     (home / "strawpot.toml").write_text("")  # `strawpot init` in the home folder
     env = _env(home)
     for args in (("a note for the home project",), ("a note for every project", "--scope", "global")):
-        done = strawpot("memory", "remember", *args, cwd=home, env=env)
+        done = strawpot_here("memory", "remember", *args, cwd=home, env=env)
         assert done.returncode == 0, done.stderr
     assert (home / ".strawpot" / "memory" / "memory.db").is_file()  # the project's store is the global one
     listed = _entries(home, env)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from strawpot.model.lockfile import Lockfile
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._live_registry import LiveRegistry, start_registry
 from tests._loopback_servers import scripted_server
 
@@ -24,7 +24,7 @@ SKILL = ROOT / "fixtures" / "skills" / "git-workflow"
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]:
     base = tmp_path_factory.mktemp("registry")
     with start_registry(base) as registry:
-        published = strawpot("publish", SKILL, cwd=base, extra_env=_env(base, registry.url, registry.token))
+        published = strawpot_here("publish", SKILL, cwd=base, extra_env=_env(base, registry.url, registry.token))
         assert published.returncode == 0, published.stderr
         yield registry
 
@@ -38,7 +38,7 @@ def _env(base: Path, url: str, token: str = "") -> dict[str, str]:
 def test_an_api_url_is_read_as_the_registry_root(tmp_path: Path, live: LiveRegistry, suffix: str) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    result = strawpot("install", "skill", "git-workflow", cwd=project, extra_env=_env(tmp_path, live.url + suffix))
+    result = strawpot_here("install", "skill", "git-workflow", cwd=project, extra_env=_env(tmp_path, live.url + suffix))
     assert result.returncode == 0, result.stderr
     assert [p.source for p in Lockfile.load(project / "strawpot.lock").packages] == [live.url]
 
@@ -54,7 +54,7 @@ def test_a_url_that_is_not_a_registry_root_says_so(tmp_path: Path, live: LiveReg
     project = tmp_path / "project"
     project.mkdir()
     wrong = f"{live.url}/typo"
-    result = strawpot(*args, cwd=project, extra_env=_env(tmp_path, wrong, live.token))
+    result = strawpot_here(*args, cwd=project, extra_env=_env(tmp_path, wrong, live.token))
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("error:"))  # after install's "Resolving ..."
@@ -71,7 +71,7 @@ def test_a_web_page_where_the_api_should_be_says_so(tmp_path: Path) -> None:
     with scripted_server({"/api/v1/skills": (200, page)}) as url:
         project = tmp_path / "project"
         project.mkdir()
-        result = strawpot("info", "skill", "git-workflow", cwd=project, extra_env=_env(tmp_path, url))
+        result = strawpot_here("info", "skill", "git-workflow", cwd=project, extra_env=_env(tmp_path, url))
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines()[0] == (
         f"error: {url} is not a StrawHub registry: GET {url}/api/v1/skills does not answer with the registry API's JSON")

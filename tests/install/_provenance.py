@@ -18,7 +18,7 @@ from strawpot.install.provenance import state_path
 from strawpot.model.kinds import Kind
 from strawpot.model.log_entries import leaf_hex, publish_entry
 from strawpot.model.provenance import key_id, private_b64
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._live_registry import LiveRegistry, start_registry
 
 
@@ -35,7 +35,7 @@ class World:
                    STRAWPOT_CONFIG_DIR=str(self.tmp / "config"), STRAWPOT_CACHE_DIR=str(self.cache),
                    NO_COLOR="1", COLUMNS="300")
         env.update(extra)
-        return strawpot(*args, cwd=cwd or self.project, env=env)
+        return strawpot_here(*args, cwd=cwd or self.project, env=env)
 
     def publish(self, version: str, key: Ed25519PrivateKey | None, *flags: str, **extra: str) -> None:
         folder = self.tmp / f"src-{version}"

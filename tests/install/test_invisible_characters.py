@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT, strawpot_here
 from tests._pty import talk
 
 HIDDEN = "\u202e\u200b\u2066\ufeff\u00ad\U000e0041\u2028"
@@ -18,8 +18,8 @@ SCRIPT = f"echo harmless{HIDDEN} > built.txt"
 
 
 def run(*args: str | Path, cwd: Path, registry_url: str) -> subprocess.CompletedProcess[str]:
-    return strawpot(*args, cwd=cwd, extra_env={"STRAWPOT_REGISTRY_URL": registry_url, "NO_COLOR": "1", "COLUMNS": "400"},
-                    timeout=60)
+    return strawpot_here(*args, cwd=cwd,
+                         extra_env={"STRAWPOT_REGISTRY_URL": registry_url, "NO_COLOR": "1", "COLUMNS": "400"})
 
 
 def assert_escaped(text: str) -> None:

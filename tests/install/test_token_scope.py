@@ -1,7 +1,7 @@
 """STRAWPOT_TOKEN goes only to the registry it is meant for, never to one a project file names.
 
 Two live registries on loopback, each behind a recording proxy that notes every request's
-Authorization header; the strawpot command line runs as a subprocess."""
+Authorization header; the strawpot command line runs through main() in this process, with its own environment."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._loopback_servers import RecordingProxy, recording_proxy
 
 TOKEN = "sh_" + "5" * 40  # the user's STRAWPOT_TOKEN (any value: GETs need none, we only watch where it goes)
@@ -47,7 +47,7 @@ def run(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProce
     base = {k: v for k, v in os.environ.items() if not k.startswith(("STRAWPOT_", "STRAWHUB_"))}
     base.update(HOME=str(cwd), STRAWPOT_CONFIG_DIR=str(cwd / ".config"), STRAWPOT_CACHE_DIR=str(cwd / ".cache"),
                 NO_COLOR="1", COLUMNS="300", **env)
-    return strawpot(*args, cwd=cwd, env=base, timeout=120)
+    return strawpot_here(*args, cwd=cwd, env=base)
 
 
 def project_naming(tmp_path: Path, url: str | None, global_url: str | None) -> Path:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from strawpot.model.install_record import script_sha256
 from strawpot.model.lockfile import LockedTrust, Lockfile
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT, strawpot_here
 from tests._pty import talk
 
 COMMAND = "sh build.sh"
@@ -37,8 +37,8 @@ def trusted_v1(cli, project, registry, prefix: str) -> str:  # type: ignore[no-u
 
 def info(project, registry, slug: str) -> str:  # type: ignore[no-untyped-def]
     """`strawpot info skill SLUG` run in the project's folder, as a user reviewing it would."""
-    done = strawpot("info", "skill", slug, cwd=project.dir, extra_env={"STRAWPOT_REGISTRY_URL": registry.url, "COLUMNS": "400"},
-                    timeout=60)
+    done = strawpot_here("info", "skill", slug, cwd=project.dir,
+                         extra_env={"STRAWPOT_REGISTRY_URL": registry.url, "COLUMNS": "400"})
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -16,14 +16,17 @@ import pytest
 
 from strawpot.model.install_record import RECORD_FILE, make_record, snapshot
 from strawpot.model.platform import current_os
-from tests._cli import strawpot
+from tests._cli import strawpot, strawpot_here
 from tests.orchestrator.conftest import STUB_AGENT
 
 pytestmark = pytest.mark.e2e
 
 
 def run(project, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
-    return strawpot(*args, cwd=project.root, env=env, timeout=60)
+    """`strawpot ARGS` in the project: `start` as a real process (it runs agents), the rest through main() here."""
+    if args[0] == "start":
+        return strawpot(*args, cwd=project.root, env=env, timeout=60)
+    return strawpot_here(*args, cwd=project.root, env=env)
 
 
 def start(project, task: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]

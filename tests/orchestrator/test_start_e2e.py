@@ -11,13 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT, strawpot, strawpot_here
 from tests._short_paths import short_folder
 
 pytestmark = pytest.mark.e2e
 
 
 def run_in(project, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
+    """`strawpot ARGS` in the project: `sessions` (it reads the records) through main() here, the rest as a real
+    process (start runs agents)."""
+    if args[0] == "sessions":
+        return strawpot_here(*args, cwd=project.root, env=env)
     return strawpot(*args, cwd=project.root, env=env, timeout=timeout)
 
 

@@ -17,7 +17,7 @@ from registry_server.storage.postgres import PostgresStorage
 from registry_server.storage.s3 import S3Blobs
 from registry_server.storage.sql import SQLStorage
 from registry_server.storage.sqlite import SQLiteStorage
-from tests._cli import strawpot
+from tests._cli import strawpot, strawpot_here
 from tests._live_registry import start_registry
 from tests._services import PASSWORD, Postgres, s3_server
 from tests.registry_server._helpers import main_md
@@ -30,7 +30,10 @@ BROKEN = schema.Migration(2, "half of it works", (
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return strawpot("registry", *args, cwd=Path.cwd(), timeout=120)
+    """`strawpot registry ARGS`: `serve` as a real process (it may listen), the rest through main() in this one."""
+    if args[0] == "serve":
+        return strawpot("registry", *args, cwd=Path.cwd(), timeout=120)
+    return strawpot_here("registry", *args, cwd=Path.cwd())
 
 
 def storage_args(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> list[str]:

@@ -13,7 +13,7 @@ import httpx
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from strawpot.model.provenance import key_id, private_b64
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._live_registry import LiveRegistry, start_registry, stop_server
 
 
@@ -22,7 +22,7 @@ def run(base: Path, registry: LiveRegistry, *args: str, cwd: Path, **extra: str)
     env.update(STRAWPOT_REGISTRY_URL=registry.url, STRAWPOT_TOKEN=registry.token, NO_COLOR="1", COLUMNS="300",
                STRAWPOT_CONFIG_DIR=str(base / "config"), STRAWPOT_CACHE_DIR=str(base / "cache"))
     env.update(extra)
-    return strawpot(*args, cwd=cwd, env=env)
+    return strawpot_here(*args, cwd=cwd, env=env)
 
 
 def project(base: Path) -> Path:

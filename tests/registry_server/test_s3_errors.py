@@ -17,7 +17,7 @@ from registry_server import create_app, create_token
 from registry_server.storage import SQLiteStorage
 from registry_server.storage.base import StorageUnavailable
 from registry_server.storage.s3 import S3Blobs
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 from tests._services import S3Server
 from tests.registry_server._helpers import Api, skill
 from tests.registry_server.conftest import TestClient
@@ -117,8 +117,8 @@ def test_gc_against_a_bucket_that_denies_deletes_is_one_line_and_exit_1(s3: S3Se
 
     S3Blobs(f"s3://{bucket}/p", endpoint=s3.endpoint).put(b"an orphan")
     _deny(s3.endpoint, bucket, "s3:DeleteObject")
-    done = strawpot("registry", "gc", "--grace", "0s", "--data", tmp_path / "data", "--blobs", f"s3://{bucket}/p",
-                    "--s3-endpoint", s3.endpoint, cwd=tmp_path, timeout=120)
+    done = strawpot_here("registry", "gc", "--grace", "0s", "--data", tmp_path / "data", "--blobs", f"s3://{bucket}/p",
+                         "--s3-endpoint", s3.endpoint, cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert "DeleteObject: AccessDenied" in done.stderr or "DeleteObject: 403" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 2, done.stderr

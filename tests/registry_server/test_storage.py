@@ -23,7 +23,7 @@ from registry_server.storage.base import (
     VersionRecord,
 )
 from strawpot.model.kinds import Kind
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 
 
 def new(slug: str, version: str, kind: Kind = Kind.SKILL) -> NewVersion:
@@ -136,7 +136,7 @@ def test_sqlite_uses_wal_and_survives_reopening(tmp_path: Path) -> None:
 
 def test_token_create_command_prints_once_and_stores_only_the_hash(tmp_path: Path) -> None:
     cmd = ("registry", "token", "create", "--data", str(tmp_path / "d"))
-    done = strawpot(*cmd, "--user", "dana", "--admin", cwd=tmp_path)
+    done = strawpot_here(*cmd, "--user", "dana", "--admin", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     token = done.stdout.strip()
     assert re.fullmatch(r"sh_[0-9a-f]{40}", token)
@@ -146,7 +146,7 @@ def test_token_create_command_prints_once_and_stores_only_the_hash(tmp_path: Pat
     user = store.user_by_token(hash_token(token))
     assert user is not None and user.handle == "dana" and user.is_admin
     store.close()
-    bad = strawpot(*cmd, "--user", "Not A Handle", cwd=tmp_path)
+    bad = strawpot_here(*cmd, "--user", "Not A Handle", cwd=tmp_path)
     assert bad.returncode == 2 and "handle" in bad.stderr
 
 

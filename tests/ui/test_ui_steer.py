@@ -19,7 +19,7 @@ from dashboard.security import COOKIE, csrf_token
 from orchestrator import questions
 from orchestrator.projects import ProjectStore
 from strawpot.commands.ui import project_settings
-from tests._cli import STRAWPOT, strawpot
+from tests._cli import STRAWPOT, strawpot, strawpot_here
 from tests.orchestrator._agents import resumable_agent
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 
@@ -81,6 +81,9 @@ def _result(data: dict[str, Any]) -> str:
 
 
 def _cli(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`strawpot ARGS` in `root`: `sessions` through main() here, `start` and `cancel` as real processes."""
+    if args[0] == "sessions":
+        return strawpot_here(*args, cwd=root, extra_env=env)
     return strawpot(*args, cwd=root, extra_env=env)
 
 

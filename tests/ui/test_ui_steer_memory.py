@@ -16,7 +16,7 @@ from orchestrator.memory_sqlite import SqliteMemory
 from orchestrator.projects import ProjectStore
 from strawpot.commands.ui import project_settings
 from strawpot.model.layout import Project
-from tests._cli import strawpot
+from tests._cli import strawpot_here
 
 SECRET = "memory-secret"
 BASE = "http://testserver"
@@ -76,7 +76,7 @@ def test_search_finds_what_strawpot_memory_recall_finds(root: Path) -> None:
     store.remember("deploys go through the staging cluster", ["deploy"], "project")
     store.remember("tests run with pytest", ["testing"], "project")
     store.remember("kubernetes manifests live in deploy/", ["deploy", "k8s"], "project")
-    recall = strawpot("memory", "recall", "deploy kubernetes", "--json", "--max", "50", cwd=root, timeout=60)
+    recall = strawpot_here("memory", "recall", "deploy kubernetes", "--json", "--max", "50", cwd=root)
     assert recall.returncode == 0, recall.stderr
     expected = [e["id"] for e in json.loads(recall.stdout)["entries"]]
     page = _client(root).get(_m(root), params={"q": "deploy kubernetes"}).text
