@@ -166,7 +166,8 @@ def test_a_manifest_that_parses_but_is_refused_is_not_kept(tmp_path: Path, cache
 SKILL = "---\nname: my-skill\ndescription: A local skill.\nmetadata:\n  version: 1.0.0\n---\n\nRule one.\n"
 
 
-def test_verify_reads_the_lock_not_the_cache(tmp_path: Path, cache: Path) -> None:
+def _installed(tmp_path: Path, cache: Path) -> tuple[Path, dict[str, str]]:
+    """A project with one skill installed from its folder (nothing fetched), and the environment it runs in."""
     (tmp_path / "skills" / "my-skill").mkdir(parents=True)
     (tmp_path / "skills" / "my-skill" / "SKILL.md").write_text(SKILL)
     proj = tmp_path / "proj"
@@ -174,6 +175,11 @@ def test_verify_reads_the_lock_not_the_cache(tmp_path: Path, cache: Path) -> Non
     (proj / "strawpot.toml").write_text('[skills]\nmy-skill = { path = "../skills/my-skill" }\n')
     env = {"STRAWPOT_CACHE_DIR": str(cache), "STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9"}
     assert strawpot_here("install", cwd=proj, extra_env=env).returncode == 0
+    return proj, env
+
+
+def test_verify_reads_the_lock_not_the_cache(tmp_path: Path, cache: Path) -> None:
+    proj, env = _installed(tmp_path, cache)
     assert entries(cache) == []  # install keeps no parse
     tree = strawpot_here("tree", "--json", cwd=proj, extra_env=env)
     assert tree.returncode == 0 and json.loads(tree.stdout)["roots"][0]["version"] == "1.0.0", tree.stderr
@@ -203,13 +209,7 @@ def test_verify_reads_the_lock_not_the_cache(tmp_path: Path, cache: Path) -> Non
 def test_verify_keeps_no_parse_and_a_manifest_holding_secrets_is_never_kept(tmp_path: Path, cache: Path) -> None:
     """verify reads its files itself (it writes no entry either); a strawpot.toml with an agent's `env` table (which
     the settings refuse in a project file) or a token is read for tree, but its parse is not copied to the cache."""
-    (tmp_path / "skills" / "my-skill").mkdir(parents=True)
-    (tmp_path / "skills" / "my-skill" / "SKILL.md").write_text(SKILL)
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / "strawpot.toml").write_text('[skills]\nmy-skill = { path = "../skills/my-skill" }\n')
-    env = {"STRAWPOT_CACHE_DIR": str(cache), "STRAWPOT_REGISTRY_URL": "http://127.0.0.1:9"}
-    assert strawpot_here("install", cwd=proj, extra_env=env).returncode == 0
+    proj, env = _installed(tmp_path, cache)
     assert strawpot_here("verify", cwd=proj, extra_env=env).returncode == 0
     assert entries(cache) == []
     for secret in ('\n[agents.claude.env]\nANTHROPIC_API_KEY = "sk-secret"\n', '\n[registry]\ntoken = "sk-secret"\n'):
