@@ -108,7 +108,7 @@ def run(argv: list[str] | None = None) -> int:
 def failure(exc: BaseException, args: list[str]) -> int | None:
     """Print the one line (and hint) of an expected failure of command line `args`, and return its exit code; None
     for an exception no command should raise (a bug: its traceback shows)."""
-    from strawpot.commands._failure import expected, print_error, print_json_error
+    from strawpot.failures import expected, print_error, print_json_error
 
     json_for = (lambda: _command_path(args)) if "--json" in args else None
     if isinstance(exc, plain_click.Abort):

@@ -127,7 +127,7 @@ def answer(args: list[str]) -> int | None:
     try:
         _read_only.BY_COMMAND[command](**params)
     except (Exception, KeyboardInterrupt) as exc:  # the ones click's path maps to a line and a code, mapped alike
-        from strawpot.commands._failure import expected
+        from strawpot.failures import expected
 
         code = expected(exc, args, lambda: command)
         if code is None:

@@ -243,7 +243,7 @@ def exit_code(task: Task) -> int:
 
 def _error(task: Task, code: int) -> dict[str, Any]:
     """The `error` object of a failed task's JSON document (docs/json.md), or nothing when it succeeded."""
-    from strawpot.commands._failure import ERROR_CODES
+    from strawpot.failures import ERROR_CODES
 
     if not code:
         return {}

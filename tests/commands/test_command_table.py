@@ -21,7 +21,7 @@ SERVER_AND_NETWORK = ("httpx", "httpcore", "hub_client", "grpc", "starlette", "u
 # test tools installed, plus about a tenth for library versions
 READ_ONLY = [
     (["tree"], 0, 140), (["list"], 0, 140), (["verify"], 0, 190), (["sessions"], 0, 105), (["config", "show"], 0, 125),
-    (["why", "skill", "absent"], 2, 125),  # its error line too is printed without click (commands/_failure.py)
+    (["why", "skill", "absent"], 2, 125),  # its error line too is printed without click (strawpot/failures.py)
 ]
 # what only editing strawpot.toml (tomlkit keeps its layout) or resolving (the solver) needs
 EDITING_AND_SOLVING = ("tomlkit", "resolver.solver", "resolver.incompatibility", "resolver.provider")
