@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     from strawpot.commands._early import answer
 
-    code = answer(args)  # a bare install with nothing to do, a read-only command: no click, rich or typing
+    code = answer(args, program=argv is None)  # an install, a read-only command: no click, rich or typing
     if code is None:
         if argv is None:  # this process is the `strawpot` program: the children it starts must not read its secrets
             from strawpot.model import own_secrets

@@ -7,7 +7,7 @@ import sys
 
 TYPE_CHECKING = False  # typing is not imported on this path
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 # Each option as click spells it, with the name of the click parameter it sets. tests/commands/test_early_answer.py
 # derives these tables from the click commands, so an option added there and not here fails it. An option a table
@@ -17,8 +17,14 @@ GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet", "-v": "verbose", "--verbose":
 GLOBAL_VALUES = {"--color": "color"}
 COLORS = ("auto", "always", "never")
 INSTALL_FLAGS = {"--frozen": "frozen", "--locked": "locked", "--skip-tools": "skip_tools", "--offline": "offline",
-                 "-y": "yes", "--yes": "yes", "-g": "is_global", "--global": "is_global"}
+                 "-y": "yes", "--yes": "yes", "-g": "is_global", "--global": "is_global", "--json": "as_json",
+                 "--dry-run": "dry_run", "--no-save": "no_save", "--ignore-scripts": "ignore_scripts",
+                 "--install-tools": "install_tools", "--trust-project": "trust_project"}
 INSTALL_VALUES = {"--project": "project", "-p": "project", "--registry": "registry"}
+# what a bare install may carry and still be answered "nothing to do" by the no-op check (JSON wants the outcome)
+NOOP_INSTALL = frozenset({"frozen", "locked", "skip_tools", "offline", "yes", "is_global", "project", "registry"})
+# a command's positional arguments that are any number of words, as click's nargs=-1 (a tuple)
+VARIADIC = {"install": "packages"}
 PROJECT_FLAGS = {"-g": "is_global", "--global": "is_global", "--json": "as_json"}
 PROJECT_VALUES = {"--project": "project", "-p": "project"}
 CONFIG_FLAGS = {"--origin": "with_origin", "--json": "as_json"}
@@ -71,10 +77,20 @@ def parse(args: list[str]) -> tuple[str, dict[str, object], dict[str, object]] |
             seen["project"] = Path(taken)
         else:
             seen[values[option]] = taken
+    return (command, seen, given) if _take_positionals(command, arguments, positional, seen) else None
+
+
+def _take_positionals(command: str, arguments: tuple[tuple[str, bool], ...], positional: list[str],
+                      seen: dict[str, object]) -> bool:
+    """Set the positional arguments' parameters in `seen` as click would; False when click would refuse them."""
+    if command in VARIADIC:
+        if positional:
+            seen[VARIADIC[command]] = tuple(positional)
+        return True
     if len(positional) > len(arguments) or len(positional) < sum(required for _, required in arguments):
-        return None
+        return False
     seen.update(zip((name for name, _ in arguments), positional, strict=False))
-    return command, seen, given
+    return True
 
 
 def _config_subcommand(rest: Iterator[str]) -> tuple[str, Iterator[str]]:
@@ -104,8 +120,9 @@ def _global_options(rest: Iterator[str]) -> tuple[str, dict[str, object]] | None
     return None
 
 
-def answer(args: list[str]) -> int | None:
-    """The exit code of `args` answered here, or None when click must run them."""
+def answer(args: list[str], *, program: bool = False) -> int | None:
+    """The exit code of `args` answered here, or None when click must run them. `program`: this process is the
+    `strawpot` program (an install, which may run scripts, first holds its secrets as click's path does)."""
     if any(os.environ.get(name) for name in CLICK_ONLY_ENV):
         return None
     found = parse(args)
@@ -115,17 +132,21 @@ def answer(args: list[str]) -> int | None:
     if command == "install":
         install = bare_install(args)
         try:
-            return 0 if install is not None and _noop_install(install) else None
+            if install is not None and _noop_install(install):
+                return 0
         except KeyboardInterrupt:
             sys.stderr.write("error: interrupted\n")
             return 130
+        if program:
+            from strawpot.model import own_secrets
+
+            own_secrets.hold()
     defer("inspect")  # dataclasses imports it for the signature of a class without a docstring; ours all have one
     from strawpot import console
-    from strawpot.commands import _read_only
 
     console.apply_global_options(bool(given.get("quiet")), bool(given.get("verbose")), str(given.get("color", "auto")))
     try:
-        _read_only.BY_COMMAND[command](**params)
+        _body(command)(**params)
     except (Exception, KeyboardInterrupt) as exc:  # the ones click's path maps to a line and a code, mapped alike
         from strawpot.failures import expected
 
@@ -136,13 +157,25 @@ def answer(args: list[str]) -> int | None:
     return 0
 
 
+def _body(command: str) -> Callable[..., None]:
+    """What runs `command` without click: the install's own body, or a read-only command's."""
+    if command == "install":
+        from strawpot.commands._install_run import install_early
+
+        return install_early
+    from strawpot.commands import _read_only
+
+    return _read_only.BY_COMMAND[command]
+
+
 def bare_install(args: list[str]) -> dict[str, object] | None:
-    """The click parameters `[global flags] install [install flags]` set (the global ones too), or None if `args`
-    are anything else, or both --frozen and --locked (click refuses the pair)."""
+    """The click parameters `[global flags] install [install flags]` set (the global ones too) when the no-op check
+    may answer them, or None: packages to add, an option that wants more than "nothing to do" (JSON, a dry run...),
+    both --frozen and --locked (click refuses the pair), or another command."""
     found = parse(args)
-    if found is None or found[0] != "install" or ("frozen" in found[1] and "locked" in found[1]):
+    if found is None or found[0] != "install" or not NOOP_INSTALL.issuperset(found[1]):
         return None
-    return {**found[2], **found[1]}
+    return None if "frozen" in found[1] and "locked" in found[1] else {**found[2], **found[1]}
 
 
 def _noop_install(params: dict[str, object]) -> bool:

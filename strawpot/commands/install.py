@@ -41,35 +41,8 @@ def command(
     (`reviewer`, `reviewer@^1.2`, `'reviewer>=1,<2'`); without one, `^X.Y.Z` of the installed
     version is saved.
     """
-    import time
+    from strawpot.commands._install_run import install
 
-    from strawpot.commands._install_output import RichReporter, parse_packages, render_outcome
-    from strawpot.config_files import Project
-    from strawpot.install.options import Edit, Options
-    from strawpot.install.service import run
-
-    started = time.perf_counter()
-    edit = Edit(add=tuple(parse_packages(packages)))
-    options = Options.for_install(registry=registry, offline=offline, lock=lock, dry_run=dry_run, no_save=no_save,
-                                  ignore_scripts=ignore_scripts, install_tools=install_tools, skip_tools=skip_tools,
-                                  trust_project=trust_project)
-    the_project = Project.at(project, is_global=is_global)
-    new = not is_global and not the_project.exists
-    if new and not packages:
-        from strawpot.model.errors import UsageError
-
-        where = the_project.dir if project is not None else f"{the_project.dir} or any folder above it"
-        raise UsageError(f"no strawpot.toml or strawpot.lock in {where}: nothing to install",
-                         hint="install a package (`strawpot install KIND SLUG`) or create the file (`strawpot init`)")
-    outcome = run(the_project, edit, options, reporter=RichReporter(quiet=as_json))
-    if new and project is None and outcome.manifest_written:  # said once it happened: a failed install makes none
-        import sys
-
-        sys.stderr.write(f"note: no strawpot.toml in {the_project.dir} or any folder above it, so this is a new "
-                         "project (choose another folder with --project DIR)\n")
-    if as_json:
-        from strawpot.commands._options import print_json
-
-        print_json({"command": "install", **outcome.as_dict()})
-    else:
-        render_outcome(outcome, started=started)
+    install(packages, is_global, project, registry, as_json, lock, offline=offline, dry_run=dry_run,
+            ignore_scripts=ignore_scripts, trust_project=trust_project, install_tools=install_tools,
+            skip_tools=skip_tools, no_save=no_save)

@@ -91,7 +91,7 @@ def test_the_global_options_are_the_groups() -> None:
 # -- (b) what the early parse reads is what click reads ------------------------------------------------------------
 
 
-POSITIONALS = {"install": [[]], "tree": [[]], "verify": [[]], "sessions": [[]], "why": [["skill", "x"], ["role", "-"]],
+POSITIONALS = {"install": [[], ["skill", "x"]], "tree": [[]], "verify": [[]], "sessions": [[]], "why": [["skill", "x"], ["role", "-"]],
                "list": [[], ["skill"]], "config": [[]], "config show": [[]]}
 GLOBALS = [[], ["-q"], ["--verbose", "--quiet"], ["--color", "never"], ["--color=always", "-v"]]
 
