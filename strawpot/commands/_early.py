@@ -213,14 +213,18 @@ def defer(name: str) -> None:
     not serve here: the import system reads `__spec__` of a module already imported, which loads it)."""
     if name in sys.modules:
         return
+    import _thread  # built in: threading is not imported on this path
+
+    first_use = _thread.allocate_lock()  # an install's pool threads may ask at once: one import, one module
 
     class Deferred(type(sys)):  # type: ignore[misc]
         def __getattr__(self, attr: str) -> object:
-            real = sys.modules.get(name)
-            if real is None or real is self:  # the first use: import it (a later miss is the module's own)
-                sys.modules.pop(name, None)
-                real = __import__(name)
-                self.__dict__.update(real.__dict__)
+            with first_use:
+                real = sys.modules.get(name)
+                if real is None or real is self:  # the first use: import it (a later miss is the module's own)
+                    sys.modules.pop(name, None)
+                    real = __import__(name)
+                    self.__dict__.update(real.__dict__)
             return getattr(real, attr)
 
     stub = Deferred(name)

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 _POSITION_RE = r"^(?P<reason>.*) \(at (?:line (?P<line>\d+), column (?P<col>\d+)|end of document)\)$"
 REMEMBERED_DIR = "parsed-toml"  # under the cache folder: a file's last parse as JSON, by its path
+_REMEMBERED_MOST = 64 * 1024 * 1024  # an entry larger than any lock's parse is not read
 
 
 # tomllib's words for a repeated key, said plainly
@@ -54,10 +55,13 @@ def remembered(text: str, path: Path | str) -> dict[str, Any] | None:
     unreadable). For what a command shows, not for what it checks or installs: the cache folder is not the file."""
     import json
 
+    from strawpot.model.fs import read_regular_file
+
     entry, key = _remembered_at(text, path)
+    raw, _, unreadable = read_regular_file(entry, _REMEMBERED_MOST)  # not through a link, never a FIFO
     try:
-        kept = json.loads(entry.read_bytes())
-    except (OSError, ValueError, RecursionError):
+        kept = json.loads(raw) if unreadable is None else None
+    except (ValueError, RecursionError):
         return None
     if not isinstance(kept, dict) or kept.get("key") != key or not isinstance(kept.get("data"), dict):
         return None

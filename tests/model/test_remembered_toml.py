@@ -220,3 +220,20 @@ def test_verify_keeps_no_parse_and_a_manifest_holding_secrets_is_never_kept(tmp_
         assert done.returncode == 0 and "skill my-skill 1.0.0" in done.stdout, done.stderr
         assert not any("sk-secret" in e.read_text() for e in entries(cache)), "a secret was copied to the cache"
         assert len(entries(cache)) == 1  # the lock's parse alone
+
+
+def test_a_kept_entry_that_is_a_link_or_a_fifo_is_not_read(tmp_path: Path, cache: Path) -> None:
+    """An entry is read without following a link or blocking on a FIFO: a planted one is passed over (and the file is
+    parsed as if none was kept)."""
+    path = tmp_path / "strawpot.lock"
+    text = 'a = 1\n'
+    remember(text, path, {"a": 1})
+    [entry] = entries(cache)
+    real = tmp_path / "elsewhere.json"
+    real.write_bytes(entry.read_bytes())
+    entry.unlink()
+    entry.symlink_to(real)
+    assert remembered(text, path) is None
+    entry.unlink()
+    os.mkfifo(entry)
+    assert remembered(text, path) is None  # a read that blocked would time the test out
