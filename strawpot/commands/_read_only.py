@@ -227,7 +227,6 @@ def verify(is_global: bool = False, project: Path | None = None, as_json: bool =
     """`strawpot verify`: every installed file against strawpot.lock, and the locked signers offline; exit 5 listing
     what differs."""
     from strawpot.install.queries import locked_project
-    from strawpot.install.tools import lock_tool_mismatches
     from strawpot.model.errors import IntegrityFailure
     from strawpot.model.installed import InstalledTree
     from strawpot.model.plural import count
@@ -235,7 +234,7 @@ def verify(is_global: bool = False, project: Path | None = None, as_json: bool =
     the_project, lock = locked_project(project, is_global)
     note_stale_lock(the_project, lock, remember=False)  # verify reads every file itself
     tree = InstalledTree(the_project.tree_root)
-    problems = tree.verify(lock, deep=True) + lock_tool_mismatches(tree, lock)
+    problems = tree.verify(lock, deep=True) + tree.tool_mismatches(lock)
     signers = _signers(the_project, lock)
     if as_json:
         from strawpot.commands._json_report import print_json

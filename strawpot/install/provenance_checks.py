@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from strawpot.model.errors import IntegrityFailure
 from strawpot.model.lockfile import LockedPackage, LockedSigner, Lockfile
 from strawpot.model.log_entries import FIELD_WORDS, head_body, publish_fields
 from strawpot.model.provenance import BadSignature, key_id, load_public, parse_signed, verify
+from strawpot.model.sha import sha256
 
 _HINT = "nothing was installed; if the change is expected, find out why before going on"
 
@@ -27,7 +27,7 @@ def what(pkg: LockedPackage) -> str:
 
 def state_path(cache: Path, url: str) -> Path:
     """The last signed tree head this machine saw for the registry at `url`, and the log key pinned."""
-    return cache / "provenance" / (hashlib.sha256(url.encode()).hexdigest()[:32] + ".json")
+    return cache / "provenance" / (sha256(url.encode()).hexdigest()[:32] + ".json")
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

@@ -92,11 +92,19 @@ def load_kept(cache: Path, url: str) -> dict[int, Kept]:
     return found
 
 
-def check_kept(url: str, pkg: LockedPackage, kept: Kept, seen: dict[str, Any], log_key: str | None) -> LockedSigner | None:
+def check_kept(url: str, pkg: LockedPackage, kept: Kept, seen: dict[str, Any], log_key: str | None,
+               heads: dict[int, tuple[int, bytes, str]] | None = None) -> LockedSigner | None:
     """Check `pkg` against its kept record, with no network: the head's signature by the pinned log key, the head
-    within the last one seen, the entry's inclusion and fields, the statement's signature. The signer, or None."""
+    within the last one seen, the entry's inclusion and fields, the statement's signature. The signer, or None.
+    `heads` holds the heads already checked against this `log_key` and `seen`, by the id of their kept dict (the
+    caller keeps every one alive): the versions of one install share one head, checked once."""
     pinned = log_key or seen.get("public_key")
-    size, root, _ = check_head(kept.head, url, pinned if isinstance(pinned, str) else None)
+    checked = heads.get(id(kept.head)) if heads is not None else None
+    if checked is None:
+        checked = check_head(kept.head, url, pinned if isinstance(pinned, str) else None)
+        if heads is not None:
+            heads[id(kept.head)] = checked
+    size, root, _ = checked
     try:
         last, last_root = int(seen["size"]), str(seen["root_hash"])
     except (KeyError, TypeError, ValueError):
@@ -132,12 +140,14 @@ def verify_signers(packages: tuple[LockedPackage, ...], cache: Path, log_key: st
     IntegrityFailure (exit 5) on the first that does not match."""
     found = Signers()
     loaded: dict[str, tuple[dict[str, Any] | None, dict[int, Kept]]] = {}
+    heads: dict[tuple[str, bool], dict[int, tuple[int, bytes, str]]] = {}  # by registry and whether log_key applies
     try:
         for pkg in packages:
             where = pkg.log or pkg.source
             if where not in loaded:
                 loaded[where] = (read_json(state_path(cache, where)), load_kept(cache, where))
-            _verify_one(pkg, *loaded[where], None if pkg.log else log_key, found)
+            _verify_one(pkg, *loaded[where], None if pkg.log else log_key, found,
+                        heads.setdefault((where, not pkg.log), {}))
     except IntegrityFailure as exc:
         raise IntegrityFailure(exc.message, hint="the lock, the cache folder or what the registry served changed "
                                "since the install that checked it: find out which before trusting this project") from None
@@ -145,7 +155,7 @@ def verify_signers(packages: tuple[LockedPackage, ...], cache: Path, log_key: st
 
 
 def _verify_one(pkg: LockedPackage, seen: dict[str, Any] | None, records: dict[int, Kept], log_key: str | None,
-                found: Signers) -> None:
+                found: Signers, heads: dict[int, tuple[int, bytes, str]]) -> None:
     if pkg.archive_sha256 is None:
         return  # a path source: nobody signs it
     url = pkg.log or pkg.source
@@ -158,7 +168,7 @@ def _verify_one(pkg: LockedPackage, seen: dict[str, Any] | None, records: dict[i
     if kept is None or seen is None:
         found.not_kept.append(pkg)
         return
-    signer = check_kept(url, pkg, kept, seen, log_key)
+    signer = check_kept(url, pkg, kept, seen, log_key, heads)
     if signer != pkg.signer:
         raise fail(url, f"{what(pkg)}: the lock says {_say(pkg.signer)}, but its log entry and statement say "
                         f"{_say(signer)}")

@@ -9,10 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from strawpot.install.trust import TrustPolicy, tool_specs
+from strawpot.install.trust import TrustPolicy
 from strawpot.model.child_env import EnvPolicy, child_env
 from strawpot.model.ids import package_id
-from strawpot.model.installed import InstalledTree, Mismatch
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedFile, Lockfile
 from strawpot.model.platform import current_os
@@ -118,6 +117,7 @@ def _locked(lock: Lockfile, agent: str) -> tuple[tuple[LockedFile, ...], str]:
 def own_hints(tree_root: Path, agent: str, tool: str) -> set[str]:
     """The install commands (every OS) the installed agent's own AGENT.md gives for `tool`."""
     from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+    from strawpot.model.package_fields import tool_specs
 
     try:
         text = (tree_root / Kind.AGENT.plural / agent / Kind.AGENT.main_file).read_text(encoding="utf-8")
@@ -125,37 +125,3 @@ def own_hints(tree_root: Path, agent: str, tool: str) -> set[str]:
     except (OSError, UnicodeDecodeError, FrontmatterError):
         return set()
     return set(tool_specs(meta).get(tool, {}).values())
-
-
-def lock_tool_mismatches(tree: InstalledTree, lock: Lockfile) -> list[Mismatch]:
-    """Where strawpot.lock's tools (names and install commands) differ from what each installed agent's own
-    AGENT.md declares: a lock edited by hand must not smuggle in a command the package never gave."""
-    from strawpot.model.fs import read_regular_file
-    from strawpot.model.package_limits import MAX_FILE_SIZE
-    from strawpot.model.yaml_scan import may_spell
-
-    problems = []
-    for pkg in lock.packages:
-        data, _, unreadable = read_regular_file(tree.package_dir(pkg.kind, pkg.name) / pkg.kind.main_file,
-                                                MAX_FILE_SIZE)
-        if unreadable or (not pkg.tools and not may_spell(data, b"tools")):
-            continue  # missing, a link, a FIFO, too big (the file check reports it); or declaring no tool
-        from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
-
-        try:  # the text as read_text would give it (newlines translated)
-            meta, _body = split_frontmatter(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
-        except (UnicodeDecodeError, FrontmatterError):
-            continue  # damaged: the file check reports it
-        own = tool_specs(meta)
-        locked = {t.name: dict(t.install) for t in pkg.tools}
-        for name in sorted(set(own) | set(locked)):
-            if name not in own:
-                problem = f"strawpot.lock lists tool {name!r}, which {pkg.kind.main_file} does not declare"
-            elif name not in locked:
-                problem = f"{pkg.kind.main_file} declares tool {name!r}, which strawpot.lock does not list"
-            elif own[name] != locked[name]:
-                problem = f"the install command of tool {name!r} in strawpot.lock differs from {pkg.kind.main_file}"
-            else:
-                continue
-            problems.append(Mismatch(pkg.kind, pkg.name, pkg.kind.main_file, problem))
-    return problems

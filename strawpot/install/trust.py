@@ -50,6 +50,7 @@ def package_commands(kind: Kind, main_file: bytes) -> list[str]:
     """Every command a package's main file gives: its install script and each tool's install hint, on every OS."""
     from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
     from strawpot.model.package import install_commands
+    from strawpot.model.package_fields import tool_specs
 
     try:
         meta, _body = split_frontmatter(main_file.decode("utf-8"))
@@ -59,21 +60,6 @@ def package_commands(kind: Kind, main_file: bytes) -> list[str]:
     for spec in tool_specs(meta).values():
         commands += spec.values()
     return commands
-
-
-def tool_specs(meta: Mapping[str, object]) -> dict[str, dict[str, str]]:
-    """{tool: {os: install command}} of `metadata.strawpot.tools`, the well-formed entries only."""
-    metadata = meta.get("metadata")
-    strawpot = metadata.get("strawpot") if isinstance(metadata, dict) else None
-    tools = strawpot.get("tools") if isinstance(strawpot, dict) else None
-    if not isinstance(tools, dict):
-        return {}
-    found: dict[str, dict[str, str]] = {}
-    for name, spec in tools.items():
-        install = spec.get("install") if isinstance(spec, dict) else None
-        found[str(name)] = ({str(k): v for k, v in install.items() if isinstance(v, str)}
-                            if isinstance(install, dict) else {})
-    return found
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ def open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:
     return fd
 
 
-def read_regular_file(path: Path, limit: int) -> tuple[bytes, os.stat_result | None, str | None]:
+def read_regular_file(path: str | Path, limit: int) -> tuple[bytes, os.stat_result | None, str | None]:
     """(bytes, stat, None), or (b"", stat or None, why not): opened once, never through a link and never blocking on
     a FIFO, then checked and read through that handle (a file swapped between the check and the read cannot slip
     through); a file that is not regular, or holds more than `limit` bytes, is refused unread."""

@@ -66,10 +66,11 @@ def script_sha256(script: str) -> str:
     return sha256(script.encode("utf-8")).hexdigest()
 
 
-def load_record(package_dir: Path) -> InstallRecord | None:
+def load_record(package_dir: str | Path) -> InstallRecord | None:
     """The record of a package folder; None when it has none; RecordUnreadable when it is damaged."""
     try:
-        raw = (package_dir / RECORD_FILE).read_bytes()
+        with open(os.path.join(package_dir, RECORD_FILE), "rb") as fh:
+            raw = fh.read()
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -145,7 +146,7 @@ def check_output(path: Path, recorded: RecordedFile, *, deep: bool) -> str | Non
     return None
 
 
-def file_sha256(path: Path) -> str:
+def file_sha256(path: str | Path) -> str:
     digest = sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

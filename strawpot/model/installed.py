@@ -54,10 +54,7 @@ class InstalledTree:
         return self.root / kind.plural / name
 
     def installed_version(self, kind: Kind, name: str) -> str | None:
-        try:
-            return (self.package_dir(kind, name) / VERSION_FILE).read_text(encoding="utf-8").strip() or None
-        except (OSError, UnicodeDecodeError):  # missing, a folder, unreadable: not a usable install
-            return None
+        return _version_in(os.path.join(self.root, kind.plural, name))
 
     def packages(self) -> list[InstalledPackage]:
         """Every package folder present, in kind then name order."""
@@ -88,23 +85,58 @@ class InstalledTree:
                     problems.append(Mismatch(inst.kind, inst.name, "", "installed but not in the lock"))
         return problems
 
+    def tool_mismatches(self, lock: Lockfile) -> list[Mismatch]:
+        """Where strawpot.lock's tools (names and install commands) differ from what each installed agent's own
+        AGENT.md declares: a lock edited by hand must not smuggle in a command the package never gave."""
+        from strawpot.model.fs import read_regular_file
+        from strawpot.model.package_limits import MAX_FILE_SIZE
+        from strawpot.model.yaml_scan import may_spell
+
+        problems = []
+        for pkg in lock.packages:
+            data, _, unreadable = read_regular_file(os.path.join(self.root, pkg.kind.plural, pkg.name, pkg.kind.main_file),
+                                                    MAX_FILE_SIZE)
+            if unreadable or (not pkg.tools and not may_spell(data, b"tools")):
+                continue  # missing, a link, a FIFO, too big (the file check reports it); or declaring no tool
+            from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+
+            try:  # the text as read_text would give it (newlines translated)
+                meta, _body = split_frontmatter(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
+            except (UnicodeDecodeError, FrontmatterError):
+                continue  # damaged: the file check reports it
+            from strawpot.model.package_fields import tool_specs
+
+            own = tool_specs(meta)
+            locked = {t.name: dict(t.install) for t in pkg.tools}
+            for name in sorted(set(own) | set(locked)):
+                if name not in own:
+                    problem = f"strawpot.lock lists tool {name!r}, which {pkg.kind.main_file} does not declare"
+                elif name not in locked:
+                    problem = f"{pkg.kind.main_file} declares tool {name!r}, which strawpot.lock does not list"
+                elif own[name] != locked[name]:
+                    problem = f"the install command of tool {name!r} in strawpot.lock differs from {pkg.kind.main_file}"
+                else:
+                    continue
+                problems.append(Mismatch(pkg.kind, pkg.name, pkg.kind.main_file, problem))
+        return problems
+
     def verify_package(self, pkg: LockedPackage, *, deep: bool = True) -> list[Mismatch]:
-        base = self.package_dir(pkg.kind, pkg.name)
-        version = self.installed_version(pkg.kind, pkg.name)
+        folder = os.path.join(self.root, pkg.kind.plural, pkg.name)  # text: Path's joins were half of the time
+        version = _version_in(folder)
         if version is None:
             return [Mismatch(pkg.kind, pkg.name, "", f"not installed (lock has {pkg.version})")]
         if version != pkg.version:
             return [Mismatch(pkg.kind, pkg.name, "", f"version {version} installed, lock has {pkg.version}")]
-        record, problems = self._record(pkg, base, deep=deep)
+        record, problems = self._record(pkg, folder, deep=deep)
         built = record.paths | set(record.removed) if record else frozenset()
         for f in pkg.files:
             if f.path in built:
                 continue  # changed or removed by the install script: the record says what it must be
-            problem = _check_file(base / f.path, f.size, f.sha256, f.executable, deep=deep)
+            problem = _check_file(os.path.join(folder, f.path), f.size, f.sha256, f.executable, deep=deep)
             if problem:
                 problems.append(Mismatch(pkg.kind, pkg.name, f.path, problem))
         expected = {f.path for f in pkg.files} | {VERSION_FILE, RECORD_FILE} | built
-        for path in _walk(base, unverified_dirs(pkg.kind.plural)):
+        for path in _walk(folder, unverified_dirs(pkg.kind.plural)):
             if path not in expected:
                 where = "the lock nor the install record" if record else "the lock"
                 problems.append(Mismatch(pkg.kind, pkg.name, path, f"file not in {where}"))
@@ -113,18 +145,19 @@ class InstalledTree:
     def record(self, kind: Kind, name: str) -> InstallRecord | None:
         """The install record of an installed package (None: never built, or damaged)."""
         try:
-            return load_record(self.package_dir(kind, name))
+            return load_record(os.path.join(self.root, kind.plural, name))
         except RecordUnreadable:
             return None
 
-    def _record(self, pkg: LockedPackage, base: Path, *, deep: bool) -> tuple[InstallRecord | None, list[Mismatch]]:
+    def _record(self, pkg: LockedPackage, folder: str, *, deep: bool) -> tuple[InstallRecord | None, list[Mismatch]]:
         """The package's install record and how the files it lists differ from it."""
         try:
-            record = load_record(base)
+            record = load_record(folder)
         except RecordUnreadable as exc:
             return None, [Mismatch(pkg.kind, pkg.name, RECORD_FILE, str(exc), "record")]
         if record is None:
             return None, []
+        base = Path(folder)
         problems = [
             Mismatch(pkg.kind, pkg.name, out.path, problem, "record")
             for out in record.outputs if (problem := check_output(base / out.path, out, deep=deep))
@@ -148,7 +181,16 @@ def _locked_script_sha256(pkg: LockedPackage, base: Path, os_name: str) -> str |
     return script_sha256(script) if script is not None else None
 
 
-def _check_file(path: Path, size: int, sha256: str, executable: bool, *, deep: bool) -> str | None:
+def _version_in(folder: str) -> str | None:
+    """The version a package folder's `.version` file states (None: missing, a folder, unreadable, empty)."""
+    try:
+        with open(os.path.join(folder, VERSION_FILE), encoding="utf-8") as fh:
+            return fh.read().strip() or None
+    except (OSError, UnicodeDecodeError):  # not a usable install
+        return None
+
+
+def _check_file(path: str, size: int, sha256: str, executable: bool, *, deep: bool) -> str | None:
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -164,12 +206,15 @@ def _check_file(path: Path, size: int, sha256: str, executable: bool, *, deep: b
     return None
 
 
-def _walk(base: Path, skip: frozenset[str]) -> list[str]:
-    """Every file under `base` but those in its top-level folders `skip` (an integration's `.venv`)."""
+def _walk(base: str, skip: frozenset[str]) -> list[str]:
+    """Every file under `base` (as a relative POSIX path) but those in its top-level folders `skip` (an
+    integration's `.venv`)."""
     found = []
     for dirpath, dirs, files in os.walk(base):
-        if dirpath == str(base):
+        if dirpath == base:
             dirs[:] = [d for d in dirs if d not in skip]
-        for name in files:
-            found.append((Path(dirpath) / name).relative_to(base).as_posix())
+            found += files
+            continue
+        prefix = dirpath[len(base) + 1:].replace(os.sep, "/") + "/"
+        found += [prefix + name for name in files]
     return found

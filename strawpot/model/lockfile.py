@@ -14,6 +14,7 @@ from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.layout import LOCK_NAME
+from strawpot.model.lock_text import read_lock_text
 from strawpot.model.paths import UnsafePath, safe_relative_path
 from strawpot.model.record import Record, field
 from strawpot.model.slugs import slug_error
@@ -134,8 +135,12 @@ class Lockfile(Record):
         data = remembered(text, path) if remember else None
         if data is not None:
             return cls.from_dict(data, where=str(path))
-        data = parse_toml(text, path, error=LockfileError, hint=_REGENERATE)
-        lock = cls.from_dict(data, where=str(path))
+        canonical = _canonical(text, str(path))
+        if canonical is not None:
+            data, lock = canonical
+        else:
+            data = parse_toml(text, path, error=LockfileError, hint=_REGENERATE)
+            lock = cls.from_dict(data, where=str(path))
         if remember:
             keep_parse(text, path, data)
         return lock
@@ -203,6 +208,21 @@ class Lockfile(Record):
 
     def write(self, path: Path) -> None:
         atomic_write(path, self.dumps())
+
+
+def _canonical(text: str, where: str) -> tuple[dict[str, Any], Lockfile] | None:
+    """The lock in `text` read without tomllib (30 ms and its import for 100 packages), when `text` is exactly what
+    `dumps` writes for it, as a lock strawpot wrote is; None for any other text (a hand edit, a comment, a tampered
+    or broken lock), which tomllib then reads and reports on. Then tomllib would read the same lock, since
+    `from_dict(tomllib.loads(lock.dumps()))` is `lock` (tests/model/test_lock_text.py)."""
+    data = read_lock_text(text)
+    if data is None:
+        return None
+    try:
+        lock = Lockfile.from_dict(data, where=where)
+    except LockfileError:
+        return None
+    return (data, lock) if lock.dumps() == text else None
 
 
 def _s(text: str) -> str:

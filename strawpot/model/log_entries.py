@@ -3,12 +3,12 @@ publish, yank and key change, and the body a signed tree head signs."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from strawpot.model.kinds import Kind
 from strawpot.model.merkle import leaf_hash
 from strawpot.model.provenance import canonical
+from strawpot.model.sha import sha256
 
 # what a client names a publish entry's fields by, when one does not match
 FIELD_WORDS = {"archiveSha256": "archive sha256", "keyId": "signing key", "statementSha256": "statement sha256"}
@@ -17,7 +17,7 @@ FIELD_WORDS = {"archiveSha256": "archive sha256", "keyId": "signing key", "state
 def publish_fields(kind: Kind, slug: str, version: str, archive_sha256: str | None, statement: str | None,
                    key_id: str | None) -> dict[str, Any]:
     """What a publish entry says of the version it logs (the entry adds its publisher and time)."""
-    digest = None if statement is None else hashlib.sha256(statement.encode("utf-8")).hexdigest()
+    digest = None if statement is None else sha256(statement.encode("utf-8")).hexdigest()
     return {"type": "publish", "kind": kind.value, "slug": slug, "version": version,
             "archiveSha256": archive_sha256, "keyId": key_id, "statementSha256": digest}
 

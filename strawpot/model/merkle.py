@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
+
+from strawpot.model.sha import sha256
 
 
 class ProofFailed(ValueError):
@@ -12,12 +13,12 @@ class ProofFailed(ValueError):
 
 def leaf_hash(entry: bytes) -> bytes:
     """SHA-256(0x00 || entry)."""
-    return hashlib.sha256(b"\x00" + entry).digest()
+    return sha256(b"\x00" + entry).digest()
 
 
 def node_hash(left: bytes, right: bytes) -> bytes:
     """SHA-256(0x01 || left || right)."""
-    return hashlib.sha256(b"\x01" + left + right).digest()
+    return sha256(b"\x01" + left + right).digest()
 
 
 def _split(n: int) -> int:
@@ -31,7 +32,7 @@ def _split(n: int) -> int:
 def root(leaves: Sequence[bytes]) -> bytes:
     """MTH over leaf hashes; the empty tree's root is SHA-256 of nothing."""
     if not leaves:
-        return hashlib.sha256(b"").digest()
+        return sha256(b"").digest()
     level = list(leaves)
     # bottom-up pairing gives the same tree as RFC 6962's left-heavy split
     while len(level) > 1:

@@ -291,3 +291,18 @@ def _strawpot_mapping(meta: Mapping[str, Any], key: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         return {}
     return {str(os_name): value for os_name, value in raw.items() if os_name in OPERATING_SYSTEMS}
+
+
+def tool_specs(meta: Mapping[str, object]) -> dict[str, dict[str, str]]:
+    """{tool: {os: install command}} of `metadata.strawpot.tools`, the well-formed entries only."""
+    metadata = meta.get("metadata")
+    strawpot = metadata.get("strawpot") if isinstance(metadata, dict) else None
+    tools = strawpot.get("tools") if isinstance(strawpot, dict) else None
+    if not isinstance(tools, dict):
+        return {}
+    found: dict[str, dict[str, str]] = {}
+    for name, spec in tools.items():
+        install = spec.get("install") if isinstance(spec, dict) else None
+        found[str(name)] = ({str(k): v for k, v in install.items() if isinstance(v, str)}
+                            if isinstance(install, dict) else {})
+    return found

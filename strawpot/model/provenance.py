@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import os
 import stat
@@ -21,6 +20,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from strawpot.model.errors import UsageError
+from strawpot.model.sha import sha256
 
 STATEMENT_TYPE = "strawpot.publish/v1"
 KEY_ENV = "STRAWPOT_SIGNING_KEY"  # a base64 private key for CI, instead of the key file
@@ -43,7 +43,7 @@ def canonical(data: Any) -> bytes:
 
 def key_id(public: Ed25519PublicKey | bytes) -> str:
     raw = public if isinstance(public, bytes) else public.public_bytes_raw()
-    return "ed25519:" + hashlib.sha256(raw).hexdigest()
+    return "ed25519:" + sha256(raw).hexdigest()
 
 
 def public_b64(private: Ed25519PrivateKey) -> str:
