@@ -58,19 +58,21 @@ class InstalledTree:
 
     def packages(self) -> list[InstalledPackage]:
         """Every package folder present, in kind then name order."""
+        return [InstalledPackage(kind, name, self.installed_version(kind, name), self.root / kind.plural / name)
+                for kind, name in self.folders()]
+
+    def folders(self) -> list[tuple[Kind, str]]:
+        """The kind and name of every package folder present, in kind then name order."""
         found = []
         for kind in KIND_ORDER:
-            kind_dir = self.root / kind.plural
             try:
-                entries = sorted(os.scandir(kind_dir), key=lambda e: e.name)  # the types come with the names
+                entries = sorted(os.scandir(os.path.join(self.root, kind.plural)), key=lambda e: e.name)
             except PermissionError:
                 raise
             except OSError:
                 continue  # missing, not a folder, a link to itself: no package there
-            for entry in entries:
-                if entry.is_dir() and not entry.name.startswith("."):
-                    found.append(InstalledPackage(kind, entry.name, self.installed_version(kind, entry.name),
-                                                  kind_dir / entry.name))
+            found += [(kind, entry.name) for entry in entries  # the types come with the names
+                      if entry.is_dir() and not entry.name.startswith(".")]
         return found
 
     def verify(self, lock: Lockfile, *, deep: bool = True, extra: bool = True) -> list[Mismatch]:
@@ -80,9 +82,8 @@ class InstalledTree:
             problems += self.verify_package(pkg, deep=deep)
         if extra:
             locked = {p.key for p in lock.packages}
-            for inst in self.packages():
-                if (inst.kind, inst.name) not in locked:
-                    problems.append(Mismatch(inst.kind, inst.name, "", "installed but not in the lock"))
+            problems += [Mismatch(kind, name, "", "installed but not in the lock")
+                         for kind, name in self.folders() if (kind, name) not in locked]
         return problems
 
     def tool_mismatches(self, lock: Lockfile) -> list[Mismatch]:

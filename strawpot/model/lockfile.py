@@ -226,7 +226,10 @@ def _canonical(text: str, where: str) -> tuple[dict[str, Any], Lockfile] | None:
 
 
 def _s(text: str) -> str:
-    """A TOML basic string: JSON's escapes are TOML's, but JSON leaves U+007F raw and TOML forbids it."""
+    """A TOML basic string: JSON's escapes are TOML's, but JSON leaves U+007F raw and TOML forbids it. Printable
+    text with no quote or backslash has nothing to escape (most of a lock: a third of its writing time otherwise)."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 

@@ -3,12 +3,13 @@ damaged or hostile, is read (or refused) exactly as tomllib's path reads it."""
 
 from __future__ import annotations
 
+import json
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from strawpot.model.kinds import Kind
@@ -125,3 +126,11 @@ def test_a_lock_strawpot_wrote_is_read_without_importing_tomllib(tmp_path: Path)
     path.write_text(lock.dumps().replace("version = 1\n", "version = 1  # edited\n"), encoding="utf-8")
     assert Lockfile.load(path) == lock
     assert "tomllib" in sys.modules
+
+
+@given(st.text(alphabet=st.characters(), max_size=20))
+@example("\x7f").example("\ud800").example("\u2028\u00a0").example('a"b').example("a\\b").example("\x1f\t")
+def test_a_string_with_nothing_to_escape_is_written_as_json_would_write_it(text: str) -> None:
+    from strawpot.model.lockfile import _s
+
+    assert _s(text) == json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
