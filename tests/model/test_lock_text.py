@@ -129,7 +129,12 @@ def test_a_lock_strawpot_wrote_is_read_without_importing_tomllib(tmp_path: Path)
 
 
 @given(st.text(alphabet=st.characters(), max_size=20))
-@example("\x7f").example("\ud800").example("\u2028\u00a0").example('a"b').example("a\\b").example("\x1f\t")
+@example("\x7f")
+@example("\ud800")
+@example("\u2028\u00a0")
+@example('a"b')
+@example("a\\b")
+@example("\x1f\t")
 def test_a_string_with_nothing_to_escape_is_written_as_json_would_write_it(text: str) -> None:
     from strawpot.model.lockfile import _s
 
