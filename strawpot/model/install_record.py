@@ -58,6 +58,9 @@ class InstallRecord(Record):
         }, indent=2) + "\n"
 
 
+_RECORD_MOST = 64 * 1024 * 1024  # bytes: far more than the record of any package's outputs
+
+
 class RecordUnreadable(ValueError):
     """The record exists but is not one we wrote."""
 
@@ -67,14 +70,16 @@ def script_sha256(script: str) -> str:
 
 
 def load_record(package_dir: str | Path) -> InstallRecord | None:
-    """The record of a package folder; None when it has none; RecordUnreadable when it is damaged."""
-    try:
-        with open(os.path.join(package_dir, RECORD_FILE), "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise RecordUnreadable(f"cannot read {RECORD_FILE}: {exc.strerror or exc}") from None
+    """The record of a package folder; None when it has none; RecordUnreadable when it is damaged, or is a link, a
+    FIFO or larger than any record (read without following or blocking: the tree is an agent's to write)."""
+    from strawpot.model.fs import read_regular_file
+
+    path = os.path.join(package_dir, RECORD_FILE)
+    raw, found, why = read_regular_file(path, _RECORD_MOST)
+    if why is not None:
+        if found is None and not os.path.lexists(path):
+            return None
+        raise RecordUnreadable(f"cannot read {RECORD_FILE}: {why}")
     try:
         data = json.loads(raw)
         if data.get("format") != RECORD_FORMAT:

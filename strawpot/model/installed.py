@@ -20,6 +20,8 @@ from strawpot.model.record import Record
 from strawpot.model.tree_facts import RECORD_FILE, unverified_dirs
 from strawpot.model.tree_facts import VERSION_FILE as VERSION_FILE  # re-exported: the version file's name
 
+_VERSION_MOST = 4096  # bytes of a `.version` file: a version is a few dozen
+
 
 class Mismatch(Record):
     """One way the installed tree differs from the lock."""
@@ -183,11 +185,14 @@ def _locked_script_sha256(pkg: LockedPackage, base: Path, os_name: str) -> str |
 
 
 def _version_in(folder: str) -> str | None:
-    """The version a package folder's `.version` file states (None: missing, a folder, unreadable, empty)."""
+    """The version a package folder's `.version` file states (None: missing, a folder, a link, a FIFO, unreadable,
+    empty: not a usable install). Read without following or blocking: the tree is an agent's to write."""
+    from strawpot.model.fs import read_regular_file
+
+    raw, _, why = read_regular_file(os.path.join(folder, VERSION_FILE), _VERSION_MOST)
     try:
-        with open(os.path.join(folder, VERSION_FILE), encoding="utf-8") as fh:
-            return fh.read().strip() or None
-    except (OSError, UnicodeDecodeError):  # not a usable install
+        return None if why else raw.decode("utf-8").strip() or None
+    except UnicodeDecodeError:
         return None
 
 

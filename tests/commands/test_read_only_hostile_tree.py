@@ -56,3 +56,28 @@ def test_list_passes_over_a_kind_folder_that_is_a_link_to_itself(project: tuple[
     done = strawpot("list", cwd=proj, extra_env=env, timeout=20)
     assert done.returncode == 0, done.stderr
     assert [line.split()[:2] for line in done.stdout.splitlines()[1:]] == [["skill", "a"], ["role", "boss"]]
+
+
+@pytest.mark.parametrize("planted", ["fifo", "endless link"])
+def test_a_fifo_or_an_endless_link_as_a_version_file_or_an_install_record_is_refused_promptly(
+        project: tuple[Path, dict[str, str]], planted: str) -> None:
+    """An agent (or anything that writes the tree) plants a FIFO or a link to /dev/zero where strawpot keeps a
+    package's version and its install record: `list` and `verify` answer, naming what is wrong, instead of hanging
+    on the read or reading without end."""
+    proj, env = project
+    version = proj / ".strawpot" / "skills" / "a" / ".version"
+    record = proj / ".strawpot" / "roles" / "boss" / ".install-record.json"
+    version.unlink()
+    for path in (version, record):
+        if planted == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to("/dev/zero")
+    listed = strawpot("list", cwd=proj, extra_env=env, timeout=20)  # a read that blocked or never ended times out
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split()[:2] for line in listed.stdout.splitlines()[1:]] == [["skill", "a"], ["role", "boss"]]
+    verify = strawpot("verify", cwd=proj, extra_env=env, timeout=20)
+    assert verify.returncode == 5, verify.stderr
+    assert "skill a: not installed (lock has 1.0.0)" in verify.stdout, verify.stdout
+    assert ("role boss: .install-record.json: cannot read .install-record.json: links and special files are not "
+            "allowed in a package") in verify.stdout, verify.stdout
