@@ -126,8 +126,11 @@ def read_regular_file(path: str | Path, limit: int) -> tuple[bytes, os.stat_resu
             return b"", st, special
         if st.st_size > limit:
             return b"", st, f"{st.st_size} bytes, more than the limit of {limit} a file"
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(limit + 1)
+        chunks, left = [], limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, max(st.st_size + 1, 1 << 16)))):  # the size, then EOF
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
     finally:
         os.close(fd)
     if len(data) > limit:
