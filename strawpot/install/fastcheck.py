@@ -34,6 +34,8 @@ from strawpot.model.tree_facts import (
     unverified_dirs,
 )
 
+_TREE_FILE_MOST = 64 * 1024 * 1024  # bytes: more than the index, a record or a main file of any real tree
+
 TYPE_CHECKING = False  # typing is not imported on the no-op path
 if TYPE_CHECKING:
     from typing import Any
@@ -65,7 +67,7 @@ def _cooldown_in_play(project: Project) -> bool:
 
     seen = None
     try:
-        index = json.loads((project.tree_root / INDEX_NAME).read_bytes())
+        index = json.loads(_tree_file(project.tree_root / INDEX_NAME))
         seen = (str(index["config"][0]), str(index["config"][1]))
     except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
         pass
@@ -199,7 +201,7 @@ def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry], str | 
     except OSError:
         return None
     try:
-        index = json.loads((tree_root / INDEX_NAME).read_bytes())
+        index = json.loads(_tree_file(tree_root / INDEX_NAME))
         if index.get("format") == INDEX_FORMAT and index.get("lock_sha256") == sha256(raw).hexdigest():
             known = index.get("manifest_sha256")
             return str(index["manifest_hash"]), list(index["packages"]), known if isinstance(known, str) else None
@@ -220,10 +222,24 @@ def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry], str | 
     ], None
 
 
+def _tree_file(path: Path) -> bytes:
+    """A file of the installed tree, which an agent may have written: never through a link, never blocking on a
+    FIFO, never more than any file strawpot writes there; OSError when it is not such a file (then the full path,
+    which reads it the same way, decides)."""
+    from strawpot.model.fs import read_regular_file
+
+    data, found, why = read_regular_file(path, _TREE_FILE_MOST)
+    if why is None:
+        return data
+    if found is None and not os.path.lexists(path):
+        raise FileNotFoundError(why)
+    raise OSError(why)
+
+
 def _may_have_script(main_file: Path) -> bool | None:
     """False when a main file cannot hold an install script (no YAML parser here); None: it may."""
     try:
-        return None if b"install" in main_file.read_bytes() else False
+        return None if b"install" in _tree_file(main_file) else False
     except OSError:
         return None
 
@@ -251,7 +267,7 @@ def up_to_date(manifest_path: Path, lock_path: Path, tree_root: Path, *, frozen:
 def _package_matches(base: Path, version: str, files: list[list[Any]], scripted: bool | None) -> bool:
     """`.version`, the locked files and, for a built package, what its install record lists (sizes and bits)."""
     try:
-        if (base / VERSION_FILE).read_text(encoding="utf-8").strip() != version:
+        if _tree_file(base / VERSION_FILE).decode("utf-8").strip() != version:
             return False
     except (OSError, UnicodeDecodeError):
         return False
@@ -279,7 +295,7 @@ def _built(base: Path) -> tuple[dict[str, tuple[int, bool]], set[str], bool] | N
     """(outputs, removed paths, True) of a package's install record; ({}, set(), False) without one;
     None if it cannot be used here."""
     try:
-        data = json.loads((base / RECORD_FILE).read_bytes())
+        data = json.loads(_tree_file(base / RECORD_FILE))
     except FileNotFoundError:
         return {}, set(), False
     except (OSError, ValueError):

@@ -145,3 +145,31 @@ def test_a_noop_reads_an_unchanged_manifest_by_its_bytes_and_parses_a_changed_on
     manifest.write_text(manifest.read_text() + '\n[skills]\nsecurity-review = "*"\n')
     done = noop()
     assert "Already up to date" not in done.stderr and "Resolving" in done.stderr, done.stderr  # the full path
+
+
+@pytest.mark.parametrize("planted", ["fifo", "endless link"])
+def test_a_fifo_or_an_endless_link_planted_in_the_tree_is_repaired_not_waited_on(cli, project, planted):
+    """An agent (or anything that writes the tree) plants a FIFO or a link to /dev/zero as the index, a package's
+    `.version` and a built package's install record: the no-op check neither blocks on them nor reads them without
+    end; the full path reinstalls what they stood for."""
+    import os
+
+    assert cli("install", "role", "reviewer", "--project", project.dir).code == 0
+    tree = project.dir / ".strawpot"
+    planted_paths = [tree / ".install-index.json", tree / "skills" / "code-review" / ".version",
+                     tree / "roles" / "reviewer" / ".install-record.json"]
+    for path in planted_paths:
+        path.unlink(missing_ok=True)
+        if planted == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to("/dev/zero")
+    done = entry("install", cwd=project.dir)  # a read that blocked or never ended times out
+    if planted == "endless link":  # the full path writes nothing through a link out of the project
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert f"{planted_paths[0]} is a link to /dev/zero, outside {project.dir}; refused" in done.stderr
+        return
+    assert done.returncode == 0, done.stderr
+    assert "Already up to date" not in done.stderr
+    assert (tree / "skills" / "code-review" / ".version").read_text().strip() == "1.2.0"
+    assert "Already up to date (11 packages)" in entry("install", cwd=project.dir).stderr
