@@ -104,8 +104,9 @@ def _publish(client, prepare_upload, folder: Path, main: str, text: str, extra: 
 def compile_sources(checkout: Path = REPO) -> None:
     import compileall
 
-    for package in ("strawpot", "hub_client", "resolver", "registry_server", "orchestrator"):
-        compileall.compile_dir(checkout / package, quiet=1)
+    for package in ("strawpot", "hub_client", "resolver", "registry_server", "orchestrator", "valueclass"):
+        if (checkout / package).is_dir():  # a baseline checkout may predate a package
+            compileall.compile_dir(checkout / package, quiet=1)
 
 
 def strawpot_program(checkout: Path | None) -> list[str]:

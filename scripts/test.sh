@@ -7,7 +7,7 @@ bash scripts/bootstrap.sh --test-tools
 .venv/bin/ruff check .
 # Byte-compile our packages once, as installing a wheel does: the editable install does not, and where
 # PYTHONDONTWRITEBYTECODE is set every `strawpot` process the tests start would compile its modules again.
-.venv/bin/python -m compileall -q -j 0 strawpot hub_client resolver orchestrator registry_server dashboard sandbox
+.venv/bin/python -m compileall -q -j 0 strawpot hub_client resolver orchestrator registry_server dashboard sandbox valueclass
 .venv/bin/mypy
 # At least 2 workers even on one core: most tests wait on the subprocesses they drive, not on the processor.
 workers=${STRAWPOT_TEST_WORKERS:-}

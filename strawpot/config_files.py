@@ -54,8 +54,8 @@ def load_settings(
 
     `flags` maps dotted keys to (the flag as typed, its value); a value of None was not given.
     """
-    from strawpot.model.record import replace
     from strawpot.model.settings import SCHEMA, Source, layered
+    from valueclass import replace
 
     environ = own_secrets.environ() if environ is None else environ
     sources = [source for path, layer in ((config_path(), "global"),

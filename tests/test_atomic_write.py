@@ -18,7 +18,7 @@ from hub_client import _cache
 from strawpot.model.fs import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
-FIRST_PARTY = ("strawpot", "hub_client", "resolver", "orchestrator", "registry_server", "dashboard", "sandbox")
+FIRST_PARTY = ("strawpot", "hub_client", "resolver", "orchestrator", "registry_server", "dashboard", "sandbox", "valueclass")
 
 
 def _model(path: Path, data: bytes) -> None:

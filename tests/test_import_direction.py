@@ -7,11 +7,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIRST_PARTY = ("strawpot", "hub_client", "resolver", "orchestrator", "registry_server", "dashboard", "sandbox")
+FIRST_PARTY = ("strawpot", "hub_client", "resolver", "orchestrator", "registry_server", "dashboard", "sandbox", "valueclass")
 
 # A layer (module prefix) and the first-party layers it may import besides itself.
 # Anything under `strawpot` that is not `strawpot.model` is the composition root and may import everything.
 RULES: dict[str, tuple[str, ...]] = {
+    # valueclass (the base of every layer's value classes) imports nothing of ours; every layer may import it:
+    # VALUECLASS_NOTE says why. LEAF_BELOW_ALL is added to each rule below.
+    "valueclass": (),
     "resolver": (),
     "hub_client": (),
     "strawpot.model": ("resolver",),
@@ -30,7 +33,10 @@ RULES: dict[str, tuple[str, ...]] = {
     "dashboard": ("orchestrator", "strawpot.model"),
 }
 
+LEAF_BELOW_ALL = "valueclass"
+RULES = {layer: allowed if layer == LEAF_BELOW_ALL else (*allowed, LEAF_BELOW_ALL) for layer, allowed in RULES.items()}
 # Where the arrows RULES allows beyond DESIGN §2 are explained: (file, heading of its section).
+VALUECLASS_NOTE = ("docs/architecture.md", "## valueclass: one leaf below the leaves")
 REGISTRY_RESOLVER_NOTE = ("docs/architecture.md", "## registry_server → resolver")
 REGISTRY_HUB_CLIENT_NOTE = ("docs/architecture.md", "## registry_server/mirror → hub_client")
 
@@ -146,6 +152,17 @@ def test_the_mirror_note_rules_cite_exists() -> None:
     body = " ".join(section[:next((i for i, line in enumerate(section) if line.startswith("## ")), len(section))])
     assert "upstream" in body and "cycle" in body and "sha256" in body
     assert "hub_client" in RULES["registry_server.mirror"] and "hub_client" not in RULES["registry_server"]
+
+
+def test_the_valueclass_note_rules_cite_exists() -> None:
+    """The note for the one leaf every layer may import says why; the leaf itself imports nothing of ours."""
+    doc, heading = VALUECLASS_NOTE
+    lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
+    assert heading in lines, f"{doc} has no section {heading!r}"
+    section = lines[lines.index(heading) + 1:]
+    body = " ".join(section[:next((i for i, line in enumerate(section) if line.startswith("## ")), len(section))])
+    assert "dataclass" in body and "cycle" in body
+    assert RULES[LEAF_BELOW_ALL] == () and all(LEAF_BELOW_ALL in RULES[layer] for layer in RULES if layer != LEAF_BELOW_ALL)
 
 
 def test_every_layer_is_walked() -> None:

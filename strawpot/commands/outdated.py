@@ -30,7 +30,7 @@ def command(
 
     note_stale_lock(the_project, lock)
     from strawpot.install.local import is_path_source
-    from strawpot.model.record import replace
+    from valueclass import replace
 
     lock = replace(lock, packages=tuple(p for p in lock.packages if not is_path_source(p)))  # from folders
     chosen = choose_registry(the_project, registry)

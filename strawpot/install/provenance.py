@@ -32,7 +32,7 @@ from strawpot.model import merkle
 from strawpot.model.errors import RegistryUnreachable
 from strawpot.model.fs import atomic_write
 from strawpot.model.lockfile import LockedPackage, LockedSigner, Lockfile
-from strawpot.model.record import replace
+from valueclass import replace
 
 if TYPE_CHECKING:
     from hub_client import HubClient, VersionInfo

@@ -10,8 +10,8 @@ from strawpot.model.kinds import Kind
 from strawpot.model.layout import Project
 from strawpot.model.lockfile import LockedPackage, Lockfile, LockfileError
 from strawpot.model.package_limits import MAX_FILE_SIZE
-from strawpot.model.record import Record
 from strawpot.model.yaml_scan import may_spell
+from valueclass import Record
 
 TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from strawpot.model.layout import remove_empty_tree
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
 from strawpot.model.plural import noun
-from strawpot.model.record import replace
+from valueclass import replace
 
 if TYPE_CHECKING:
     from hub_client import HubClient

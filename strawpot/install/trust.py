@@ -28,7 +28,7 @@ from strawpot.model.fs import atomic_write
 from strawpot.model.install_record import script_sha256
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedFile, LockedTrust, Lockfile
-from strawpot.model.record import replace
+from valueclass import replace
 
 if TYPE_CHECKING:
     from strawpot.install.build import Builds

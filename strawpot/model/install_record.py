@@ -14,10 +14,10 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from strawpot.model.record import Record
 from strawpot.model.sha import sha256
 from strawpot.model.tree_facts import RECORD_FILE as RECORD_FILE  # re-exported: the record's name
 from strawpot.model.tree_facts import RECORD_FORMAT
+from valueclass import Record
 
 TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
 if TYPE_CHECKING:

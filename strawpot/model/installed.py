@@ -16,9 +16,9 @@ from strawpot.model.install_record import (
 )
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
-from strawpot.model.record import Record
 from strawpot.model.tree_facts import RECORD_FILE, unverified_dirs
 from strawpot.model.tree_facts import VERSION_FILE as VERSION_FILE  # re-exported: the version file's name
+from valueclass import Record
 
 _VERSION_MOST = 4096  # bytes of a `.version` file: a version is a few dozen
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from strawpot.model.folders import TREE_DIR as TREE_DIR  # re-exported: the tree's name, decided in folders
 from strawpot.model.folders import home_dir, project_tree
 from strawpot.model.kinds import KIND_ORDER
-from strawpot.model.record import Record
+from valueclass import Record
 
 MANIFEST_NAME = "strawpot.toml"
 LOCK_NAME = "strawpot.lock"

@@ -16,10 +16,10 @@ from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.layout import LOCK_NAME
 from strawpot.model.lock_text import read_lock_text
 from strawpot.model.paths import UnsafePath, safe_relative_path
-from strawpot.model.record import Record, field
 from strawpot.model.slugs import slug_error
 from strawpot.model.toml_text import not_utf8, parse_toml, remembered
 from strawpot.model.toml_text import remember as keep_parse
+from valueclass import Record, field
 
 TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
 if TYPE_CHECKING:

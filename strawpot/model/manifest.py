@@ -8,10 +8,10 @@ from pathlib import Path
 from strawpot.model.errors import UsageError
 from strawpot.model.fs import atomic_write
 from strawpot.model.kinds import KIND_ORDER, Kind
-from strawpot.model.record import Record, field
 from strawpot.model.slugs import slug_error
 from strawpot.model.toml_text import not_utf8, parse_toml, remembered
 from strawpot.model.toml_text import remember as keep_parse
+from valueclass import Record, field
 
 TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
 if TYPE_CHECKING:

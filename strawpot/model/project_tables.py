@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from strawpot.model.kinds import REQUIREMENT_TABLES, Kind
-from strawpot.model.record import Record
+from valueclass import Record
 
 TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
 if TYPE_CHECKING:

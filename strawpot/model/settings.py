@@ -19,7 +19,7 @@ from typing import Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import REQUIREMENT_TABLES, Kind
-from strawpot.model.record import Record, field, replace
+from valueclass import Record, field, replace
 
 LAYERS = ("default", "global", "project", "env", "flag")
 # Tables of the project file that hold requirements, not settings (the manifest reads them).

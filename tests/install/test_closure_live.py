@@ -47,7 +47,7 @@ def _edit(change: Callable[[dict[str, Any]], None]) -> Rewrite:
 def _lock_packages(project: Any) -> list[Any]:
     """The locked packages with their source left out (the registries differ, the packages must not)."""
     from strawpot.model.lockfile import Lockfile
-    from strawpot.model.record import replace
+    from valueclass import replace
 
     return [replace(p, source="") for p in Lockfile.load(project.lock_path).packages]
 

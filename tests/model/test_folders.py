@@ -11,7 +11,7 @@ from strawpot.model import folders
 from strawpot.model.layout import Project
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("strawpot", "hub_client", "resolver", "orchestrator", "registry_server", "dashboard", "sandbox")
+PACKAGES = ("strawpot", "hub_client", "resolver", "orchestrator", "registry_server", "dashboard", "sandbox", "valueclass")
 # What only the folders module may name: the variables that move a folder, the platform's folders, the tree's name.
 OWNED = {"STRAWPOT_CONFIG_DIR", "STRAWPOT_DATA_DIR", "STRAWPOT_CACHE_DIR", "STRAWPOT_HOME", "XDG_CONFIG_HOME",
          "XDG_DATA_HOME", "XDG_CACHE_HOME", ".strawpot", "~/.strawpot"}

@@ -226,7 +226,7 @@ def test_every_control_character_is_escaped(tmp_path: Path) -> None:
 def test_the_release_cooldown_is_recorded_only_when_set_and_must_be_a_duration(tmp_path: Path) -> None:
     import tomllib
 
-    from strawpot.model.record import replace
+    from valueclass import replace
 
     plain = _lock(_packages())
     assert "min-release-age" not in plain.dumps() and Lockfile.from_dict(tomllib.loads(plain.dumps())).min_release_age == ""

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import pytest
 
 from strawpot.model import record
-from strawpot.model.record import Record, field, replace
+from valueclass import Record, field, replace
 
 
 def make(body: str, flavour: str, *, base: str = "") -> type:

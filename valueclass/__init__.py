@@ -1,7 +1,9 @@
-"""Frozen value classes for the model the read-only commands load, made without dataclasses' code generation."""
+"""Value classes made without dataclasses' code generation: the one base every layer's value classes share."""
 
-# `@dataclass(frozen=True)` compiles six methods a class at import, about 1 ms each class: a fifth of `strawpot tree`.
-# A Record behaves the same (tests/model/test_record.py holds it to dataclasses): keyword or positional fields in
+# `@dataclass(frozen=True)` compiles six methods a class at import, about 1 ms each class: a fifth of `strawpot tree`,
+# and as much again of a cold install in resolver/ and hub_client/. This package imports nothing of ours, so the
+# leaves (resolver, hub_client) may use it as the model does (docs/architecture.md, "valueclass: a leaf below the
+# leaves"). A Record behaves the same as a frozen dataclass (tests/model/test_record.py holds it to dataclasses): keyword or positional fields in
 # declaration order, defaults and `field(default_factory=...)`, `__post_init__`, `==` and `hash` over the fields
 # between instances of one class, repr, no assignment.
 
