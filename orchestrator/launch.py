@@ -149,7 +149,7 @@ def prepare(project: Project, settings: Settings, *, role: str | None = None, cl
     tables of the global config. Missing environment variables are not an error here: `missing_env()` lists
     them, for the caller to ask for or to refuse with.
     """
-    manifest = Manifest.load(project.manifest_path)
+    manifest = Manifest.read(project.manifest_path)  # read only (tomllib): tomlkit keeps a layout for edits
     lock = Lockfile.load(project.lock_path)
     tree = InstalledTree(project.tree_root)
     mismatches = tree.verify(lock)

@@ -17,7 +17,7 @@ from concurrent import futures
 from typing import Any, Protocol
 
 import grpc
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import struct_pb2
 
 from orchestrator._proto import denden_pb2 as pb
 from orchestrator._proto import denden_pb2_grpc as pb_grpc
@@ -85,7 +85,7 @@ class DendenServicer(pb_grpc.DendenServicer):  # type: ignore[misc]  # generated
             d = request.delegate
             if not d.delegate_to:
                 return Outcome.error(INVALID_REQUEST, "delegate.delegate_to (a role slug) is required")
-            extra = json_format.MessageToDict(d.task.extra) if d.task.HasField("extra") else {}
+            extra = _as_dict(d.task.extra) if d.task.HasField("extra") else {}
             return b.delegate(caller, d.delegate_to, d.task.text, extra, d.task.return_format == pb.JSON)
         if kind == "cancel":
             if not request.cancel.agent_id:
@@ -108,6 +108,13 @@ class DendenServicer(pb_grpc.DendenServicer):  # type: ignore[misc]  # generated
         return pb.StatusResponse(
             uptime_seconds=int(time.monotonic() - self.started), active_agents=self.backend.active_agents()
         )
+
+
+def _as_dict(message: struct_pb2.Struct) -> dict[str, Any]:
+    from google.protobuf import json_format  # only a delegation with extra fields needs it (not every start)
+
+    found: dict[str, Any] = json_format.MessageToDict(message)
+    return found
 
 
 def _struct(value: dict[str, Any]) -> struct_pb2.Struct:

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field, replace
 
 from registry_server.state import Registry
 from registry_server.storage.base import VersionRecord
-from registry_server.web.markdown import render_markdown
 from strawpot.model.kinds import Kind
 from strawpot.model.package import EnvSpec, ToolSpec
 from strawpot.model.params import ParamSpec
@@ -52,6 +51,8 @@ def read_main(kind: Kind, record: VersionRecord, data: bytes | None) -> MainFile
 
 
 def _rendered(details: MainFile, body: str) -> MainFile:
+    from registry_server.web.markdown import render_markdown  # markdown-it on the first page, not at start-up
+
     if len(body) <= MAX_RENDERED:
         return replace(details, body_html=render_markdown(body))
     note = f"Only the first {MAX_RENDERED // 1024} KB of the text are shown; the whole file is under Files."

@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any
 import rich_click as click
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from orchestrator.ask import Asker
     from orchestrator.launch import Ended, Launch
     from orchestrator.run_record import RunRecord
@@ -65,9 +63,10 @@ class RunOutput:
         """`run_wait`: without a terminal, how long a question waits in the run folder (`[session] ask = "run"`)."""
         from orchestrator.ask import Asker
         from orchestrator.progress import JsonProgress
-        from strawpot.console import new_console
+        from strawpot.console import LazyConsole
 
-        self.err: Console = new_console(stderr=True, quiet=progress == "json")
+        self.err = LazyConsole(stderr=True)  # rich only on a terminal: to a pipe or file the lines are written as is
+        self.err.quiet = progress == "json"
         self.asker: Asker = Asker(_prompt if terminal else None,
                                   write=lambda text: print(text, end="", file=sys.stderr), run_wait=run_wait)
         self.json = progress == "json"
@@ -75,23 +74,31 @@ class RunOutput:
         self.observer: Callable[[str, dict[str, Any]], None] = (
             JsonProgress(sys.stderr, run_id) if self.json else self._event)
 
+    def say(self, text: str, *, soft_wrap: bool = False) -> None:
+        """A line of the run on stderr, as it is (no markup, no emoji codes; made terminal-safe): written plain to a
+        pipe or file, through rich on a terminal (long lines soft-wrapped when `soft_wrap`)."""
+        if self.err.plain:
+            self.err.line(text)
+        else:
+            self.err.print(text, markup=False, emoji=False, highlight=False, soft_wrap=soft_wrap)
+
     def _event(self, kind: str, data: dict[str, Any]) -> None:
         """The human side of the run's events: what the sandbox refused an agent, as it ends."""
         if kind == "sandbox_denied":
             for line in self.denials.lines(str(data.get("agent_id")), data.get("evidence") or []):
-                self.err.print(line, markup=False, highlight=False, soft_wrap=True)
+                self.say(line, soft_wrap=True)
 
     def warn(self, message: str) -> None:
         """A warning of the run: a line on stderr, or the progress stream's `warning` event (already written)."""
         if not self.json:
-            self.err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+            self.say(f"warning: {message}", soft_wrap=True)
 
     def started(self, launch: Launch) -> None:
         self.started_at(launch.session.run_id, launch.prepared.role, f"Denden on {launch.server.address}")
 
     def started_at(self, run_id: str, role: str, where: str) -> None:
         """The run's first line: its id, role and where it runs (`Denden on ADDR`, `on Ray node N (HOST)`)."""
-        self.err.print(f"run {run_id}: role {role}, {where}", highlight=False)
+        self.say(f"run {run_id}: role {role}, {where}")
 
     def ended(self, ended: Ended, *, as_json: bool) -> None:
         """Show how the run ended; exit with its code (130 when interrupted, the orchestrator's otherwise)."""
@@ -101,21 +108,21 @@ class RunOutput:
 
         merged = ended.merged
         if ended.state == State.INTERRUPTED:
-            self.err.print(f"interrupted: stopped {count(len(ended.stopped), 'agent')}", highlight=False)
+            self.say(f"interrupted: stopped {count(len(ended.stopped), 'agent')}")
             if merged.message:
-                self.err.print(merged.message, highlight=False, soft_wrap=True)
+                self.say(merged.message, soft_wrap=True)
             raise SystemExit(ended.exit_code)
         if merged.message:
-            self.err.print(merged.message, highlight=False, soft_wrap=True)
+            self.say(merged.message, soft_wrap=True)
         code = merged.error.exit_code if merged.error is not None else ended.exit_code  # what this command exits with
         if as_json:
             print_json({"run_id": ended.run_id, "role": ended.role, "state": ended.state,
                         "exit_code": code, "result": ended.output})
         elif ended.output:
             click.echo(ended.output)
-        self.err.print(f"run {ended.run_id} {ended.state} (exit code {code})", highlight=False)
+        self.say(f"run {ended.run_id} {ended.state} (exit code {code})")
         if ended.paused:
-            self.err.print(f"continue it with `strawpot resume {ended.run_id}`", highlight=False)
+            self.say(f"continue it with `strawpot resume {ended.run_id}`")
         if merged.error is not None:
             raise merged.error
         if ended.exit_code:

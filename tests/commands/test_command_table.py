@@ -150,3 +150,27 @@ def test_a_cold_install_imports_what_it_uses(tmp_path: Path) -> None:
     assert "resolver.incompatibility" in loaded and "hub_client" in loaded  # it did resolve, from the registry
     assert sorted(m for m in loaded if m.startswith(COLD_INSTALL_NEVER)) == []
     assert len(loaded) <= COLD_INSTALL_MOST, f"{len(loaded)} modules imported (at most {COLD_INSTALL_MOST})"
+
+
+# `registry serve` (and each of its workers) listens with what the API needs: the web pages' templates and Markdown
+# come on the first page a browser asks for
+PAGES_ONLY = ("jinja2", "markdown_it", "registry_server.web.pages", "registry_server.web.templating",
+              "registry_server.web.markdown")
+REGISTRY_SERVE_MOST = 495  # 452 measured (552 with the pages), plus about a tenth
+
+
+def test_registry_serve_listens_without_the_pages_and_loads_them_on_the_first_page(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx
+
+    from tests._live_registry import start_registry
+
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
+    with start_registry(tmp_path) as live:
+        assert httpx.get(f"{live.url}/api/v1/skills").status_code == 200
+        loaded = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", live.log(), re.MULTILINE))
+        assert "registry_server.server" in loaded and "uvicorn" in loaded, "the import profile was not read"
+        assert sorted(m for m in loaded if m.startswith(PAGES_ONLY)) == []
+        assert len(loaded) <= REGISTRY_SERVE_MOST, f"{len(loaded)} modules imported (at most {REGISTRY_SERVE_MOST})"
+        page = httpx.get(f"{live.url}/", headers={"Accept": "text/html"})
+        assert page.status_code == 200 and "<html" in page.text and "jinja2" in live.log()

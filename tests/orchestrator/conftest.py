@@ -60,14 +60,25 @@ def _install(state_dir: Path, kind: Kind, name: str, version: str, source: Path)
         data = path.read_bytes()
         files.append(LockedFile(path.relative_to(target).as_posix(), hashlib.sha256(data).hexdigest(), len(data),
                                 bool(path.stat().st_mode & stat.S_IXUSR)))
-    package = load_package(target, kind)
+    key = (kind, tuple(files))
+    if key not in _READ:
+        package = load_package(target, kind)
+        _READ[key] = (tuple(LockedDependency(d.kind, d.name, d.spec) for d in package.dependencies),
+                      tuple((t.name, t.description, dict(t.install)) for t in package.tools.values()),
+                      package.default_agent)
+    dependencies, tools, default_agent = _READ[key]
     return LockedPackage(
         kind=kind, name=name, version=version, source="test://fixtures", archive_sha256=None, archive_size=None,
-        files=tuple(files),
-        dependencies=tuple(LockedDependency(d.kind, d.name, d.spec) for d in package.dependencies),
-        tools=tuple(LockedTool(t.name, t.description, dict(t.install)) for t in package.tools.values()),
-        default_agent=package.default_agent,
+        files=tuple(files), dependencies=dependencies,
+        tools=tuple(LockedTool(tool, description, dict(install)) for tool, description, install in tools),
+        default_agent=default_agent,
     )
+
+
+# What a package's files say, by their paths, hashes and modes: most tests build the same standard packages, whose
+# frontmatter is parsed (pure-Python YAML) once per test worker instead of once per build
+_READ: dict[tuple[Kind, tuple[LockedFile, ...]],
+            tuple[tuple[LockedDependency, ...], tuple[tuple[str, str, dict[str, str]], ...], str | None]] = {}
 
 
 @dataclass

@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from orchestrator.memory_sqlite import SqliteMemory
 from tests._cli import STRAWPOT, strawpot
@@ -25,6 +24,9 @@ def root(tmp_path: Path) -> Path:
 
 
 async def _session_calls(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[Any]]:
+    # the SDK takes over a second to import: the worker that runs these tests pays it, not every worker's collection
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
     params = StdioServerParameters(command=sys.executable, args=[*STRAWPOT[1:], "mcp", "serve", "--project", str(root)],
                                    env={**os.environ, "STRAWPOT_HOME": str(root / "home")}, cwd=str(root))
     with open(os.devnull, "w") as errlog:

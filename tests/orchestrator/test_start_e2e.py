@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -76,6 +77,29 @@ def test_depth_limit_denies(project) -> None:  # type: ignore[no-untyped-def]
     assert lines[0] == "mid"
     assert lines[1].startswith("DENIED DENY_DEPTH_LIMIT: delegation depth limit reached")
     assert [a["role"] for a in only_run(project)["agents"]] == ["orchestrator", "implementer"]
+
+
+# `start` runs once per session (the scheduler, the UI and every test start one): a headless run to a pipe writes its
+# lines without rich, the Denden server converts a task's extra fields with protobuf's json_format only when one
+# carries some, and strawpot.toml is only read (tomllib; tomlkit keeps a file's layout for edits)
+START_NEVER = ("rich.", "google.protobuf.json_format", "tomlkit")
+START_MOST = 455  # 412 measured (471 with rich and tomlkit), plus about a tenth
+
+
+def test_a_headless_start_to_a_pipe_imports_no_rich(project) -> None:  # type: ignore[no-untyped-def]
+    project.build()
+    proc = strawpot("start", "--headless", "--task", "echo:top then delegate:reviewer:echo:leaf", cwd=project.root,
+                    extra_env={"PYTHONPROFILEIMPORTTIME": "1"}, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == ["top", "leaf"]
+    said = [line for line in proc.stderr.splitlines() if not line.startswith("import time:")]
+    run_id = only_run(project)["run"]["run_id"]
+    assert said[-2].startswith(f"run {run_id}: role orchestrator, Denden on unix:/") and said[-2].endswith(".sock")
+    assert said[-1] == f"run {run_id} succeeded (exit code 0)"
+    loaded = set(re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", proc.stderr, re.MULTILINE))
+    assert "orchestrator.launch" in loaded, "the import profile was not read"
+    assert sorted(m for m in loaded if m.startswith(START_NEVER) or m == "rich") == []
+    assert len(loaded) <= START_MOST, f"{len(loaded)} modules imported (at most {START_MOST})"
 
 
 def test_undeclared_role_is_denied(project) -> None:  # type: ignore[no-untyped-def]

@@ -77,8 +77,8 @@ def _pool(size: int = 600) -> list[VersionSet]:
     return sorted(pool, key=str)
 
 
-POOL = _pool()
-sets = st.sampled_from(POOL)
+# drawn when a test first samples it (about a second): in the worker that runs these laws, not in every collection
+sets = st.deferred(lambda: st.sampled_from(_pool()))
 
 LAWS = settings(max_examples=200, deadline=None)
 
