@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from strawpot.model import record
+import valueclass
 from valueclass import Record, field, replace
 
 
@@ -206,7 +206,7 @@ def test_the_models_value_classes_are_records() -> None:
     for cls in classes:
         assert issubclass(cls, Record) and not dataclasses.is_dataclass(cls), cls.__name__
         assert cls.__doc__, cls.__name__
-    assert record.FrozenRecordError.__mro__[1] is AttributeError
+    assert valueclass.FrozenRecordError.__mro__[1] is AttributeError
 
 
 def test_the_lock_round_trips_through_its_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
