@@ -108,7 +108,7 @@ def verify_lock(client: HubClient, registry: str, lock: Lockfile, infos: Mapping
     updated, kept, notes = [], [], []
     for pkg in lock.packages:
         info = infos.get((pkg.kind.value, pkg.name))
-        if info is None or pkg not in todo:
+        if info is None or pkg.archive_sha256 is None:  # not in `todo` (asked of the list: quadratic)
             updated.append(pkg)
             continue
         signer, record, key = _check(url, pkg, info, entries, (size, root, head), keys)
@@ -224,12 +224,11 @@ def verify_offline(url: str, lock: Lockfile, infos: Mapping[tuple[str, str], Ver
                    previous: Lockfile | None, cache: Path, policy: Policy) -> Lockfile:
     """`verify_lock` of a resolution from the cache, by what the online checks kept; RegistryUnreachable (exit 6)
     when something to check was never kept."""
-    todo = [p for p in lock.packages if (p.kind.value, p.name) in infos and p.archive_sha256 is not None]
     logs: dict[str, tuple[dict[str, Any] | None, dict[int, Kept]]] = {}
     updated = []
     for pkg in lock.packages:
         info = infos.get((pkg.kind.value, pkg.name))
-        if info is None or pkg not in todo:
+        if info is None or pkg.archive_sha256 is None:
             updated.append(pkg)
             continue
         signer, where = None, info.log or url
