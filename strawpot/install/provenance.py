@@ -32,7 +32,7 @@ from strawpot.model import merkle
 from strawpot.model.errors import RegistryUnreachable
 from strawpot.model.fs import atomic_write
 from strawpot.model.lockfile import LockedPackage, LockedSigner, Lockfile
-from strawpot.model.record import replace
+from strawpot.model.record import Record, replace
 
 if TYPE_CHECKING:
     from hub_client import HubClient, VersionInfo
@@ -42,8 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["Ahead", "Policy", "check_resolution", "state_path", "verify_lock", "verify_offline"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Policy:
+class Policy(Record):
     require_signatures: bool = False
     log_key: str | None = None  # the registry's log key (base64), pinned by settings instead of on first use
 

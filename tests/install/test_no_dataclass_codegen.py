@@ -1,0 +1,71 @@
+"""The modules a cold install imports define no `@dataclass` (issue 39): each one compiles its methods at import,
+~1 ms a class, so they are `Record`s (frozen) or `State`s (mutable) with their `__init__` written out."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+from strawpot.install.state import State
+
+ROOT = Path(__file__).resolve().parents[2]
+# modules a cold `install` never imports (tests/commands/test_command_table.py keeps strawpot.install.tools out),
+# and the provenance records another change owns
+NOT_ON_THE_PATH = {"strawpot.install.audit", "strawpot.install.tools", "strawpot.install.trust_diff",
+                   "strawpot.install.provenance_kept"}
+STILL_DATACLASSES: set[str] = {
+    "hub_client._cache.CacheLimits", "hub_client._cache.CachedMetadata", "hub_client._closure.ClosureAnswer",
+    "hub_client._models.FileInfo", "hub_client._models.Provenance", "hub_client._models.VersionInfo",
+    "hub_client._models.PackageVersions", "hub_client._responses.SizeLimits", "hub_client._retry.RetryPolicy",
+    "resolver.incompatibility.RootCause", "resolver.incompatibility.DependencyCause",
+    "resolver.incompatibility.NoVersionsCause", "resolver.incompatibility.UnavailableCause",
+    "resolver.incompatibility.ConflictCause", "resolver.provider.Candidate", "resolver.provider.Unavailable",
+    "resolver.provider.Dependency", "resolver.requirement.Requirement", "resolver.specifier._Partial",
+    "resolver.version.Version",
+}
+
+
+def modules() -> list[str]:
+    found = []
+    for package in ("strawpot.install", "hub_client", "resolver"):
+        path = ROOT.joinpath(*package.split("."))
+        found += [f"{package}.{m.name}" for m in pkgutil.iter_modules([str(path)])]
+    return [m for m in found if m not in NOT_ON_THE_PATH]
+
+
+def test_the_install_path_defines_no_dataclass() -> None:
+    made = set()
+    for name in modules():
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == name and dataclasses.is_dataclass(value):
+                made.add(f"{name}.{value.__qualname__}")
+    assert made == STILL_DATACLASSES
+
+
+class Point(State):
+    _fields = ("x", "_seen")
+
+    def __init__(self, x: list[int], _seen: int = 0) -> None:
+        self.x, self._seen = x, _seen
+
+
+@dataclasses.dataclass
+class DataPoint:
+    x: list[int]
+    _seen: int = dataclasses.field(default=0, repr=False)
+
+
+def test_a_state_compares_and_shows_as_a_mutable_dataclass() -> None:
+    assert (Point([1]) == Point([1]), Point([1]) == Point([2])) == (DataPoint([1]) == DataPoint([1]), False)
+    assert Point([1], 1) != Point([1], 2) and DataPoint([1], 1) != DataPoint([1], 2)
+    assert repr(Point([1], 5)).replace("Point", "") == repr(DataPoint([1], 5)).replace("DataPoint", "")
+    assert Point([1]).__eq__(DataPoint([1])) is NotImplemented
+    with pytest.raises(TypeError):
+        hash(Point([1]))
+    with pytest.raises(TypeError):
+        hash(DataPoint([1]))
