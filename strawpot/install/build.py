@@ -277,7 +277,8 @@ def build_staged(
             keep.append(place)
         elif item.package.key not in rebuild:
             keep.append(place)  # installed as published; its script waits for `strawpot trust`
-    discard([place for place in staged if place not in keep])
+    kept = {id(place) for place in keep}  # by identity: `place not in keep` compared every pair
+    discard([place for place in staged if id(place) not in kept])
     return keep
 
 

@@ -1,4 +1,4 @@
-"""The provenance check of a lock walks its packages once: no package is compared with every other (issue 39)."""
+"""A cold install walks its 100 packages once at each step: no package is compared with every other (issue 39)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import pytest
 
 from hub_client import VersionInfo
 from strawpot.install import provenance
+from strawpot.install.apply import Staged
+from strawpot.install.build import build_staged
+from strawpot.install.prepare import Prepared
 from strawpot.model.lockfile import LockedPackage, Lockfile
 from strawpot.model.package_types import Kind
 
@@ -40,3 +43,20 @@ def test_checking_a_lock_of_many_packages_compares_no_two_of_them(tmp_path: Path
     assert compared == []
     assert checked == [p.name for p in packages if p.archive_sha256 is not None] and notes == []
     assert [p.log_index for p in lock.packages] == list(range(60)) + [None]
+
+
+def test_choosing_the_staged_packages_to_keep_compares_no_two_of_them(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build_staged` dropped what it did not keep by `place not in keep` (a list): 4,950 comparisons for 100."""
+    packages = [LockedPackage(Kind.SKILL, f"s{i:03d}", "1.0.0", REGISTRY, f"{i:064x}", 1) for i in range(60)]
+    prepared = [Prepared(p, {"SKILL.md": (b"---\nname: x\n---\n", False)}) for p in packages]
+    staged = [Staged(p.kind, p.name, tmp_path / f"tmp-{p.name}", tmp_path / p.name) for p in packages]
+    for place in staged:
+        place.tmp.mkdir()
+    compared: list[object] = []
+    equal = Staged.__eq__
+    monkeypatch.setattr(Staged, "__eq__", lambda self, other: compared.append(other) or equal(self, other))
+
+    kept = build_staged(prepared, staged, object(), set())  # type: ignore[arg-type]  # no script: no builder asked
+    assert kept == staged and compared == []
+    assert all(place.tmp.is_dir() for place in staged)  # nothing kept was discarded
