@@ -1,6 +1,7 @@
 """The modules a cold install imports define no `@dataclass` (issue 39): each one compiles its methods at import,
 ~1 ms a class, so they are `Record`s (frozen) or `State`s (mutable) with their `__init__` written out (the
-resolver's, which may not import strawpot, `resolver._frozen.Frozen`s)."""
+resolver's and hub_client's, which may not import strawpot, `resolver._frozen.Frozen`s and
+`hub_client._frozen.Value`s)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from hub_client._frozen import Value, replace
 from resolver._frozen import Frozen
 from strawpot.install.state import State
 
@@ -19,11 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # and the provenance records another change owns
 NOT_ON_THE_PATH = {"strawpot.install.audit", "strawpot.install.tools", "strawpot.install.trust_diff",
                    "strawpot.install.provenance_kept"}
-STILL_DATACLASSES: set[str] = {
-    "hub_client._cache.CacheLimits", "hub_client._cache.CachedMetadata", "hub_client._closure.ClosureAnswer",
-    "hub_client._models.FileInfo", "hub_client._models.Provenance", "hub_client._models.VersionInfo",
-    "hub_client._models.PackageVersions", "hub_client._responses.SizeLimits", "hub_client._retry.RetryPolicy",
-}
+STILL_DATACLASSES: set[str] = set()
 
 
 def modules() -> list[str]:
@@ -95,3 +93,32 @@ def test_a_frozen_value_is_shown_locked_and_pickled_as_a_frozen_slotted_dataclas
         Pair(1).c = 3  # type: ignore[attr-defined]
     back = pickle.loads(pickle.dumps(Pair(1, (2,))))
     assert (back.a, back.b) == (1, (2,)) and not hasattr(back, "__dict__")
+
+
+class Limits(Value):
+    _fields = ("a", "b")
+
+    def __init__(self, a: int, b: list[int] | None = None) -> None:
+        self.__dict__.update(a=a, b=b)
+
+
+@dataclasses.dataclass(frozen=True)
+class DataLimits:
+    a: int
+    b: list[int] | None = None
+
+
+def test_a_hub_client_value_behaves_as_a_frozen_dataclass() -> None:
+    for made, data in ((Limits(1), DataLimits(1)), (Limits(1, [2]), DataLimits(1, [2]))):
+        assert repr(made).replace("Limits", "") == repr(data).replace("DataLimits", "")
+        assert (made == Limits(made.a, made.b)) and made != Limits(9, made.b) and made.__eq__(data) is NotImplemented
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.a = 2  # type: ignore[misc]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            del made.a  # type: ignore[misc]
+    assert hash(Limits(1)) == hash(Limits(1)) == hash(DataLimits(1))
+    with pytest.raises(TypeError):  # a list field: unhashable, as the dataclass
+        hash(Limits(1, [2]))
+    assert replace(Limits(1, [2]), a=3) == Limits(3, [2]) and replace(Limits(1), b=[4]).b == [4]
+    with pytest.raises(TypeError):
+        replace(Limits(1), c=1)
