@@ -40,13 +40,13 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ._archive_packs import MAX_ENTRIES, MERGE_BATCH_BYTES, ArchivePacks
 from ._exceptions import IntegrityError
+from ._frozen import Value
 from ._models import check_slug, kind_and_plural, parse_json
 from ._responses import MAX_ARCHIVE_BYTES
 from ._session import _log
@@ -59,16 +59,21 @@ _CHUNK = 1 << 16
 _PACK = "closure-pack.json"
 
 
-@dataclass(frozen=True)
-class CacheLimits:
+class CacheLimits(Value):
     """How much a Cache holds: bytes of closure documents kept per registry (`metadata_pack`), bytes of archives
     kept in memory while their files are written (`recent`), archives per pack file (`pack_entries`), and
     archive bytes held in memory at once while packs are merged (`merge_batch`)."""
 
-    metadata_pack: int = 8 << 20
-    recent: int = 128 << 20
-    pack_entries: int = MAX_ENTRIES
-    merge_batch: int = MERGE_BATCH_BYTES
+    _fields = ("metadata_pack", "recent", "pack_entries", "merge_batch")
+    metadata_pack: int
+    recent: int
+    pack_entries: int
+    merge_batch: int
+
+    def __init__(self, metadata_pack: int = 8 << 20, recent: int = 128 << 20, pack_entries: int = MAX_ENTRIES,
+                 merge_batch: int = MERGE_BATCH_BYTES) -> None:
+        self.__dict__.update(metadata_pack=metadata_pack, recent=recent, pack_entries=pack_entries,
+                             merge_batch=merge_batch)
 _ARCHIVE_PACKS = "packs"
 _ARCHIVE_PACK_MIN = 8  # archives written at once that go to one pack file rather than a file each
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
@@ -122,13 +127,16 @@ def _atomic_writer(target: Path) -> Iterator[IO[bytes]]:
         raise
 
 
-@dataclass(frozen=True)
-class CachedMetadata:
+class CachedMetadata(Value):
     """A cached metadata answer: the parsed JSON body, its ETag, and which endpoint it came from."""
 
+    _fields = ("body", "etag", "source")
     body: Any
     etag: str | None
     source: str  # "versions" (the extension) or "detail" (v1 fallback)
+
+    def __init__(self, body: Any, etag: str | None, source: str) -> None:
+        self.__dict__.update(body=body, etag=etag, source=source)
 
 
 class Cache:

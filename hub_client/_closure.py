@@ -8,9 +8,9 @@ should hold but leaves out is simply not in the result, so the caller asks for i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from ._frozen import Value
 from ._models import PackageVersions, check_slug, kind_and_plural
 
 __all__ = ["MAX_CLOSURE", "ClosureAnswer", "ClosureDocuments", "parse_closure"]
@@ -22,14 +22,17 @@ MAX_CLOSURE = 1000
 ClosureDocuments = dict[tuple[str, str], tuple[PackageVersions, str | None, Any]]
 
 
-@dataclass(frozen=True)
-class ClosureAnswer:
+class ClosureAnswer(Value):
     """The documents received, keyed by (kind, slug), with their ETags and raw bodies (for the cache);
     `unchanged` are the (kind, slug) whose ETag the client sent and the server confirmed."""
 
+    _fields = ("documents", "unchanged", "complete")
     documents: ClosureDocuments
     unchanged: tuple[tuple[str, str], ...]
     complete: bool
+
+    def __init__(self, documents: ClosureDocuments, unchanged: tuple[tuple[str, str], ...], complete: bool) -> None:
+        self.__dict__.update(documents=documents, unchanged=unchanged, complete=complete)
 
 
 def _id(raw: object) -> tuple[str, str]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+from ._frozen import Value
 
 __all__ = ["KINDS", "FileInfo", "PackageVersions", "VersionInfo"]
 
@@ -155,14 +156,17 @@ def _dependencies(raw: object) -> dict[str, list[str]]:
     return out
 
 
-@dataclass(frozen=True)
-class FileInfo:
+class FileInfo(Value):
     """One file of a version; `sha256` is None and `executable` False when the server does not say."""
 
+    _fields = ("path", "size", "sha256", "executable")
     path: str
     size: int
-    sha256: str | None = None
-    executable: bool = False
+    sha256: str | None
+    executable: bool
+
+    def __init__(self, path: str, size: int, sha256: str | None = None, executable: bool = False) -> None:
+        self.__dict__.update(path=path, size=size, sha256=sha256, executable=executable)
 
     @classmethod
     def from_json(cls, data: object) -> FileInfo:
@@ -175,13 +179,16 @@ class FileInfo:
         )
 
 
-@dataclass(frozen=True)
-class Provenance:
+class Provenance(Value):
     """A version's signed statement as the registry serves it (checked by strawpot/install/provenance.py)."""
 
+    _fields = ("statement", "signature", "key_id")
     statement: str
     signature: str
     key_id: str
+
+    def __init__(self, statement: str, signature: str, key_id: str) -> None:
+        self.__dict__.update(statement=statement, signature=signature, key_id=key_id)
 
     @classmethod
     def from_json(cls, data: object) -> Provenance | None:
@@ -191,22 +198,33 @@ class Provenance:
         return cls(_get(obj, "statement", str), _get(obj, "signature", str), _get(obj, "keyId", str))
 
 
-@dataclass(frozen=True)
-class VersionInfo:
+class VersionInfo(Value):
     """One published version: what the resolver needs (dependencies) and what the lockfile records."""
 
+    _fields = ("version", "dependencies", "default_agent", "tools", "sha256", "size", "files", "yanked", "created_at",
+               "log_index", "provenance", "log")
     version: str
-    dependencies: dict[str, list[str]] = field(default_factory=dict)
-    default_agent: str | None = None
-    tools: dict[str, Any] = field(default_factory=dict)
-    sha256: str | None = None
-    size: int | None = None
-    files: tuple[FileInfo, ...] = ()
-    yanked: bool = False
-    created_at: int | None = None
-    log_index: int | None = None  # the publish's index in the registry's transparency log
-    provenance: Provenance | None = None  # the signed publish statement, when the version was signed
-    log: str | None = None  # the registry whose log holds `log_index`, when not this one (a mirror's upstream)
+    dependencies: dict[str, list[str]]
+    default_agent: str | None
+    tools: dict[str, Any]
+    sha256: str | None
+    size: int | None
+    files: tuple[FileInfo, ...]
+    yanked: bool
+    created_at: int | None
+    log_index: int | None  # the publish's index in the registry's transparency log
+    provenance: Provenance | None  # the signed publish statement, when the version was signed
+    log: str | None  # the registry whose log holds `log_index`, when not this one (a mirror's upstream)
+
+    def __init__(self, version: str, dependencies: dict[str, list[str]] | None = None,
+                 default_agent: str | None = None, tools: dict[str, Any] | None = None, sha256: str | None = None,
+                 size: int | None = None, files: tuple[FileInfo, ...] = (), yanked: bool = False,
+                 created_at: int | None = None, log_index: int | None = None, provenance: Provenance | None = None,
+                 log: str | None = None) -> None:
+        self.__dict__.update(version=version, dependencies={} if dependencies is None else dependencies,
+                             default_agent=default_agent, tools={} if tools is None else tools, sha256=sha256,
+                             size=size, files=files, yanked=yanked, created_at=created_at, log_index=log_index,
+                             provenance=provenance, log=log)
 
     @classmethod
     def from_json(cls, data: object) -> VersionInfo:
@@ -228,8 +246,7 @@ class VersionInfo:
         )
 
 
-@dataclass(frozen=True)
-class PackageVersions:
+class PackageVersions(Value):
     """Every known version of one package, lowest first.
 
     `has_archives` is False when this was built from the v1 detail endpoint (a server without the
@@ -237,10 +254,14 @@ class PackageVersions:
     files must be fetched one by one.
     """
 
+    _fields = ("kind", "slug", "versions", "has_archives")
     kind: str
     slug: str
     versions: tuple[VersionInfo, ...]
-    has_archives: bool = True
+    has_archives: bool
+
+    def __init__(self, kind: str, slug: str, versions: tuple[VersionInfo, ...], has_archives: bool = True) -> None:
+        self.__dict__.update(kind=kind, slug=slug, versions=versions, has_archives=has_archives)
 
     def get(self, version: str) -> VersionInfo | None:
         """The entry for an exact version string, or None."""

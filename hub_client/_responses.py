@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
 
 from ._exceptions import ProtocolError, _map_error
+from ._frozen import Value
 from ._models import parse_json
 
 __all__ = ["MAX_ARCHIVE_BYTES", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "DeadlineStream", "SizeLimits",
@@ -26,13 +26,16 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 60 * 1024 * 1024
 
 
-@dataclass(frozen=True)
-class SizeLimits:
+class SizeLimits(Value):
     """The largest answers a client accepts, in bytes: a JSON answer or error body, a v1 file, an archive."""
 
-    json: int = MAX_JSON_BYTES
-    file: int = MAX_FILE_BYTES
-    archive: int = MAX_ARCHIVE_BYTES
+    _fields = ("json", "file", "archive")
+    json: int
+    file: int
+    archive: int
+
+    def __init__(self, json: int = MAX_JSON_BYTES, file: int = MAX_FILE_BYTES, archive: int = MAX_ARCHIVE_BYTES) -> None:
+        self.__dict__.update(json=json, file=file, archive=archive)
 
 
 class DeadlineStream(httpx.SyncByteStream):

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import httpx
 
 from ._exceptions import DeadlineExceeded, _retry_after
+from ._frozen import Value
 
 __all__ = ["NEVER", "Attempts", "RetryPolicy"]
 
 NEVER = float("inf")
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
+class RetryPolicy(Value):
     """How one request is retried: how often, how long between tries, how long in all, and on what.
 
     GETs and HEADs retry on `statuses` and on any transport error; other methods only where the request
@@ -26,19 +25,28 @@ class RetryPolicy:
     `deadline` bounds one request from its first try to the last byte of its answer (None: no bound).
     """
 
-    retries: int = 3
-    backoff: float = 0.25
-    backoff_cap: float = 8.0
-    max_wait: float = 30.0
-    max_rate_wait: float = 120.0
-    deadline: float | None = None
-    statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
-    # a POST may have taken effect unless the server said it did not (429, 503) or it was never sent
-    unsent_statuses: frozenset[int] = frozenset({429, 503})
-    unsent_errors: tuple[type[httpx.TransportError], ...] = (httpx.ConnectError, httpx.ConnectTimeout,
-                                                             httpx.PoolTimeout)
+    _fields = ("retries", "backoff", "backoff_cap", "max_wait", "max_rate_wait", "deadline", "statuses",
+               "unsent_statuses", "unsent_errors")
+    retries: int
+    backoff: float
+    backoff_cap: float
+    max_wait: float
+    max_rate_wait: float
+    deadline: float | None
+    statuses: frozenset[int]
+    unsent_statuses: frozenset[int]
+    unsent_errors: tuple[type[httpx.TransportError], ...]
 
-    def __post_init__(self) -> None:
+    def __init__(self, retries: int = 3, backoff: float = 0.25, backoff_cap: float = 8.0, max_wait: float = 30.0,
+                 max_rate_wait: float = 120.0, deadline: float | None = None,
+                 statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504}),
+                 # a POST may have taken effect unless the server said it did not (429, 503) or it was never sent
+                 unsent_statuses: frozenset[int] = frozenset({429, 503}),
+                 unsent_errors: tuple[type[httpx.TransportError], ...] = (httpx.ConnectError, httpx.ConnectTimeout,
+                                                                          httpx.PoolTimeout)) -> None:
+        self.__dict__.update(retries=retries, backoff=backoff, backoff_cap=backoff_cap, max_wait=max_wait,
+                             max_rate_wait=max_rate_wait, deadline=deadline, statuses=statuses,
+                             unsent_statuses=unsent_statuses, unsent_errors=unsent_errors)
         if self.retries < 0:
             raise ValueError("retries must be >= 0")
 

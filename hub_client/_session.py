@@ -9,7 +9,6 @@ import time
 import urllib.request
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
-from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
@@ -17,6 +16,7 @@ import httpx
 
 from ._capabilities import Capabilities
 from ._exceptions import HubError, OfflineMiss, _map_error
+from ._frozen import replace
 from ._responses import DeadlineStream, SizeLimits, json_object, read_capped
 from ._retry import NEVER, Attempts, RetryPolicy
 from ._stdlib import StdlibTransport, tls_context

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
+from resolver._frozen import Frozen
 from resolver.provider import Dependency
 from resolver.term import Term
 from resolver.version import Version
@@ -24,47 +24,74 @@ ROOT = "\x00root"
 """The package id the solver uses for the project itself (never a real package id)."""
 
 
-class Cause:
-    """Why an incompatibility holds."""
+class Cause(Frozen):
+    """Why an incompatibility holds; equal to another of its class with the same fields (but `ConflictCause`)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.__getstate__() == other.__getstate__()
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.__getstate__()))
+
+
+class RootCause(Cause):
+    """The root package must be selected."""
 
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class RootCause(Cause):
-    """The root package must be selected."""
-
-
-@dataclass(frozen=True, slots=True)
 class DependencyCause(Cause):
     """The first term's versions depend on `dependency` (the second term is its negation)."""
 
+    __slots__ = _fields = ("dependency",)
     dependency: Dependency
 
+    def __init__(self, dependency: Dependency) -> None:
+        object.__setattr__(self, "dependency", dependency)
 
-@dataclass(frozen=True, slots=True)
+
 class NoVersionsCause(Cause):
     """No selectable version matches the term; `skipped` lists matching versions left out and why, `others` the
     newest selectable versions outside the term (oldest first) of `other_count` there are."""
 
-    skipped: tuple[tuple[Version, str], ...] = ()
-    others: tuple[Version, ...] = ()
-    other_count: int = 0
+    __slots__ = _fields = ("skipped", "others", "other_count")
+    skipped: tuple[tuple[Version, str], ...]
+    others: tuple[Version, ...]
+    other_count: int
+
+    def __init__(self, skipped: tuple[tuple[Version, str], ...] = (), others: tuple[Version, ...] = (),
+                 other_count: int = 0) -> None:
+        object.__setattr__(self, "skipped", skipped)
+        object.__setattr__(self, "others", others)
+        object.__setattr__(self, "other_count", other_count)
 
 
-@dataclass(frozen=True, slots=True)
 class UnavailableCause(Cause):
     """The versions of the package, or the dependencies of a version, could not be obtained."""
 
+    __slots__ = _fields = ("reason",)
     reason: str
 
+    def __init__(self, reason: str) -> None:
+        object.__setattr__(self, "reason", reason)
 
-@dataclass(frozen=True, slots=True, eq=False)
+
 class ConflictCause(Cause):
-    """Derived by resolution from `conflict` and `other`."""
+    """Derived by resolution from `conflict` and `other`; each one is itself (compared and hashed by identity)."""
 
+    __slots__ = _fields = ("conflict", "other")
     conflict: Incompatibility
     other: Incompatibility
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __init__(self, conflict: Incompatibility, other: Incompatibility) -> None:
+        object.__setattr__(self, "conflict", conflict)
+        object.__setattr__(self, "other", other)
 
 
 class Incompatibility:

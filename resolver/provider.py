@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from resolver._frozen import Frozen
 from resolver.requirement import Requirement, parse_requirement
 from resolver.specifier import _parse
 from resolver.version import Version
@@ -14,33 +14,71 @@ from resolver.version_set import VersionSet
 __all__ = ["Candidate", "Dependency", "DependencyProvider", "SupportsPrefetch", "Unavailable"]
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(Frozen):
     """A published version of a package; yanked versions are only chosen when locked."""
 
+    __slots__ = _fields = ("version", "yanked")
     version: Version
-    yanked: bool = False
+    yanked: bool
+
+    def __init__(self, version: Version, yanked: bool = False) -> None:
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "yanked", yanked)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.version, self.yanked) == (other.version, other.yanked)
+
+    def __hash__(self) -> int:
+        return hash((self.version, self.yanked))
 
 
-@dataclass(frozen=True, slots=True)
-class Unavailable:
+class Unavailable(Frozen):
     """A package's versions, or one version's dependencies, cannot be known, and why."""
 
+    __slots__ = _fields = ("reason",)
     reason: str
 
+    def __init__(self, reason: str) -> None:
+        object.__setattr__(self, "reason", reason)
 
-@dataclass(frozen=True, slots=True)
-class Dependency:
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.reason,) == (other.reason,)
+
+    def __hash__(self) -> int:
+        return hash((self.reason,))
+
+
+class Dependency(Frozen):
     """An edge to `package` constrained to `spec`; `text` is the specifier as written (``"*"`` if none).
 
     `allows_prerelease` is True when the specifier names a pre-release (it opts the package in
     to pre-release candidates, see `resolver.solver`).
     """
 
+    __slots__ = _fields = ("package", "spec", "text", "allows_prerelease")
     package: str
     spec: VersionSet
-    text: str = "*"
-    allows_prerelease: bool = False
+    text: str
+    allows_prerelease: bool
+
+    def __init__(self, package: str, spec: VersionSet, text: str = "*", allows_prerelease: bool = False) -> None:
+        object.__setattr__(self, "package", package)
+        object.__setattr__(self, "spec", spec)
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "allows_prerelease", allows_prerelease)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return ((self.package, self.spec, self.text, self.allows_prerelease)
+                == (other.package, other.spec, other.text, other.allows_prerelease))
+
+    def __hash__(self) -> int:
+        return hash((self.package, self.spec, self.text, self.allows_prerelease))
 
     @classmethod
     def parse(cls, package: str, specifier: str = "*") -> Dependency:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from resolver._frozen import Frozen
 from resolver.errors import InvalidRequirement
 from resolver.slug import SLUG_MAX_LENGTH, SLUG_PATTERN
 from resolver.specifier import _parse
@@ -17,18 +17,33 @@ _SLUG_PREFIX_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
 _SPEC_START = frozenset("=!<>^~*@ \t")
 
 
-@dataclass(frozen=True, slots=True)
-class Requirement:
+class Requirement(Frozen):
     """A parsed dependency: package `name`, the allowed versions and the specifier as written.
 
     `text` is the specifier text as the user wrote it (stripped, without ``@``), ``"*"`` if none.
     `allows_prerelease` is True when the specifier names a pre-release version.
     """
 
+    __slots__ = _fields = ("name", "spec", "text", "allows_prerelease")
     name: str
     spec: VersionSet
-    text: str = "*"
-    allows_prerelease: bool = False
+    text: str
+    allows_prerelease: bool
+
+    def __init__(self, name: str, spec: VersionSet, text: str = "*", allows_prerelease: bool = False) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "spec", spec)
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "allows_prerelease", allows_prerelease)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return ((self.name, self.spec, self.text, self.allows_prerelease)
+                == (other.name, other.spec, other.text, other.allows_prerelease))
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.spec, self.text, self.allows_prerelease))
 
     def __str__(self) -> str:
         if self.text == "*":

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 
+from resolver._frozen import Frozen
 from resolver.errors import InvalidSpecifier, InvalidVersion
 from resolver.version import Version, version_successor
 from resolver.version_set import VersionSet
@@ -21,14 +21,29 @@ _PARTIAL_RE = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Partial:
+class _Partial(Frozen):
     """A version with 1 to 3 numeric parts; `full` is set when all three (and maybe more) are given."""
 
+    __slots__ = _fields = ("major", "minor", "patch", "full")
     major: int
     minor: int | None
     patch: int | None
     full: Version | None
+
+    def __init__(self, major: int, minor: int | None, patch: int | None, full: Version | None) -> None:
+        object.__setattr__(self, "major", major)
+        object.__setattr__(self, "minor", minor)
+        object.__setattr__(self, "patch", patch)
+        object.__setattr__(self, "full", full)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return ((self.major, self.minor, self.patch, self.full)
+                == (other.major, other.minor, other.patch, other.full))
+
+    def __hash__(self) -> int:
+        return hash((self.major, self.minor, self.patch, self.full))
 
     def low(self) -> Version:
         if self.full is not None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from resolver._frozen import Frozen
 from resolver.errors import InvalidVersion
 
 __all__ = ["MIN_VERSION", "Version", "version_predecessor", "version_successor"]
@@ -35,8 +35,7 @@ def _parse_identifier(text: str) -> PrereleaseId:
     return text
 
 
-@dataclass(frozen=True, eq=False, slots=True)
-class Version:
+class Version(Frozen):
     """A semver version ``MAJOR.MINOR.PATCH[-prerelease][+build]``.
 
     Ordering follows semver precedence: a pre-release sorts before its release, pre-release
@@ -44,15 +43,23 @@ class Version:
     far). Build metadata is kept for ``str()`` but ignored by ordering, equality and hashing.
     """
 
+    __slots__ = _fields = ("major", "minor", "patch", "prerelease", "build", "_key", "_hash")
     major: int
     minor: int
     patch: int
-    prerelease: tuple[PrereleaseId, ...] = ()
-    build: str = ""
-    _key: _Key = field(init=False, repr=False)
-    _hash: int = field(init=False, repr=False)
+    prerelease: tuple[PrereleaseId, ...]
+    build: str
+    _key: _Key
+    _hash: int
 
-    def __post_init__(self) -> None:
+    def __init__(self, major: int, minor: int, patch: int, prerelease: tuple[PrereleaseId, ...] = (),
+                 build: str = "") -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "major", major)
+        setattr_(self, "minor", minor)
+        setattr_(self, "patch", patch)
+        setattr_(self, "prerelease", prerelease)
+        setattr_(self, "build", build)
         for name in ("major", "minor", "patch"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:

@@ -12,7 +12,6 @@ import secrets
 import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from strawpot.install.options import Faults
@@ -20,12 +19,12 @@ from strawpot.install.prepare import Prepared
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.tree_facts import DEL_PREFIX, OLD_PREFIX, TMP_PREFIX, VERSION_FILE
+from valueclass import Record
 
 _WRITERS = 4  # threads writing staged packages
 
 
-@dataclass(frozen=True)
-class Staged:
+class Staged(Record):
     kind: Kind
     name: str
     tmp: Path

@@ -10,13 +10,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sandbox.walls import SandboxSettings, scripts_sandbox
 from strawpot.install.apply import Staged, discard
 from strawpot.install.scripts import ScriptRun, run_script
+from strawpot.install.state import State
 from strawpot.model.fs import atomic_write
 from strawpot.model.ids import package_id
 from strawpot.model.install_record import make_record, snapshot
@@ -25,6 +25,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
 from strawpot.model.platform import current_os
 from strawpot.model.tree_facts import RECORD_FILE, unverified_dirs
+from valueclass import Record, field, replace
 
 if TYPE_CHECKING:
     from hub_client import HubClient
@@ -35,8 +36,7 @@ if TYPE_CHECKING:
     from strawpot.model.settings import Settings
 
 
-@dataclass(frozen=True)
-class ScriptSettings:
+class ScriptSettings(Record):
     """`scripts.trusted` (package ids such as `agent:slug`) and `scripts.timeout`, from the settings layer."""
 
     trusted: frozenset[str]
@@ -50,8 +50,7 @@ def script_settings(settings: Settings) -> ScriptSettings:
                           scripts_sandbox(settings))
 
 
-@dataclass(frozen=True)
-class Script:
+class Script(Record):
     """A package's install script for this OS, read from its verified main file, and the program it must
     build (`metadata.strawpot.bin` for this OS, if any)."""
 
@@ -72,15 +71,19 @@ class Script:
         return f"{self.pkg.kind.value} {self.pkg.name} {self.pkg.version}"
 
 
-@dataclass
-class Builds:
+class Builds(State):
     """What happened to install scripts in one run (ids such as "agent:x")."""
 
-    ran: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # untrusted: `strawpot trust` runs them
-    trusted_now: list[str] = field(default_factory=list)  # the user said yes on the terminal
-    would_run: list[tuple[str, str]] = field(default_factory=list)  # --dry-run: (id, script)
-    would_skip: list[tuple[str, str]] = field(default_factory=list)
+    _fields = ("ran", "skipped", "trusted_now", "would_run", "would_skip")
+
+    def __init__(self, ran: list[str] | None = None, skipped: list[str] | None = None,
+                 trusted_now: list[str] | None = None, would_run: list[tuple[str, str]] | None = None,
+                 would_skip: list[tuple[str, str]] | None = None) -> None:
+        self.ran = [] if ran is None else ran
+        self.skipped = [] if skipped is None else skipped  # untrusted: `strawpot trust` runs them
+        self.trusted_now = [] if trusted_now is None else trusted_now  # the user said yes on the terminal
+        self.would_run = [] if would_run is None else would_run  # --dry-run: (id, script)
+        self.would_skip = [] if would_skip is None else would_skip
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -274,7 +277,8 @@ def build_staged(
             keep.append(place)
         elif item.package.key not in rebuild:
             keep.append(place)  # installed as published; its script waits for `strawpot trust`
-    discard([place for place in staged if place not in keep])
+    kept = {id(place) for place in keep}  # by identity: `place not in keep` compared every pair
+    discard([place for place in staged if id(place) not in kept])
     return keep
 
 

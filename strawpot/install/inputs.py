@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from strawpot.config_files import Project
@@ -11,6 +10,7 @@ from strawpot.model.errors import StrawpotError, UsageError
 from strawpot.model.layout import escaping_link
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.manifest import Manifest
+from valueclass import Record
 
 
 def preflight(project: Project, options: Options) -> Inputs:
@@ -30,8 +30,7 @@ def preflight(project: Project, options: Options) -> Inputs:
     return Inputs(manifest, lock, stamp(project.manifest_path), stamp(project.lock_path))
 
 
-@dataclass(frozen=True)
-class Inputs:
+class Inputs(Record):
     """strawpot.toml and strawpot.lock as read before the file lock, with what each file looked like then."""
 
     manifest: Manifest | None

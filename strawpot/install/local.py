@@ -4,7 +4,6 @@ members of its workspace) answer the solver themselves and are locked with the h
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +14,7 @@ from strawpot.model.ids import package_id
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedDependency, LockedFile, LockedPackage, LockedTool
 from strawpot.model.path_source import PATH_PREFIX, normal_path
+from valueclass import Record
 
 if TYPE_CHECKING:
     from strawpot.install.provider import HubProvider
@@ -26,8 +26,7 @@ UNVERSIONED = "0.0.0"
 """The version a path package without `metadata.version` is locked at."""
 
 
-@dataclass(frozen=True)
-class LocalPackage:
+class LocalPackage(Record):
     source: str
     """`path+<folder relative to the project>`, as the lock records it."""
     package: Package

@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 import signal
 import time
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
+from strawpot.install.state import State
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
+from valueclass import Record, field
 
 
 class LockMode(Enum):
@@ -44,8 +45,7 @@ class TreeMode(Enum):
     EXACT = "exact"  # as ADD, and remove every installed package the lock does not hold (`sync`)
 
 
-@dataclass(frozen=True)
-class Requested:
+class Requested(Record):
     """A package named on the command line; `spec` None means "the newest, saved as ^X.Y.Z"."""
 
     kind: Kind
@@ -53,8 +53,7 @@ class Requested:
     spec: str | None = None
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(Record):
     """What a command changes in the requirements before locking."""
 
     add: tuple[Requested, ...] = ()
@@ -67,16 +66,16 @@ class Edit:
         return bool(self.add or self.remove or self.upgrade or self.upgrade_all)
 
 
-@dataclass
-class Faults:
+class Faults(State):
     """Test hooks, passed in by the tests that need them (never read from the environment): SIGKILL this
     process at the `kill_at`-th checkpoint, sleep `sleep` seconds at each one (to widen race windows), or
     swap packages with two renames as on platforms without an atomic exchange."""
 
-    kill_at: int | None = None
-    sleep: float = 0.0
-    no_exchange: bool = False
-    _seen: int = field(default=0, repr=False)
+    _fields = ("kill_at", "sleep", "no_exchange", "_seen")
+
+    def __init__(self, kill_at: int | None = None, sleep: float = 0.0, no_exchange: bool = False,
+                 _seen: int = 0) -> None:
+        self.kill_at, self.sleep, self.no_exchange, self._seen = kill_at, sleep, no_exchange, _seen
 
     def checkpoint(self) -> None:
         """A moment at which a crash must leave a consistent project."""
@@ -89,8 +88,7 @@ class Faults:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(Record):
     registry: str | None = None
     offline: bool = False
     lock: LockMode = LockMode.RESOLVE

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from strawpot.install.build import Builds
 from strawpot.install.plan import Change
+from strawpot.install.state import State
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import Project
 from strawpot.model.lockfile import Lockfile
@@ -63,30 +63,34 @@ class QuietReporter:
         yield
 
 
-@dataclass
-class Outcome:
-    project: Project
-    lock: Lockfile | None = None
-    resolved: bool = False
-    stale: bool = False
-    stale_because: str = ""  # " (...)": why, when strawpot.toml alone does not say (the release cooldown changed)
-    lock_changed: bool = False
-    lock_written: bool = False
-    manifest_written: bool = False
-    changes: list[Change] = field(default_factory=list)
-    unchanged: int = 0
-    dry_run: bool = False
-    missing_tools: list[MissingTool] = field(default_factory=list)
-    tool_hints_ran: bool = False  # install commands ran (--install-tools, or yes at the prompt); still missing after
-    saved: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries written
-    previous_specs: dict[tuple[Kind, str], str] = field(default_factory=dict)  # of saved entries that existed
-    dropped: list[tuple[Kind, str, str]] = field(default_factory=list)  # manifest entries removed, with their spec
-    builds: Builds = field(default_factory=lambda: Builds())
-    warnings: list[str] = field(default_factory=list)
-    gitignored: Path | None = None  # the .gitignore this first install added `.strawpot/` to
-    moved: list[SourceMove] = field(default_factory=list)  # packages the new lock has from another registry
-    # versions `[install] min_release_age` kept out of the resolution: package id -> [(version, published ms)]
-    too_young: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+class Outcome(State):
+    """What one run did; filled in as it goes (`project`, `lock`, `unchanged` and `dry_run` may be given)."""
+
+    _fields = ("project", "lock", "resolved", "stale", "stale_because", "lock_changed", "lock_written",
+               "manifest_written", "changes", "unchanged", "dry_run", "missing_tools", "tool_hints_ran", "saved",
+               "previous_specs", "dropped", "builds", "warnings", "gitignored", "moved", "too_young")
+
+    def __init__(self, project: Project, lock: Lockfile | None = None, *, unchanged: int = 0,
+                 dry_run: bool = False) -> None:
+        self.project, self.lock, self.unchanged, self.dry_run = project, lock, unchanged, dry_run
+        self.resolved = False
+        self.stale = False
+        self.stale_because = ""  # " (...)": why, when strawpot.toml alone does not say (the release cooldown changed)
+        self.lock_changed = False
+        self.lock_written = False
+        self.manifest_written = False
+        self.changes: list[Change] = []
+        self.missing_tools: list[MissingTool] = []
+        self.tool_hints_ran = False  # install commands ran (--install-tools, or yes at the prompt); still missing after
+        self.saved: list[tuple[Kind, str, str]] = []  # manifest entries written
+        self.previous_specs: dict[tuple[Kind, str], str] = {}  # of saved entries that existed
+        self.dropped: list[tuple[Kind, str, str]] = []  # manifest entries removed, with their spec
+        self.builds = Builds()
+        self.warnings: list[str] = []
+        self.gitignored: Path | None = None  # the .gitignore this first install added `.strawpot/` to
+        self.moved: list[SourceMove] = []  # packages the new lock has from another registry
+        # versions `[install] min_release_age` kept out of the resolution: package id -> [(version, published ms)]
+        self.too_young: dict[str, list[tuple[str, int]]] = {}
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
 from strawpot.model.path_source import PATH_PREFIX
+from valueclass import Record
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Record):
     """One package that is installed, upgraded, downgraded, repaired or removed."""
 
     kind: Kind
@@ -23,8 +21,7 @@ class Change:
         return {"kind": self.kind.value, "name": self.name, "version": self.version, "previous": self.previous}
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Record):
     install: tuple[LockedPackage, ...]
     remove: tuple[tuple[Kind, str], ...]
     changes: tuple[Change, ...]

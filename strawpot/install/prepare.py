@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,7 @@ from strawpot.model.errors import IntegrityFailure
 from strawpot.model.lockfile import LockedPackage
 from strawpot.model.paths import UnsafePath, safe_relative_path
 from strawpot.model.tree_facts import RECORD_FILE, VERSION_FILE
+from valueclass import Record
 
 if TYPE_CHECKING:
     from hub_client import HubClient
@@ -27,8 +27,7 @@ if TYPE_CHECKING:
 _RESERVED = frozenset({VERSION_FILE, RECORD_FILE})
 
 
-@dataclass(frozen=True)
-class Prepared:
+class Prepared(Record):
     """A package's verified files: {path: (bytes, executable)}."""
 
     package: LockedPackage

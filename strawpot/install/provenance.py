@@ -32,7 +32,7 @@ from strawpot.model import merkle
 from strawpot.model.errors import RegistryUnreachable
 from strawpot.model.fs import atomic_write
 from strawpot.model.lockfile import LockedPackage, LockedSigner, Lockfile
-from valueclass import replace
+from valueclass import Record, replace
 
 if TYPE_CHECKING:
     from hub_client import HubClient, VersionInfo
@@ -42,8 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["Ahead", "Policy", "check_resolution", "state_path", "verify_lock", "verify_offline"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Policy:
+class Policy(Record):
     require_signatures: bool = False
     log_key: str | None = None  # the registry's log key (base64), pinned by settings instead of on first use
 
@@ -108,7 +107,7 @@ def verify_lock(client: HubClient, registry: str, lock: Lockfile, infos: Mapping
     updated, kept, notes = [], [], []
     for pkg in lock.packages:
         info = infos.get((pkg.kind.value, pkg.name))
-        if info is None or pkg not in todo:
+        if info is None or pkg.archive_sha256 is None:  # not in `todo` (asked of the list: quadratic)
             updated.append(pkg)
             continue
         signer, record, key = _check(url, pkg, info, entries, (size, root, head), keys)
@@ -224,12 +223,11 @@ def verify_offline(url: str, lock: Lockfile, infos: Mapping[tuple[str, str], Ver
                    previous: Lockfile | None, cache: Path, policy: Policy) -> Lockfile:
     """`verify_lock` of a resolution from the cache, by what the online checks kept; RegistryUnreachable (exit 6)
     when something to check was never kept."""
-    todo = [p for p in lock.packages if (p.kind.value, p.name) in infos and p.archive_sha256 is not None]
     logs: dict[str, tuple[dict[str, Any] | None, dict[int, Kept]]] = {}
     updated = []
     for pkg in lock.packages:
         info = infos.get((pkg.kind.value, pkg.name))
-        if info is None or pkg not in todo:
+        if info is None or pkg.archive_sha256 is None:
             updated.append(pkg)
             continue
         signer, where = None, info.log or url

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NoReturn
 
 from hub_client import NotFound, OfflineMiss, PackageVersions
@@ -13,6 +12,7 @@ from resolver.provider import Dependency
 from strawpot import __version__
 from strawpot.install.local import LocalPackage, LocalProvider, locked_local
 from strawpot.install.provider import HubProvider
+from strawpot.install.state import State
 from strawpot.model.errors import ConflictError, RegistryUnreachable, UsageError
 from strawpot.model.ids import display, humanize, package_id, split_id
 from strawpot.model.lockfile import LockedDependency, LockedFile, LockedPackage, LockedTool, Lockfile
@@ -22,15 +22,17 @@ if TYPE_CHECKING:
     from strawpot.model.manifest import ManifestEntry
 
 
-@dataclass
-class Resolution:
+class Resolution(State):
     """A new lock, plus file contents already downloaded while locking (servers without archives)."""
 
-    lock: Lockfile
-    fetched: dict[tuple[str, str], dict[str, bytes]] = field(default_factory=dict)
-    # versions `[install] min_release_age` kept out, by package id: (version, ms since the epoch published)
-    skipped: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
-    infos: dict[tuple[str, str], VersionInfo] = field(default_factory=dict)  # (kind, name): the chosen version
+    _fields = ("lock", "fetched", "skipped", "infos")
+
+    def __init__(self, lock: Lockfile, *, skipped: dict[str, list[tuple[str, int]]] | None = None) -> None:
+        self.lock = lock
+        self.fetched: dict[tuple[str, str], dict[str, bytes]] = {}
+        # versions `[install] min_release_age` kept out, by package id: (version, ms since the epoch published)
+        self.skipped = {} if skipped is None else skipped
+        self.infos: dict[tuple[str, str], VersionInfo] = {}  # (kind, name): the chosen version
 
 
 def root_dependencies(entries: Iterable[ManifestEntry], *, where: str = "strawpot.toml") -> dict[str, Dependency]:

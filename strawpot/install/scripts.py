@@ -21,13 +21,13 @@ import stat
 import subprocess
 import tempfile
 from collections.abc import Collection
-from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.walls import SandboxSettings
 from strawpot.model.child_env import EnvPolicy, child_env
 from strawpot.model.display import terminal_safe
 from strawpot.model.errors import StrawpotError
+from valueclass import Record
 
 TAIL_LINES = 15
 _TAIL_BYTES = 8192
@@ -39,8 +39,7 @@ class ScriptFailed(StrawpotError):
     message ends with its log."""
 
 
-@dataclass(frozen=True)
-class ScriptRun:
+class ScriptRun(Record):
     """What ran, where its output is, and the program it must build (`bin` for this OS, if any)."""
 
     what: str  # "agent fixture-coder 0.1.0"

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 from strawpot.install.local import is_path_source
 from strawpot.model.ids import package_id
 from strawpot.model.lockfile import Lockfile
 from strawpot.model.plural import count
 from strawpot.registry_choice import same_registry
+from valueclass import Record
 
 
-@dataclass(frozen=True)
-class SourceMove:
+class SourceMove(Record):
     """`packages` packages the previous lock had from the registry `were` now come from the registry `now`."""
 
     packages: int

@@ -20,15 +20,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from strawpot.install.state import State
 from strawpot.model.fs import atomic_write
 from strawpot.model.install_record import script_sha256
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedFile, LockedTrust, Lockfile
-from valueclass import replace
+from valueclass import Record, replace
 
 if TYPE_CHECKING:
     from strawpot.install.build import Builds
@@ -62,8 +62,7 @@ def package_commands(kind: Kind, main_file: bytes) -> list[str]:
     return commands
 
 
-@dataclass(frozen=True)
-class TrustedContent:
+class TrustedContent(Record):
     """What one confirmation covered (kept beside its digest, so a later question can say what changed since):
     the package version, the command, and each shipped file's (sha256, executable bit)."""
 
@@ -137,18 +136,18 @@ class LocalTrust:
                                                indent=1, sort_keys=True) + "\n", mode=0o600)
 
 
-@dataclass
-class TrustPolicy:
+class TrustPolicy(State):
     """Answers "may this exact text of this package run?", and records what the user grants."""
 
-    project: Path
-    trusted_ids: set[str]
-    lock_pins: dict[str, frozenset[str]]
-    local: LocalTrust
-    trust_project: bool = False
-    trust_now: frozenset[str] = frozenset()  # `strawpot trust ID`: whatever text the package has now
-    pinned: dict[str, set[str]] = field(default_factory=dict)  # granted in this run, for strawpot.lock
-    reasons: dict[str, str] = field(default_factory=dict)  # package id → why its command did not run
+    _fields = ("project", "trusted_ids", "lock_pins", "local", "trust_project", "trust_now", "pinned", "reasons")
+
+    def __init__(self, project: Path, trusted_ids: set[str], lock_pins: dict[str, frozenset[str]], local: LocalTrust,
+                 trust_project: bool = False, trust_now: frozenset[str] = frozenset()) -> None:
+        self.project, self.trusted_ids, self.lock_pins, self.local = project, trusted_ids, lock_pins, local
+        self.trust_project = trust_project
+        self.trust_now = trust_now  # `strawpot trust ID`: whatever text the package has now
+        self.pinned: dict[str, set[str]] = {}  # granted in this run, for strawpot.lock
+        self.reasons: dict[str, str] = {}  # package id → why its command did not run
 
     @classmethod
     def of(cls, project: Path, trusted: Iterable[str], lock: Lockfile | None, local: LocalTrust, *,

@@ -12,7 +12,7 @@ import httpx
 # httpx/__init__.py of these versions runs `from ._main import main` (under try/except ImportError), and
 # `_main` imports click, rich and pygments for the `httpx` console script; `_lean` relies on exactly that.
 CHECKED = ((0, 27), (0, 28))
-HEAVY = ("httpx._main", "pygments", "rich.syntax", "httpcore")
+HEAVY = ("httpx._main", "pygments", "rich.syntax", "httpcore", "idna")
 
 
 def _loaded_after(statement: str) -> list[str]:
@@ -35,6 +35,21 @@ def test_plain_httpx_still_loads_its_cli_so_lean_is_still_needed() -> None:
 
 def test_hub_client_loads_httpx_without_its_cli_or_httpcore() -> None:
     assert _loaded_after("import hub_client") == []
+
+
+def test_idna_loads_when_a_url_names_a_host_that_is_not_ascii() -> None:
+    """httpx imports idna (~2% of a cold install's CPU) for host names that are not ASCII only: `_lean` gives it a
+    stand-in that imports the real one on first use, and `import idna` elsewhere finds the real module."""
+    check = (
+        "import hub_client, httpx\n"
+        "assert httpx.URL('http://registry.example/').raw_host == b'registry.example'\n"
+        "import sys\nassert 'idna' not in sys.modules\n"
+        "assert httpx.URL('http://B\u00fccher.example/x').raw_host == b'xn--bcher-kva.example'\n"
+        "try:\n    httpx.URL('http://a\u200db.example/')\nexcept httpx.InvalidURL as exc:\n"
+        "    assert 'Invalid IDNA hostname' in str(exc), exc\nelse:\n    raise AssertionError('no InvalidURL')\n"
+        "import idna\nassert idna.encode('b\u00fccher') == b'xn--bcher-kva' and hasattr(idna, '__file__')"
+    )
+    assert _loaded_after(check) == ["idna"]
 
 
 def test_the_real_cli_module_is_still_found_after_lean() -> None:

@@ -59,7 +59,9 @@ def test_install_role_lead_from_a_registry_limited_to_one_request_a_second(tmp_p
         drainer.join(timeout=30)
         stdout, _ = install.communicate(timeout=300)
         done = subprocess.CompletedProcess(install.args, install.returncode, stdout, "".join(err))
-        assert 429 in drained
+        # the other client emptied the bucket: it met a 429, or took the burst of 2 itself and the install met the
+        # 429 before its next try (a fast install: it said so within the 50 ms between the drainer's requests)
+        assert 429 in drained or drained.count(200) >= 2, drained
     finally:
         stop_server(process)
     assert done.returncode == 0, done.stdout + done.stderr

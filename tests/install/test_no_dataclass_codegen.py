@@ -1,0 +1,124 @@
+"""The modules a cold install imports define no `@dataclass` (issue 39): each one compiles its methods at import,
+~1 ms a class, so they are `Record`s (frozen) or `State`s (mutable) with their `__init__` written out (the
+resolver's and hub_client's, which may not import strawpot, `resolver._frozen.Frozen`s and
+`hub_client._frozen.Value`s)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+from hub_client._frozen import Value, replace
+from resolver._frozen import Frozen
+from strawpot.install.state import State
+
+ROOT = Path(__file__).resolve().parents[2]
+# modules a cold `install` never imports (tests/commands/test_command_table.py keeps strawpot.install.tools out),
+# and the provenance records another change owns
+NOT_ON_THE_PATH = {"strawpot.install.audit", "strawpot.install.tools", "strawpot.install.trust_diff",
+                   "strawpot.install.provenance_kept"}
+STILL_DATACLASSES: set[str] = set()
+
+
+def modules() -> list[str]:
+    found = []
+    for package in ("strawpot.install", "hub_client", "resolver"):
+        path = ROOT.joinpath(*package.split("."))
+        found += [f"{package}.{m.name}" for m in pkgutil.iter_modules([str(path)])]
+    return [m for m in found if m not in NOT_ON_THE_PATH]
+
+
+def test_the_install_path_defines_no_dataclass() -> None:
+    made = set()
+    for name in modules():
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == name and dataclasses.is_dataclass(value):
+                made.add(f"{name}.{value.__qualname__}")
+    assert made == STILL_DATACLASSES
+
+
+class Point(State):
+    _fields = ("x", "_seen")
+
+    def __init__(self, x: list[int], _seen: int = 0) -> None:
+        self.x, self._seen = x, _seen
+
+
+@dataclasses.dataclass
+class DataPoint:
+    x: list[int]
+    _seen: int = dataclasses.field(default=0, repr=False)
+
+
+def test_a_state_compares_and_shows_as_a_mutable_dataclass() -> None:
+    assert (Point([1]) == Point([1]), Point([1]) == Point([2])) == (DataPoint([1]) == DataPoint([1]), False)
+    assert Point([1], 1) != Point([1], 2) and DataPoint([1], 1) != DataPoint([1], 2)
+    assert repr(Point([1], 5)).replace("Point", "") == repr(DataPoint([1], 5)).replace("DataPoint", "")
+    assert Point([1]).__eq__(DataPoint([1])) is NotImplemented
+    with pytest.raises(TypeError):
+        hash(Point([1]))
+    with pytest.raises(TypeError):
+        hash(DataPoint([1]))
+
+
+class Pair(Frozen):
+    __slots__ = _fields = ("a", "b")
+
+    def __init__(self, a: int, b: tuple[int, ...] = ()) -> None:
+        object.__setattr__(self, "a", a)
+        object.__setattr__(self, "b", b)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class DataPair:
+    a: int
+    b: tuple[int, ...] = ()
+
+
+def test_a_frozen_value_is_shown_locked_and_pickled_as_a_frozen_slotted_dataclass() -> None:
+    import pickle
+
+    assert repr(Pair(1, (2,))).replace("Pair", "") == repr(DataPair(1, (2,))).replace("DataPair", "")
+    for made in (Pair(1), DataPair(1)):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.a = 2  # type: ignore[misc]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            del made.a  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):  # (3.11's slotted dataclass: a TypeError, a bug)
+        Pair(1).c = 3  # type: ignore[attr-defined]
+    back = pickle.loads(pickle.dumps(Pair(1, (2,))))
+    assert (back.a, back.b) == (1, (2,)) and not hasattr(back, "__dict__")
+
+
+class Limits(Value):
+    _fields = ("a", "b")
+
+    def __init__(self, a: int, b: list[int] | None = None) -> None:
+        self.__dict__.update(a=a, b=b)
+
+
+@dataclasses.dataclass(frozen=True)
+class DataLimits:
+    a: int
+    b: list[int] | None = None
+
+
+def test_a_hub_client_value_behaves_as_a_frozen_dataclass() -> None:
+    for made, data in ((Limits(1), DataLimits(1)), (Limits(1, [2]), DataLimits(1, [2]))):
+        assert repr(made).replace("Limits", "") == repr(data).replace("DataLimits", "")
+        assert (made == Limits(made.a, made.b)) and made != Limits(9, made.b) and made.__eq__(data) is NotImplemented
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.a = 2  # type: ignore[misc]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            del made.a  # type: ignore[misc]
+    assert hash(Limits(1)) == hash(Limits(1)) == hash(DataLimits(1))
+    with pytest.raises(TypeError):  # a list field: unhashable, as the dataclass
+        hash(Limits(1, [2]))
+    assert replace(Limits(1, [2]), a=3) == Limits(3, [2]) and replace(Limits(1), b=[4]).b == [4]
+    with pytest.raises(TypeError):
+        replace(Limits(1), c=1)
