@@ -44,9 +44,10 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from valueclass import Record
+
 from ._archive_packs import MAX_ENTRIES, MERGE_BATCH_BYTES, ArchivePacks
 from ._exceptions import IntegrityError
-from ._frozen import Value
 from ._models import check_slug, kind_and_plural, parse_json
 from ._responses import MAX_ARCHIVE_BYTES
 from ._session import _log
@@ -59,7 +60,7 @@ _CHUNK = 1 << 16
 _PACK = "closure-pack.json"
 
 
-class CacheLimits(Value):
+class CacheLimits(Record):
     """How much a Cache holds: bytes of closure documents kept per registry (`metadata_pack`), bytes of archives
     kept in memory while their files are written (`recent`), archives per pack file (`pack_entries`), and
     archive bytes held in memory at once while packs are merged (`merge_batch`)."""
@@ -127,7 +128,7 @@ def _atomic_writer(target: Path) -> Iterator[IO[bytes]]:
         raise
 
 
-class CachedMetadata(Value):
+class CachedMetadata(Record):
     """A cached metadata answer: the parsed JSON body, its ETag, and which endpoint it came from."""
 
     _fields = ("body", "etag", "source")

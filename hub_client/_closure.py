@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._frozen import Value
+from valueclass import Record
+
 from ._models import PackageVersions, check_slug, kind_and_plural
 
 __all__ = ["MAX_CLOSURE", "ClosureAnswer", "ClosureDocuments", "parse_closure"]
@@ -22,7 +23,7 @@ MAX_CLOSURE = 1000
 ClosureDocuments = dict[tuple[str, str], tuple[PackageVersions, str | None, Any]]
 
 
-class ClosureAnswer(Value):
+class ClosureAnswer(Record):
     """The documents received, keyed by (kind, slug), with their ETags and raw bodies (for the cache);
     `unchanged` are the (kind, slug) whose ETag the client sent and the server confirmed."""
 

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from ._frozen import Value
+from valueclass import Record
 
 __all__ = ["KINDS", "FileInfo", "PackageVersions", "VersionInfo"]
 
@@ -156,7 +156,7 @@ def _dependencies(raw: object) -> dict[str, list[str]]:
     return out
 
 
-class FileInfo(Value):
+class FileInfo(Record):
     """One file of a version; `sha256` is None and `executable` False when the server does not say."""
 
     _fields = ("path", "size", "sha256", "executable")
@@ -179,7 +179,7 @@ class FileInfo(Value):
         )
 
 
-class Provenance(Value):
+class Provenance(Record):
     """A version's signed statement as the registry serves it (checked by strawpot/install/provenance.py)."""
 
     _fields = ("statement", "signature", "key_id")
@@ -198,7 +198,7 @@ class Provenance(Value):
         return cls(_get(obj, "statement", str), _get(obj, "signature", str), _get(obj, "keyId", str))
 
 
-class VersionInfo(Value):
+class VersionInfo(Record):
     """One published version: what the resolver needs (dependencies) and what the lockfile records."""
 
     _fields = ("version", "dependencies", "default_agent", "tools", "sha256", "size", "files", "yanked", "created_at",
@@ -246,7 +246,7 @@ class VersionInfo(Value):
         )
 
 
-class PackageVersions(Value):
+class PackageVersions(Record):
     """Every known version of one package, lowest first.
 
     `has_archives` is False when this was built from the v1 detail endpoint (a server without the

@@ -8,8 +8,9 @@ from typing import Any, TypeVar
 
 import httpx
 
+from valueclass import Record
+
 from ._exceptions import ProtocolError, _map_error
-from ._frozen import Value
 from ._models import parse_json
 
 __all__ = ["MAX_ARCHIVE_BYTES", "MAX_FILE_BYTES", "MAX_JSON_BYTES", "DeadlineStream", "SizeLimits",
@@ -26,7 +27,7 @@ MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 60 * 1024 * 1024
 
 
-class SizeLimits(Value):
+class SizeLimits(Record):
     """The largest answers a client accepts, in bytes: a JSON answer or error body, a v1 file, an archive."""
 
     _fields = ("json", "file", "archive")

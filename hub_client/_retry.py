@@ -7,15 +7,16 @@ from collections.abc import Callable
 
 import httpx
 
+from valueclass import Record
+
 from ._exceptions import DeadlineExceeded, _retry_after
-from ._frozen import Value
 
 __all__ = ["NEVER", "Attempts", "RetryPolicy"]
 
 NEVER = float("inf")
 
 
-class RetryPolicy(Value):
+class RetryPolicy(Record):
     """How one request is retried: how often, how long between tries, how long in all, and on what.
 
     GETs and HEADs retry on `statuses` and on any transport error; other methods only where the request

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import httpx
 
+from valueclass import replace
+
 from ._capabilities import Capabilities
 from ._exceptions import HubError, OfflineMiss, _map_error
-from ._frozen import replace
 from ._responses import DeadlineStream, SizeLimits, json_object, read_capped
 from ._retry import NEVER, Attempts, RetryPolicy
 from ._stdlib import StdlibTransport, tls_context

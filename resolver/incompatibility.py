@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from resolver._frozen import Frozen
 from resolver.provider import Dependency
 from resolver.term import Term
 from resolver.version import Version
+from valueclass import Slotted
 
 __all__ = [
     "ROOT",
@@ -24,7 +24,7 @@ ROOT = "\x00root"
 """The package id the solver uses for the project itself (never a real package id)."""
 
 
-class Cause(Frozen):
+class Cause(Slotted):
     """Why an incompatibility holds; equal to another of its class with the same fields (but `ConflictCause`)."""
 
     __slots__ = ()

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
-from resolver._frozen import Frozen
 from resolver.requirement import Requirement, parse_requirement
 from resolver.specifier import _parse
 from resolver.version import Version
 from resolver.version_set import VersionSet
+from valueclass import Slotted
 
 __all__ = ["Candidate", "Dependency", "DependencyProvider", "SupportsPrefetch", "Unavailable"]
 
 
-class Candidate(Frozen):
+class Candidate(Slotted):
     """A published version of a package; yanked versions are only chosen when locked."""
 
     __slots__ = _fields = ("version", "yanked")
@@ -34,7 +34,7 @@ class Candidate(Frozen):
         return hash((self.version, self.yanked))
 
 
-class Unavailable(Frozen):
+class Unavailable(Slotted):
     """A package's versions, or one version's dependencies, cannot be known, and why."""
 
     __slots__ = _fields = ("reason",)
@@ -52,7 +52,7 @@ class Unavailable(Frozen):
         return hash((self.reason,))
 
 
-class Dependency(Frozen):
+class Dependency(Slotted):
     """An edge to `package` constrained to `spec`; `text` is the specifier as written (``"*"`` if none).
 
     `allows_prerelease` is True when the specifier names a pre-release (it opts the package in

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from resolver._frozen import Frozen
 from resolver.errors import InvalidRequirement
 from resolver.slug import SLUG_MAX_LENGTH, SLUG_PATTERN
 from resolver.specifier import _parse
 from resolver.version_set import VersionSet
+from valueclass import Slotted
 
 __all__ = ["SLUG_MAX_LENGTH", "SLUG_PATTERN", "Requirement", "parse_requirement"]
 
@@ -17,7 +17,7 @@ _SLUG_PREFIX_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
 _SPEC_START = frozenset("=!<>^~*@ \t")
 
 
-class Requirement(Frozen):
+class Requirement(Slotted):
     """A parsed dependency: package `name`, the allowed versions and the specifier as written.
 
     `text` is the specifier text as the user wrote it (stripped, without ``@``), ``"*"`` if none.

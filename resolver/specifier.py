@@ -6,10 +6,10 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from resolver._frozen import Frozen
 from resolver.errors import InvalidSpecifier, InvalidVersion
 from resolver.version import Version, version_successor
 from resolver.version_set import VersionSet
+from valueclass import Slotted
 
 __all__ = ["allows_prereleases", "matching", "parse_specifier"]
 
@@ -21,7 +21,7 @@ _PARTIAL_RE = re.compile(
 )
 
 
-class _Partial(Frozen):
+class _Partial(Slotted):
     """A version with 1 to 3 numeric parts; `full` is set when all three (and maybe more) are given."""
 
     __slots__ = _fields = ("major", "minor", "patch", "full")

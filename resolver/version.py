@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from resolver._frozen import Frozen
 from resolver.errors import InvalidVersion
+from valueclass import Slotted
 
 __all__ = ["MIN_VERSION", "Version", "version_predecessor", "version_successor"]
 
@@ -35,7 +35,7 @@ def _parse_identifier(text: str) -> PrereleaseId:
     return text
 
 
-class Version(Frozen):
+class Version(Slotted):
     """A semver version ``MAJOR.MINOR.PATCH[-prerelease][+build]``.
 
     Ordering follows semver precedence: a pre-release sorts before its release, pre-release

@@ -1,4 +1,4 @@
-"""Value classes made without dataclasses' code generation: the one base every layer's value classes share."""
+"""Value classes made without dataclasses' code generation: the bases every layer's value classes share."""
 
 # `@dataclass(frozen=True)` compiles six methods a class at import, about 1 ms each class: a fifth of `strawpot tree`,
 # and as much again of a cold install in resolver/ and hub_client/. This package imports nothing of ours, so the
@@ -127,3 +127,49 @@ class Record:
 def replace(record: R, **changes: Any) -> R:
     """A copy of `record` with `changes` (dataclasses' `replace`); `__post_init__` runs again."""
     return type(record)(**{**{name: record.__dict__[name] for name in record._fields}, **changes})
+
+
+class Slotted:
+    """A frozen value class with `__slots__` (the resolver's, made by the thousand in a solve): `_fields` names every
+    field in the order `__init__` takes them, and `__init__`, written out, sets them with `object.__setattr__`; `==`
+    and `hash` are each class's own. Shown, locked and pickled as `@dataclass(frozen=True, slots=True)`."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenRecordError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenRecordError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in self._fields)})"
+
+    def __getstate__(self) -> list[object]:
+        return [getattr(self, name) for name in self._fields]
+
+    def __setstate__(self, state: list[object]) -> None:
+        for name, value in zip(self._fields, state, strict=True):
+            object.__setattr__(self, name, value)
+
+
+class State:
+    """A mutable class compared and shown by its fields, as `@dataclass` would: subclass it, name the fields in
+    `_fields` (the order `__init__` takes them) and set them in `__init__`, written out. Unhashable, as a mutable
+    dataclass is; a field whose name starts with `_` is compared but not shown."""
+
+    _fields: tuple[str, ...] = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields if not name.startswith("_"))
+        return f"{type(self).__qualname__}({shown})"

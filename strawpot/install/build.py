@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from sandbox.walls import SandboxSettings, scripts_sandbox
 from strawpot.install.apply import Staged, discard
 from strawpot.install.scripts import ScriptRun, run_script
-from strawpot.install.state import State
 from strawpot.model.fs import atomic_write
 from strawpot.model.ids import package_id
 from strawpot.model.install_record import make_record, snapshot
@@ -25,7 +24,7 @@ from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
 from strawpot.model.platform import current_os
 from strawpot.model.tree_facts import RECORD_FILE, unverified_dirs
-from valueclass import Record, field, replace
+from valueclass import Record, State, field, replace
 
 if TYPE_CHECKING:
     from hub_client import HubClient

@@ -19,10 +19,9 @@ import time
 from enum import Enum
 from typing import Literal
 
-from strawpot.install.state import State
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import Kind
-from valueclass import Record, field
+from valueclass import Record, State, field
 
 
 class LockMode(Enum):

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from strawpot.install.build import Builds
 from strawpot.install.plan import Change
-from strawpot.install.state import State
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import Project
 from strawpot.model.lockfile import Lockfile
+from valueclass import State
 
 if TYPE_CHECKING:
     from strawpot.install.build import Script

@@ -9,7 +9,6 @@ the publisher's registered keys. What was checked is kept in the cache folder (p
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
@@ -190,7 +189,7 @@ def _check(url: str, pkg: LockedPackage, info: VersionInfo, entries: dict[int, A
         raise fail(url, f"{what(pkg)}: the key {prov.key_id} was revoked by {publisher} before this version was "
                         f"published")
     signer = check_signature(url, pkg, prov.statement, prov.signature, prov.key_id, str(key.get("publicKey")))
-    return signer, dataclasses.replace(kept, statement=prov.statement, signature=prov.signature,
+    return signer, replace(kept, statement=prov.statement, signature=prov.signature,
                                        key_id=prov.key_id, public_key=str(key.get("publicKey"))), key
 
 

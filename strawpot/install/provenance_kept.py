@@ -5,7 +5,6 @@ signers and inclusion with no network."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,10 @@ from strawpot.install.provenance_checks import (
 from strawpot.model.errors import IntegrityFailure
 from strawpot.model.fs import atomic_write
 from strawpot.model.lockfile import LockedPackage, LockedSigner
+from valueclass import Record, State
 
 
-@dataclass(frozen=True)
-class Kept:
+class Kept(Record):
     """One version's proof of provenance as the online check accepted it."""
 
     index: int
@@ -122,13 +121,15 @@ def check_kept(url: str, pkg: LockedPackage, kept: Kept, seen: dict[str, Any], l
     return check_signature(url, pkg, kept.statement, kept.signature, kept.key_id, kept.public_key)
 
 
-@dataclass
-class Signers:
+class Signers(State):
     """What `strawpot verify` found of the locked signers, offline."""
 
-    checked: int = 0  # signed versions whose statement, key and log inclusion were checked against the lock
-    unsigned: int = 0  # versions locked as unsigned whose log entry says so (or that have none)
-    not_kept: list[LockedPackage] = field(default_factory=list)  # nothing was kept of these here: not checked
+    _fields = ("checked", "unsigned", "not_kept")
+
+    def __init__(self) -> None:
+        self.checked = 0  # signed versions whose statement, key and log inclusion were checked against the lock
+        self.unsigned = 0  # versions locked as unsigned whose log entry says so (or that have none)
+        self.not_kept: list[LockedPackage] = []  # nothing was kept of these here: not checked
 
     def as_dict(self) -> dict[str, Any]:
         return {"checked": self.checked, "unsigned": self.unsigned, "not_checked": [

@@ -12,10 +12,10 @@ from resolver.provider import Dependency
 from strawpot import __version__
 from strawpot.install.local import LocalPackage, LocalProvider, locked_local
 from strawpot.install.provider import HubProvider
-from strawpot.install.state import State
 from strawpot.model.errors import ConflictError, RegistryUnreachable, UsageError
 from strawpot.model.ids import display, humanize, package_id, split_id
 from strawpot.model.lockfile import LockedDependency, LockedFile, LockedPackage, LockedTool, Lockfile
+from valueclass import State
 
 if TYPE_CHECKING:
     from hub_client import HubClient, VersionInfo

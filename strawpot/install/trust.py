@@ -23,12 +23,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from strawpot.install.state import State
 from strawpot.model.fs import atomic_write
 from strawpot.model.install_record import script_sha256
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedFile, LockedTrust, Lockfile
-from valueclass import Record, replace
+from valueclass import Record, State, replace
 
 if TYPE_CHECKING:
     from strawpot.install.build import Builds

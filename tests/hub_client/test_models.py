@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from hub_client import FileInfo, PackageVersions, VersionInfo
+from valueclass import FrozenRecordError
 
 CONTRACT_EXAMPLE = {
     "kind": "role",
@@ -53,7 +52,7 @@ def test_versions_body_from_the_contract_parses_every_field() -> None:
 
 def test_models_are_frozen() -> None:
     parsed = PackageVersions.from_versions_json(CONTRACT_EXAMPLE)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenRecordError):
         parsed.versions[0].version = "2.0.0"  # type: ignore[misc]
 
 
