@@ -29,14 +29,6 @@ class Cause(Slotted):
 
     __slots__ = ()
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.__getstate__() == other.__getstate__()
-
-    def __hash__(self) -> int:
-        return hash(tuple(self.__getstate__()))
-
 
 class RootCause(Cause):
     """The root package must be selected."""

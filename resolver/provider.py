@@ -25,14 +25,6 @@ class Candidate(Slotted):
         object.__setattr__(self, "version", version)
         object.__setattr__(self, "yanked", yanked)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.version, self.yanked) == (other.version, other.yanked)
-
-    def __hash__(self) -> int:
-        return hash((self.version, self.yanked))
-
 
 class Unavailable(Slotted):
     """A package's versions, or one version's dependencies, cannot be known, and why."""
@@ -42,14 +34,6 @@ class Unavailable(Slotted):
 
     def __init__(self, reason: str) -> None:
         object.__setattr__(self, "reason", reason)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.reason,) == (other.reason,)
-
-    def __hash__(self) -> int:
-        return hash((self.reason,))
 
 
 class Dependency(Slotted):
@@ -71,14 +55,6 @@ class Dependency(Slotted):
         object.__setattr__(self, "text", text)
         object.__setattr__(self, "allows_prerelease", allows_prerelease)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return ((self.package, self.spec, self.text, self.allows_prerelease)
-                == (other.package, other.spec, other.text, other.allows_prerelease))
-
-    def __hash__(self) -> int:
-        return hash((self.package, self.spec, self.text, self.allows_prerelease))
 
     @classmethod
     def parse(cls, package: str, specifier: str = "*") -> Dependency:

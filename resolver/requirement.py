@@ -36,14 +36,6 @@ class Requirement(Slotted):
         object.__setattr__(self, "text", text)
         object.__setattr__(self, "allows_prerelease", allows_prerelease)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return ((self.name, self.spec, self.text, self.allows_prerelease)
-                == (other.name, other.spec, other.text, other.allows_prerelease))
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.spec, self.text, self.allows_prerelease))
 
     def __str__(self) -> str:
         if self.text == "*":

@@ -36,14 +36,6 @@ class _Partial(Slotted):
         object.__setattr__(self, "patch", patch)
         object.__setattr__(self, "full", full)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return ((self.major, self.minor, self.patch, self.full)
-                == (other.major, other.minor, other.patch, other.full))
-
-    def __hash__(self) -> int:
-        return hash((self.major, self.minor, self.patch, self.full))
 
     def low(self) -> Version:
         if self.full is not None:

@@ -131,13 +131,18 @@ def test_services_never_import_the_commands_or_the_console(tmp_path: Path) -> No
     ]
 
 
-def test_the_layering_note_rules_cite_exists() -> None:
-    """The note RULES cites for `registry_server → resolver` is there, and says why the arrow is allowed."""
-    doc, heading = REGISTRY_RESOLVER_NOTE
+def _note_body(note: tuple[str, str]) -> str:
+    """The text of the section `note` = (file, heading) names; fails when the file has no such section."""
+    doc, heading = note
     lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
     assert heading in lines, f"{doc} has no section {heading!r}"
     section = lines[lines.index(heading) + 1:]
-    body = " ".join(section[:next((i for i, line in enumerate(section) if line.startswith("## ")), len(section))])
+    return " ".join(section[:next((i for i, line in enumerate(section) if line.startswith("## ")), len(section))])
+
+
+def test_the_layering_note_rules_cite_exists() -> None:
+    """The note RULES cites for `registry_server → resolver` is there, and says why the arrow is allowed."""
+    body = _note_body(REGISTRY_RESOLVER_NOTE)
     assert "resolve" in body and "solver" in body and "cycle" in body
     assert "resolver" in RULES["registry_server"]
 
@@ -145,22 +150,14 @@ def test_the_layering_note_rules_cite_exists() -> None:
 def test_the_mirror_note_rules_cite_exists() -> None:
     """The note for `registry_server.mirror → hub_client` is there and gives its reason; the rest of the server
     still may not import the client."""
-    doc, heading = REGISTRY_HUB_CLIENT_NOTE
-    lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
-    assert heading in lines, f"{doc} has no section {heading!r}"
-    section = lines[lines.index(heading) + 1:]
-    body = " ".join(section[:next((i for i, line in enumerate(section) if line.startswith("## ")), len(section))])
+    body = _note_body(REGISTRY_HUB_CLIENT_NOTE)
     assert "upstream" in body and "cycle" in body and "sha256" in body
     assert "hub_client" in RULES["registry_server.mirror"] and "hub_client" not in RULES["registry_server"]
 
 
 def test_the_valueclass_note_rules_cite_exists() -> None:
     """The note for the one leaf every layer may import says why; the leaf itself imports nothing of ours."""
-    doc, heading = VALUECLASS_NOTE
-    lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
-    assert heading in lines, f"{doc} has no section {heading!r}"
-    section = lines[lines.index(heading) + 1:]
-    body = " ".join(section[:next((i for i, line in enumerate(section) if line.startswith("## ")), len(section))])
+    body = _note_body(VALUECLASS_NOTE)
     assert "dataclass" in body and "cycle" in body
     assert RULES[LEAF_BELOW_ALL] == () and all(LEAF_BELOW_ALL in RULES[layer] for layer in RULES if layer != LEAF_BELOW_ALL)
 

@@ -131,11 +131,26 @@ def replace(record: R, **changes: Any) -> R:
 
 class Slotted:
     """A frozen value class with `__slots__` (the resolver's, made by the thousand in a solve): `_fields` names every
-    field in the order `__init__` takes them, and `__init__`, written out, sets them with `object.__setattr__`; `==`
-    and `hash` are each class's own. Shown, locked and pickled as `@dataclass(frozen=True, slots=True)`."""
+    field in the order `__init__` takes them, and `__init__`, written out, sets them with `object.__setattr__`.
+    Compared, hashed, shown, locked and pickled as `@dataclass(frozen=True, slots=True)`."""
 
     __slots__ = ()
     _fields: tuple[str, ...] = ()
+    _get: Callable[[Any], object] = staticmethod(lambda _: ())  # the fields' values (operator.attrgetter: C speed)
+
+    def __init_subclass__(cls) -> None:
+        from operator import attrgetter
+
+        if cls._fields:
+            cls._get = attrgetter(*cls._fields)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return bool(self._get(self) == other._get(other))
+
+    def __hash__(self) -> int:
+        return hash(self._get(self))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenRecordError(f"cannot assign to field {name!r}")

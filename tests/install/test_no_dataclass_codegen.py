@@ -88,6 +88,8 @@ def test_a_frozen_value_is_shown_locked_and_pickled_as_a_frozen_slotted_dataclas
         Pair(1).c = 3  # type: ignore[attr-defined]
     back = pickle.loads(pickle.dumps(Pair(1, (2,))))
     assert (back.a, back.b) == (1, (2,)) and not hasattr(back, "__dict__")
+    assert back == Pair(1, (2,)) and hash(back) == hash(Pair(1, (2,))) and Pair(1) != Pair(2) and Pair(1) != Pair(1, (3,))
+    assert Pair(1).__eq__(DataPair(1)) is NotImplemented and len({Pair(1), Pair(1), Pair(2)}) == 2
 
 
 class Limits(Record):
