@@ -28,6 +28,7 @@ from strawpot.model.tree_facts import (
     RECORD_FILE,
     RECORD_FORMAT,
     VERSION_FILE,
+    VERSION_MOST,
     Unhashable,
     dependency_hash,
     reads_files,
@@ -222,13 +223,13 @@ def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry], str | 
     ], None
 
 
-def _tree_file(path: Path) -> bytes:
+def _tree_file(path: Path, most: int = _TREE_FILE_MOST) -> bytes:
     """A file of the installed tree, which an agent may have written: never through a link, never blocking on a
     FIFO, never more than any file strawpot writes there; OSError when it is not such a file (then the full path,
     which reads it the same way, decides)."""
     from strawpot.model.fs import read_regular_file
 
-    data, found, why = read_regular_file(path, _TREE_FILE_MOST)
+    data, found, why = read_regular_file(path, most)
     if why is None:
         return data
     if found is None and not os.path.lexists(path):
@@ -267,7 +268,7 @@ def up_to_date(manifest_path: Path, lock_path: Path, tree_root: Path, *, frozen:
 def _package_matches(base: Path, version: str, files: list[list[Any]], scripted: bool | None) -> bool:
     """`.version`, the locked files and, for a built package, what its install record lists (sizes and bits)."""
     try:
-        if _tree_file(base / VERSION_FILE).decode("utf-8").strip() != version:
+        if _tree_file(base / VERSION_FILE, VERSION_MOST).decode("utf-8").strip() != version:
             return False
     except (OSError, UnicodeDecodeError):
         return False

@@ -118,8 +118,8 @@ def read_regular_file(path: str | Path, limit: int) -> tuple[bytes, os.stat_resu
     special = "links and special files are not allowed in a package"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return b"", None, special if os.path.islink(path) else f"cannot be read: {path}"
+    except OSError as exc:
+        return b"", None, special if os.path.islink(path) else f"cannot be read ({exc.strerror or exc}): {path}"
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # a folder too (fdopen would refuse it)

@@ -16,11 +16,9 @@ from strawpot.model.install_record import (
 )
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
-from strawpot.model.tree_facts import RECORD_FILE, unverified_dirs
+from strawpot.model.tree_facts import RECORD_FILE, VERSION_MOST, unverified_dirs
 from strawpot.model.tree_facts import VERSION_FILE as VERSION_FILE  # re-exported: the version file's name
 from valueclass import Record
-
-_VERSION_MOST = 4096  # bytes of a `.version` file: a version is a few dozen
 
 
 class Mismatch(Record):
@@ -189,7 +187,7 @@ def _version_in(folder: str) -> str | None:
     empty: not a usable install). Read without following or blocking: the tree is an agent's to write."""
     from strawpot.model.fs import read_regular_file
 
-    raw, _, why = read_regular_file(os.path.join(folder, VERSION_FILE), _VERSION_MOST)
+    raw, _, why = read_regular_file(os.path.join(folder, VERSION_FILE), VERSION_MOST)
     try:
         return None if why else raw.decode("utf-8").strip() or None
     except UnicodeDecodeError:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 VERSION_FILE = ".version"  # in each installed package folder: the locked version it holds
+VERSION_MOST = 4096  # bytes of a `.version` every reader takes (a version is a few dozen): larger is not an install
 RECORD_FILE = ".install-record.json"  # beside a built package: what its install script made (install_record)
 RECORD_FORMAT = 1
 INDEX_NAME = ".install-index.json"  # in the tree root: the lock as JSON, for the early answer (fastcheck)

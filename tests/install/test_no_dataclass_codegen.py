@@ -1,6 +1,4 @@
-"""The modules a cold install imports define no `@dataclass` (issue 39): each one compiles its methods at import,
-~1 ms a class, so they are `valueclass` bases: `Record`s (frozen), `Slotted`s (frozen, slotted: the resolver's) or
-`State`s (mutable), the last two with their `__init__` written out."""
+"""A cold install's modules define no `@dataclass` (its methods compile at import): `valueclass` bases instead."""
 
 from __future__ import annotations
 

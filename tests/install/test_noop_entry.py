@@ -173,3 +173,16 @@ def test_a_fifo_or_an_endless_link_planted_in_the_tree_is_repaired_not_waited_on
     assert "Already up to date" not in done.stderr
     assert (tree / "skills" / "code-review" / ".version").read_text().strip() == "1.2.0"
     assert "Already up to date (11 packages)" in entry("install", cwd=project.dir).stderr
+
+
+def test_a_padded_version_file_is_one_the_no_op_check_and_verify_agree_on(cli, project):
+    """A `.version` padded past what any reader takes (an agent's edit) is not an install to either reader: the no-op
+    check does not answer "up to date" while `verify` says "not installed", the full path rewrites it."""
+    assert cli("install", "role", "reviewer", "--project", project.dir).code == 0
+    version = project.dir / ".strawpot" / "skills" / "code-review" / ".version"
+    version.write_text("1.2.0" + " " * 5000 + "\n")
+    done = entry("install", cwd=project.dir)
+    assert done.returncode == 0, done.stderr
+    assert "Already up to date" not in done.stderr
+    assert version.read_text().strip() == "1.2.0" and len(version.read_bytes()) < 100
+    assert cli("verify", "--project", project.dir).code == 0

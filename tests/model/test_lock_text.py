@@ -1,5 +1,4 @@
-"""The lock read without tomllib: on the text `dumps` writes it reads what tomllib reads, and any other text, edited,
-damaged or hostile, is read (or refused) exactly as tomllib's path reads it."""
+"""The lock read without tomllib reads what tomllib reads; any other text (edited, hostile) is tomllib's to read."""
 
 from __future__ import annotations
 
