@@ -10,7 +10,7 @@ from strawpot.model import own_secrets
 from strawpot.model.errors import UsageError
 from strawpot.model.folders import cache_dir as cache_dir
 from strawpot.model.folders import config_path as config_path  # re-exported from folders
-from strawpot.model.fs import atomic_write
+from strawpot.model.fs import OWN_FILE_HINT, atomic_write, read_own_file
 from strawpot.model.layout import Project as Project  # re-exported: commands find the layout here
 
 if TYPE_CHECKING:
@@ -75,11 +75,11 @@ def _file_source(path: Path, layer: str) -> Source | None:
     from strawpot.model.toml_text import not_utf8, parse_toml
 
     try:
-        raw = path.read_bytes()
+        raw = read_own_file(path)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        raise UsageError(f"{path}: cannot read it: {exc.strerror or exc}", hint=OWN_FILE_HINT) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -19,6 +19,7 @@ import os
 import stat
 from pathlib import Path
 
+from strawpot.model.fs import as_text, read_own_file
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.sha import sha256
 from strawpot.model.tree_facts import (
@@ -75,7 +76,7 @@ def _cooldown_in_play(project: Project) -> bool:
     for path, word in ((project.lock_path, b"min-release-age"), (project.manifest_path, b"min_release_age"),
                        (config_path_cheap(seen), b"min_release_age")):
         try:
-            if word in path.read_bytes():
+            if word in read_own_file(path):
                 return True
         except OSError:
             continue
@@ -118,14 +119,13 @@ def _manifest(path: Path) -> tuple[str, bytes, bool] | None:
     import tomllib
 
     try:
-        raw = path.read_bytes()
+        raw = read_own_file(path)
     except FileNotFoundError:
         raw = b""
     except OSError:
         return None
     try:
-        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text's newlines
-        data: dict[str, Any] = tomllib.loads(text)
+        data: dict[str, Any] = tomllib.loads(as_text(raw))
         return dependency_hash(path.parent, data), raw, reads_files(data)
     except (ValueError, Unhashable, OSError, RecursionError):  # not UTF-8 or not TOML (ValueErrors), a bad shape
         return None
@@ -136,7 +136,7 @@ def _manifest_matches(path: Path, locked_hash: str, known: str | None) -> bool:
     (recorded by `write_index` for a manifest whose bytes decide its hash), else by hashing it."""
     if known:
         try:
-            raw = path.read_bytes()
+            raw = read_own_file(path)
         except FileNotFoundError:
             raw = b""
         except OSError:
@@ -157,7 +157,7 @@ def write_index(tree_root: Path, project: Project, lock: Lockfile, scripted: set
     from strawpot.model.fs import atomic_write
 
     try:
-        digest = sha256(project.lock_path.read_bytes()).hexdigest()
+        digest = sha256(read_own_file(project.lock_path)).hexdigest()
     except OSError:
         return
     payload = {
@@ -198,7 +198,7 @@ def _entries(lock_path: Path, tree_root: Path) -> tuple[str, list[Entry], str | 
     """(manifest hash, packages, the manifest bytes' sha256 known to give that hash, if any) of the lock: from the
     index when it matches the lock's bytes."""
     try:
-        raw = lock_path.read_bytes()
+        raw = read_own_file(lock_path)
     except OSError:
         return None
     try:

@@ -18,7 +18,7 @@ from strawpot.install.options import Edit, LockMode, Options, TreeMode
 from strawpot.install.outcome import Outcome, QuietReporter, Reporter
 from strawpot.install.plan import Plan, installed_kinds, make_plan
 from strawpot.model.errors import LockOutdated, UsageError
-from strawpot.model.fs import file_lock
+from strawpot.model.fs import file_lock, read_own_text
 from strawpot.model.gitignore import ignore_tree
 from strawpot.model.ids import package_id
 from strawpot.model.installed import InstalledTree
@@ -389,7 +389,7 @@ class _Run:
     def _write_pins(self, lock: Lockfile) -> None:
         """Write `lock` (the installed one, with more trust pins) if the file on disk differs from it."""
         try:
-            if self.project.lock_path.read_text(encoding="utf-8") != lock.dumps():
+            if read_own_text(self.project.lock_path) != lock.dumps():
                 lock.write(self.project.lock_path)
         except (OSError, UnicodeDecodeError):
             return  # no lock file: nothing to pin in

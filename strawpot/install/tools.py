@@ -117,11 +117,15 @@ def _locked(lock: Lockfile, agent: str) -> tuple[tuple[LockedFile, ...], str]:
 def own_hints(tree_root: Path, agent: str, tool: str) -> set[str]:
     """The install commands (every OS) the installed agent's own AGENT.md gives for `tool`."""
     from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+    from strawpot.model.fs import as_text, read_regular_file
     from strawpot.model.package_fields import tool_specs
+    from strawpot.model.package_limits import MAX_FILE_SIZE
 
+    data, _, unreadable = read_regular_file(tree_root / Kind.AGENT.plural / agent / Kind.AGENT.main_file, MAX_FILE_SIZE)
+    if unreadable:
+        return set()
     try:
-        text = (tree_root / Kind.AGENT.plural / agent / Kind.AGENT.main_file).read_text(encoding="utf-8")
-        meta, _body = split_frontmatter(text)
-    except (OSError, UnicodeDecodeError, FrontmatterError):
+        meta, _body = split_frontmatter(as_text(data))
+    except (UnicodeDecodeError, FrontmatterError):
         return set()
     return set(tool_specs(meta).get(tool, {}).values())

@@ -10,7 +10,7 @@ import tomlkit
 from tomlkit.items import Table
 
 from strawpot.model.errors import UsageError
-from strawpot.model.fs import atomic_write
+from strawpot.model.fs import atomic_write, read_own_text
 from strawpot.model.settings import SCHEMA, check, from_text
 from strawpot.model.suggest import did_you_mean
 
@@ -53,7 +53,7 @@ def set_value(path: Path, key: str, text: str, *, is_global: bool) -> None:
 
 def _load(path: Path) -> tomlkit.TOMLDocument:
     try:
-        return tomlkit.parse(path.read_text(encoding="utf-8"))
+        return tomlkit.parse(read_own_text(path))
     except FileNotFoundError:
         return tomlkit.document()
     except (OSError, UnicodeDecodeError) as exc:

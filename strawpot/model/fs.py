@@ -126,13 +126,55 @@ def read_regular_file(path: str | Path, limit: int) -> tuple[bytes, os.stat_resu
             return b"", st, special
         if st.st_size > limit:
             return b"", st, f"{st.st_size} bytes, more than the limit of {limit} a file"
-        chunks, left = [], limit + 1
-        while left > 0 and (chunk := os.read(fd, min(left, max(st.st_size + 1, 1 << 16)))):  # the size, then EOF
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
+        data = _read_most(fd, st.st_size, limit)
     finally:
         os.close(fd)
-    if len(data) > limit:
+    if data is None:
         return b"", st, f"more than the limit of {limit} bytes a file"
     return data, st, None
+
+
+# bytes of a file of the user's or the project's own (strawpot.toml, strawpot.lock, config.toml, .gitignore) any
+# command reads: far more than a real one; a link to /dev/zero or a planted giant is refused, not read for ever
+OWN_FILE_MOST = 64 * 1024 * 1024
+OWN_FILE_HINT = "make it a regular file you can read (a FIFO, a device or a folder is never read as one)"
+
+
+def read_own_file(path: str | Path, limit: int = OWN_FILE_MOST) -> bytes:
+    """The bytes of the regular file at `path`, a link followed (a user may link their own strawpot.toml), as
+    `Path.read_bytes` gives them, but never blocking on a FIFO and never reading a device or more than `limit`
+    bytes: those raise OSError saying so, as a missing file raises FileNotFoundError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a folder)", str(path))
+        data = _read_most(fd, st.st_size, limit) if st.st_size <= limit else None
+    finally:
+        os.close(fd)
+    if data is None:
+        raise OSError(errno.EFBIG, f"larger than {limit} bytes, more than any real one", str(path))
+    return data
+
+
+def read_own_text(path: str | Path, limit: int = OWN_FILE_MOST) -> str:
+    """`read_own_file` as text (`as_text`)."""
+    return as_text(read_own_file(path, limit))
+
+
+def as_text(data: bytes) -> str:
+    """`data` as `Path.read_text(encoding="utf-8")` gives a file's bytes: UnicodeDecodeError when not UTF-8, newlines
+    translated (CRLF and CR to LF)."""
+    text = data.decode("utf-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _read_most(fd: int, size: int, limit: int) -> bytes | None:
+    """Up to `limit` bytes from `fd` (whose file says it holds `size`), or None when it holds more: a file that grows
+    while read, or a size that lies, never reads past the limit."""
+    chunks, left = [], limit + 1
+    while left > 0 and (chunk := os.read(fd, min(left, max(size + 1, 1 << 16)))):  # the size, then EOF
+        chunks.append(chunk)
+        left -= len(chunk)
+    data = b"".join(chunks)
+    return None if len(data) > limit else data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from strawpot.model.fs import read_own_text
 from strawpot.model.layout import TREE_DIR
 
 ENTRY = f"{TREE_DIR}/"
@@ -48,7 +49,7 @@ def _repository_top(folder: Path) -> Path | None:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_own_text(path)
     except (OSError, UnicodeDecodeError):
         return ""
 

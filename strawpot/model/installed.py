@@ -89,7 +89,7 @@ class InstalledTree:
     def tool_mismatches(self, lock: Lockfile) -> list[Mismatch]:
         """Where strawpot.lock's tools (names and install commands) differ from what each installed agent's own
         AGENT.md declares: a lock edited by hand must not smuggle in a command the package never gave."""
-        from strawpot.model.fs import read_regular_file
+        from strawpot.model.fs import as_text, read_regular_file
         from strawpot.model.package_limits import MAX_FILE_SIZE
         from strawpot.model.yaml_scan import may_spell
 
@@ -101,8 +101,8 @@ class InstalledTree:
                 continue  # missing, a link, a FIFO, too big (the file check reports it); or declaring no tool
             from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
 
-            try:  # the text as read_text would give it (newlines translated)
-                meta, _body = split_frontmatter(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
+            try:
+                meta, _body = split_frontmatter(as_text(data))
             except (UnicodeDecodeError, FrontmatterError):
                 continue  # damaged: the file check reports it
             from strawpot.model.package_fields import tool_specs
@@ -172,11 +172,16 @@ class InstalledTree:
 def _locked_script_sha256(pkg: LockedPackage, base: Path, os_name: str) -> str | None:
     """The sha256 of the install script in the package's main file (already checked against the lock)."""
     from strawpot.model.frontmatter import FrontmatterError, split_frontmatter
+    from strawpot.model.fs import as_text, read_regular_file
     from strawpot.model.package import install_commands
+    from strawpot.model.package_limits import MAX_FILE_SIZE
 
+    data, _, unreadable = read_regular_file(base / pkg.kind.main_file, MAX_FILE_SIZE)  # the tree is not trusted
+    if unreadable:
+        return None
     try:
-        meta, _body = split_frontmatter((base / pkg.kind.main_file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, FrontmatterError):
+        meta, _body = split_frontmatter(as_text(data))
+    except (UnicodeDecodeError, FrontmatterError):
         return None
     script = install_commands(meta).get(os_name)
     return script_sha256(script) if script is not None else None

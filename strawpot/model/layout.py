@@ -101,8 +101,10 @@ def find_project_dir(start: Path) -> Path | None:
 def _workspace_members(folder: Path) -> list[str] | None:
     """The member globs of `folder/strawpot.toml` when it declares a `[workspace]`, else None (cheap when not: no
     TOML parser imported)."""
+    from strawpot.model.fs import read_own_text
+
     try:
-        text = (folder / MANIFEST_NAME).read_text(encoding="utf-8")
+        text = read_own_text(folder / MANIFEST_NAME)
     except (OSError, UnicodeDecodeError):
         return None
     if "workspace" not in text:

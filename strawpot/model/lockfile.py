@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from strawpot.model.errors import UsageError
-from strawpot.model.fs import atomic_write
+from strawpot.model.fs import atomic_write, read_own_text
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.layout import LOCK_NAME
 from strawpot.model.lock_text import read_lock_text
@@ -125,13 +125,13 @@ class Lockfile(Record):
         """The lock at `path`, its TOML parse read back from the cache folder with `remember` (`parse_toml`):
         for what a command shows (tree, why, list), never for what it checks or installs."""
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_own_text(path)
         except FileNotFoundError:
             raise LockfileError(f"{path}: no lockfile", hint="run `strawpot lock` to create it") from None
         except UnicodeDecodeError as exc:
             raise LockfileError(not_utf8(path, exc)) from None
         except OSError as exc:
-            raise LockfileError(f"{path}: cannot read the lockfile: {exc.strerror or exc}") from None
+            raise LockfileError(f"{path}: cannot read the lockfile: {exc.strerror or exc}", hint=_REGENERATE) from None
         data = remembered(text, path) if remember else None
         if data is not None:
             return cls.from_dict(data, where=str(path))

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from strawpot.model.errors import UsageError
-from strawpot.model.fs import atomic_write
+from strawpot.model.fs import OWN_FILE_HINT, atomic_write, read_own_text
 from strawpot.model.kinds import KIND_ORDER, Kind
 from strawpot.model.slugs import slug_error
 from strawpot.model.toml_text import not_utf8, parse_toml, remembered
@@ -230,11 +230,11 @@ _HINT = "fix the file by hand; strawpot never rewrites a file it cannot parse"
 
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_own_text(path)
     except UnicodeDecodeError as exc:
         raise UsageError(not_utf8(path, exc)) from None
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read the manifest: {exc.strerror or exc}") from None
+        raise UsageError(f"{path}: cannot read the manifest: {exc.strerror or exc}", hint=OWN_FILE_HINT) from None
 
 
 def _settings_only(kind: Kind, value: Any) -> bool:

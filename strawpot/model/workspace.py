@@ -7,6 +7,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from strawpot.model.errors import UsageError
+from strawpot.model.fs import OWN_FILE_HINT, read_own_text
 from strawpot.model.kinds import Kind
 from strawpot.model.layout import MANIFEST_NAME, expand_members
 from strawpot.model.package import Package, PackageInvalid
@@ -115,9 +116,9 @@ def load_workspace(root: Path, data: dict[str, Any] | None = None) -> Workspace:
     where = root / MANIFEST_NAME
     if data is None:
         try:
-            text = where.read_text(encoding="utf-8")
+            text = read_own_text(where)
         except OSError as exc:
-            raise UsageError(f"{where}: cannot read the manifest: {exc.strerror or exc}") from None
+            raise UsageError(f"{where}: cannot read the manifest: {exc.strerror or exc}", hint=OWN_FILE_HINT) from None
         data = parse_toml(text, where)
     table = read_table(data, where)
     if table is None:
