@@ -70,6 +70,28 @@ def load_settings(
     return settings
 
 
+def setting(project: Project | None, name: str) -> Any:
+    """`load_settings(project).get(name)`, without parsing a file (nor importing a TOML parser) when no layer can
+    set `name`: in TOML a key is spelled out in the file, or written with an escape (a backslash), so a file with
+    neither sets it nowhere. Then a damaged file that does not set it is not reported here, as a command that reads
+    no setting would not report it either."""
+    from strawpot.model.settings import SCHEMA
+
+    key, spelled = SCHEMA[name], name.rpartition(".")[2].encode()
+    for path in (config_path(), project.manifest_path if project else None):
+        try:
+            raw = read_own_file(path) if path is not None else b""
+        except FileNotFoundError:
+            continue
+        except OSError:
+            raw = b"\\"  # unreadable: load_settings says why
+        if spelled in raw or b"\\" in raw:
+            return load_settings(project).get(name)
+    if key.env_var and own_secrets.environ().get(key.env_var, "").strip():
+        return load_settings(project).get(name)
+    return key.default
+
+
 def _file_source(path: Path, layer: str) -> Source | None:
     from strawpot.model.settings import Source, key_lines
     from strawpot.model.toml_text import not_utf8, parse_toml

@@ -32,12 +32,12 @@ def parse_kind(text: str) -> Kind:
         raise UsageError(str(exc)) from None
 
 
-def note_stale_lock(project: Project, lock: Lockfile, *, remember: bool = True) -> None:
+def note_stale_lock(project: Project, lock: Lockfile) -> None:
     """Say on stderr when strawpot.toml changed since strawpot.lock was written (what is shown is the lock); the
-    manifest's parse read back from the cache folder unless not `remember` (see `Manifest.read`)."""
+    manifest's parse read back from the cache folder (see `Manifest.read`): a note, never a check."""
     from strawpot.install.queries import lock_is_behind
 
-    if lock_is_behind(project, lock, remember=remember):
+    if lock_is_behind(project, lock):
         from strawpot.console import err_console
 
         err_console.line(f"note: {project.manifest_path.name} changed since {project.lock_path.name} was written; "
@@ -232,7 +232,7 @@ def verify(is_global: bool = False, project: Path | None = None, as_json: bool =
     from strawpot.model.plural import count
 
     the_project, lock = locked_project(project, is_global)
-    note_stale_lock(the_project, lock, remember=False)  # verify reads every file itself
+    note_stale_lock(the_project, lock)
     tree = InstalledTree(the_project.tree_root)
     problems = tree.verify(lock, deep=True) + tree.tool_mismatches(lock)
     signers = _signers(the_project, lock)
@@ -291,10 +291,10 @@ def _verified(lock: Lockfile, tree: InstalledTree, signers: Signers) -> None:
 
 def _signers(project: Project, lock: Lockfile) -> Signers:
     """The locked signers checked against the cache folder, by `[install] log_key` when set; exit 5 on a mismatch."""
-    from strawpot.config_files import cache_dir, load_settings
+    from strawpot.config_files import cache_dir, setting
     from strawpot.install.provenance_kept import verify_signers
 
-    log_key = load_settings(project, {}).get("install.log_key")
+    log_key = setting(project, "install.log_key")
     return verify_signers(lock.packages, cache_dir(), log_key if isinstance(log_key, str) else None)
 
 

@@ -208,14 +208,14 @@ def load_lock(project: Project, *, remember: bool = False) -> Lockfile:
     return Lockfile.load(project.lock_path, remember=remember)
 
 
-def lock_is_behind(project: Project, lock: Lockfile, *, remember: bool = True) -> bool:
-    """Whether strawpot.toml asks for something other than what strawpot.lock was written for (`remember`: see
-    `Manifest.read`)."""
+def lock_is_behind(project: Project, lock: Lockfile) -> bool:
+    """Whether strawpot.toml asks for something other than what strawpot.lock was written for (the manifest's parse
+    kept in the cache folder serves: see `Manifest.read`)."""
     from strawpot.model.manifest import Manifest
 
     if not project.manifest_path.exists():
         return False
-    return Manifest.read(project.manifest_path, remember=remember).dependency_hash() != lock.manifest_hash
+    return Manifest.read(project.manifest_path, remember=True).dependency_hash() != lock.manifest_hash
 
 
 def locked_project(folder: Path | None, is_global: bool, *, remember: bool = False) -> tuple[Project, Lockfile]:

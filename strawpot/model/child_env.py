@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+
+from valueclass import Record
 
 # What a program needs to behave like one the user started: where programs are, whose home, which language
 # and terminal, where temp files go, which user and shell. LOGNAME is POSIX's name for USER; LANGUAGE, TZ,
@@ -38,8 +39,7 @@ PROTOCOL_PREFIXES = ("DENDEN_",)  # set by the caller for this run only; an inhe
 _MIN_SECRET = 8  # a shorter "secret" would match innocent values
 
 
-@dataclass(frozen=True)
-class EnvPolicy:
+class EnvPolicy(Record):
     """The user's additions and removals (`[session] pass_env` / `hide_env`) and the secret values to keep home."""
 
     pass_env: tuple[str, ...] = ()

@@ -122,8 +122,9 @@ class Lockfile(Record):
 
     @classmethod
     def load(cls, path: Path, *, remember: bool = False) -> Lockfile:
-        """The lock at `path`, its TOML parse read back from the cache folder with `remember` (`parse_toml`):
-        for what a command shows (tree, why, list), never for what it checks or installs."""
+        """The lock at `path`. Its TOML parse is kept in the cache folder (`toml_text.remember`) and read back from
+        there: as it is with `remember`, for what a command shows (tree, why, list); else only when `dumps` of the
+        lock it gives is the file's text, as for the text's own fast read (`_canonical`)."""
         try:
             text = read_own_text(path)
         except FileNotFoundError:
@@ -132,16 +133,16 @@ class Lockfile(Record):
             raise LockfileError(not_utf8(path, exc)) from None
         except OSError as exc:
             raise LockfileError(f"{path}: cannot read the lockfile: {exc.strerror or exc}", hint=_REGENERATE) from None
-        data = remembered(text, path) if remember else None
-        if data is not None:
-            return cls.from_dict(data, where=str(path))
-        canonical = _canonical(text, str(path))
+        kept = remembered(text, path)
+        if kept is not None and remember:
+            return cls.from_dict(kept, where=str(path))
+        canonical = _canonical(text, str(path), kept)
         if canonical is not None:
             data, lock = canonical
         else:
             data = parse_toml(text, path, error=LockfileError, hint=_REGENERATE)
             lock = cls.from_dict(data, where=str(path))
-        if remember:
+        if data is not kept:
             keep_parse(text, path, data)
         return lock
 
@@ -210,12 +211,17 @@ class Lockfile(Record):
         atomic_write(path, self.dumps())
 
 
-def _canonical(text: str, where: str) -> tuple[dict[str, Any], Lockfile] | None:
-    """The lock in `text` read without tomllib (30 ms and its import for 100 packages), when `text` is exactly what
-    `dumps` writes for it, as a lock strawpot wrote is; None for any other text (a hand edit, a comment, a tampered
-    or broken lock), which tomllib then reads and reports on. Then tomllib would read the same lock, since
-    `from_dict(tomllib.loads(lock.dumps()))` is `lock` (tests/model/test_lock_text.py)."""
-    data = read_lock_text(text)
+def _canonical(text: str, where: str, kept: dict[str, Any] | None = None) -> tuple[dict[str, Any], Lockfile] | None:
+    """The lock in `text` read without tomllib (30 ms and its import for 100 packages), from the parse `kept` in the
+    cache folder or else by `read_lock_text`, when `text` is exactly what `dumps` writes for it, as a lock strawpot
+    wrote is; None for any other text (a hand edit, a comment, a tampered or broken lock), which tomllib then reads
+    and reports on. Then tomllib would read the same lock, since `from_dict(tomllib.loads(lock.dumps()))` is `lock`
+    (tests/model/test_lock_text.py), whatever gave the candidate: a tampered cache entry is only not used."""
+    return (kept is not None and _dumped_as(kept, text, where)) or _dumped_as(read_lock_text(text), text, where)
+
+
+def _dumped_as(data: dict[str, Any] | None, text: str, where: str) -> tuple[dict[str, Any], Lockfile] | None:
+    """(`data`, its lock) when `dumps` of that lock is `text`."""
     if data is None:
         return None
     try:

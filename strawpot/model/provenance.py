@@ -12,7 +12,6 @@ import binascii
 import json
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from strawpot.model.errors import UsageError
 from strawpot.model.sha import sha256
+from valueclass import Record
 
 STATEMENT_TYPE = "strawpot.publish/v1"
 KEY_ENV = "STRAWPOT_SIGNING_KEY"  # a base64 private key for CI, instead of the key file
@@ -126,8 +126,7 @@ def sign(private: Ed25519PrivateKey, body: dict[str, Any]) -> tuple[str, str]:
     return text.decode("utf-8"), base64.b64encode(private.sign(text)).decode()
 
 
-@dataclass(frozen=True)
-class Signed:
+class Signed(Record):
     """A statement as received: its text, fields, signature and the key id it names."""
 
     text: str

@@ -13,13 +13,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from dataclasses import field as dataclass_field
-from typing import Any
 
 from strawpot.model.errors import UsageError
 from strawpot.model.kinds import REQUIREMENT_TABLES, Kind
-from valueclass import Record, field, replace
+from valueclass import Record, State, field, replace
+
+TYPE_CHECKING = False  # typing is not imported where one setting is read (`config_files.setting`)
+if TYPE_CHECKING:
+    from typing import Any
 
 LAYERS = ("default", "global", "project", "env", "flag")
 # Tables of the project file that hold requirements, not settings (the manifest reads them).
@@ -173,17 +174,19 @@ class Tokens(Record):
     stored: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class Settings:
+class Settings(State):
     """The effective settings: a value and an origin for every key of SCHEMA, plus agents' tables and tokens."""
 
-    values: dict[str, Value]
-    agents: dict[str, dict[str, Value]] = dataclass_field(default_factory=dict)
-    env_tables: dict[tuple[Kind, str], dict[str, Value]] = dataclass_field(default_factory=dict)
-    warnings: list[str] = dataclass_field(default_factory=list)
-    overruled: list[str] = dataclass_field(default_factory=list)  # project values that would have lowered the sandbox
-    layers: dict[tuple[str, str], Value] = dataclass_field(default_factory=dict)  # (key, layer) -> what that layer said
-    tokens: Tokens = dataclass_field(default_factory=Tokens)
+    _fields = ("values", "agents", "env_tables", "warnings", "overruled", "layers", "tokens")
+
+    def __init__(self, values: dict[str, Value]) -> None:
+        self.values = values
+        self.agents: dict[str, dict[str, Value]] = {}
+        self.env_tables: dict[tuple[Kind, str], dict[str, Value]] = {}
+        self.warnings: list[str] = []
+        self.overruled: list[str] = []  # project values that would have lowered the sandbox
+        self.layers: dict[tuple[str, str], Value] = {}  # (key, layer) -> what that layer said
+        self.tokens = Tokens()
 
     def get(self, key: str) -> Any:
         return self.values[key].value

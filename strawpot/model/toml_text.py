@@ -52,7 +52,8 @@ def _remembered_at(text: str, path: Path | str) -> tuple[Path, str]:
 def remembered(text: str, path: Path | str) -> dict[str, Any] | None:
     """`parse_toml(text)` as `remember` kept it for the file at `path` in the cache folder (JSON: about 30 times
     faster than tomllib for a 100-package lock, and tomllib is not imported), or None (none kept, another text's,
-    unreadable). For what a command shows, not for what it checks or installs: the cache folder is not the file."""
+    unreadable). For what a command shows, not for what it installs: the cache folder is not the file (a check takes
+    it only as a candidate it proves against the file, as `Lockfile.load` does)."""
     import json
 
     from strawpot.model.fs import read_regular_file

@@ -1,5 +1,6 @@
 """A TOML file's parse kept in the cache folder (toml_text.remember/remembered) is served only for that file's exact
-text, only when JSON holds it exactly, only after its reader accepted it, and never to `verify`."""
+text, only when JSON holds it exactly, only after its reader accepted it, and to `verify` only as a lock whose
+`dumps` is the file's text."""
 
 from __future__ import annotations
 
@@ -160,7 +161,7 @@ def test_a_manifest_that_parses_but_is_refused_is_not_kept(tmp_path: Path, cache
     assert [e.name for e in Manifest.read(path, remember=True).entries()] == ["x"] and len(entries(cache)) == 1
 
 
-# -- verify reads the file; tree, why and list may be served the kept parse -------------------------------------
+# -- verify checks a kept parse against the file; tree, why and list may be served it ---------------------------
 
 
 SKILL = "---\nname: my-skill\ndescription: A local skill.\nmetadata:\n  version: 1.0.0\n---\n\nRule one.\n"
@@ -206,20 +207,19 @@ def test_verify_reads_the_lock_not_the_cache(tmp_path: Path, cache: Path) -> Non
     assert os.path.exists(kept[0])
 
 
-def test_verify_keeps_no_parse_and_a_manifest_holding_secrets_is_never_kept(tmp_path: Path, cache: Path) -> None:
-    """verify reads its files itself (it writes no entry either); a strawpot.toml with an agent's `env` table (which
-    the settings refuse in a project file) or a token is read for tree, but its parse is not copied to the cache."""
+def test_a_manifest_holding_secrets_is_never_kept(tmp_path: Path, cache: Path) -> None:
+    """A strawpot.toml with an agent's `env` table (which the settings refuse in a project file) or a token is read
+    by tree and verify, but its parse is not copied to the cache; the lock's is."""
     proj, env = _installed(tmp_path, cache)
-    assert strawpot_here("verify", cwd=proj, extra_env=env).returncode == 0
-    assert entries(cache) == []
     for secret in ('\n[agents.claude.env]\nANTHROPIC_API_KEY = "sk-secret"\n', '\n[registry]\ntoken = "sk-secret"\n'):
         for entry in entries(cache):
             entry.unlink()
         (proj / "strawpot.toml").write_text('[skills]\nmy-skill = { path = "../skills/my-skill" }\n' + secret)
-        done = strawpot_here("tree", cwd=proj, extra_env=env)
-        assert done.returncode == 0 and "skill my-skill 1.0.0" in done.stdout, done.stderr
-        assert not any("sk-secret" in e.read_text() for e in entries(cache)), "a secret was copied to the cache"
-        assert len(entries(cache)) == 1  # the lock's parse alone
+        for command in ("tree", "verify"):
+            done = strawpot_here(command, cwd=proj, extra_env=env)
+            assert done.returncode == 0 and "sk-secret" not in done.stdout + done.stderr, (command, done.stderr)
+            assert not any("sk-secret" in e.read_text() for e in entries(cache)), "a secret was copied to the cache"
+            assert len(entries(cache)) == 1  # the lock's parse alone
 
 
 def test_a_kept_entry_that_is_a_link_or_a_fifo_is_not_read(tmp_path: Path, cache: Path) -> None:
