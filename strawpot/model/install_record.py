@@ -152,8 +152,13 @@ def check_output(path: Path, recorded: RecordedFile, *, deep: bool) -> str | Non
 
 
 def file_sha256(path: str | Path) -> str:
+    """The sha256 of the file the caller found regular (lstat): opened without following a link or blocking on a
+    FIFO, so one swapped in since is an OSError or another hash, never a hang."""
     digest = sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        while chunk := os.read(fd, 1 << 20):
             digest.update(chunk)
+    finally:
+        os.close(fd)
     return digest.hexdigest()

@@ -210,20 +210,35 @@ def _check_file(path: str, size: int, sha256: str, executable: bool, *, deep: bo
         return f"size {st.st_size}, lock has {size}"
     if bool(st.st_mode & stat.S_IXUSR) != executable:
         return "executable bit differs from the lock"
-    if deep and file_sha256(path) != sha256:
-        return "content differs from the lock (sha256)"
+    try:
+        if deep and file_sha256(path) != sha256:
+            return "content differs from the lock (sha256)"
+    except OSError as exc:  # replaced since the lstat
+        return f"cannot be read ({exc.strerror or exc})"
     return None
 
 
 def _walk(base: str, skip: frozenset[str]) -> list[str]:
     """Every file under `base` (as a relative POSIX path) but those in its top-level folders `skip` (an
     integration's `.venv`)."""
-    found = []
-    for dirpath, dirs, files in os.walk(base):
-        if dirpath == base:
-            dirs[:] = [d for d in dirs if d not in skip]
-            found += files
-            continue
-        prefix = dirpath[len(base) + 1:].replace(os.sep, "/") + "/"
-        found += [prefix + name for name in files]
+    found: list[str] = []
+    _walk_into(base, "", skip, found)
     return found
+
+
+def _walk_into(folder: str, prefix: str, skip: frozenset[str], found: list[str]) -> None:
+    """The files os.walk lists (not a link to a folder, which it neither lists nor enters; an unreadable folder is
+    passed over), without its generator."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            found.append(prefix + entry.name)
+        elif not entry.is_symlink() and (prefix or entry.name not in skip):
+            _walk_into(entry.path, f"{prefix}{entry.name}/", skip, found)
