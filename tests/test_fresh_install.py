@@ -4,10 +4,17 @@ and then lock and a headless session with the stub agent. pip uses this machine'
 
 from __future__ import annotations
 
+import datetime
+import hashlib
 import json
 import os
+import platform
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -29,6 +36,34 @@ def _run(command: list[str | Path], *, cwd: Path, env: dict[str, str], timeout: 
     return done.stdout
 
 
+def _wheelhouse(checkout: Path, *, env: dict[str, str]) -> Path:
+    """The wheels of what pyproject.toml requires (to build and to run), as `pip download` resolves them today: kept
+    in the user's cache, one folder a day per requirement list and Python, so the install resolves from it without
+    the index (pip's own cache is not kept on every machine, and parsing PyPI's page of grpcio alone takes 5 s)."""
+    project = tomllib.loads((checkout / "pyproject.toml").read_text(encoding="utf-8"))
+    requirements = [*project["build-system"]["requires"], *project["project"]["dependencies"]]
+    key = json.dumps([requirements, sys.version_info[:2], platform.machine(), datetime.date.today().isoformat()])
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "strawpot-tests"
+    house = cache / f"fresh-install-wheels-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    if house.is_dir():
+        return house
+    cache.mkdir(parents=True, exist_ok=True)
+    filling = Path(tempfile.mkdtemp(prefix=".filling-", dir=cache))
+    try:
+        _run([sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet", "--dest", filling,
+              *requirements], cwd=filling, env=env, timeout=600)
+        for old in cache.glob("fresh-install-wheels-*"):  # another checkout's may be in use: only old ones go
+            if old != house and old.stat().st_mtime < time.time() - 3 * 86400:
+                shutil.rmtree(old, ignore_errors=True)
+        filling.rename(house)  # whole or not at all; another run may have put its own there first
+    except OSError:
+        if not house.is_dir():
+            raise
+    finally:
+        shutil.rmtree(filling, ignore_errors=True)
+    return house
+
+
 def _found(python: Path, modules: tuple[str, ...], *, cwd: Path, env: dict[str, str]) -> dict[str, str | None]:
     """Where each module would be imported from in that venv (None: it is not installed)."""
     probe = ("import importlib.util, json, sys\n"
@@ -44,8 +79,10 @@ def test_a_plain_pip_install_runs_the_client_and_a_sqlite_registry() -> None:
         checkout, venv = scratch / "checkout", scratch / "checkout" / ".venv"
         copy_tracked_files(checkout)  # the working tree as it is; demo.py runs `strawpot` from its .venv/bin
         pip_env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-        _run([sys.executable, "-m", "venv", venv], cwd=scratch, env=pip_env, timeout=300)
-        _run([venv / "bin" / "python", "-m", "pip", "install", "--disable-pip-version-check", "--quiet", checkout],
+        # this interpreter's pip installs into the venv (`pip --python`): seeding the venv with its own pip takes 6 s
+        _run([sys.executable, "-m", "venv", "--without-pip", venv], cwd=scratch, env=pip_env, timeout=300)
+        _run([sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install", "--disable-pip-version-check",
+              "--quiet", "--no-index", "--find-links", _wheelhouse(checkout, env=pip_env), checkout],
              cwd=scratch, env=pip_env, timeout=600)
 
         env = clean_env(scratch, checkout)

@@ -182,26 +182,55 @@ print(merged.error)
     assert state(repo) == before
 
 
-KILL_SCRIPT = """
+# One interpreter imports the merge once; each round is a forked child of it ("STEP RUN_ID" on its stdin), killed at
+# its STEP-th checkpoint or merging to the end; "exit CODE" follows what the child printed (an interpreter start-up
+# and the imports per round were a third of the test's time).
+KILL_SERVER = """
 import os, signal, sys
 from pathlib import Path
 from orchestrator import tree_apply
 from orchestrator.worktree import WorktreeIsolator
 from tests.orchestrator._merge_scenario import agent_edits
-root, kill_at = Path(sys.argv[1]), int(sys.argv[2])
-calls = []
-def kill(step):
-    calls.append(step)
-    if len(calls) == kill_at:
-        print(step, flush=True)
-        os.kill(os.getpid(), signal.SIGKILL)
-tree_apply.checkpoint = kill
-isolator = WorktreeIsolator()
-env = isolator.create(sys.argv[3], root)
-agent_edits(Path(env.info["path"]))
-merged = isolator.merge(env, root)
-assert merged.error is None, merged.error
+root = Path(sys.argv[1])
+for line in sys.stdin:
+    kill_at, run_id = int(line.split()[0]), line.split()[1]
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            calls = []
+            def kill(step):
+                calls.append(step)
+                if len(calls) == kill_at:
+                    print(step, flush=True)
+                    os.kill(os.getpid(), signal.SIGKILL)
+            tree_apply.checkpoint = kill
+            isolator = WorktreeIsolator()
+            env = isolator.create(run_id, root)
+            agent_edits(Path(env.info["path"]))
+            merged = isolator.merge(env, root)
+            print(merged.error or "", flush=True)
+            code = 0 if merged.error is None else 1
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+        finally:
+            sys.stderr.flush()
+            os._exit(code)  # never back into the loop: only the parent reads the rounds
+    print("exit", os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]), flush=True)
 """
+
+
+def _kill_round(server: subprocess.Popen[str], step: int, run_id: str) -> tuple[int, str]:
+    """The exit code of one merge killed at checkpoint `step` (0: it ran to the end), and what it printed."""
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(f"{step} {run_id}\n")
+    server.stdin.flush()
+    printed = []
+    while not (line := server.stdout.readline()).startswith("exit "):
+        assert line, f"the merge server ended: {server.wait(timeout=10)}"
+        printed.append(line)
+    return int(line.split()[1]), "".join(printed)
 
 
 def test_sigkill_at_every_step_of_the_merge_leaves_the_tree_untouched_or_fully_merged(project, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -211,22 +240,35 @@ def test_sigkill_at_every_step_of_the_merge_leaves_the_tree_untouched_or_fully_m
     users_own_work(root)
     before, after = state(root), expected_after(root, tmp_path)
     outcomes = []
+    errors = tmp_path / "server.err"
+    with errors.open("w") as err, subprocess.Popen(
+            [sys.executable, "-c", KILL_SERVER, str(root)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=err, text=True, env={**os.environ, **IDENTITY, "PYTHONPATH": str(ROOT)}) as server:
+        try:
+            _merge_killed_at_every_step(server, root, before, after, outcomes, errors)
+        finally:
+            server.kill()
+    assert state(root) == after  # the last round ran to the end
+    assert len(outcomes) > 30 and outcomes[-1][1] == "merged" and outcomes[0][1] == "untouched"
+    assert any(step.startswith("write ") for step, how in outcomes if how == "untouched")
+
+
+def _merge_killed_at_every_step(server: subprocess.Popen[str], root: Path, before: object, after: object,
+                                outcomes: list[tuple[str, str]], errors: Path) -> None:
     for step in range(1, 200):
         run_id = f"run_20261125_120000_{step:06x}"
-        proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(root), str(step), run_id], cwd=ROOT,
-                              capture_output=True, text=True, timeout=60,
-                              env={**os.environ, **IDENTITY, "PYTHONPATH": str(ROOT)})
-        if proc.returncode == 0:
+        code, printed = _kill_round(server, step, run_id)
+        if code == 0:
             break
-        assert proc.returncode == -9, proc.stderr
+        assert code == -9, printed + errors.read_text()
         if step % 10 == 1:  # the next strawpot command undoes a half-done merge; in between, the same call in-process
             recovered = strawpot("sessions", "--prune", cwd=root, extra_env=IDENTITY, timeout=60)
             assert recovered.returncode == 0, recovered.stderr
         else:
             recover(root)
         now = state(root)
-        assert now in (before, after), f"killed at {proc.stdout.strip()}: the tree is half merged"
-        outcomes.append((proc.stdout.strip(), "untouched" if now == before else "merged"))
+        assert now in (before, after), f"killed at {printed.strip()}: the tree is half merged"
+        outcomes.append((printed.strip(), "untouched" if now == before else "merged"))
         if now == after:  # the kill came after the journal said done: undo the merge for the next round
             for path in set(after) - set(before):
                 target = root / path
@@ -241,9 +283,6 @@ def test_sigkill_at_every_step_of_the_merge_leaves_the_tree_untouched_or_fully_m
         git(root, "branch", "-D", f"strawpot/{run_id}")
     else:
         pytest.fail("the merge never finished")
-    assert state(root) == after  # the last round ran to the end
-    assert len(outcomes) > 30 and outcomes[-1][1] == "merged" and outcomes[0][1] == "untouched"
-    assert any(step.startswith("write ") for step, how in outcomes if how == "untouched")
 
 
 # -- what the agent plants in the shared repository -----------------------------------------------------------

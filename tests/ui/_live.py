@@ -13,6 +13,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 # Generous: on a loaded 2-core CI machine Chromium and a session's subprocesses share the cores.
 PATIENCE = 30.0
+STOP_GRACE = 0.5  # seconds the server gives open requests when the block ends (`strawpot ui` gives 2)
 
 
 @contextlib.contextmanager
@@ -21,7 +22,9 @@ def serving(app: object) -> Iterator[str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))  # type: ignore[arg-type]
+    # A live page's stream never ends by itself: without a grace the server waits for the browser to go, and
+    # the join below gave up after 10 s (in each browser test). The test is done with its page by then.
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=STOP_GRACE))  # type: ignore[arg-type]
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
