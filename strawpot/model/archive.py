@@ -10,7 +10,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from strawpot.model.package import MAX_FILE_SIZE, MAX_FILES, MAX_TOTAL_SIZE
+from strawpot.model.package_limits import MAX_FILE_SIZE, MAX_FILES, MAX_TOTAL_SIZE
 from strawpot.model.paths import UnsafePath, safe_relative_path
 
 
