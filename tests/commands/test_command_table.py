@@ -137,7 +137,7 @@ COLD_INSTALL_MOST = 354  # 322 measured (the package model's readers out)
 COLD_INSTALL_NEVER = ("strawpot.publishing", "strawpot.model.workspace", "strawpot.install.tools", "httpcore", "idna",
                       "grpc", "registry_server", "starlette", "rich.", "strawpot.model.package_fields",
                       "strawpot.model.package_types", "strawpot.model.params", "inspect", "tomlkit",
-                      "subprocess", "strawpot.install.scripts", "difflib")
+                      "subprocess", "strawpot.install.scripts", "difflib", "encodings.idna", "stringprep")
 
 
 def test_a_cold_install_imports_what_it_uses(tmp_path: Path) -> None:
