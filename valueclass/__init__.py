@@ -80,10 +80,15 @@ class Record:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         fields = self._fields
         if not kwargs and len(args) == len(fields):  # every field given in order: most records a run makes
-            self.__dict__.update(zip(fields, args))
-            if self._post_init is not None:
-                self._post_init()
-            return
+            self.__dict__.update(zip(fields, args, strict=True))
+        else:
+            self.__dict__.update(self._arguments(args, kwargs))
+        if self._post_init is not None:
+            self._post_init()
+
+    def _arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Every field's value from positional and keyword arguments, defaults and factories, as dataclasses' __init__."""
+        fields = self._fields
         if len(args) > len(fields):
             raise TypeError(f"{type(self).__name__}() takes {len(fields)} positional arguments but {len(args)} "
                             "were given")
@@ -104,9 +109,7 @@ class Record:
                     values[name] = self._factories[name]()
                 else:
                     raise TypeError(f"{type(self).__name__}() missing required argument: {name!r}")
-        self.__dict__.update(values)
-        if self._post_init is not None:
-            self._post_init()
+        return values
 
     def _values(self) -> tuple[object, ...]:
         return tuple(self.__dict__[name] for name in self._fields)
