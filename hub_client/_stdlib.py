@@ -84,6 +84,14 @@ class _DeadlineTLS(_Deadline, ssl.SSLSocket):
     """The same over TLS: what the transport's SSL context wraps its connections in (`sslsocket_class`)."""
 
 
+def _connect(address: tuple[str, int], *args: Any) -> socket.socket:
+    """`socket.create_connection` with an ASCII host name given as bytes: getaddrinfo encodes a str with the idna codec,
+    whose first use imports `encodings.idna` and `stringprep` (more CPU than a request on loopback)."""
+    host, port = address
+    name = host.encode("ascii") if host.isascii() else host  # getaddrinfo takes bytes too (typeshed says str)
+    return socket.create_connection((name, port), *args)  # type: ignore[arg-type]
+
+
 def _wrap(sock: socket.socket) -> _Deadline:
     return _Deadline(sock.family, sock.type, sock.proto, fileno=sock.detach())
 
@@ -163,6 +171,7 @@ class StdlibTransport(httpx.BaseTransport):
         try:
             conn = (http.client.HTTPSConnection(host, port, timeout=timeout, context=self._context())
                     if scheme == "https" else http.client.HTTPConnection(host, port, timeout=timeout))
+            conn._create_connection = _connect  # type: ignore[attr-defined]  # what http.client's connect() calls
             conn.connect()
         except TimeoutError as exc:
             raise httpx.ConnectTimeout(str(exc) or "timed out", request=request) from exc

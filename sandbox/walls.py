@@ -9,8 +9,6 @@ whether it has a network. The environment is the caller's: the sandbox never bui
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -81,6 +79,9 @@ class BwrapSandbox:
     def check(self) -> None:
         if self._checked:
             return
+        import shutil
+        import subprocess  # only to probe bwrap: an install without a confined script never starts a process
+
         found = self.path or shutil.which("bwrap")
         fix = f'install it (Debian/Ubuntu: `apt-get install bubblewrap`), or set {self.setting} = "none"'
         if found is None:

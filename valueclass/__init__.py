@@ -12,7 +12,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing is not imported on this path
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TypeVar, dataclass_transform
+    from typing import Any, ClassVar, TypeVar, dataclass_transform
 
     R = TypeVar("R", bound="Record")
 else:
@@ -47,6 +47,7 @@ class Record:
     _fields: tuple[str, ...] = ()
     _defaults: dict[str, object] = {}
     _factories: dict[str, Callable[[], object]] = {}
+    _post_init: ClassVar[Callable[[Any], None] | None] = None
 
     def __init_subclass__(cls) -> None:
         fields = list(cls._fields)
@@ -73,9 +74,20 @@ class Record:
         if required_after_default:
             raise TypeError(f"non-default argument {required_after_default[0]!r} follows default argument")
         cls._fields, cls._defaults, cls._factories = tuple(fields), defaults, factories
+        cls._post_init = getattr(cls, "__post_init__", None)  # looked up once a class, not once an instance
         setattr(cls, "__match_args__", tuple(fields))  # noqa: B010 (a class attribute mypy would not let be set)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        fields = self._fields
+        if not kwargs and len(args) == len(fields):  # every field given in order: most records a run makes
+            self.__dict__.update(zip(fields, args, strict=True))
+        else:
+            self.__dict__.update(self._arguments(args, kwargs))
+        if self._post_init is not None:
+            self._post_init()
+
+    def _arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Every field's value from positional and keyword arguments, defaults and factories, as dataclasses' __init__."""
         fields = self._fields
         if len(args) > len(fields):
             raise TypeError(f"{type(self).__name__}() takes {len(fields)} positional arguments but {len(args)} "
@@ -97,10 +109,7 @@ class Record:
                     values[name] = self._factories[name]()
                 else:
                     raise TypeError(f"{type(self).__name__}() missing required argument: {name!r}")
-        self.__dict__.update(values)
-        post_init = getattr(self, "__post_init__", None)
-        if post_init is not None:
-            post_init()
+        return values
 
     def _values(self) -> tuple[object, ...]:
         return tuple(self.__dict__[name] for name in self._fields)

@@ -129,6 +129,7 @@ def answer(args: list[str], *, program: bool = False) -> int | None:
     if found is None:
         return None
     command, params, given = found
+    defer("inspect")  # dataclasses and httpx import it; ours ask it nothing (every dataclass has a docstring)
     if command == "install":
         install = bare_install(args)
         try:
@@ -141,7 +142,6 @@ def answer(args: list[str], *, program: bool = False) -> int | None:
             from strawpot.model import own_secrets
 
             own_secrets.hold()
-    defer("inspect")  # dataclasses imports it for the signature of a class without a docstring; ours all have one
     from strawpot import console
 
     console.apply_global_options(bool(given.get("quiet")), bool(given.get("verbose")), str(given.get("color", "auto")))

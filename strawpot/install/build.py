@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from sandbox.walls import SandboxSettings, scripts_sandbox
 from strawpot.install.apply import Staged, discard
-from strawpot.install.scripts import ScriptRun, run_script
 from strawpot.model.fs import atomic_write
 from strawpot.model.ids import package_id
 from strawpot.model.install_record import make_record, snapshot
@@ -181,6 +180,9 @@ class Builder:
     def build(self, staged: Staged, script: Script) -> None:
         """Run the script in the staged folder (INSTALL_DIR: a fresh folder whose files join it after) and
         write its install record; ScriptFailed when it fails or does not build its `bin`."""
+        # imported with a script to run: its module brings subprocess
+        from strawpot.install.scripts import ScriptRun, run_script
+
         skip = unverified_dirs(script.pkg.kind.plural)
         shipped = snapshot(staged.tmp, skip)
         log = log_path(self.tree_root, script.pkg.kind, script.pkg.name)

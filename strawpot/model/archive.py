@@ -8,18 +8,19 @@ import io
 import tarfile
 import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
-from strawpot.model.package import MAX_FILE_SIZE, MAX_FILES, MAX_TOTAL_SIZE
+from strawpot.model.package_limits import MAX_FILE_SIZE, MAX_FILES, MAX_TOTAL_SIZE
 from strawpot.model.paths import UnsafePath, safe_relative_path
+from valueclass import Record
 
 
 class ArchiveError(ValueError):
     """An archive that is corrupt, oversized, or holds a member we refuse to write."""
 
 
-@dataclass(frozen=True)
-class ArchiveMember:
+class ArchiveMember(Record):
+    """One file of an archive: its path, its bytes and whether it is executable."""
+
     path: str
     data: bytes
     executable: bool

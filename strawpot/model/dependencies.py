@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from resolver import ResolverError, parse_requirement
 from strawpot.model.display import short_repr, short_text
 from strawpot.model.ids import package_id
 from strawpot.model.kinds import Kind
+from valueclass import Record
 
 GROUPS: dict[Kind, dict[str, Kind]] = {
     Kind.SKILL: {"skills": Kind.SKILL},
@@ -32,12 +32,12 @@ GROUPS: dict[Kind, dict[str, Kind]] = {
 }
 ALL_ROLES = "*"
 PUBLISHED_FORMS = "'slug' (latest), 'slug==X.Y.Z' (exact) or '*' (every installed package of that kind)"
-# ASCII only: `\d` would take other scripts' digits, which StrawHub refuses.
-_PUBLISHED_ENTRY = re.compile(r"[a-z0-9][a-z0-9-]{0,63}(==(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*))?")
+# ASCII only: `\d` would take other scripts' digits, which StrawHub refuses. Compiled on first use (publishing and
+# validating; an install reads edges only) by re's own cache.
+_PUBLISHED_ENTRY = r"[a-z0-9][a-z0-9-]{0,63}(==(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*))?"
 
 
-@dataclass(frozen=True)
-class Edge:
+class Edge(Record):
     """A dependency on package `name` of `kind`; `spec` is the specifier text (`*` for any version)."""
 
     kind: Kind
@@ -49,8 +49,7 @@ class Edge:
         return package_id(self.kind, self.name)
 
 
-@dataclass(frozen=True)
-class BadEntry:
+class BadEntry(Record):
     """An entry no edge could be made of: its group, its index in that list (-1: the list itself), why."""
 
     group: str
@@ -58,8 +57,7 @@ class BadEntry:
     message: str
 
 
-@dataclass(frozen=True)
-class Edges:
+class Edges(Record):
     """A package's declared dependencies, the entries that could not be read, and a role's `*` wildcards."""
 
     edges: tuple[Edge, ...]
@@ -128,7 +126,7 @@ def published_form_problems(kind: Kind, groups: Mapping[str, Any]) -> tuple[BadE
             if not isinstance(entry, str):
                 continue
             text = entry.strip()
-            if text != ALL_ROLES and _PUBLISHED_ENTRY.fullmatch(text) is None:
+            if text != ALL_ROLES and re.fullmatch(_PUBLISHED_ENTRY, text) is None:
                 bad.append(BadEntry(group, index, f"{short_repr(entry)} is not a published dependency: use "
                                                   f"{PUBLISHED_FORMS}"))
     return tuple(bad)

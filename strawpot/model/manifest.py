@@ -39,6 +39,10 @@ class ManifestEntry(Record):
 class Manifest:
     """A parsed `strawpot.toml`; edits change only the entries they touch (a manifest from `read` takes none)."""
 
+    # `load` of a file that does not exist: plain tables until an edit other than `set_spec` of a plain string needs
+    # tomlkit's document (`_document` makes it then); a cold install into a new project never imports tomlkit
+    _new = False
+
     def __init__(self, path: Path, document: tomlkit.TOMLDocument | dict[str, Any]) -> None:
         self.path = path
         self.doc = document
@@ -61,11 +65,13 @@ class Manifest:
 
     @classmethod
     def load(cls, path: Path) -> Manifest:
+        if not path.exists():
+            new = cls(path, {})
+            new._new = True
+            return new
         import tomlkit
         import tomlkit.exceptions
 
-        if not path.exists():
-            return cls(path, tomlkit.document())
         text, hint = _text(path), _HINT
         parse_toml(text, path, hint=hint)  # the strict reader first: repeated keys, depth, every error placed
         try:
@@ -182,6 +188,9 @@ class Manifest:
 
     def set_spec(self, kind: Kind, name: str, spec: str) -> None:
         """Add or change a requirement; a table entry keeps its other keys."""
+        if self._new and type(self.doc) is dict:  # a new manifest's plain tables hold strings only
+            self.doc.setdefault(kind.plural, {})[name] = spec
+            return
         import tomlkit
         from tomlkit.items import InlineTable, Table
 
@@ -209,6 +218,8 @@ class Manifest:
         return True
 
     def dumps(self) -> str:
+        if self._new and type(self.doc) is dict and (text := _new_text(self.doc)) is not None:
+            return text
         import tomlkit
 
         return tomlkit.dumps(self._document())
@@ -217,6 +228,8 @@ class Manifest:
         """The document to edit, from `load` (a manifest from `read` has no layout to keep: TypeError)."""
         import tomlkit
 
+        if self._new and type(self.doc) is dict:
+            self.doc = _as_document(self.doc)
         if not isinstance(self.doc, tomlkit.TOMLDocument):
             raise TypeError(f"{self.path}: read with Manifest.read, which takes no edits; use Manifest.load")
         return self.doc
@@ -226,6 +239,7 @@ class Manifest:
 
 
 _HINT = "fix the file by hand; strawpot never rewrites a file it cannot parse"
+_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 def _text(path: Path) -> str:
@@ -235,6 +249,41 @@ def _text(path: Path) -> str:
         raise UsageError(not_utf8(path, exc)) from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the manifest: {exc.strerror or exc}", hint=OWN_FILE_HINT) from None
+
+
+def _as_document(tables: dict[str, dict[str, str]]) -> tomlkit.TOMLDocument:
+    """A new manifest's plain tables as the tomlkit document `set_spec` would have built them edit by edit."""
+    import tomlkit
+
+    doc = tomlkit.document()
+    for key, entries in tables.items():
+        table = tomlkit.table()
+        doc.add(key, table)
+        for name, spec in entries.items():
+            table[name] = spec
+    return doc
+
+
+def _new_text(tables: dict[str, dict[str, str]]) -> str | None:
+    """What `tomlkit.dumps(_as_document(tables))` writes, for bare keys and strings with nothing to escape (held
+    equal by tests/model/test_manifest_new.py); None for anything else, which tomlkit writes."""
+    blocks = []
+    for key, entries in tables.items():
+        lines = [f"[{key}]"]
+        for name, spec in entries.items():
+            if not (_bare(name) and isinstance(spec, str) and spec.isascii() and spec.isprintable()
+                    and '"' not in spec and "\\" not in spec):
+                return None
+            lines.append(f'{name} = "{spec}"')
+        if len(lines) == 1 or not _bare(key):
+            return None
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+def _bare(key: str) -> bool:
+    """Whether TOML writes `key` unquoted."""
+    return bool(key) and set(key) <= _BARE_KEY
 
 
 def _settings_only(kind: Kind, value: Any) -> bool:

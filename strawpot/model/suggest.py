@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 CUTOFF = 0.6  # difflib's ratio: `instal` → `install`, `skil` → `skill`, `git-worflow` → `git-workflow`
@@ -16,6 +15,8 @@ def closest(word: str, choices: Iterable[str], *, cutoff: float = CUTOFF) -> str
 
 def nearest(word: str, choices: Iterable[str], *, n: int = 3, cutoff: float = CUTOFF) -> list[str]:
     """Up to `n` choices near enough to `word` (never `word` itself), nearest first."""
+    import difflib  # on a mistake only: modules that name a choice import this one on every run
+
     options = sorted({each for each in choices if each != word})
     return difflib.get_close_matches(word, options, n=n, cutoff=cutoff)
 

@@ -126,12 +126,18 @@ def test_plain_lines_to_a_pipe_import_no_rich(project: Path, args: list[str]) ->
     assert ("rich_click" in loaded) is (args[0] not in EARLY), "the early answer runs without click"
 
 
-# a cold `install` resolves and talks to the registry (hub_client, httpx, the solver, tomlkit to write strawpot.toml):
+# a cold `install` resolves and talks to the registry (hub_client, httpx, the solver; a new strawpot.toml of plain
+# specifiers is written without tomlkit):
 # it is counted apart from the read-only commands, and the path-source, workspace and publishing readers stay out,
-# as does the agent tools' module under --skip-tools
-COLD_INSTALL_MOST = 362  # 329 measured (idna out: hub_client._lean)
+# as does the agent tools' module under --skip-tools, and the package model's readers (an archive's reader needs only
+# its limits: strawpot.model.package_limits), inspect (dataclasses and httpx import it, and ask it nothing), and what
+# runs an install script or probes bwrap (subprocess) when no package has a script, and difflib (a mistake's "did
+# you mean")
+COLD_INSTALL_MOST = 327  # 297 measured (no package readers, inspect, tomlkit, subprocess, difflib or idna codec)
 COLD_INSTALL_NEVER = ("strawpot.publishing", "strawpot.model.workspace", "strawpot.install.tools", "httpcore", "idna",
-                      "grpc", "registry_server", "starlette", "rich.")
+                      "grpc", "registry_server", "starlette", "rich.", "strawpot.model.package_fields",
+                      "strawpot.model.package_types", "strawpot.model.params", "inspect", "tomlkit",
+                      "subprocess", "strawpot.install.scripts", "difflib", "encodings.idna", "stringprep")
 
 
 def test_a_cold_install_imports_what_it_uses(tmp_path: Path) -> None:

@@ -55,3 +55,33 @@ def test_idna_loads_when_a_url_names_a_host_that_is_not_ascii() -> None:
 def test_the_real_cli_module_is_still_found_after_lean() -> None:
     loaded = _loaded_after("import hub_client, httpx._main\nassert callable(httpx._main.main.main)")
     assert "httpx._main" in loaded and "pygments" in loaded
+
+
+def test_a_request_to_an_ascii_host_loads_no_idna_codec() -> None:
+    """getaddrinfo encodes a str host with the idna codec (`encodings.idna`, `stringprep`: ~0.5% of a cold install's
+    CPU); the transport gives it an ASCII host as bytes, by name (localhost) or address."""
+    code = (
+        "import sys, threading\n"
+        "from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer\n"
+        "class H(BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(200); self.send_header('Content-Length', '2'); self.end_headers()\n"
+        "        self.wfile.write(b'ok')\n"
+        "    def log_message(self, *a): pass\n"
+        "class S(ThreadingHTTPServer):\n"
+        "    def server_bind(self):  # without HTTPServer's getfqdn, which encodes with the idna codec itself\n"
+        "        import socketserver\n"
+        "        socketserver.TCPServer.server_bind(self)\n"
+        "server = S(('127.0.0.1', 0), H)\n"
+        "assert 'encodings.idna' not in sys.modules\n"
+        "threading.Thread(target=server.serve_forever, daemon=True).start()\n"
+        "import hub_client, httpx\n"
+        "from hub_client._stdlib import StdlibTransport\n"
+        "with httpx.Client(transport=StdlibTransport()) as client:\n"
+        "    for host in ('127.0.0.1', 'localhost'):\n"
+        "        assert client.get(f'http://{host}:{server.server_address[1]}/').text == 'ok'\n"
+        "print(' '.join(m for m in ('encodings.idna', 'stringprep') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
