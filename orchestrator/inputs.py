@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strawpot.model.errors import LockOutdated
+from strawpot.model.fs import read_own_file
 
 if TYPE_CHECKING:
     from orchestrator.policy import Policy
@@ -21,7 +22,7 @@ MAX_LISTED = 20
 
 
 def lock_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(read_own_file(path)).hexdigest()
 
 
 def locked_packages(lock: Lockfile) -> dict[str, dict[str, Any]]:

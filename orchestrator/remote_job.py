@@ -22,6 +22,7 @@ from orchestrator.session import STOPPED_EXIT_CODE, Session, State, command_exit
 from orchestrator.worktree import WorktreeIsolator
 from strawpot.model.child_env import EnvPolicy, child_env
 from strawpot.model.errors import IntegrityFailure, StrawpotError
+from strawpot.model.fs import read_own_file
 from strawpot.model.settings import SCHEMA, Settings
 
 REF_PREFIX = "refs/strawpot-remote/"
@@ -56,8 +57,8 @@ def job_for(prepared: Prepared, env: IsolatedEnv, settings: Settings, *, run_id:
     for name, value in params.items():
         args += ["--param", f"{name}={value}"]
     declared = prepared.env.exported(prepared.env_needs)
-    return Job(run_id=run_id, bundle=bundle, tree=pack_tree(project.tree_root), lock=project.lock_path.read_bytes(),
-               manifest=project.manifest_path.read_bytes(), rel=str(env.info.get("rel", "")), args=tuple(args),
+    return Job(run_id=run_id, bundle=bundle, tree=pack_tree(project.tree_root), lock=read_own_file(project.lock_path),
+               manifest=read_own_file(project.manifest_path), rel=str(env.info.get("rel", "")), args=tuple(args),
                ref=ref, env={**child_env(environ, env_policy, declared=declared), **sent_settings(settings)})
 
 

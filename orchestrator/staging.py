@@ -11,17 +11,18 @@ their agent to run `denden delegate` without listing the skill.
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from strawpot.model.agent_files import open_regular, remove_entry
+from strawpot.model.fs import read_regular_file
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedPackage, Lockfile
 from strawpot.model.package import Package, PackageInvalid, parse_package
+from strawpot.model.package_limits import MAX_FILE_SIZE
 from strawpot.model.platform import current_os
 
 ROLE_PROMPT_FILE = "role_prompt.md"
@@ -83,12 +84,11 @@ class Stager:
                 return self._packages[key]
         locked = self.locked(kind, name)
         base = self.tree.package_dir(kind, name)
-        try:  # the locked files only: what an install script built beside them is not part of the package
-            files = {f.path: (base / f.path).read_bytes() for f in locked.files}
+        # the locked files only: what an install script built beside them is not part of the package
+        files = {f.path: _locked_bytes(locked, base, f.path) for f in locked.files}
+        try:
             package = parse_package(files, kind=kind, executables={f.path for f in locked.files if f.executable},
                                     where=str(base))
-        except OSError as exc:
-            raise StagingError(f"installed {kind.value} {name} is incomplete: {exc}; run `strawpot sync`") from None
         except PackageInvalid as exc:
             raise StagingError(f"installed {kind.value} {name} is invalid: {exc}") from None
         with self._lock:
@@ -211,6 +211,17 @@ class Stager:
             dest = target / f.path
             dest.parent.mkdir(parents=True, exist_ok=True)
             mode = 0o755 if f.executable else 0o644
-            with open(source / f.path, "rb") as src, open_regular(dest, "w", perms=mode) as out:
-                shutil.copyfileobj(src, out)
+            data = _locked_bytes(pkg, source, f.path)
+            with open_regular(dest, "w", perms=mode) as out:
+                out.write(data)
                 os.fchmod(out.fileno(), mode)  # exactly, whatever the umask
+
+
+def _locked_bytes(pkg: LockedPackage, base: Path, rel: str) -> bytes:
+    """A locked file of an installed package, read as the tree's files are read: an agent may have put a FIFO, a
+    link to /dev/zero or a giant in its place since `start` verified the tree; that is one line, never a hang."""
+    data, _, unreadable = read_regular_file(base / rel, MAX_FILE_SIZE)
+    if unreadable is not None:
+        raise StagingError(f"installed {pkg.kind.value} {pkg.name} is incomplete: {rel}: {unreadable}; "
+                           "run `strawpot sync`")
+    return data

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -71,6 +73,35 @@ def test_locked_version_not_whatever_is_on_disk(project, tmp_path: Path) -> None
     (project.state_dir / "skills" / "git-basics" / ".version").write_text("9.9.9\n")  # a newer one on disk
     with pytest.raises(StagingError, match=r"skill git-basics is locked at 1\.0\.0 but version 9\.9\.9 is installed"):
         _stager(project).stage("implementer", tmp_path / "ws")
+
+
+@pytest.mark.parametrize("planted", ["fifo", "endless link"])
+def test_a_fifo_or_an_endless_link_planted_after_start_verified_is_refused_not_read(
+        project, tmp_path: Path, planted: str) -> None:  # type: ignore[no-untyped-def]
+    """A sub-agent is staged long after `start` verified the tree: a FIFO or a link to /dev/zero an agent put in its
+    place since is refused in one line, not waited on or read without end (a hang fails the test by its timeout)."""
+    stager = _stager(project.build())
+    skill = project.state_dir / "skills" / "git-basics" / "SKILL.md"
+    skill.unlink()
+    if planted == "fifo":
+        os.mkfifo(skill)
+    else:
+        skill.symlink_to("/dev/zero")
+    outcome: list[BaseException | None] = []
+    worker = threading.Thread(target=lambda: outcome.append(_raised(stager, tmp_path / "ws")), daemon=True)
+    worker.start()
+    worker.join(20)
+    assert outcome, "staging waited on the planted file"
+    assert isinstance(outcome[0], StagingError)
+    assert "skill git-basics is incomplete: SKILL.md: links and special files are not allowed" in str(outcome[0])
+
+
+def _raised(stager: Stager, ws: Path) -> BaseException | None:
+    try:
+        stager.stage("implementer", ws)
+    except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+        return exc
+    return None
 
 
 def test_unlocked_role_is_refused(project, tmp_path: Path) -> None:
