@@ -121,19 +121,22 @@ def script_of(pkg: LockedPackage, files: Mapping[str, bytes]) -> Script | None:
 
 
 def installed_script(package_dir: Path, kind: Kind) -> str | None:
-    try:
-        data = (package_dir / kind.main_file).read_bytes()
-    except OSError:
-        return None
-    return script_in(kind, {kind.main_file: data})
+    data = _installed_main(package_dir, kind)
+    return None if data is None else script_in(kind, {kind.main_file: data})
 
 
 def _installed_spec(package_dir: Path, pkg: LockedPackage) -> Script | None:
-    try:
-        data = (package_dir / pkg.kind.main_file).read_bytes()
-    except OSError:
-        return None
-    return script_of(pkg, {pkg.kind.main_file: data})
+    data = _installed_main(package_dir, pkg.kind)
+    return None if data is None else script_of(pkg, {pkg.kind.main_file: data})
+
+
+def _installed_main(package_dir: Path, kind: Kind) -> bytes | None:
+    """The installed main file, read as the tree's files are (no link, no FIFO, capped); None if it cannot be."""
+    from strawpot.model.fs import read_regular_file
+    from strawpot.model.package_limits import MAX_FILE_SIZE
+
+    data, _, unreadable = read_regular_file(package_dir / kind.main_file, MAX_FILE_SIZE)
+    return None if unreadable else data
 
 
 def log_path(tree_root: Path, kind: Kind, name: str) -> Path:

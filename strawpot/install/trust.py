@@ -23,10 +23,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from strawpot.model.fs import atomic_write
+from strawpot.model.fs import atomic_write, read_regular_file
 from strawpot.model.install_record import script_sha256
 from strawpot.model.kinds import Kind
 from strawpot.model.lockfile import LockedFile, LockedTrust, Lockfile
+from strawpot.model.package_limits import MAX_FILE_SIZE
 from valueclass import Record, State, replace
 
 if TYPE_CHECKING:
@@ -234,9 +235,8 @@ def trust_policy(project: Project, tree: InstalledTree, trusted: Iterable[str], 
         kind_text, _, name = pid.partition(":")
         kind = Kind(kind_text)
         locked = lock.get(kind, name) if lock is not None else None
-        try:
-            main = (tree.package_dir(kind, name) / kind.main_file).read_bytes()
-        except OSError:
+        main, _, unreadable = read_regular_file(tree.package_dir(kind, name) / kind.main_file, MAX_FILE_SIZE)
+        if unreadable:
             continue
         if locked is not None:
             policy.grant(pid, package_commands(kind, main), locked.files, locked.version)

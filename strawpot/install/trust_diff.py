@@ -78,13 +78,13 @@ def _with_diff(path: str, status: str, old: Path | None, new: Path) -> FileChang
 
 def _text(path: Path) -> tuple[str, str]:
     """(the file's text, "") when it is small UTF-8 text; else ("", why no diff is shown)."""
-    try:
-        size = path.lstat().st_size
-        if size > DIFF_BYTES:
-            return "", f"{size} bytes: too large to diff here"
-        data = path.read_bytes()
-    except OSError as exc:
-        return "", f"unreadable: {exc.strerror or exc}"
+    from strawpot.model.fs import read_regular_file
+
+    data, found, unreadable = read_regular_file(path, DIFF_BYTES)  # no link, no FIFO: the tree is not trusted
+    if unreadable:
+        if found is not None and found.st_size > DIFF_BYTES:
+            return "", f"{found.st_size} bytes: too large to diff here"
+        return "", f"unreadable: {unreadable}"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
