@@ -1,9 +1,11 @@
 """`pip install strawpot` with no extras, in an empty venv: none of the registry backends or the test tooling comes
 along, and its `strawpot` runs the demo (registry serve on SQLite, publish, install and lock, a headless session)
-and then lock and a headless session with the stub agent. pip uses this machine's cache and wheels, as CI."""
+and then lock and a headless session with the stub agent. pip installs from a wheelhouse of pyproject's requirements
+that `pip download` fills from PyPI once a day (`_wheelhouse`)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import json
@@ -53,8 +55,9 @@ def _wheelhouse(checkout: Path, *, env: dict[str, str]) -> Path:
         _run([sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet", "--dest", filling,
               *requirements], cwd=filling, env=env, timeout=600)
         for old in cache.glob("fresh-install-wheels-*"):  # another checkout's may be in use: only old ones go
-            if old != house and old.stat().st_mtime < time.time() - 3 * 86400:
-                shutil.rmtree(old, ignore_errors=True)
+            with contextlib.suppress(OSError):  # another run may remove it first
+                if old != house and old.stat().st_mtime < time.time() - 3 * 86400:
+                    shutil.rmtree(old, ignore_errors=True)
         filling.rename(house)  # whole or not at all; another run may have put its own there first
     except OSError:
         if not house.is_dir():

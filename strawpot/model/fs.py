@@ -137,7 +137,7 @@ def read_regular_file(path: str | Path, limit: int) -> tuple[bytes, os.stat_resu
 # bytes of a file of the user's or the project's own (strawpot.toml, strawpot.lock, config.toml, .gitignore) any
 # command reads: far more than a real one; a link to /dev/zero or a planted giant is refused, not read for ever
 OWN_FILE_MOST = 64 * 1024 * 1024
-OWN_FILE_HINT = "make it a regular file you can read (a FIFO, a device or a folder is never read as one)"
+OWN_FILE_HINT = f"put a regular file you can read there, of at most {OWN_FILE_MOST >> 20} MiB (a FIFO or a device is never read)"
 
 
 def read_own_file(path: str | Path, limit: int = OWN_FILE_MOST) -> bytes:

