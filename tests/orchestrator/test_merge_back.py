@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -227,9 +228,14 @@ def _kill_round(server: subprocess.Popen[str], step: int, run_id: str) -> tuple[
     server.stdin.write(f"{step} {run_id}\n")
     server.stdin.flush()
     printed = []
-    while not (line := server.stdout.readline()).startswith("exit "):
-        assert line, f"the merge server ended: {server.wait(timeout=10)}"
-        printed.append(line)
+    watchdog = threading.Timer(60, server.kill)  # a round that hangs ends the server, and so the test, in 60 s
+    watchdog.start()
+    try:
+        while not (line := server.stdout.readline()).startswith("exit "):
+            assert line, f"the merge server ended (a round takes at most 60 s): {server.wait(timeout=10)}"
+            printed.append(line)
+    finally:
+        watchdog.cancel()
     return int(line.split()[1]), "".join(printed)
 
 
