@@ -21,7 +21,7 @@ from typing import Any
 
 from orchestrator.run_record import PRIVATE_FILE, RunRecordBroken, State, find_run
 from orchestrator.session import private_folder
-from strawpot.model.fs import atomic_write, file_lock
+from strawpot.model.fs import atomic_write, file_lock, read_regular_file
 
 ASKS_DIR = "asks"
 LOCK_FILE = ".lock"
@@ -180,11 +180,19 @@ def _number(value: Any) -> float:
 
 
 def _load(path: Path) -> dict[str, Any] | None:
+    """A question or answer file, read as the run folder's files are (an agent can write there): no link, no FIFO,
+    at most `_FILE_MOST` bytes; None when it cannot be read."""
+    raw, _, unreadable = read_regular_file(path, _FILE_MOST)
+    if unreadable is not None:
+        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
+
+
+_FILE_MOST = 16 * 1024 * 1024  # bytes: far more than a question and its choices
 
 
 def _run_state(run_dir: Path) -> str:

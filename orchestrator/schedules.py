@@ -18,7 +18,7 @@ from orchestrator.local_zone import local_timezone
 from orchestrator.session import State
 from strawpot.model.display import short_repr
 from strawpot.model.errors import UsageError
-from strawpot.model.fs import atomic_write, file_lock
+from strawpot.model.fs import atomic_write, file_lock, read_own_text
 from strawpot.model.package_types import slug_error
 
 OVERLAP_POLICIES = ("skip", "queue", "parallel")
@@ -247,7 +247,7 @@ class ScheduleStore:
     def _items(self) -> builtins.list[Any]:
         """The raw entries of schedules.json ([] when there is none)."""
         try:
-            raw = json.loads(self._file.read_text(encoding="utf-8"))
+            raw = json.loads(read_own_text(self._file))  # never a FIFO or a device a cloned .strawpot planted
         except FileNotFoundError:
             return []
         except (OSError, ValueError) as exc:
@@ -262,7 +262,7 @@ class ScheduleStore:
         if not valid_name(name):
             raise ScheduleError(f"no schedule named {name!r}: see `strawpot schedule list`")
         try:
-            raw = json.loads((self._history / f"{name}.json").read_text(encoding="utf-8"))
+            raw = json.loads(read_own_text(self._history / f"{name}.json"))
             return [_run_from_json(r) for r in raw.get("runs", [])]
         except FileNotFoundError:
             return []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -140,3 +141,26 @@ def test_planted_question_files_neither_block_nor_answer_later_questions(run_dir
                                                       run_dir=run_dir)
     thread.join()
     assert outcome.value == "green"
+
+
+@pytest.mark.parametrize("planted", ["fifo", "endless link"])
+def test_a_question_or_answer_planted_as_a_fifo_or_an_endless_link_is_passed_over(run_dir: Path,
+                                                                                   planted: str) -> None:
+    """The run folder is the agent's to write: a FIFO or a link to /dev/zero where the UI reads a question or its
+    answer is no question (and no answer), never a read that blocks or does not end."""
+    asks = run_dir / "asks"
+    asks.mkdir(mode=0o700)
+    for name in ("1.json", "2.answer.json"):
+        if planted == "fifo":
+            os.mkfifo(asks / name)
+        else:
+            (asks / name).symlink_to("/dev/zero")
+    (asks / "2.json").write_text(json.dumps({"id": "2", "agent_id": "a", "question": "real?"}))
+    found: list[object] = []
+    reader = threading.Thread(target=lambda: found.append(
+        (questions.read(run_dir, "1"), questions.read(run_dir, "2"), len(questions.questions(run_dir)))), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert found, "a planted file was waited on or read without end"
+    first, second, listed = found[0]  # type: ignore[misc]
+    assert first is None and second is not None and second.is_open and listed == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -121,3 +122,21 @@ def test_two_adds_at_once_keep_both_schedules(tmp_path: Path, monkeypatch: pytes
     first.join(5)
     second.join(5)
     assert [s.name for s in store.list()] == ["first", "second"]
+
+
+@pytest.mark.parametrize("planted", ["fifo", "endless link"])
+def test_a_schedules_file_planted_as_a_fifo_or_an_endless_link_is_one_line(tmp_path: Path, planted: str) -> None:
+    """A cloned repository's `.strawpot/schedules.json` (or a history file) that is a FIFO or a link to /dev/zero is
+    refused in one line, not waited on or read without end (a hang fails the test by the suite's timeout)."""
+    data = tmp_path / "data"
+    (data / "schedule-history").mkdir(parents=True)
+    for path in (data / "schedules.json", data / "schedule-history" / "triage.json"):
+        if planted == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to("/dev/zero")
+    store = ScheduleStore(data)
+    with pytest.raises(ScheduleError, match="not a regular file"):
+        store.list()
+    with pytest.raises(ScheduleError, match="not a regular file"):
+        store.history("triage")
