@@ -128,6 +128,14 @@ def _publish(url: str, token: str, slug: str, version: str) -> httpx.Response:
                       headers={"Authorization": f"Bearer {token}"}, timeout=30)
 
 
+def _until(seen: list[int], status: int, start: int = 0) -> None:
+    """Wait (at most 60 s) until the readers have met `status` after their first `start` answers."""
+    deadline = time.monotonic() + 60
+    while status not in seen[start:]:
+        assert time.monotonic() < deadline, f"the readers never met a {status}: {sorted(set(seen))}"
+        time.sleep(0.05)
+
+
 def _until_served(http: httpx.Client, url: str) -> httpx.Response:
     """GET `url` until it is not a 503 (the pool reconnects with a back-off of its own), for at most 30 s."""
     deadline = time.monotonic() + 30
@@ -152,6 +160,7 @@ def test_postgres_restarted_under_load_answers_503_then_recovers_without_a_regis
         for thread in readers:
             thread.start()
         try:
+            _until(seen, 200)  # the readers are being served before the database goes
             pg.stop()
             try:
                 for path in ("/api/v1/skills/steady/versions", "/api/v1/skills", "/api/v1/skills/steady"):
@@ -159,9 +168,11 @@ def test_postgres_restarted_under_load_answers_503_then_recovers_without_a_regis
                     assert down.status_code == 503, down.text
                     assert down.headers["retry-after"] == "2" and "storage is unavailable" in down.json()["error"]
                 assert _publish(reg.url, reg.token, "steady", "1.1.0").status_code == 503
+                _until(seen, 503)  # ... and refused while it is down
             finally:
                 pg.start()
             answers = [_until_served(http, f"{reg.url}/api/v1/skills/steady/versions") for _ in range(8)]  # both workers
+            _until(seen, 200, seen.index(503))  # ... and served again once it is back
         finally:
             stop.set()
             for thread in readers:
