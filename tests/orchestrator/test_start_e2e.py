@@ -188,12 +188,12 @@ def test_headless_needs_a_task(project) -> None:  # type: ignore[no-untyped-def]
 
 def test_interrupt_stops_every_agent(project, group_alive) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--task", "delegate:implementer:spawn:30 then sleep:30"],
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--task", "delegate:implementer:spawn:300 then sleep:300"],
                             cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         agents = _wait_for_running(project, 2)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -203,7 +203,7 @@ def test_interrupt_stops_every_agent(project, group_alive) -> None:  # type: ign
         assert not group_alive(agent["pid"])
 
 
-def _wait_for_running(project, count: int, timeout: float = 15) -> list[dict]:  # type: ignore[no-untyped-def]
+def _wait_for_running(project, count: int, timeout: float = 60) -> list[dict]:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for path in project.sessions_dir.glob("*/session.json"):
