@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 VENV = ROOT / ".venv"
 README_PORT = "8787"  # hard-coded in the README; the test puts a free port in its place (runs never collide)
-TOUR_DEADLINE = 120.0  # a bound for a hung line, not a speed check (the tour takes ~10 s)
-DETACH_DEADLINE = 30.0
+LINE_DEADLINE = 120.0  # a bound for a hung line, not a speed check (the whole tour takes ~10 s)
+DETACH_DEADLINE = 60.0
 PROMPT = "stub-agent>"  # the interactive stub agent is ready for a line (capture-pane drops the space after)
 # the newest run's id, as a reader copies it from `strawpot sessions`
 NEWEST_RUN = ("import json, sys; runs = json.load(sys.stdin)['sessions']; "
@@ -95,12 +95,12 @@ def driver_script(lines: list[str], port: int, clone: Path, state: Path) -> str:
     out = [
         "unset TMUX TMUX_PANE  # a terminal as a reader's, not one inside the test's tmux",
         f"__tour={shlex.quote(str(state))}",
-        # at the end the shell stays (at most 2 min) until the test is done with what the tour left running:
+        # at the end the shell stays (at most 10 min) until the test is done with what the tour left running:
         # the registry in the background gets SIGHUP when the pane's shell, its terminal's leader, exits
         "trap 'echo $? > \"$__tour/rc\"; "
-        "for _ in $(seq 1200); do [ -e \"$__tour/done\" ] && break; sleep 0.1; done' EXIT",
-        "__tour_wait() {  # until file $2 or $3 holds text $1, at most 30 s",
-        "  for _ in $(seq 300); do grep -qF -- \"$1\" \"$2\" \"$3\" && return 0; sleep 0.1; done; return 1",
+        "for _ in $(seq 6000); do [ -e \"$__tour/done\" ] && break; sleep 0.1; done' EXIT",
+        "__tour_wait() {  # until file $2 or $3 holds text $1, at most 60 s",
+        "  for _ in $(seq 600); do grep -qF -- \"$1\" \"$2\" \"$3\" && return 0; sleep 0.1; done; return 1",
         "}",
         f"cd {shlex.quote(str(clone))}",
     ]
@@ -213,10 +213,12 @@ def run_tour(lines: list[str], clone: Path, port: int, env: dict[str, str],
         pane = servers.tmux("display-message", "-p", "-t", "tour", "#{pane_pid}").stdout.strip()
         with contextlib.suppress(ProcessLookupError, ValueError):
             group = os.getpgid(int(pane))
-        deadline = time.monotonic() + TOUR_DEADLINE
+        deadline, line_at = time.monotonic() + LINE_DEADLINE, read_at(state)
         driven: set[int] = set()
         while not (state / "rc").exists() and time.monotonic() < deadline:
             at = read_at(state)
+            if at != line_at:  # the next line began: it has a deadline of its own
+                deadline, line_at = time.monotonic() + LINE_DEADLINE, at
             if 0 <= at < len(lines) and at not in driven and needs_terminal(command_of(lines[at])):
                 driven.add(at)
                 detach_when_ready(servers, state, at, min(deadline, time.monotonic() + DETACH_DEADLINE))

@@ -77,6 +77,7 @@ def _found(python: Path, modules: tuple[str, ...], *, cwd: Path, env: dict[str, 
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(900)  # 75-85 s on an idle machine; the suite's 300 s is too near on a loaded one
 def test_a_plain_pip_install_runs_the_client_and_a_sqlite_registry() -> None:
     with short_folder("sp-fresh-") as scratch:
         checkout, venv = scratch / "checkout", scratch / "checkout" / ".venv"
@@ -108,6 +109,7 @@ def test_a_plain_pip_install_runs_the_client_and_a_sqlite_registry() -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(900)  # a pip install, as above
 def test_the_demos_set_up_installs_strawpot_alone(tmp_path: Path) -> None:
     """scripts/bootstrap.sh as scripts/demo.sh runs it, in a checkout with no .venv: strawpot and what it runs."""
     checkout = tmp_path / "checkout"

@@ -13,7 +13,9 @@ from strawpot.model.display import terminal_safe
 from strawpot.model.folders import data_dir
 
 SECTION = "sessions"
-_WAIT = 15.0  # seconds `start`/`stop` wait for the running UI's supervisor to act (it looks twice a second)
+# seconds `start`/`stop` wait for the running UI's supervisor to act: it looks twice a second, but a stop may take
+# SIGTERM's 5 s grace and a loaded machine is slow
+_WAIT = 60.0
 
 
 @click.group()

@@ -6,10 +6,12 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from orchestrator import questions
 from orchestrator.conversation_runner import ConversationRunner
 from orchestrator.conversations import ConversationStore
 from tests._cli import STRAWPOT, strawpot, strawpot_here
@@ -117,15 +119,32 @@ def test_a_task_waits_behind_one_another_process_runs_and_says_so(project, chat_
         monkeypatch.setenv(key, chat_env[key])
     store = ConversationStore(tmp_path / "data")
     conversation = store.create(project.root, source="ui")
-    first = ConversationRunner(store).submit(conversation.id, "sleep:3 then echo:the first answer")
+    # the first task waits for the test's answer to its question, so it is running when the chat looks
+    first = ConversationRunner(store).submit(conversation.id, "ask:What did you find?")
     assert first.run_id, "this process runs the first task"
-    done = strawpot("chat", "--conversation", str(conversation.id), "--task", "echo:second then context",
-                    cwd=project.root, env=chat_env)
-    assert done.returncode == 0, done.stderr
-    assert f"queued behind 1 task of conversation {conversation.id}" in done.stderr
-    assert "answer: the first answer" in done.stdout, "it ran after the first ended, and saw its answer"
+    chat = subprocess.Popen([*STRAWPOT, "chat", "--conversation", str(conversation.id), "--task",
+                             "echo:second then context"], cwd=project.root, env=chat_env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert chat.stderr is not None
+        said = []
+        while (line := chat.stderr.readline()) and "queued behind" not in line:
+            said.append(line)
+        assert f"queued behind 1 task of conversation {conversation.id}" in line, said
+        run_dir = project.sessions_dir / first.run_id
+        deadline = time.monotonic() + 60
+        while questions.read(run_dir, "1") is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        questions.answer(run_dir, "1", "the first answer", "cli")
+        out, err = chat.communicate(timeout=120)
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+            chat.communicate()
+    assert chat.returncode == 0, err
+    assert "answer: the first answer" in out, "it ran after the first ended, and saw its answer"
     second = store.tasks(conversation.id)[1]
-    assert f"run {second.run_id} started" in done.stderr
+    assert f"run {second.run_id} started" in err
     other_role = strawpot("chat", "--conversation", str(conversation.id), "--role", "reviewer", "--task", "echo:x",
                           cwd=project.root, env=chat_env)
     assert other_role.returncode == 2 and "runs as the project's [orchestrator] role, not reviewer" in other_role.stderr

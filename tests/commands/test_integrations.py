@@ -158,7 +158,7 @@ def test_an_adapter_that_exits_at_once_is_restarted_with_backoff_then_failed_wit
     assert "adapter.log: fixture-bot: exiting at once with 3  [enabled]" in line, line  # what its log said last
 
     configure(env, installed, **{f"integrations__{NAME}__env__FIXTURE_BOT_EXIT": ""})
-    again = strawpot("integrations", "start", NAME, cwd=installed, env=env, timeout=60)
+    again = strawpot("integrations", "start", NAME, cwd=installed, env=env, timeout=120)
     assert again.returncode == 0, again.stderr
     assert again.stderr.startswith(f"Started {NAME} (pid "), again.stderr
     assert listed(env, installed)[NAME]["state"] == "running"
@@ -167,7 +167,7 @@ def test_an_adapter_that_exits_at_once_is_restarted_with_backoff_then_failed_wit
 def test_a_missing_required_variable_is_one_line_naming_it_and_how_to_set_it(
         installed: Path, env: dict[str, str], ui: Callable[[], subprocess.Popen[str]]) -> None:
     process = ui()
-    done = strawpot("integrations", "start", NAME, cwd=installed, env=env, timeout=60)
+    done = strawpot("integrations", "start", NAME, cwd=installed, env=env, timeout=120)
     assert done.returncode == 1
     line = (f"error: integration {NAME} did not start: integration {NAME} needs STRAWPOT_BOT_TOKEN (the bot token "
             f"(any text; the fixture only records it)), which is not set; set it with `{SET_TOKEN}`")
@@ -189,7 +189,7 @@ def test_start_and_stop_are_remembered_and_the_running_ui_acts_on_them(
     ui()
     wait_for(lambda: starts(data), "the adapter to start")
     pid = int(str(starts(data)[0]["pid"]))
-    done = strawpot("integrations", "stop", NAME, cwd=installed, env=env, timeout=60)
+    done = strawpot("integrations", "stop", NAME, cwd=installed, env=env, timeout=120)
     assert done.returncode == 0 and done.stderr.strip() == f"Stopped {NAME}", done.stderr
     assert (data / "integrations" / NAME / "data" / f"stopped-{pid}").read_text() == "SIGTERM"
     row = listed(env, installed)[NAME]

@@ -7,6 +7,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
 import pytest
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 def launch(project) -> Iterator[Launch]:  # type: ignore[no-untyped-def]
+    project.policy["agent_timeout"] = 300  # the tests end their agents themselves; a loaded machine is slow
     project.build()
     launch = Launch.start(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
     try:
@@ -38,7 +40,7 @@ def _send(launch: Launch, agent_id: str, **payload: object) -> pb.DenDenResponse
             pb.DenDenRequest(request_id=uuid.uuid4().hex, trace=trace, **payload), timeout=60)
 
 
-def _wait_running(launch: Launch, roles: list[str], timeout: float = 15) -> dict[str, str]:
+def _wait_running(launch: Launch, roles: list[str], timeout: float = 60) -> dict[str, str]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         running = {a.role: a.agent_id for a in list(launch.session.agents.values()) if a.state == "running"}
@@ -48,13 +50,19 @@ def _wait_running(launch: Launch, roles: list[str], timeout: float = 15) -> dict
     raise AssertionError(f"roles {roles} never all ran")
 
 
+def _running(launch: Launch, role: str) -> int:
+    return sum(a.role == role and a.state == "running" for a in list(launch.session.agents.values()))
+
+
 def test_cancel_stops_the_agent_and_its_descendants(launch: Launch, group_alive, pid_alive) -> None:  # type: ignore[no-untyped-def]
-    root: LiveAgent = launch.start_root("delegate:implementer:delegate:reviewer:spawn:30 then sleep:30")
+    root: LiveAgent = launch.start_root("delegate:implementer:delegate:reviewer:spawn:300 then sleep:300")
     ids = _wait_running(launch, ["orchestrator", "implementer", "reviewer"])
     reviewer_ws = launch.session.agents[ids["reviewer"]].workspace
-    deadline = time.monotonic() + 10
-    while not (launch.session.agent_dir(ids["reviewer"]) / "spawned.pid").exists() and time.monotonic() < deadline:
+    spawned = launch.session.agent_dir(ids["reviewer"]) / "spawned.pid"
+    deadline = time.monotonic() + 60
+    while not spawned.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert spawned.exists(), "the reviewer never spawned its child"
     reply = _send(launch, ids["orchestrator"], cancel=pb.CancelPayload(agent_id=ids["implementer"]))
     assert reply.status == pb.OK, reply.error
     assert sorted(reply.cancel_result.cancelled_agents) == sorted([ids["implementer"], ids["reviewer"]])
@@ -62,11 +70,11 @@ def test_cancel_stops_the_agent_and_its_descendants(launch: Launch, group_alive,
         record = launch.session.agents[ids[role]]
         assert record.state == "cancelled"
         assert not group_alive(record.pid)
-    grandchild = int((launch.session.agent_dir(ids["reviewer"]) / "spawned.pid").read_text())
+    grandchild = int(spawned.read_text())
     assert not pid_alive(grandchild)  # it was in the reviewer's process group
     assert reviewer_ws
     # the root survives and got a clear answer for its delegation
-    done = launch.run.wait(root, 20)
+    done = launch.run.wait(root, 60)
     assert done.state == "succeeded"
     assert done.output.startswith("ERROR ERR_SUBAGENT_CANCELLED: agent implementer-")
     assert launch.session.agents[ids["orchestrator"]].state == "succeeded"
@@ -76,28 +84,33 @@ def test_cancel_stops_the_agent_and_its_descendants(launch: Launch, group_alive,
 
 
 def test_cancel_unknown_agent(launch: Launch) -> None:
-    root = launch.start_root("sleep:30")
+    root = launch.start_root("sleep:300")
     reply = _send(launch, root.record.agent_id, cancel=pb.CancelPayload(agent_id="nobody-1"))
     assert reply.status == pb.ERROR and reply.error.code == "ERR_UNKNOWN_AGENT"
 
 
-def test_parallel_delegations_of_the_same_task_all_complete(launch: Launch) -> None:
-    root = launch.start_root("sleep:30")
+def test_parallel_delegations_of_the_same_task_all_complete(launch: Launch, tmp_path: Path) -> None:
+    root = launch.start_root("sleep:300")  # still running when the test asks for the active agents
     replies: list[pb.DenDenResponse] = []
+    go = tmp_path / "go"
 
     def delegate() -> None:
-        task = pb.Task(text="sleep:0.5 then echo:done")
+        task = pb.Task(text=f"wait-for:{go} then echo:done")
         replies.append(_send(launch, root.record.agent_id,
                              delegate=pb.DelegatePayload(delegate_to="implementer", task=task)))
 
     threads = [threading.Thread(target=delegate) for _ in range(6)]
-    started = time.monotonic()
     for t in threads:
         t.start()
+    # side by side, not one after another behind a lock: all six run at once while none can finish
+    deadline = time.monotonic() + 60
+    while _running(launch, "implementer") < 6 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _running(launch, "implementer") == 6
+    go.touch()
     for t in threads:
-        t.join(30)
+        t.join(120)
     assert [r.delegate_result.text for r in replies] == ["done"] * 6
-    assert time.monotonic() - started < 6  # side by side, not one after another behind a lock
     status = None
     with grpc.insecure_channel(launch.server.address) as channel:
         status = pb_grpc.DendenStub(channel).Status(pb.StatusRequest(), timeout=5)
@@ -109,7 +122,7 @@ def test_budget_is_enforced_across_the_run(project) -> None:  # type: ignore[no-
     project.build()
     launch = Launch.start(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
     try:
-        root = launch.start_root("sleep:30")
+        root = launch.start_root("sleep:300")  # alive for all three delegations, however slow they are
         codes = []
         for _ in range(3):
             reply = _send(launch, root.record.agent_id, delegate=pb.DelegatePayload(

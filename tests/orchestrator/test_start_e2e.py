@@ -123,18 +123,21 @@ def test_wildcard_role_redelegates_without_deadlock(project) -> None:  # type: i
 
 
 def test_timeout_is_reported_and_the_group_is_gone(project, group_alive, pid_alive) -> None:  # type: ignore[no-untyped-def]
-    project.policy["agent_timeout"] = 1
+    # 10 s: on a loaded machine the reviewer's Python may take seconds to start and spawn its child
+    project.policy["agent_timeout"] = 10
     project.build()
     started = time.monotonic()
-    proc = start(project, "delegate:reviewer:spawn:30 then sleep:30")
-    assert time.monotonic() - started < 15
+    proc = start(project, "delegate:reviewer:spawn:90 then sleep:90", timeout=150)
+    assert time.monotonic() - started < 60  # a run that waited for the reviewer's sleep would take 90 s
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ERROR ERR_SUBAGENT_TIMEOUT: agent reviewer-")
-    assert "did not finish within 1s" in proc.stdout
+    assert "did not finish within 10s" in proc.stdout
     reviewer = next(a for a in only_run(project)["agents"] if a["role"] == "reviewer")
     assert reviewer["state"] == "timed_out"
     assert not group_alive(reviewer["pid"])  # the agent led its own group
-    grandchild = int((Path(reviewer["workspace"]) / "spawned.pid").read_text())
+    spawned = Path(reviewer["workspace"]) / "spawned.pid"
+    assert spawned.is_file(), "the reviewer timed out before it spawned its child"
+    grandchild = int(spawned.read_text())
     assert not pid_alive(grandchild)  # the agent's own child went with its group
 
 
@@ -185,12 +188,12 @@ def test_headless_needs_a_task(project) -> None:  # type: ignore[no-untyped-def]
 
 def test_interrupt_stops_every_agent(project, group_alive) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--task", "delegate:implementer:spawn:30 then sleep:30"],
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--task", "delegate:implementer:spawn:300 then sleep:300"],
                             cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         agents = _wait_for_running(project, 2)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -200,7 +203,7 @@ def test_interrupt_stops_every_agent(project, group_alive) -> None:  # type: ign
         assert not group_alive(agent["pid"])
 
 
-def _wait_for_running(project, count: int, timeout: float = 15) -> list[dict]:  # type: ignore[no-untyped-def]
+def _wait_for_running(project, count: int, timeout: float = 60) -> list[dict]:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for path in project.sessions_dir.glob("*/session.json"):

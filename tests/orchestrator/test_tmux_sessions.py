@@ -59,7 +59,7 @@ class Terminal:
     def keys(self, target: str, *keys: str) -> None:
         assert self.tmux("send-keys", "-t", target, *keys).returncode == 0
 
-    def wait_for(self, target: str, text: str, timeout: float = 20) -> str:
+    def wait_for(self, target: str, text: str, timeout: float = 60) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             screen = self.screen(target)

@@ -84,7 +84,7 @@ def test_the_wrappers_env_is_merged_over_the_agents_and_files_dirs_are_passed(tm
     runtime = WrapperRuntime("w", wrapper)
     assert runtime.build(request, os.environ).env["FILES"] == f"{tmp_path / 'f1'};{tmp_path / 'f2'}"
     proc = runtime.spawn(request, {**os.environ, "A": "agent", "B": "agent"})
-    assert proc.wait(20) == 0
+    assert proc.wait(60) == 0
     assert proc.log_tail() == "agent from-wrapper"
 
 
@@ -149,7 +149,7 @@ def test_spawn_logs_output_and_writes_pid(tmp_path: Path) -> None:
                           "import sys; print('err', file=sys.stderr); sys.exit(4)"]}}))
     """)
     proc = WrapperRuntime("w", wrapper).spawn(_request(tmp_path), {**os.environ, "X_TEST": "v"})
-    assert proc.wait(10) == 4
+    assert proc.wait(60) == 4
     ws = tmp_path / "ws"
     assert (ws / PID_FILE).read_text().strip() == str(proc.pid)
     log = (ws / LOG_FILE).read_text()
@@ -164,7 +164,7 @@ SLEEPER = ("import subprocess, sys, time; subprocess.Popen([sys.executable, '-c'
 def test_timeout_then_stop_kills_the_whole_group(tmp_path: Path, reap_guard: list[int], group_alive) -> None:
     proc = start_process(LaunchSpec([sys.executable, "-c", SLEEPER], str(tmp_path)), os.environ, tmp_path / "ws")
     reap_guard.append(proc.pgid)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # generous: two Python starts on a loaded machine
     while time.monotonic() < deadline and _group_size(proc.pgid) < 2:
         time.sleep(0.05)
     assert _group_size(proc.pgid) == 2, "the agent and its child share one process group"
@@ -172,28 +172,33 @@ def test_timeout_then_stop_kills_the_whole_group(tmp_path: Path, reap_guard: lis
     started = time.monotonic()
     proc.stop(grace=0.5)
     assert not group_alive(proc.pgid)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # not waiting out the 60 s sleeps
 
 
 def test_stop_escalates_to_sigkill_after_grace(tmp_path: Path, reap_guard: list[int], group_alive) -> None:
-    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+    # the leader and its child ignore SIGTERM: only a SIGKILL to the group ends both (stop()'s fallback, a SIGKILL
+    # to the leader after grace + 5 s, would leave the child)
+    stubborn = ("import signal, subprocess, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+                "print('ready', flush=True); time.sleep(60)")
     proc = start_process(LaunchSpec([sys.executable, "-c", stubborn], str(tmp_path)), os.environ, tmp_path / "ws")
     reap_guard.append(proc.pgid)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while "ready" not in proc.log_tail() and time.monotonic() < deadline:
         time.sleep(0.02)
+    assert "ready" in proc.log_tail(), "the child never ignored SIGTERM"  # else SIGTERM alone ends it: -15
     started = time.monotonic()
     code = proc.stop(grace=0.3)
     assert code == -9
     assert not group_alive(proc.pgid)
-    assert 0.3 <= time.monotonic() - started < 5
+    assert 0.3 <= time.monotonic() - started < 30  # the grace, then SIGKILL; not waiting out the 60 s sleep
 
 
 def test_leftover_children_are_stopped_when_the_agent_exits(tmp_path: Path, reap_guard: list[int], group_alive) -> None:
     script = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])"
     proc = start_process(LaunchSpec([sys.executable, "-c", script], str(tmp_path)), os.environ, tmp_path / "ws")
     reap_guard.append(proc.pgid)
-    assert proc.wait(10) == 0
+    assert proc.wait(60) == 0
     assert not group_alive(proc.pgid)
 
 

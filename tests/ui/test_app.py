@@ -236,17 +236,20 @@ def test_strawpot_ui_opens_on_its_project_behind_its_printed_secret(project: Pat
 
 def _recording_strawpot(tmp_path: Path, exit_code: int) -> list[str]:
     script = tmp_path / "fake_strawpot.py"
-    script.write_text("import json, sys, pathlib\n"
-                      f"pathlib.Path({str(tmp_path / 'argv.json')!r}).write_text(json.dumps(sys.argv[1:]))\n"
+    # written aside, then renamed: the test never reads it half-written
+    script.write_text("import json, os, sys, pathlib\n"
+                      f"pathlib.Path({str(tmp_path / 'argv.tmp')!r}).write_text(json.dumps(sys.argv[1:]))\n"
+                      f"os.replace({str(tmp_path / 'argv.tmp')!r}, {str(tmp_path / 'argv.json')!r})\n"
                       f"print('error: no live run', file=sys.stderr)\nsys.exit({exit_code})\n")
     return [sys.executable, str(script)]
 
 
 def _argv(tmp_path: Path) -> list[str]:
     argv = tmp_path / "argv.json"
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while not argv.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert argv.exists(), "the UI never ran the command"
     return json.loads(argv.read_text())  # type: ignore[no-any-return]
 
 
@@ -289,7 +292,7 @@ def test_a_session_that_fails_to_start_says_why_on_the_project_page(project: Pat
     assert client.post(f"{_p(project)}/start", data={"csrf": csrf_token(SECRET), "task": "echo:x"},
                        headers={"origin": BASE}).status_code == 303
     _argv(tmp_path)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while "failed-start" not in (page := client.get(f"{_p(project)}/").text) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert "The last session started here failed: error: no live run" in page
@@ -305,7 +308,7 @@ def test_a_failed_start_shows_its_error_and_hint_not_only_its_last_line(project:
     client = _client(project, command=[sys.executable, str(script)])
     assert client.post(f"{_p(project)}/start", data={"csrf": csrf_token(SECRET), "task": "echo:x"},
                        headers={"origin": BASE}).status_code == 303
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while "failed-start" not in (page := client.get(f"{_p(project)}/").text) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert ("The last session started here failed: error: no role to start (hint: pass --role, or set "
@@ -375,7 +378,8 @@ def _recording_browser(tmp_path: Path) -> Path:
                       "    page = pathlib.Path(urllib.parse.unquote(urllib.parse.urlparse(arg).path))\n"
                       "    seen |= {'mode': page.stat().st_mode & 0o777, 'folder_mode': page.parent.stat().st_mode"
                       " & 0o777, 'text': page.read_text(), 'page': str(page)}\n"
-                      f"pathlib.Path({str(tmp_path / 'browser.json')!r}).write_text(json.dumps(seen))\n")
+                      f"pathlib.Path({str(tmp_path / 'browser.tmp')!r}).write_text(json.dumps(seen))\n"
+                      f"os.replace({str(tmp_path / 'browser.tmp')!r}, {str(tmp_path / 'browser.json')!r})\n")
     script.chmod(0o755)
     return script
 
@@ -394,9 +398,10 @@ def test_the_browser_is_given_a_private_redirect_file_not_the_secret(project: Pa
         assert match, "no URL printed"
         url, token = match.groups()
         record = tmp_path / "browser.json"
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while not record.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
+        assert record.exists(), "the UI never opened the browser"
         seen = json.loads(record.read_text())
         assert all(token not in arg for arg in seen["argv"]), seen["argv"]
         assert (seen["mode"], seen["folder_mode"]) == (0o600, 0o700)

@@ -16,6 +16,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from dashboard.app import create_app, home_path
+from orchestrator import questions
 from orchestrator.projects import ProjectStore
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
@@ -78,6 +79,7 @@ def test_start_from_the_form_watch_a_sub_agent_and_cancel_it_without_reloading(
     monkeypatch.setenv("STRAWPOT_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("STRAWPOT_DATA_DIR", str(data))
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("STRAWPOT_SESSION_ASK", "run")  # its question waits in the run folder for the test's answer
     store = ScheduleStore(data)
     store.add(Schedule("triage", "0 9 * * 1-5", root, "orchestrator", "triage new issues", timezone="Europe/Paris"))
     store.add(Schedule("coverage", "30 2 * * *", root, "implementer", "raise test coverage"))
@@ -88,9 +90,9 @@ def test_start_from_the_form_watch_a_sub_agent_and_cancel_it_without_reloading(
         with serving(create_app(root, SECRET, data_dir=data)) as base:
             driver.get(f"{base}{home_path(root)}?token={SECRET}")
             assert "stub-agent" in driver.find_element(By.ID, "packages").text  # the lock, verified
-            # The orchestrator waits a little before it delegates, so the page is open when the sub-agent appears.
+            # The orchestrator asks before it delegates, so the page is open before the sub-agent appears.
             driver.find_element(By.NAME, "task").send_keys(
-                "sleep:6 then delegate:implementer:echo:working then sleep:60")
+                "ask:Go on?|yes then delegate:implementer:echo:working then sleep:300")
             driver.find_element(By.CSS_SELECTOR, "form[action$='/start'] button").click()
             wait_for(lambda: any(project.sessions_dir.glob("*/session.json")), "the run folder")
             [run_id] = [p.name for p in project.sessions_dir.iterdir()]
@@ -99,6 +101,9 @@ def test_start_from_the_form_watch_a_sub_agent_and_cancel_it_without_reloading(
             wait_for(lambda: driver.find_element(By.LINK_TEXT, run_id).click() or True, f"the link to {run_id}")
             driver.execute_script("window.notReloaded = true")
             assert "implementer" not in driver.find_element(By.ID, "agents").text
+            run_dir = project.sessions_dir / run_id
+            wait_for(lambda: questions.read(run_dir, "1"), "the orchestrator's question")
+            questions.answer(run_dir, "1", "yes", "ui")
 
             wait_for(lambda: "implementer" in driver.find_element(By.ID, "agents").text, "the sub-agent", 60)
             sub = json.loads((project.sessions_dir / run_id / "session.json").read_text())

@@ -273,9 +273,10 @@ def test_cancelling_a_run_ends_its_waiting_question_at_once(project: ProjectFixt
         run_id = _until(lambda: _session(project.root))["run_id"]
         _until(lambda: questions.read(project.sessions_dir / run_id, "1"))
         assert _cli(project.root, "cancel", run_id).returncode == 0
-        started = time.monotonic()
-        run.communicate(timeout=30)
-        assert time.monotonic() - started < 15
+        try:  # a question the cancel left waiting would hold the run for its 600 s
+            run.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the cancelled run did not end within 120 s: its question still waited")
     finally:
         if run.poll() is None:
             run.kill()
