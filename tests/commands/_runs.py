@@ -25,7 +25,7 @@ def only_run_id(project) -> str:  # type: ignore[no-untyped-def]
     return run_dir.name
 
 
-def running(project, count: int, timeout: float = 15) -> tuple[str, list[dict]]:  # type: ignore[no-untyped-def]
+def running(project, count: int, timeout: float = 60) -> tuple[str, list[dict]]:  # type: ignore[no-untyped-def]
     """The run id and its running agents once `count` of them run."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

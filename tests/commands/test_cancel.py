@@ -19,13 +19,13 @@ pytestmark = pytest.mark.e2e
 
 def test_cancel_an_agent_and_its_subtree(project, env, pid_alive) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    proc = start_in_background(project, "delegate:implementer:delegate:reviewer:sleep:30", env)
+    proc = start_in_background(project, "delegate:implementer:delegate:reviewer:sleep:300", env)
     try:
         run_id, agents = running(project, 3)
         implementer = next(a for a in agents if a["role"] == "implementer")
         sub = strawpot("cancel", run_id, "--agent", implementer["agent_id"], "--json", cwd=project.root, env=env)
         assert sub.returncode == 0, sub.stderr
-        out, err = proc.communicate(timeout=20)
+        out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -48,7 +48,7 @@ def token_bases(env: dict[str, str]) -> list[str]:
 def test_cancel_the_whole_run(project, env, pid_alive, transport) -> None:  # type: ignore[no-untyped-def]
     project.denden = {"transport": transport}  # over TCP, cancel must send the run's token
     project.build()
-    proc = start_in_background(project, "delegate:implementer:sleep:30", env)
+    proc = start_in_background(project, "delegate:implementer:sleep:300", env)
     try:
         run_id, agents = running(project, 2)
         unknown = strawpot("cancel", run_id, "--agent", "ghost-1", cwd=project.root, env=env)
@@ -66,7 +66,7 @@ def test_cancel_the_whole_run(project, env, pid_alive, transport) -> None:  # ty
         whole = strawpot("cancel", run_id, cwd=project.root, env=env)
         assert whole.returncode == 0, whole.stderr
         assert f"run {run_id} cancelled" in whole.stderr
-        _, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -86,17 +86,17 @@ def test_cancel_the_whole_run(project, env, pid_alive, transport) -> None:  # ty
 
 def test_cancel_after_the_runs_strawpot_died_stops_what_it_leftrunning(project, env, pid_alive) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    proc = start_in_background(project, "delegate:implementer:sleep:30", env)
+    proc = start_in_background(project, "delegate:implementer:sleep:300", env)
     try:
         run_id, agents = running(project, 2)
     finally:
         proc.kill()  # SIGKILL: no clean-up at all; its agents, each in a group of its own, keep running
-        proc.communicate(timeout=20)
+        proc.communicate(timeout=60)
     assert all(pid_alive(a["pid"]) for a in agents)
     result = strawpot("cancel", run_id, cwd=project.root, env=env)
     assert result.returncode == 0, result.stderr
     assert "its strawpot process is gone; stopped the agents it left running" in result.stderr
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while any(pid_alive(a["pid"]) for a in agents) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(pid_alive(a["pid"]) for a in agents)

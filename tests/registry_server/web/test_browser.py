@@ -66,7 +66,7 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveRegistry]
 
 
 def wait(driver: webdriver.Chrome) -> WebDriverWait[webdriver.Chrome]:
-    return WebDriverWait(driver, 10)
+    return WebDriverWait(driver, 60)
 
 
 def console_errors(driver: webdriver.Chrome) -> list[str]:
