@@ -94,14 +94,16 @@ def _read_request(conn: socket.socket) -> bytes:
 
 @contextmanager
 def trickling_server(interval: float = 0.3, body_size: int = 10_000, *, tls: bool = False,
-                     head_too: bool = False) -> Iterator[str]:
+                     head_too: bool = False, requests: list[bytes] | None = None) -> Iterator[str]:
     """Every request gets a 200 with a JSON content type and a body of `body_size` bytes, sent one
     byte every `interval` seconds (with `head_too`, the status line and headers as well): each read
-    succeeds, the whole answer never arrives in time."""
+    succeeds, the whole answer never arrives in time. Each request's head is appended to `requests`."""
 
     def handle(conn: socket.socket, stop: threading.Event) -> None:
         try:
-            _read_request(conn)
+            request = _read_request(conn)
+            if requests is not None:
+                requests.append(request)
             head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                     + f"Content-Length: {body_size}\r\n\r\n".encode())
             trickled = [head[i:i + 1] for i in range(len(head))] if head_too else []
