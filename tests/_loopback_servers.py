@@ -2,6 +2,7 @@
 
     with trickling_server(interval=0.3) as url:      # answers 200, then one body byte per `interval` s
     with silent_server() as url:                     # accepts connections and never answers
+    with silent_server(held=held) as url:            # held: how long each client waited before it hung up
     with scripted_server({"/api/v1/skills/x/versions": (200, b"...")}) as url:
     with recording_proxy(upstream_url) as proxy:      # proxy.url; proxy.seen: [(method, path, authorization)]
     with tls_relay(upstream_url) as url:              # https:// in front of an http:// server (TLS_CERT)
@@ -121,15 +122,32 @@ def trickling_server(interval: float = 0.3, body_size: int = 10_000, *, tls: boo
 
 
 @contextmanager
-def silent_server(*, tls: bool = False) -> Iterator[str]:
-    """Accepts every connection, reads the request, and never answers."""
+def silent_server(*, tls: bool = False, held: list[list[float]] | None = None) -> Iterator[str]:
+    """Accepts every connection, reads the request, and never answers. With `held`, each request appends
+    [seconds the client kept waiting for an answer] once the client hangs up (an empty list until then)."""
 
     def handle(conn: socket.socket, stop: threading.Event) -> None:
         try:
             _read_request(conn)
         except OSError:
             return
-        stop.wait()
+        if held is None:
+            stop.wait()
+            return
+        asked = time.monotonic()
+        entry: list[float] = []
+        held.append(entry)
+        conn.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                if conn.recv(1):
+                    continue
+            except TimeoutError:
+                continue
+            except OSError:
+                pass
+            entry.append(time.monotonic() - asked)  # closed by the client
+            return
 
     with _listening(handle, tls) as url:
         yield url
