@@ -59,6 +59,11 @@ class UploadSlots:
             else:
                 self._users[user_id] = (mine, count - 1)
 
+    def held(self, user_id: int) -> int:
+        """How many of `user_id`'s slots are held right now (read-only: tests wait on it)."""
+        mine = self._users.get(user_id)
+        return 0 if mine is None else PER_USER - mine[0].value
+
     async def reserve(self, size: int) -> None:
         with anyio.move_on_after(self.wait):
             while self.free < size:

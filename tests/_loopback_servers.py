@@ -2,6 +2,7 @@
 
     with trickling_server(interval=0.3) as url:      # answers 200, then one body byte per `interval` s
     with silent_server() as url:                     # accepts connections and never answers
+    with silent_server(held=held) as url:            # held: how long each client waited before it hung up
     with scripted_server({"/api/v1/skills/x/versions": (200, b"...")}) as url:
     with recording_proxy(upstream_url) as proxy:      # proxy.url; proxy.seen: [(method, path, authorization)]
     with tls_relay(upstream_url) as url:              # https:// in front of an http:// server (TLS_CERT)
@@ -94,14 +95,16 @@ def _read_request(conn: socket.socket) -> bytes:
 
 @contextmanager
 def trickling_server(interval: float = 0.3, body_size: int = 10_000, *, tls: bool = False,
-                     head_too: bool = False) -> Iterator[str]:
+                     head_too: bool = False, requests: list[bytes] | None = None) -> Iterator[str]:
     """Every request gets a 200 with a JSON content type and a body of `body_size` bytes, sent one
     byte every `interval` seconds (with `head_too`, the status line and headers as well): each read
-    succeeds, the whole answer never arrives in time."""
+    succeeds, the whole answer never arrives in time. Each request's head is appended to `requests`."""
 
     def handle(conn: socket.socket, stop: threading.Event) -> None:
         try:
-            _read_request(conn)
+            request = _read_request(conn)
+            if requests is not None:
+                requests.append(request)
             head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                     + f"Content-Length: {body_size}\r\n\r\n".encode())
             trickled = [head[i:i + 1] for i in range(len(head))] if head_too else []
@@ -119,15 +122,32 @@ def trickling_server(interval: float = 0.3, body_size: int = 10_000, *, tls: boo
 
 
 @contextmanager
-def silent_server(*, tls: bool = False) -> Iterator[str]:
-    """Accepts every connection, reads the request, and never answers."""
+def silent_server(*, tls: bool = False, held: list[list[float]] | None = None) -> Iterator[str]:
+    """Accepts every connection, reads the request, and never answers. With `held`, each request appends
+    [seconds the client kept waiting for an answer] once the client hangs up (an empty list until then)."""
 
     def handle(conn: socket.socket, stop: threading.Event) -> None:
         try:
             _read_request(conn)
         except OSError:
             return
-        stop.wait()
+        if held is None:
+            stop.wait()
+            return
+        asked = time.monotonic()
+        entry: list[float] = []
+        held.append(entry)
+        conn.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                if conn.recv(1):
+                    continue
+            except TimeoutError:
+                continue
+            except OSError:
+                pass
+            entry.append(time.monotonic() - asked)  # closed by the client
+            return
 
     with _listening(handle, tls) as url:
         yield url

@@ -2,6 +2,7 @@
 
     with LoopbackProxy(registry.url, delay=0.05) as proxy:           # 50 ms added to every request
     with LoopbackProxy(registry.url, rewrites={"/api/v1/closure": f}) as proxy:   # f(status, body) -> (status, body)
+    with LoopbackProxy(s3_url, hold=h) as proxy:   # h(method, path) blocks to hold a request, raises to drop it
         proxy.url, proxy.count("GET /api/v1/", "/versions")
 
 Every request's method and path are recorded. Each handler thread keeps one keep-alive connection upstream.
@@ -18,15 +19,19 @@ from urllib.parse import urlsplit
 
 # rewrites an answer: (status, body) -> (status, body)
 Rewrite = Callable[[int, bytes], tuple[int, bytes]]
+# sees a request (method, path) before it is forwarded: returns to let it through, blocks to hold it, raises to drop
+# it (the connection closes unanswered)
+Hold = Callable[[str, str], None]
 
 _HOP_HEADERS = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "content-length", "host"}
 
 
 class LoopbackProxy:
     """Forwards to `upstream`, sleeping `delay` seconds first, and passes the answers to a request path
-    named in `rewrites` through its function before sending them on."""
+    named in `rewrites` through its function before sending them on; `hold` sees each request first."""
 
-    def __init__(self, upstream: str, *, delay: float = 0.0, rewrites: Mapping[str, Rewrite] | None = None) -> None:
+    def __init__(self, upstream: str, *, delay: float = 0.0, rewrites: Mapping[str, Rewrite] | None = None,
+                 hold: Hold | None = None) -> None:
         target = urlsplit(upstream)
         local = threading.local()
         self.paths: list[str] = []
@@ -58,6 +63,8 @@ class LoopbackProxy:
                 proxy.paths.append(f"{self.command} {urlsplit(self.path).path}")
                 if delay:
                     time.sleep(delay)
+                if hold is not None:
+                    hold(self.command, self.path)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
                 response = exchange(self.command, self.path, body, headers)
                 status, data = response.status, response.read()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import time
@@ -131,16 +130,19 @@ def test_add_warns_when_the_project_cannot_run_it_yet(project, env, tmp_path) ->
     assert "warning" not in done.stderr
 
 
-def _due_an_hour_ago(data: Path, project: Path) -> None:
-    """A schedule added an hour ago that fires every minute: with catch_up = latest it fires as serving begins."""
-    ScheduleStore(data).add(Schedule(name="minutely", cron="* * * * *", project=project, role="orchestrator",
-                                     task="echo:tick", timezone="UTC",
-                                     created=datetime.now(UTC) - timedelta(hours=1)))
+def _due_three_hours_ago(data: Path, project: Path) -> None:
+    """A schedule added three hours ago that fires hourly, half an hour away from now: three fire times passed, so
+    with catch_up = latest it fires as serving begins and two are missed; the next one is half an hour off, so
+    none comes while a test runs (a minutely schedule fired again whenever a minute turned during the test)."""
+    now = datetime.now(UTC)
+    ScheduleStore(data).add(Schedule(name="hourly", cron=f"{(now.minute + 30) % 60} * * * *", project=project,
+                                     role="orchestrator", task="echo:tick", timezone="UTC",
+                                     created=now - timedelta(hours=3)))
 
 
 def test_serve_fires_and_a_second_serve_refuses_naming_the_pid(project, env, tmp_path) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    _due_an_hour_ago(tmp_path / "data", project.root)
+    _due_three_hours_ago(tmp_path / "data", project.root)
     serving = subprocess.Popen([*STRAWPOT, "schedule", "serve"], cwd=tmp_path, stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                env={**env, "STRAWPOT_SCHEDULE_CATCH_UP": "latest"})
@@ -151,15 +153,15 @@ def test_serve_fires_and_a_second_serve_refuses_naming_the_pid(project, env, tmp
         assert second.returncode == 1 and "Traceback" not in second.stderr
         assert second.stderr.strip() == (f"error: another scheduler (pid {serving.pid}: `strawpot schedule serve` "
                                          f"or `strawpot ui`) already serves {tmp_path / 'data'}: stop it first")
-        wait_for(lambda: any(r["outcome"] == "succeeded" for r in history("minutely", env, tmp_path)))
+        wait_for(lambda: any(r["outcome"] == "succeeded" for r in history("hourly", env, tmp_path)))
     finally:
         serving.send_signal(signal.SIGTERM)
         _, err = serving.communicate(timeout=30)
     assert serving.returncode == 0, err
     assert "stopped serving schedules" in err and "Traceback" not in err
-    missed, run = history("minutely", env, tmp_path)  # an hour of minutes passed: the latest fired, 59 missed
-    assert missed["outcome"] == "missed"  # 60 if a minute turned between the add and the first look
-    assert re.fullmatch(r"(59|60) fire times passed while no scheduler ran \(catch_up = latest\)", str(missed["error"]))
+    missed, run = history("hourly", env, tmp_path)  # three fire times passed: the latest fired, two missed
+    assert missed["outcome"] == "missed"
+    assert missed["error"] == "2 fire times passed while no scheduler ran (catch_up = latest)"
     assert run["scheduled_for"] and run["run_id"]
 
 
@@ -185,11 +187,11 @@ def test_ui_runs_the_scheduler_unless_a_serve_holds_the_lock(project, env, tmp_p
             ui.terminate()
             ui.communicate(timeout=30)
 
-    _due_an_hour_ago(tmp_path / "data", project.root)
+    _due_three_hours_ago(tmp_path / "data", project.root)
     ui = subprocess.Popen(ui_argv, cwd=project.root, env=ui_env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: any(r["outcome"] == "succeeded" for r in history("minutely", env, tmp_path)), timeout=60)
+        wait_for(lambda: any(r["outcome"] == "succeeded" for r in history("hourly", env, tmp_path)), timeout=60)
     finally:
         ui.terminate()
         ui.communicate(timeout=30)

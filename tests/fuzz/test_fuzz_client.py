@@ -3,8 +3,8 @@ registry answers run through a whole `install`.
 
 No sample may end in anything but the reader's documented error (StrawpotError, ArchiveError), and no
 sample may make the client write outside its target folder. Each category runs a fixed number of
-samples from a fixed seed, stopping early at a time budget so the file stays well under a minute on a
-loaded machine; a failure names the seed and the sample number to replay. (Frontmatter is fuzzed with
+samples from a fixed seed (the same samples on any machine, however loaded; 5-12 s a category on an
+idle one); a failure names the seed and the sample number to replay. (Frontmatter is fuzzed with
 the shared YAML reader's own tests; benchmarks/fuzz_client.py runs all of them 10,000 times.)
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,9 +31,8 @@ from tests.fuzz._corpus import (
     versions_answer,
 )
 
-SAMPLES = 1500
-BUDGET = 12.0  # seconds per category, at most
-MINIMUM = 150  # samples that must run even on a slow machine, or the test says so
+# samples per category: a whole `install` per registry answer costs about ten times a manifest's read
+SAMPLES = {"manifest": 1500, "lockfile": 1500, "archive": 1500, "registry answer": 600}
 
 
 def _manifest(rng: random.Random) -> bytes:
@@ -60,19 +58,13 @@ def test_no_sample_ends_in_a_traceback_or_writes_outside(category: str) -> None:
     make, check = CATEGORIES[category]
     seed = 12
     rng = random.Random(seed)
-    start = time.monotonic()
-    ran = 0
-    for number in range(SAMPLES):
-        if time.monotonic() - start > BUDGET:
-            break
+    for number in range(SAMPLES[category]):
         sample = make(rng)
         with tempfile.TemporaryDirectory() as folder:
             try:
                 check(sample, Path(folder))
             except Traceback as exc:
                 pytest.fail(f"{category} sample #{number} of seed {seed} ({sample[:200]!r}...):\n{exc}")
-        ran += 1
-    assert ran >= MINIMUM, f"only {ran} {category} samples ran within {BUDGET} s"
 
 
 # Inputs the fuzzer found, kept as regressions (each ended in a traceback before it was fixed).

@@ -1,4 +1,4 @@
-"""A registry that rate limits (`strawpot registry serve --rate-limit 1`): the install waits its 429s out."""
+"""A registry that rate limits (`strawpot registry serve --rate-limit 0.5`): the install waits its 429s out."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ from tests._live_registry import spawn_server, start_registry, stop_server
 from tests.install.conftest import FIXTURE_ORDER, FIXTURES
 
 
-def test_install_role_lead_from_a_registry_limited_to_one_request_a_second(tmp_path: Path) -> None:
+def test_install_role_lead_from_a_registry_limited_to_one_request_every_two_seconds(tmp_path: Path) -> None:
     with start_registry(tmp_path) as live:  # published without a limit, then served with one
         with HubClient(live.url, token=live.token) as client:
             for rel in FIXTURE_ORDER:
                 upload = prepare_upload(FIXTURES / rel, version="0.1.0" if rel.startswith("agents/") else None)
                 client.publish(upload.kind.value, upload.fields, [(f.path, f.data) for f in upload.files])
         data_dir = live.data_dir
-    process, url = spawn_server(data_dir, tmp_path / "limited.log", rate_limit=1)
+    process, url = spawn_server(data_dir, tmp_path / "limited.log", rate_limit=0.5)
     try:
         project = tmp_path / "proj"
         project.mkdir()
@@ -32,9 +32,11 @@ def test_install_role_lead_from_a_registry_limited_to_one_request_a_second(tmp_p
         env = {**os.environ, "STRAWPOT_REGISTRY_URL": url, "STRAWPOT_CACHE_DIR": str(home / "cache"),
                "STRAWPOT_CONFIG_DIR": str(home / "config"), "STRAWPOT_HOME": str(home / "global"), "COLUMNS": "400"}
         env.pop("STRAWPOT_TOKEN", None)
-        # The install itself needs two requests (closure, one bundle), which the burst of 2 would let through:
-        # another client on the same address empties the bucket (it meets a 429) before the install starts and keeps
-        # it empty until the install says it met one, so the install waits one out however slowly anything runs.
+        # The install itself needs two requests (closure, one bundle). Another client on the same address empties
+        # the bucket (it meets a 429) before the install starts and keeps it empty until the install says it met
+        # one. At 0.5 a second the bucket holds one token (a burst of 2 x rate, at least 1) and refills it in 2 s:
+        # the install meets no 429 only if that client stalls 2 s AND the install takes 2 s between its two
+        # requests (at 1 a second, a burst of 2, a 2 s stall of that client alone let both through).
         said = threading.Event()
         drained: list[int] = []
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 from registry_server.fresh import SharedCheck
 from registry_server.storage.base import StorageUnavailable
@@ -27,7 +28,9 @@ def test_a_request_waits_for_a_read_that_started_after_it_arrived_and_overlappin
         await asyncio.sleep(0.01)
         release[0].set()
         await first
-        await asyncio.sleep(0.01)
+        deadline = time.monotonic() + 30  # read 1 starts on a pool thread: wait for it, or for a wrong early answer
+        while len(started) < 2 and not any(t.done() for t in late) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
         assert not any(t.done() for t in late)  # read 0 began before they came: it cannot vouch for them
         assert started == [0, 1]  # one read for the five of them
         release[1].set()

@@ -138,10 +138,10 @@ def test_a_yank_upstream_shows_through_the_mirror_within_the_ttl(tmp_path: Path,
     with mirror_of(tmp_path, upstream.url, "--upstream-ttl", "1") as mirror:
         assert versions(mirror, "git-workflow").json()["versions"][0]["yanked"] is False
         yank(upstream, "git-workflow", "1.0.0")
-        yanked_at = time.monotonic()
-        while not versions(mirror, "git-workflow").json()["versions"][0]["yanked"]:
-            assert time.monotonic() - yanked_at < 1.5, "the yank did not reach the mirror within its TTL"
-            time.sleep(0.05)
+        # the mirror fetched before the yank, so once the TTL has run out since the yank it is stale, and a request
+        # past the TTL asks upstream before it answers: that one request shows the yank, however slow the machine
+        time.sleep(1 + 0.1)
+        assert versions(mirror, "git-workflow").json()["versions"][0]["yanked"] is True, "not asked again past the TTL"
         # a locked version stays installable, as on any registry
         assert httpx.get(f"{mirror.url}/api/v1/skills/git-workflow/versions/1.0.0/archive").status_code == 200
 

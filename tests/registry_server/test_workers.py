@@ -20,9 +20,12 @@ import pytest
 from strawpot.model.plural import count
 from tests._cli import strawpot
 from tests._live_registry import LiveRegistry, create_token, spawn_server, stop_server
+from tests._proxy import LoopbackProxy
 from tests.registry_server._helpers import main_md
 from tests.registry_server.conftest import Backend
 from tests.registry_server.test_compat_strawhub import Hub
+
+STORED = 3  # blobs the publish killed mid-way stored before its writer died
 
 
 def storage_args(kind: str, request: pytest.FixtureRequest) -> list[str]:
@@ -105,7 +108,25 @@ def test_publish_through_one_install_through_the_other_kill_one_mid_publish_then
     args = pg_s3.args()
     data = tmp_path / "data"
     token = create_token(data, "admin", admin=True, storage_args=args)
-    writer, url_a = spawn_server(data, tmp_path / "a.log", storage_args=args)
+    # A's blob writes go through a proxy that, once armed, lets STORED of them through and holds the rest until A
+    # is killed, then drops them: the publish A dies in has stored exactly STORED blobs, however fast A is
+    armed, killed, puts = threading.Event(), threading.Event(), []
+    lock = threading.Lock()
+
+    def hold(method: str, path: str) -> None:
+        if method != "PUT" or not armed.is_set():
+            return
+        with lock:
+            puts.append(path)
+            if len(puts) <= STORED:
+                return
+        killed.wait(timeout=300)
+        raise ConnectionAbortedError("the writer was killed while this blob was held")
+
+    proxy = LoopbackProxy(pg_s3.s3_endpoint, hold=hold)
+    writer_args = [*args[:-1], proxy.url]
+    assert args[-2] == "--s3-endpoint"
+    writer, url_a = spawn_server(data, tmp_path / "a.log", storage_args=writer_args)
     reader, url_b = spawn_server(data, tmp_path / "b.log", storage_args=args, workers=2)
     bucket, prefix = pg_s3.blobs.removeprefix("s3://").split("/", 1)
     s3 = boto3.client("s3", endpoint_url=pg_s3.s3_endpoint)
@@ -130,23 +151,26 @@ def test_publish_through_one_install_through_the_other_kill_one_mid_publish_then
         assert installed and installed[0].returncode == 0
         assert listed(httpx.Client(timeout=30), url_b, "hot")[-1] == ("1.3.0", False)
 
-        # a publish of 100 files writes 101 blobs before its row: kill A once the first of them are stored
+        # a publish of 100 files writes 101 blobs before its row: kill A once STORED of them are stored and the
+        # next is held
         baseline = objects()
         many = {f"notes/{i:03}.md": f"note {i}\n".encode() * 50 for i in range(99)}
+        armed.set()
         doomed = threading.Thread(target=lambda: _swallow(lambda: publish(url_a, token, "hot", "2.0.0", many)))
         doomed.start()
         deadline = time.monotonic() + 60
-        while objects() <= baseline + 2:
-            assert time.monotonic() < deadline and writer.poll() is None
+        while not (len(puts) > STORED and objects() == baseline + STORED):
+            assert time.monotonic() < deadline and writer.poll() is None, (len(puts), objects() - baseline)
             time.sleep(0.01)
         os.kill(writer.pid, signal.SIGKILL)
         writer.wait(timeout=30)
+        killed.set()
         doomed.join(timeout=60)
         orphans = objects() - baseline
         with httpx.Client(timeout=30) as http:
             versions = [v for v, _ in listed(http, url_b, "hot")]
             assert versions == ["1.0.0", "1.1.0", "1.2.0", "1.3.0"]  # nothing half-visible
-            assert 2 < orphans < 101
+            assert orphans == STORED
             for version in versions:
                 answer = http.get(f"{url_b}/api/v1/skills/hot/versions/{version}/archive")
                 assert answer.status_code == 200 and answer.headers["etag"] == f'"{sha256(answer.content).hexdigest()}"'
@@ -160,8 +184,10 @@ def test_publish_through_one_install_through_the_other_kill_one_mid_publish_then
         assert (folder / ".version").read_text() == "1.3.0\n"
         assert (folder / "SKILL.md").read_bytes() == main_md("hot", "1.3.0")
     finally:
+        killed.set()
         stop_server(writer)
         stop_server(reader)
+        proxy.close()
 
 
 def _swallow(call: Callable[[], object]) -> None:
