@@ -18,6 +18,7 @@ pytestmark = pytest.mark.e2e
 
 
 def test_cancel_an_agent_and_its_subtree(project, env, pid_alive) -> None:  # type: ignore[no-untyped-def]
+    project.policy["agent_timeout"] = 300  # the test cancels them; a loaded machine is slow
     project.build()
     proc = start_in_background(project, "delegate:implementer:delegate:reviewer:sleep:300", env)
     try:
@@ -47,6 +48,7 @@ def token_bases(env: dict[str, str]) -> list[str]:
 @pytest.mark.parametrize("transport", ["unix", "tcp"])
 def test_cancel_the_whole_run(project, env, pid_alive, transport) -> None:  # type: ignore[no-untyped-def]
     project.denden = {"transport": transport}  # over TCP, cancel must send the run's token
+    project.policy["agent_timeout"] = 300  # the test cancels them; a loaded machine is slow
     project.build()
     proc = start_in_background(project, "delegate:implementer:sleep:300", env)
     try:
@@ -85,6 +87,7 @@ def test_cancel_the_whole_run(project, env, pid_alive, transport) -> None:  # ty
 
 
 def test_cancel_after_the_runs_strawpot_died_stops_what_it_leftrunning(project, env, pid_alive) -> None:  # type: ignore[no-untyped-def]
+    project.policy["agent_timeout"] = 300  # the test cancels them; a loaded machine is slow
     project.build()
     proc = start_in_background(project, "delegate:implementer:sleep:300", env)
     try:

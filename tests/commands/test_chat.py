@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -94,11 +95,11 @@ def test_an_answer_with_terminal_escapes_is_shown_inert(project, chat_env) -> No
 def test_ctrl_c_stops_the_running_session_and_records_its_end(project, chat_env, tmp_path) -> None:  # type: ignore[no-untyped-def]
     project.build()
     # Its own session and process group, as a terminal's foreground job: Ctrl-C is SIGINT to the whole group.
-    chat = subprocess.Popen([*STRAWPOT, "chat", "--task", "sleep:60"], cwd=project.root, env=chat_env,
+    chat = subprocess.Popen([*STRAWPOT, "chat", "--task", "sleep:300"], cwd=project.root, env=chat_env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
-        run_id, _ = running(project, 1, timeout=30)
+        run_id, _ = running(project, 1)
         os.killpg(chat.pid, signal.SIGINT)
         out, err = chat.communicate(timeout=60)
     finally:
@@ -126,21 +127,34 @@ def test_a_task_waits_behind_one_another_process_runs_and_says_so(project, chat_
                              "echo:second then context"], cwd=project.root, env=chat_env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert chat.stderr is not None
-        said = []
-        while (line := chat.stderr.readline()) and "queued behind" not in line:
-            said.append(line)
-        assert f"queued behind 1 task of conversation {conversation.id}" in line, said
+        stderr = chat.stderr
+        assert stderr is not None
+        said: list[str] = []
+
+        def read() -> None:
+            for line in stderr:
+                said.append(line)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 60
+        while not any("queued behind" in line for line in said) and chat.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert any(f"queued behind 1 task of conversation {conversation.id}" in line for line in said), said
         run_dir = project.sessions_dir / first.run_id
         deadline = time.monotonic() + 60
         while questions.read(run_dir, "1") is None and time.monotonic() < deadline:
             time.sleep(0.05)
+        assert questions.read(run_dir, "1") is not None, "the first task never asked"
         questions.answer(run_dir, "1", "the first answer", "cli")
-        out, err = chat.communicate(timeout=120)
+        chat.wait(timeout=120)
+        reader.join(timeout=60)
+        assert chat.stdout is not None
+        out, err = chat.stdout.read(), "".join(said)
     finally:
         if chat.poll() is None:
             chat.kill()
-            chat.communicate()
+            chat.wait()
     assert chat.returncode == 0, err
     assert "answer: the first answer" in out, "it ran after the first ended, and saw its answer"
     second = store.tasks(conversation.id)[1]

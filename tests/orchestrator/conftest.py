@@ -159,12 +159,29 @@ def standard_skills() -> dict[str, str]:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> ProjectFixture:
-    """An unbuilt project with the standard roles and skills and short timeouts; call .build()."""
+def project(tmp_path: Path) -> Iterator[ProjectFixture]:
+    """An unbuilt project with the standard roles and skills and short timeouts; call .build(). Whatever still runs
+    in the test's folder at the end (a failed test's agents, which lead groups of their own) is killed."""
     root = tmp_path / "proj"
     root.mkdir()
-    return ProjectFixture(root, standard_roles(), standard_skills(),
-                          policy={"max_depth": 3, "agent_timeout": 20, "kill_grace": 0.5})
+    yield ProjectFixture(root, standard_roles(), standard_skills(),
+                         policy={"max_depth": 3, "agent_timeout": 20, "kill_grace": 0.5})
+    kill_left_in(tmp_path)
+
+
+def kill_left_in(folder: Path) -> None:
+    """SIGKILL every process of ours whose working folder is inside `folder`."""
+    inside = str(folder.resolve())
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if cwd == inside or cwd.startswith(inside + os.sep):
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), 9)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -33,11 +33,11 @@ def launch(project) -> Iterator[Launch]:  # type: ignore[no-untyped-def]
         launch.close("finished", 0)
 
 
-def _send(launch: Launch, agent_id: str, **payload: object) -> pb.DenDenResponse:
+def _send(launch: Launch, agent_id: str, timeout: float = 60, **payload: object) -> pb.DenDenResponse:
     with grpc.insecure_channel(launch.server.address) as channel:
         trace = pb.Trace(run_id=launch.session.run_id, agent_instance_id=agent_id)
         return pb_grpc.DendenStub(channel).Send(
-            pb.DenDenRequest(request_id=uuid.uuid4().hex, trace=trace, **payload), timeout=60)
+            pb.DenDenRequest(request_id=uuid.uuid4().hex, trace=trace, **payload), timeout=timeout)
 
 
 def _wait_running(launch: Launch, roles: list[str], timeout: float = 60) -> dict[str, str]:
@@ -96,7 +96,7 @@ def test_parallel_delegations_of_the_same_task_all_complete(launch: Launch, tmp_
 
     def delegate() -> None:
         task = pb.Task(text=f"wait-for:{go} then echo:done")
-        replies.append(_send(launch, root.record.agent_id,
+        replies.append(_send(launch, root.record.agent_id, timeout=300,  # the slowest of the six spawns gates all
                              delegate=pb.DelegatePayload(delegate_to="implementer", task=task)))
 
     threads = [threading.Thread(target=delegate) for _ in range(6)]
@@ -113,7 +113,7 @@ def test_parallel_delegations_of_the_same_task_all_complete(launch: Launch, tmp_
     assert [r.delegate_result.text for r in replies] == ["done"] * 6
     status = None
     with grpc.insecure_channel(launch.server.address) as channel:
-        status = pb_grpc.DendenStub(channel).Status(pb.StatusRequest(), timeout=5)
+        status = pb_grpc.DendenStub(channel).Status(pb.StatusRequest(), timeout=60)
     assert status.active_agents == 1
 
 

@@ -187,6 +187,7 @@ def test_headless_needs_a_task(project) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_interrupt_stops_every_agent(project, group_alive) -> None:  # type: ignore[no-untyped-def]
+    project.policy["agent_timeout"] = 300  # the interrupt ends them; a loaded machine is slow
     project.build()
     proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--task", "delegate:implementer:spawn:300 then sleep:300"],
                             cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

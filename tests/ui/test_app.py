@@ -223,15 +223,15 @@ def test_strawpot_ui_opens_on_its_project_behind_its_printed_secret(project: Pat
         base, path, token = match.groups()
         assert path == home_path(project)
         with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(f"{base}{path}runs/run1", timeout=10)
+            urllib.request.urlopen(f"{base}{path}runs/run1", timeout=60)
         assert refused.value.code == 403
         cookie = f"{cookie_name(int(base.rsplit(':', 1)[1]))}={token}"
         request = urllib.request.Request(f"{base}{path}runs/run1", headers={"Cookie": cookie})
-        with urllib.request.urlopen(request, timeout=10) as page:
+        with urllib.request.urlopen(request, timeout=60) as page:
             assert "impl-2" in page.read().decode()
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)
 
 
 def _recording_strawpot(tmp_path: Path, exit_code: int) -> list[str]:
@@ -331,7 +331,7 @@ def test_strawpot_ui_outside_a_project_opens_on_the_projects_list(tmp_path: Path
         assert re.fullmatch(r"StrawPot UI: http://127\.0\.0\.1:\d+/\?token=\S+\n", line), line
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)
 
 
 def test_strawpot_ui_on_a_busy_port_or_an_unknown_host_says_so_in_one_line(tmp_path: Path) -> None:
@@ -407,11 +407,11 @@ def test_the_browser_is_given_a_private_redirect_file_not_the_secret(project: Pa
         assert (seen["mode"], seen["folder_mode"]) == (0o600, 0o700)
         assert f'content="0;url={url}"' in seen["text"] and f'href="{url}"' in seen["text"]
         browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-        with browser.open(url, timeout=10) as page:  # the URL it redirects to opens the UI
+        with browser.open(url, timeout=60) as page:  # the URL it redirects to opens the UI
             assert "run1" in page.read().decode()
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)
     assert not Path(seen["page"]).parent.exists()  # removed when the UI stops
 
 

@@ -19,7 +19,7 @@ from dashboard.app import create_app, home_path
 from orchestrator import questions
 from orchestrator.projects import ProjectStore
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
-from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
+from tests.orchestrator.conftest import ProjectFixture, kill_left_in, standard_roles, standard_skills
 from tests.ui._live import no_script_errors, serving, wait_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "registry_server" / "web"))
@@ -73,7 +73,7 @@ def test_start_from_the_form_watch_a_sub_agent_and_cancel_it_without_reloading(
     root = tmp_path / "proj"
     root.mkdir()
     project = ProjectFixture(root, standard_roles(), standard_skills(),
-                             policy={"max_depth": 3, "agent_timeout": 120, "kill_grace": 0.5}).build()
+                             policy={"max_depth": 3, "agent_timeout": 300, "kill_grace": 0.5}).build()
     data = tmp_path / "data"
     # What the `strawpot start` the form spawns inherits: its own config folder, this Python for the stub agent.
     monkeypatch.setenv("STRAWPOT_CONFIG_DIR", str(tmp_path / "config"))
@@ -147,5 +147,6 @@ def test_start_from_the_form_watch_a_sub_agent_and_cancel_it_without_reloading(
                 left = json.loads((project.sessions_dir / run_id / "session.json").read_text())
                 if left["state"] == "running":  # its `start` leads its own process group (start_new_session)
                     os.killpg(left["owner_pid"], signal.SIGKILL)
+            kill_left_in(tmp_path)  # its agents lead groups of their own
     [used] = ProjectStore(data).load()[0]
     assert used.path == root.resolve()
