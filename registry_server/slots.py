@@ -60,7 +60,8 @@ class UploadSlots:
                 self._users[user_id] = (mine, count - 1)
 
     def held(self, user_id: int) -> int:
-        """How many of `user_id`'s slots are held right now (read-only: tests wait on it)."""
+        """How many of `user_id`'s slots are held right now: a snapshot, safe to read from another thread (tests
+        poll it; they never create the slots, which only the event loop does)."""
         mine = self._users.get(user_id)
         return 0 if mine is None else PER_USER - mine[0].value
 

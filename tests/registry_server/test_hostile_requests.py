@@ -18,6 +18,7 @@ from starlette.applications import Starlette
 from registry_server import SQLiteStorage, create_app, create_token
 from registry_server.limits import BodyPolicy
 from registry_server.protocol import CoalescingHTTPProtocol
+from registry_server.slots import UploadSlots
 from tests._live_registry import LiveRegistry
 from tests.model.hostile_yaml import CORPUS, main_file
 from tests.registry_server._helpers import main_md
@@ -198,11 +199,16 @@ def _start(threads: list[threading.Thread]) -> None:
         t.start()
 
 
+def _server_slots(app: Starlette) -> UploadSlots | None:
+    """The server's upload slots once its first upload made them (inside its event loop; never made from here)."""
+    return app.state.registry._slots  # type: ignore[no-any-return]
+
+
 def _slots_held(app: Starlette, storage: SQLiteStorage, handle: str) -> Callable[[], int]:
     """How many of `handle`'s upload slots the server holds, asked anew on each call."""
     user = storage.user_by_handle(handle)
     assert user is not None
-    return lambda: int(app.state.registry.upload_slots().held(user.id))
+    return lambda: 0 if (slots := _server_slots(app)) is None else slots.held(user.id)
 
 
 def test_slow_uploads_are_cut_and_cannot_hold_the_upload_memory(tmp_path: Path) -> None:
@@ -210,8 +216,8 @@ def test_slow_uploads_are_cut_and_cannot_hold_the_upload_memory(tmp_path: Path) 
     until the minimum rate ends each with 408; a large publish queued behind them then goes through, and
     a small publish meanwhile needs no share of the budget at all."""
     storage = SQLiteStorage(tmp_path / "data")
-    # no slow upload can be cut within 3 s of its start: the small publish below is answered well within that
-    policy = BodyPolicy(window=3.0, min_rate=4096, deadline=10)
+    # no slow upload can be cut within 5 s of its start: the small publish below is answered well within that
+    policy = BodyPolicy(window=5.0, min_rate=4096, deadline=10)
     app = create_app(storage, rate_limit=0, body_policy=policy, slot_wait=PATIENCE, upload_budget=5_000_000)
     held = 5_000_000 - 4 * 1_200_000
     with serve(app) as url:
@@ -221,8 +227,10 @@ def test_slow_uploads_are_cut_and_cannot_hold_the_upload_memory(tmp_path: Path) 
                    for i, t in enumerate(tokens)]
         started = time.monotonic()
         _start(threads)
-        slots = app.state.registry.upload_slots()
-        _wait_until(lambda: slots.free <= held, "the slow uploads to reserve their share")
+        _wait_until(lambda: (made := _server_slots(app)) is not None and made.free <= held,
+                    "the slow uploads to reserve their share")
+        slots = _server_slots(app)
+        assert slots is not None
         body, ctype = publish_body("small", main_md("small"))
         small = post(url, "/api/v1/skills", body, content_type=ctype, token=create_token(storage, "small"))
         assert small.status == 201, small
@@ -246,30 +254,30 @@ def test_slow_uploads_are_cut_and_cannot_hold_the_upload_memory(tmp_path: Path) 
 
 
 def test_one_users_slow_uploads_queue_behind_each_other(tmp_path: Path) -> None:
-    """Six slow uploads of one user: two are read at a time, the rest wait; another user is not held up."""
+    """Four slow uploads of one user: two are read at a time, the rest wait; another user is not held up."""
     storage = SQLiteStorage(tmp_path / "data")
-    policy = BodyPolicy(window=3.0, min_rate=4096, deadline=10)  # each pair of slow uploads holds 3 s, then is cut
+    policy = BodyPolicy(window=5.0, min_rate=4096, deadline=10)  # each pair of slow uploads holds 5 s, then is cut
     app = create_app(storage, rate_limit=0, body_policy=policy, slot_wait=PATIENCE)
     with serve(app) as url:
         token = create_token(storage, "greedy")
         greedy_held = _slots_held(app, storage, "greedy")
         results: list[Answer] = []
-        _start([threading.Thread(target=_slow_publish, args=(url, token, f"g{i}", results)) for i in range(6)])
+        _start([threading.Thread(target=_slow_publish, args=(url, token, f"g{i}", results)) for i in range(4)])
         _wait_until(lambda: greedy_held() == 2, "the first two slow uploads to take the user's two slots")
         body, ctype = publish_body("other", main_md("other"))
         answer = post(url, "/api/v1/skills", body, content_type=ctype, token=create_token(storage, "other"))
         assert answer.status == 201, answer
-        assert not results, results  # answered before any of the six ended: it did not queue behind them
-        _wait_until(lambda: len(results) == 6, "the six slow uploads to end")
-        assert sorted(r.status for r in results) == [408] * 6, results
+        assert greedy_held() == 2 and not results, results  # answered while the first two still held their slots
+        _wait_until(lambda: len(results) == 4, "the four slow uploads to end")
+        assert sorted(r.status for r in results) == [408] * 4, results
     storage.close()
 
 
 def test_a_wait_for_an_upload_slot_ends_in_503(tmp_path: Path) -> None:
     """The user's two slots are held by slow uploads; a third upload's wait for one (0.3 s) ends in a 503 long
-    before the slow ones are cut (a window and deadline of 5 s of their trickle)."""
+    before the slow ones are cut (a window and deadline of 10 s of their trickle)."""
     storage = SQLiteStorage(tmp_path / "data")
-    app = create_app(storage, rate_limit=0, body_policy=BodyPolicy(window=5, min_rate=1, deadline=5), slot_wait=0.3)
+    app = create_app(storage, rate_limit=0, body_policy=BodyPolicy(window=10, min_rate=1, deadline=10), slot_wait=0.3)
     with serve(app) as url:
         token = create_token(storage, "busy")
         busy_held = _slots_held(app, storage, "busy")

@@ -85,8 +85,9 @@ def test_a_client_that_leaves_mid_answer_gives_its_share_of_the_budget_back(tmp_
     with start_registry(tmp_path) as reg:
         _publish_heavy(reg)
         body = json.dumps({"items": [ITEM]}).encode()
+        # Connection: close, so a 503's short answer ends with the socket rather than the server's keep-alive
         request = (f"POST /api/v1/archives HTTP/1.1\r\nHost: registry\r\nContent-Type: application/json\r\n"
-                   f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+                   f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
         host, port = reg.url.removeprefix("http://").split(":")
 
         def take_a_megabyte_and_leave() -> bytes:
