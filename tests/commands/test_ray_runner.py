@@ -7,6 +7,7 @@ import json
 import re
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -321,6 +322,17 @@ def test_ctrl_c_while_ray_is_joined_ends_the_run_failed_with_its_worktree_remove
     assert git(project.root, "branch", "--format=%(refname:short)").split() == ["main"]
 
 
+def _records(project: ProjectFixture) -> list[dict[str, Any]]:
+    """Every run's local record that reads whole now (a record being replaced is skipped until the next look)."""
+    found = []
+    for path in project.sessions_dir.glob("*/session.json"):
+        try:
+            found.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def test_six_scheduled_sessions_fan_out_onto_the_cluster_across_both_nodes_and_all_merge_back(
         repo: ProjectFixture, env: dict[str, str], cluster: Any, monkeypatch: pytest.MonkeyPatch,
         tmp_path: Path) -> None:
@@ -337,14 +349,30 @@ def test_six_scheduled_sessions_fan_out_onto_the_cluster_across_both_nodes_and_a
         monkeypatch.setenv(name, value)  # the scheduler's `strawpot start` children inherit this process's
     store, t0 = ScheduleStore(tmp_path / "data"), datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
     names = [f"fan-{i}" for i in range(6)]
+    go = tmp_path / "go"  # each session's agent waits for it: the test makes it once all six run on the cluster
     for i, name in enumerate([*names, "here"]):
         store.add(Schedule(name=name, cron="0 9 * * *", project=repo.root, role="orchestrator",
                            runner="local" if name == "here" else "ray" if i % 2 else "",
-                           task=f"sleep:6 then write:{name}.txt={name}", created=t0))
+                           task=f"wait-for:{go} then write:{name}.txt={name}", created=t0))
     scheduler = Scheduler(store, now=Clock(t0 + timedelta(hours=1, seconds=1)), say=lambda line: None,
                           max_parallel=7)
+    most_at_once = [0]  # remote sessions seen running on the cluster at one look
+
+    def release_once_all_six_run() -> None:
+        deadline = time.monotonic() + 240
+        while most_at_once[0] < 6 and time.monotonic() < deadline:
+            now = sum(1 for data in _records(repo) if data.get("runner", {}).get("node")
+                      and any(agent.get("state") == "running" for agent in data.get("agents", ())))
+            most_at_once[0] = max(most_at_once[0], now)
+            time.sleep(0.1)
+        go.touch()  # also when they never all ran: the assertions below then say so
+
+    releaser = threading.Thread(target=release_once_all_six_run, daemon=True)
+    releaser.start()
     scheduler.tick()
     scheduler.wait_idle(timeout=300)
+    releaser.join(timeout=60)
+    assert most_at_once[0] == 6, f"at most {most_at_once[0]} of the six sessions ran on the cluster at once"
     runs = [store.history(name)[0] for name in names]
     assert [(r.outcome, r.exit_code) for r in runs] == [("succeeded", 0)] * 6, [r.error for r in runs]
     for name in names:
