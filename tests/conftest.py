@@ -7,6 +7,12 @@ import signal
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests check what, not how fast: a loaded CI machine stalls a worker for seconds, and Hypothesis's default
+# deadline (200 ms an example) would fail a correct test. Loaded before any test module makes its own settings.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 # A suite started from a background job of a non-interactive shell inherits SIGINT ignored, and an ignored signal
 # stays ignored across exec: every `strawpot` a test starts would then ignore the Ctrl-C the test sends it and hang

@@ -17,7 +17,7 @@ class _Terminal(io.StringIO):
         return True
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(blacklist_characters="\t"), max_size=300), st.integers(20, 200))
 def test_a_plain_stdout_line_on_a_terminal_is_what_rich_prints(text: str, width: int) -> None:
     ours = _Terminal()

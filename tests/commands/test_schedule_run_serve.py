@@ -206,8 +206,8 @@ def test_a_serve_started_while_the_ui_runs_refuses_naming_the_ui(tmp_path, env) 
         assert "StrawPot UI: http://127.0.0.1:" in ui.stderr.readline()
         lock = tmp_path / "data" / "scheduler.lock"
         wait_for(lambda: lock.is_file() and lock.read_text().strip() == str(ui.pid))
-        # without the lock this serve would serve until killed: a short bound makes that a quick failure
-        second = strawpot("schedule", "serve", cwd=tmp_path, env=env, timeout=15)
+        # without the lock this serve would serve until killed: a bound makes that a failure
+        second = strawpot("schedule", "serve", cwd=tmp_path, env=env, timeout=120)
         assert second.returncode == 1, second.stderr
         assert second.stderr.strip() == (f"error: another scheduler (pid {ui.pid}: `strawpot schedule serve` "
                                          f"or `strawpot ui`) already serves {tmp_path / 'data'}: stop it first")

@@ -107,7 +107,7 @@ def test_fetch_archive_needs_a_cache(make_client) -> None:
 
 def test_fetch_archives_concurrently_keyed_by_item_with_errors_per_item(registry, make_client) -> None:
     other = b"another archive"
-    barrier = threading.Barrier(3, timeout=5)
+    barrier = threading.Barrier(3, timeout=60)
 
     def concurrent(response: httpx.Response):  # type: ignore[no-untyped-def]
         def reply(request: httpx.Request) -> httpx.Response:

@@ -87,7 +87,7 @@ def test_fetch_file_sends_path_and_version_as_query(registry, make_client) -> No
 
 
 def test_fetch_files_concurrently_keyed_by_path(registry, make_client) -> None:
-    barrier = threading.Barrier(2, timeout=5)
+    barrier = threading.Barrier(2, timeout=60)
 
     def reply(request: httpx.Request) -> httpx.Response:
         barrier.wait()

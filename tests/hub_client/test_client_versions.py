@@ -206,7 +206,7 @@ def test_invalid_slug_never_reaches_the_network(registry, make_client) -> None:
 
 
 def test_many_are_fetched_concurrently_and_keyed_by_item(registry, make_client) -> None:
-    barrier = threading.Barrier(3, timeout=5)
+    barrier = threading.Barrier(3, timeout=60)
 
     def concurrent(body: dict[str, Any]) -> Callable[[httpx.Request], httpx.Response]:
         def reply(request: httpx.Request) -> httpx.Response:

@@ -167,7 +167,7 @@ def test_submit_from_inside_the_pool_runs_inline(server: _Server, http_wire: Any
         def outer() -> int:
             return client.submit(lambda: 41).result() + 1  # would deadlock on a 1-thread pool if queued
 
-        assert client.submit(outer).result(timeout=5) == 42
+        assert client.submit(outer).result(timeout=60) == 42
 
 
 def test_https_checks_the_certificate_and_the_name_by_default_and_sends_sni() -> None:

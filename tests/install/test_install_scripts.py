@@ -161,7 +161,7 @@ def test_script_past_its_timeout_is_killed_with_its_children(cli, project, regis
     assert "ran longer than 1 s and was stopped" in result.err and "started" in result.err
     assert not package_dir(project, slug).exists()
     child = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child), "the script's background child outlived the timeout"
@@ -284,7 +284,7 @@ def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, 
             proc.kill()
     assert proc.returncode == 130, err
     child = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child), "the script's child outlived Ctrl-C"

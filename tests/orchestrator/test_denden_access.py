@@ -97,7 +97,7 @@ def test_their_stubs_talk_over_the_unix_socket(short_project, started) -> None: 
     assert launch.server.address.startswith("unix:/")
     with grpc.insecure_channel(launch.server.address) as channel:  # DENDEN_ADDR, dialled unchanged
         stub = theirs_grpc.DendenStub(channel)
-        assert stub.Status(theirs.StatusRequest(), timeout=5).active_agents == 1
+        assert stub.Status(theirs.StatusRequest(), timeout=60).active_agents == 1
         reply = stub.Send(_delegate(launch, root.record.agent_id, "echo:over unix"), timeout=30)
     assert reply.status == theirs.OK, reply.error
     assert reply.delegate_result.text == "over unix"
@@ -129,7 +129,7 @@ def test_memory_and_agent_logs_are_private(short_project, started) -> None:  # t
     root = launch.start_root("sleep:30")
     with grpc.insecure_channel(launch.server.address) as channel:
         reply = theirs_grpc.DendenStub(channel).Send(
-            _request(launch, root.record.agent_id, remember=theirs.RememberPayload(content="a secret plan")), timeout=5)
+            _request(launch, root.record.agent_id, remember=theirs.RememberPayload(content="a secret plan")), timeout=60)
     assert reply.status == theirs.OK
     memory_dir = short_project.state_dir / "memory"
     assert _mode(memory_dir) == 0o700
@@ -163,7 +163,7 @@ def test_tcp_needs_the_runs_token(tcp_launch: Launch) -> None:
     with grpc.insecure_channel(launch.server.address) as channel:
         stub = theirs_grpc.DendenStub(channel)
         good = (("authorization", f"Bearer {launch.server.token}"),)
-        assert stub.Status(theirs.StatusRequest(), metadata=good, timeout=5).active_agents == 1
+        assert stub.Status(theirs.StatusRequest(), metadata=good, timeout=60).active_agents == 1
         reply = stub.Send(_delegate(launch, root.record.agent_id, "echo:with token"), metadata=good, timeout=30)
         assert reply.status == theirs.OK and reply.delegate_result.text == "with token"
 
@@ -179,8 +179,8 @@ def test_a_client_without_the_token_is_unauthenticated(tcp_launch: Launch, metad
     root = launch.start_root("sleep:30")
     with grpc.insecure_channel(launch.server.address) as channel:
         stub = theirs_grpc.DendenStub(channel)
-        for call in (lambda: stub.Status(theirs.StatusRequest(), metadata=metadata, timeout=5),
-                     lambda: stub.Send(_delegate(launch, root.record.agent_id, "echo:x"), metadata=metadata, timeout=5)):
+        for call in (lambda: stub.Status(theirs.StatusRequest(), metadata=metadata, timeout=60),
+                     lambda: stub.Send(_delegate(launch, root.record.agent_id, "echo:x"), metadata=metadata, timeout=60)):
             with pytest.raises(grpc.RpcError) as caught:
                 call()
             assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
@@ -193,7 +193,7 @@ def test_another_runs_token_is_refused(project, started) -> None:  # type: ignor
     first, second = started(), started()
     with grpc.insecure_channel(second.server.address) as channel, pytest.raises(grpc.RpcError) as caught:
         theirs_grpc.DendenStub(channel).Status(
-            theirs.StatusRequest(), metadata=(("authorization", f"Bearer {first.server.token}"),), timeout=5)
+            theirs.StatusRequest(), metadata=(("authorization", f"Bearer {first.server.token}"),), timeout=60)
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
@@ -213,7 +213,7 @@ def test_a_wrong_run_id_is_refused_without_naming_the_real_one(short_project, st
     request = _delegate(launch, root.record.agent_id, "echo:x")
     request.trace.run_id = "run_guess"
     with grpc.insecure_channel(launch.server.address) as channel:
-        reply = theirs_grpc.DendenStub(channel).Send(request, timeout=5)
+        reply = theirs_grpc.DendenStub(channel).Send(request, timeout=60)
     assert reply.status == theirs.ERROR and reply.error.code == "INVALID_REQUEST"
     assert "not the run this server serves" in reply.error.message
     assert launch.session.run_id not in reply.error.message
@@ -225,6 +225,6 @@ def test_cancel_of_an_unknown_agent_does_not_name_the_run(short_project, started
     root = launch.start_root("sleep:30")
     with grpc.insecure_channel(launch.server.address) as channel:
         reply = theirs_grpc.DendenStub(channel).Send(
-            _request(launch, root.record.agent_id, cancel=theirs.CancelPayload(agent_id="nobody-1")), timeout=5)
+            _request(launch, root.record.agent_id, cancel=theirs.CancelPayload(agent_id="nobody-1")), timeout=60)
     assert reply.status == theirs.ERROR and reply.error.code == "ERR_UNKNOWN_AGENT"
     assert launch.session.run_id not in reply.error.message

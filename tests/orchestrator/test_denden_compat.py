@@ -41,7 +41,7 @@ def _request(launch: Launch, agent_id: str, **payload: object) -> object:
 
 def test_status_reports_uptime_and_live_agents(live) -> None:  # type: ignore[no-untyped-def]
     launch, root, stub = live
-    status = stub.Status(theirs.StatusRequest(), timeout=5)
+    status = stub.Status(theirs.StatusRequest(), timeout=60)
     assert status.uptime_seconds >= 0
     assert status.active_agents == 1  # the idling root
 
@@ -80,13 +80,13 @@ def test_delegate_json_result_is_validated(live) -> None:  # type: ignore[no-unt
 def test_ask_user_headless_answers_with_default(live) -> None:  # type: ignore[no-untyped-def]
     launch, root, stub = live
     ask = theirs.AskUserPayload(question="Proceed?", choices=["yes", "no"], default_value="no")
-    reply = stub.Send(_request(launch, root.record.agent_id, ask_user=ask), timeout=5)
+    reply = stub.Send(_request(launch, root.record.agent_id, ask_user=ask), timeout=60)
     assert reply.status == theirs.OK
     assert reply.ask_user_result.text == "no"
     first_choice = stub.Send(_request(launch, root.record.agent_id,
-                                      ask_user=theirs.AskUserPayload(question="Which?", choices=["a", "b"])), timeout=5)
+                                      ask_user=theirs.AskUserPayload(question="Which?", choices=["a", "b"])), timeout=60)
     assert first_choice.ask_user_result.text == "a"
-    nothing = stub.Send(_request(launch, root.record.agent_id, ask_user=theirs.AskUserPayload(question="Name?")), timeout=5)
+    nothing = stub.Send(_request(launch, root.record.agent_id, ask_user=theirs.AskUserPayload(question="Name?")), timeout=60)
     assert nothing.status == theirs.ERROR and nothing.error.code == "ERR_NO_USER"
 
 
@@ -94,11 +94,11 @@ def test_remember_then_recall(live) -> None:  # type: ignore[no-untyped-def]
     launch, root, stub = live
     agent = root.record.agent_id
     stored = stub.Send(_request(launch, agent, remember=theirs.RememberPayload(
-        content="the build uses uv", keywords=["build", "tooling"], scope="project")), timeout=5)
+        content="the build uses uv", keywords=["build", "tooling"], scope="project")), timeout=60)
     assert stored.status == theirs.OK and stored.remember_result.entry_id
-    stub.Send(_request(launch, agent, remember=theirs.RememberPayload(content="tabs not spaces", scope="project")), timeout=5)
+    stub.Send(_request(launch, agent, remember=theirs.RememberPayload(content="tabs not spaces", scope="project")), timeout=60)
     found = stub.Send(_request(launch, agent, recall=theirs.RecallPayload(query="how is the build done", scope="project")),
-                      timeout=5)
+                      timeout=60)
     assert [e.content for e in found.recall_result.entries] == ["the build uses uv"]
     assert found.recall_result.entries[0].entry_id == stored.remember_result.entry_id
     assert list(found.recall_result.entries[0].keywords) == ["build", "tooling"]
@@ -119,7 +119,7 @@ def test_malformed_requests_get_a_clear_error(live, mutate, message: str) -> Non
     launch, root, stub = live
     req = _request(launch, root.record.agent_id, remember=theirs.RememberPayload(content="x"))
     mutate(req)
-    reply = stub.Send(req, timeout=5)
+    reply = stub.Send(req, timeout=60)
     assert reply.status == theirs.ERROR
     assert reply.error.code == "INVALID_REQUEST"
     assert message in reply.error.message
@@ -129,7 +129,7 @@ def test_malformed_requests_get_a_clear_error(live, mutate, message: str) -> Non
 def test_delegate_from_unknown_agent_is_refused(live) -> None:  # type: ignore[no-untyped-def]
     launch, root, stub = live
     reply = stub.Send(_request(launch, "intruder-1", delegate=theirs.DelegatePayload(
-        delegate_to="reviewer", task=theirs.Task(text="echo:x"))), timeout=5)
+        delegate_to="reviewer", task=theirs.Task(text="echo:x"))), timeout=60)
     assert reply.status == theirs.ERROR and reply.error.code == "ERR_UNKNOWN_AGENT"
     time.sleep(0)  # nothing was spawned:
     assert len(launch.session.agents) == 1

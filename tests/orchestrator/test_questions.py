@@ -57,7 +57,7 @@ def test_without_an_answer_in_time_the_default_rule_answers_and_is_recorded(run_
     asker = Asker(None, run_wait=0.2, poll=0.01)
     started = time.monotonic()
     assert asker.ask("a-1", "Colour?", ["red", "green"], "", "", False, run_dir=run_dir).value == "red"
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 45  # not the default wait of minutes (a loaded machine stalls seconds)
     first = questions.read(run_dir, "1")
     assert first is not None and first.answered_by == "timeout" and first.answer == "red"
     nothing = asker.ask("a-1", "Anything?", [], "", "", False, run_dir=run_dir)
@@ -72,7 +72,7 @@ def test_a_question_stops_waiting_when_its_agent_ends(run_dir: Path) -> None:
     started = time.monotonic()
     outcome = Asker(None, run_wait=60, poll=0.01).ask("a-1", "Q?", [], "fine", "", False, run_dir=run_dir,
                                                       stop=lambda: time.monotonic() - started > 0.1)
-    assert outcome.value == "fine" and time.monotonic() - started < 5
+    assert outcome.value == "fine" and time.monotonic() - started < 45  # not its run_wait of 60 s
     ended = questions.read(run_dir, "1")
     assert ended is not None and ended.answered_by == "ended"
 

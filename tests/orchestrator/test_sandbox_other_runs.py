@@ -25,7 +25,7 @@ pytestmark = pytest.mark.e2e
 
 def make_repo(root: Path) -> ProjectFixture:
     root.mkdir()
-    project = ProjectFixture(root, standard_roles(), standard_skills(), policy={"agent_timeout": 20})
+    project = ProjectFixture(root, standard_roles(), standard_skills(), policy={"agent_timeout": 300})
     project.build()
     git(root, "init", "-q", "-b", "main")
     (root / ".gitignore").write_text(".strawpot/\nt/\n")

@@ -40,7 +40,7 @@ def _session(project_root: Path, run_id: str) -> dict[str, object]:
     return data
 
 
-def _wait_for(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+def _wait_for(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, "timed out"
@@ -73,7 +73,8 @@ def test_a_schedule_fires_at_its_time_as_a_headless_session_recorded_in_history(
 
 def test_history_says_running_with_the_run_id_before_the_session_ends(project, store) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    store.add(_schedule(project.root, task="sleep:2 then echo:done"))
+    go = project.root.parent / "go"  # the session's agent waits for it: running until the test has looked
+    store.add(_schedule(project.root, task=f"wait-for:{go} then echo:done"))
     clock = Clock(T0 + timedelta(hours=1, seconds=1))
     scheduler = Scheduler(store, now=clock, say=lambda line: None)
     scheduler.tick()
@@ -83,6 +84,7 @@ def test_history_says_running_with_the_run_id_before_the_session_ends(project, s
     _wait_for(lambda: (project.sessions_dir / str(running.run_id) / "session.json").exists())
     assert _session(project.root, str(running.run_id))["state"] == "running"  # the UI can link it while it runs
     assert store.history("triage")[0].pid
+    go.touch()
     scheduler.wait_idle()
     [ended] = store.history("triage")
     assert (ended.run_id, ended.outcome) == (running.run_id, "succeeded")
@@ -90,13 +92,15 @@ def test_history_says_running_with_the_run_id_before_the_session_ends(project, s
 
 def test_overlap_skip_records_the_fire_that_came_while_the_previous_ran(project, store) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    store.add(_schedule(project.root, cron="* * * * *", task="sleep:2"))
+    go = project.root.parent / "go"  # the first run's agent waits for it: still running at the next fire
+    store.add(_schedule(project.root, cron="* * * * *", task=f"wait-for:{go}"))
     clock = Clock(T0 + timedelta(minutes=1))
     scheduler = Scheduler(store, now=clock, say=lambda line: None)
     scheduler.tick()
     _wait_for(lambda: any(r.pid for r in store.history("triage")))
     clock.at += timedelta(minutes=1)
     [skipped] = scheduler.tick()
+    go.touch()
     scheduler.wait_idle()
     first, recorded = store.history("triage")
     assert recorded == skipped and first.outcome == "succeeded"
@@ -124,13 +128,16 @@ def test_overlap_queue_starts_the_next_fire_when_the_previous_ends(project, stor
 
 def test_overlap_parallel_starts_the_next_fire_beside_the_previous(project, store) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    store.add(_schedule(project.root, cron="* * * * *", task="sleep:1.5", overlap="parallel"))
+    go = project.root.parent / "go"  # both runs' agents wait for it: the test makes it once both run
+    store.add(_schedule(project.root, cron="* * * * *", task=f"wait-for:{go}", overlap="parallel"))
     clock = Clock(T0 + timedelta(minutes=1))
     scheduler = Scheduler(store, now=clock, say=lambda line: None)
     scheduler.tick()
     _wait_for(lambda: any(r.pid for r in store.history("triage")))
     clock.at += timedelta(minutes=1)
     assert scheduler.tick() == []
+    _wait_for(lambda: len(list(project.sessions_dir.glob("*/session.json"))) == 2)
+    go.touch()
     scheduler.wait_idle()
     first, second = store.history("triage")
     assert [first.outcome, second.outcome] == ["succeeded", "succeeded"]
@@ -326,14 +333,17 @@ def test_a_bad_stored_name_or_cron_or_a_corrupt_history_stops_only_its_own_sched
 
 def test_max_parallel_holds_fires_past_it_until_a_slot_frees(project, store) -> None:  # type: ignore[no-untyped-def]
     project.build()
+    go = project.root.parent / "go"  # the agents wait for it: none can end before the test has looked
     for name in ("one", "two", "three"):
-        store.add(_schedule(project.root, name=name, task="sleep:1.5"))
+        store.add(_schedule(project.root, name=name, task=f"wait-for:{go}"))
     clock = Clock(T0 + timedelta(hours=1, seconds=1))
     scheduler = Scheduler(store, now=clock, say=lambda line: None, max_parallel=2)
     scheduler.tick()
     _wait_for(lambda: sum(bool(store.history(n)) for n in ("one", "two", "three")) == 2)
+    _wait_for(lambda: len(list(project.sessions_dir.glob("*/session.json"))) == 2)  # both run
     time.sleep(0.5)
     assert sum(bool(store.history(n)) for n in ("one", "two", "three")) == 2  # the third waits, not even recorded
+    go.touch()
     scheduler.wait_idle()
     runs = [store.history(n)[0] for n in ("one", "two", "three")]
     assert [r.outcome for r in runs] == ["succeeded"] * 3

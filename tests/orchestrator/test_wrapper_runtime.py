@@ -202,6 +202,9 @@ def test_leftover_children_are_stopped_when_the_agent_exits(tmp_path: Path, reap
     proc = start_process(LaunchSpec([sys.executable, "-c", script], str(tmp_path)), os.environ, tmp_path / "ws")
     reap_guard.append(proc.pgid)
     assert proc.wait(60) == 0
+    deadline = time.monotonic() + 20  # a grandchild just SIGKILLed may still be on its way out
+    while group_alive(proc.pgid) and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert not group_alive(proc.pgid)
 
 
