@@ -42,10 +42,13 @@ def test_two_tasks_run_one_after_the_other_and_the_second_sees_the_first_s_answe
     project.build()
     conversation = store.create(project.root, source="chat")
     runner = ConversationRunner(store)
-    first = runner.submit(conversation.id, "sleep:1 then echo:the answer is 42")
+    go = project.root.parent / "go"  # the first task's agent waits for it: still running when the second comes
+    said = f"wait-for:{go} then echo:the answer is 42"
+    first = runner.submit(conversation.id, said)
     second = runner.submit(conversation.id, "echo:second then context")
     assert first.run_id and not first.queued
     assert second.queued and second.ahead == 1, "a task waits while the one before it runs"
+    go.touch()
     _ended(store, conversation.id, 2)
     done = store.tasks(conversation.id)
     assert [(t.state, t.exit_code) for t in done] == [("succeeded", 0), ("succeeded", 0)]
@@ -54,7 +57,7 @@ def test_two_tasks_run_one_after_the_other_and_the_second_sees_the_first_s_answe
     assert done[1].started_at is not None and done[0].ended_at is not None
     assert done[1].started_at >= done[0].ended_at - 0.5, "the second began only after the first ended"
     assert done[1].summary.startswith("second\n") and "answer: the answer is 42" in done[1].summary
-    assert "task: sleep:1 then echo:the answer is 42" in done[1].summary
+    assert f"task: {said}" in done[1].summary
 
 
 def test_a_task_that_cannot_start_fails_with_its_reason_and_the_queue_goes_on(tmp_path, store) -> None:  # type: ignore[no-untyped-def]

@@ -40,11 +40,13 @@ def test_send_tasks_and_see_them_run_and_answer_without_reloading(tmp_path: Path
     try:
         with serving(create_app(root, SECRET, data_dir=data)) as base:
             driver.get(f"{base}{home_path(root)}chat?token={SECRET}")
-            driver.find_element(By.ID, "chat-first-task").send_keys("sleep:2 then echo:<i>first</i> answer")
+            go = tmp_path / "go"  # the first task's agent waits for it: running until the page has shown it so
+            driver.find_element(By.ID, "chat-first-task").send_keys(f"wait-for:{go} then echo:<i>first</i> answer")
             driver.find_element(By.CSS_SELECTOR, "form[action$='/chat'] button").click()
             wait_for(lambda: "/chat/" in driver.current_url, "the conversation's page")
             driver.execute_script("window.notReloaded = true")
             wait_for(lambda: "running" in _task(driver, 0), "the first task running")
+            go.touch()
             wait_for(lambda: "succeeded" in _task(driver, 0), "the first task's end")
             assert "<i>first</i> answer" in driver.find_element(By.CSS_SELECTOR, "#tasks > li pre.summary").text
             assert not driver.find_elements(By.CSS_SELECTOR, "#tasks i"), "an answer is text, never markup"

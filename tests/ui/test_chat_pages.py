@@ -48,7 +48,8 @@ def _ended(store: ConversationStore, conversation_id: int, n: int) -> None:
 def test_tasks_run_one_at_a_time_the_queued_one_says_so_and_answers_are_shown_as_text(site) -> None:  # type: ignore[no-untyped-def]
     client, root, store = site
     chat = f"{home_path(root)}chat"
-    opened = _post(client, chat, task="sleep:2 then echo:<b>bold</b> & done")
+    go = root.parent / "go"  # the first task's agent waits for it: still running when the page is read
+    opened = _post(client, chat, task=f"wait-for:{go} then echo:<b>bold</b> & done")
     assert opened.status_code == 303, opened.text
     [conversation] = store.recent(root)
     assert opened.headers["location"] == f"{chat}/{conversation.id}" and conversation.source == "ui"
@@ -56,6 +57,7 @@ def test_tasks_run_one_at_a_time_the_queued_one_says_so_and_answers_are_shown_as
     assert queued.status_code == 303, queued.text
     page = client.get(f"{chat}/{conversation.id}").text
     assert "queued behind 1" in page, "the second task waits for the first, and says so"
+    go.touch()
     _ended(store, conversation.id, 2)
     first, second = store.tasks(conversation.id)
     page = client.get(f"{chat}/{conversation.id}").text

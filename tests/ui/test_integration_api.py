@@ -232,13 +232,16 @@ def test_a_second_task_waits_its_turn_and_says_so(project: ProjectFixture, tmp_p
     with strawpot_ui(project.root, tmp_path / "ui.log") as ui, httpx.Client(timeout=30) as http:
         api = ui.api()
         cid = http.post(f"{api}/api/imu/conversations").json()["id"]
-        first = http.post(f"{api}/api/conversations/{cid}/tasks", json={"task": "sleep:2 then echo:one"}).json()
+        go = tmp_path / "go"  # the first task's agent waits for it: still running while the test looks
+        said = f"wait-for:{go} then echo:one"
+        first = http.post(f"{api}/api/conversations/{cid}/tasks", json={"task": said}).json()
         second = http.post(f"{api}/api/conversations/{cid}/tasks", json={"task": "echo:two"}).json()
         assert set(first) == {"run_id", "task_id"} and first["run_id"].startswith("run_"), first
         assert second["queued"] is True and second["ahead"] == 1 and "run_id" not in second, second
         waiting = http.get(f"{api}/api/conversations/{cid}").json()["sessions"]
         assert [(s["run_id"], s["status"], s["task"]) for s in waiting] == [
-            (first["run_id"], "running", "sleep:2 then echo:one"), (None, "queued", "echo:two")]
+            (first["run_id"], "running", said), (None, "queued", "echo:two")]
+        go.touch()
 
         live = _stream(f"{api.replace('http://', 'ws://')}/ws/sessions/{first['run_id']}", 0)
         *events, end = live
