@@ -152,7 +152,7 @@ def test_failing_script_keeps_the_previous_version_and_shows_its_log(cli, projec
 
 def test_script_past_its_timeout_is_killed_with_its_children(cli, project, registry, tmp_path, trust_project):
     pidfile = tmp_path / "child.pid"
-    slug = publish_skill(registry, f"sleep 60 & echo $! > {pidfile}; echo started; wait")
+    slug = publish_skill(registry, f"sleep 600 & echo $! > {pidfile}; echo started; wait")
     write_manifest(project, f'[skills]\n{slug} = "*"\n\n[scripts]\ntrusted = ["skill:{slug}"]\ntimeout = 1\n')
     started = time.monotonic()
     result = cli("install", "--project", project.dir)
@@ -164,7 +164,13 @@ def test_script_past_its_timeout_is_killed_with_its_children(cli, project, regis
     deadline = time.monotonic() + 60
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(child), "the script's background child outlived the timeout"
+    _killed_or_fail(child, "the script's background child outlived the timeout")  # it sleeps 600 s: no passing by waiting
+
+
+def _killed_or_fail(pid: int, why: str) -> None:
+    if _alive(pid):
+        os.kill(pid, 9)  # leave nothing behind, then say what went wrong
+        raise AssertionError(why)
 
 
 def _alive(pid: int) -> bool:
@@ -267,7 +273,7 @@ def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, 
     import signal
 
     pidfile = tmp_path / "child.pid"
-    slug = publish_skill(registry, f"sleep 60 & echo $! > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; wait")
+    slug = publish_skill(registry, f"sleep 600 & echo $! > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; wait")
     write_manifest(project, f'[skills]\n{slug} = "*"\n\n[scripts]\ntrusted = ["skill:{slug}"]\n')
     env = {**os.environ, "STRAWPOT_REGISTRY_URL": registry.url}
     proc = subprocess.Popen([*STRAWPOT, "install"], cwd=project.dir, env=env,
@@ -287,7 +293,7 @@ def test_ctrl_c_stops_the_script_and_its_children_and_installs_nothing(project, 
     deadline = time.monotonic() + 60
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(child), "the script's child outlived Ctrl-C"
+    _killed_or_fail(child, "the script's child outlived Ctrl-C")
     assert not (project.dir / ".strawpot" / "skills" / slug).exists() and not project.lock_path.exists()
     assert not [p for p in (project.dir / ".strawpot" / "skills").iterdir() if p.name.startswith(".tmp-")]
     log = project.dir / ".strawpot" / "logs" / f"install-skill-{slug}.log"

@@ -93,7 +93,7 @@ def test_default_is_a_private_unix_socket_in_a_folder_of_the_runs_own(short_proj
 
 def test_their_stubs_talk_over_the_unix_socket(short_project, started) -> None:  # type: ignore[no-untyped-def]
     launch = started()
-    root = launch.start_root("sleep:30")
+    root = launch.start_root("sleep:300")
     assert launch.server.address.startswith("unix:/")
     with grpc.insecure_channel(launch.server.address) as channel:  # DENDEN_ADDR, dialled unchanged
         stub = theirs_grpc.DendenStub(channel)
@@ -116,7 +116,7 @@ def test_a_deep_project_path_gets_a_short_private_socket(project, started, tmp_p
     assert _mode(folder) == 0o700 and folder.stat().st_uid == os.getuid()
     assert _mode(socket_path) == 0o600
     assert launch.session.to_dict()["denden_addr"] == launch.server.address
-    root = launch.start_root("sleep:30")
+    root = launch.start_root("sleep:300")
     with grpc.insecure_channel(launch.server.address) as channel:
         reply = theirs_grpc.DendenStub(channel).Send(_delegate(launch, root.record.agent_id, "echo:deep"), timeout=30)
     assert reply.status == theirs.OK and reply.delegate_result.text == "deep"
@@ -126,7 +126,7 @@ def test_a_deep_project_path_gets_a_short_private_socket(project, started, tmp_p
 
 def test_memory_and_agent_logs_are_private(short_project, started) -> None:  # type: ignore[no-untyped-def]
     launch = started()
-    root = launch.start_root("sleep:30")
+    root = launch.start_root("sleep:300")
     with grpc.insecure_channel(launch.server.address) as channel:
         reply = theirs_grpc.DendenStub(channel).Send(
             _request(launch, root.record.agent_id, remember=theirs.RememberPayload(content="a secret plan")), timeout=60)
@@ -159,7 +159,7 @@ def test_tcp_needs_the_runs_token(tcp_launch: Launch) -> None:
     launch = tcp_launch
     assert launch.server.address.startswith("127.0.0.1:")
     assert launch.server.token and len(launch.server.token) >= 32
-    root = launch.start_root("sleep:30")
+    root = launch.start_root("sleep:300")
     with grpc.insecure_channel(launch.server.address) as channel:
         stub = theirs_grpc.DendenStub(channel)
         good = (("authorization", f"Bearer {launch.server.token}"),)
@@ -176,7 +176,7 @@ def test_tcp_needs_the_runs_token(tcp_launch: Launch) -> None:
 ])
 def test_a_client_without_the_token_is_unauthenticated(tcp_launch: Launch, metadata) -> None:  # type: ignore[no-untyped-def]
     launch = tcp_launch
-    root = launch.start_root("sleep:30")
+    root = launch.start_root("sleep:300")
     with grpc.insecure_channel(launch.server.address) as channel:
         stub = theirs_grpc.DendenStub(channel)
         for call in (lambda: stub.Status(theirs.StatusRequest(), metadata=metadata, timeout=60),
@@ -209,7 +209,7 @@ def test_an_unknown_transport_is_a_usage_error(project) -> None:  # type: ignore
 
 def test_a_wrong_run_id_is_refused_without_naming_the_real_one(short_project, started) -> None:  # type: ignore[no-untyped-def]
     launch = started()
-    root = launch.start_root("sleep:30")
+    root = launch.start_root("sleep:300")
     request = _delegate(launch, root.record.agent_id, "echo:x")
     request.trace.run_id = "run_guess"
     with grpc.insecure_channel(launch.server.address) as channel:
@@ -222,7 +222,7 @@ def test_a_wrong_run_id_is_refused_without_naming_the_real_one(short_project, st
 
 def test_cancel_of_an_unknown_agent_does_not_name_the_run(short_project, started) -> None:  # type: ignore[no-untyped-def]
     launch = started()
-    root = launch.start_root("sleep:30")
+    root = launch.start_root("sleep:300")
     with grpc.insecure_channel(launch.server.address) as channel:
         reply = theirs_grpc.DendenStub(channel).Send(
             _request(launch, root.record.agent_id, cancel=theirs.CancelPayload(agent_id="nobody-1")), timeout=60)

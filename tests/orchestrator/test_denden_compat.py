@@ -25,7 +25,7 @@ def live(project) -> Iterator[tuple[Launch, object, object]]:  # type: ignore[no
     """A run whose root agent idles (sleep) so a test can speak Denden as that agent."""
     project.build()
     launch = Launch.start(prepare(Project(project.root), load_settings(Project(project.root))), task="", asker=Asker(None))
-    root = launch.start_root("sleep:30")
+    root = launch.start_root("sleep:300")
     channel = grpc.insecure_channel(launch.server.address)
     try:
         yield launch, root, theirs_grpc.DendenStub(channel)

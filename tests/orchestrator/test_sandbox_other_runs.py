@@ -62,9 +62,9 @@ def projects() -> Iterator[tuple[ProjectFixture, ProjectFixture]]:
 
 def live_run(project: ProjectFixture, environ: dict[str, str]) -> tuple[subprocess.Popen[bytes], dict]:  # type: ignore[type-arg]
     """A run of `project`, in a worktree, alive (its agent sleeps); its process and its session.json."""
-    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--isolation", "worktree", "--task", "sleep:60"],
+    proc = subprocess.Popen([*STRAWPOT, "start", "--headless", "--isolation", "worktree", "--task", "sleep:300"],
                             cwd=project.root, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     record: dict = {}  # type: ignore[type-arg]
     while time.monotonic() < deadline and not record.get("agents"):
         time.sleep(0.2)

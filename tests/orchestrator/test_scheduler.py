@@ -111,13 +111,17 @@ def test_overlap_skip_records_the_fire_that_came_while_the_previous_ran(project,
 
 def test_overlap_queue_starts_the_next_fire_when_the_previous_ends(project, store) -> None:  # type: ignore[no-untyped-def]
     project.build()
-    store.add(_schedule(project.root, cron="* * * * *", task="sleep:1", overlap="queue"))
+    go = project.root.parent / "go"  # the first run's agent waits for it: still running at the next fire
+    store.add(_schedule(project.root, cron="* * * * *", task=f"wait-for:{go}", overlap="queue"))
     clock = Clock(T0 + timedelta(minutes=1))
     scheduler = Scheduler(store, now=clock, say=lambda line: None)
     scheduler.tick()
     _wait_for(lambda: any(r.pid for r in store.history("triage")))
     clock.at += timedelta(minutes=1)
     assert scheduler.tick() == []  # queued, not skipped
+    time.sleep(0.5)
+    assert len(store.history("triage")) == 1  # not started beside the first, which cannot have ended
+    go.touch()
     scheduler.wait_idle()
     first, second = store.history("triage")
     assert [first.outcome, second.outcome] == ["succeeded", "succeeded"]

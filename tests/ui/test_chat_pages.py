@@ -49,15 +49,17 @@ def test_tasks_run_one_at_a_time_the_queued_one_says_so_and_answers_are_shown_as
     client, root, store = site
     chat = f"{home_path(root)}chat"
     go = root.parent / "go"  # the first task's agent waits for it: still running when the page is read
-    opened = _post(client, chat, task=f"wait-for:{go} then echo:<b>bold</b> & done")
-    assert opened.status_code == 303, opened.text
-    [conversation] = store.recent(root)
-    assert opened.headers["location"] == f"{chat}/{conversation.id}" and conversation.source == "ui"
-    queued = _post(client, f"{chat}/{conversation.id}/tasks", task="echo:second then context")
-    assert queued.status_code == 303, queued.text
-    page = client.get(f"{chat}/{conversation.id}").text
-    assert "queued behind 1" in page, "the second task waits for the first, and says so"
-    go.touch()
+    try:
+        opened = _post(client, chat, task=f"wait-for:{go} then echo:<b>bold</b> & done")
+        assert opened.status_code == 303, opened.text
+        [conversation] = store.recent(root)
+        assert opened.headers["location"] == f"{chat}/{conversation.id}" and conversation.source == "ui"
+        queued = _post(client, f"{chat}/{conversation.id}/tasks", task="echo:second then context")
+        assert queued.status_code == 303, queued.text
+        page = client.get(f"{chat}/{conversation.id}").text
+        assert "queued behind 1" in page, "the second task waits for the first, and says so"
+    finally:
+        go.touch()  # a failed check leaves no agent waiting for it
     _ended(store, conversation.id, 2)
     first, second = store.tasks(conversation.id)
     page = client.get(f"{chat}/{conversation.id}").text

@@ -234,14 +234,16 @@ def test_a_second_task_waits_its_turn_and_says_so(project: ProjectFixture, tmp_p
         cid = http.post(f"{api}/api/imu/conversations").json()["id"]
         go = tmp_path / "go"  # the first task's agent waits for it: still running while the test looks
         said = f"wait-for:{go} then echo:one"
-        first = http.post(f"{api}/api/conversations/{cid}/tasks", json={"task": said}).json()
-        second = http.post(f"{api}/api/conversations/{cid}/tasks", json={"task": "echo:two"}).json()
-        assert set(first) == {"run_id", "task_id"} and first["run_id"].startswith("run_"), first
-        assert second["queued"] is True and second["ahead"] == 1 and "run_id" not in second, second
-        waiting = http.get(f"{api}/api/conversations/{cid}").json()["sessions"]
-        assert [(s["run_id"], s["status"], s["task"]) for s in waiting] == [
-            (first["run_id"], "running", said), (None, "queued", "echo:two")]
-        go.touch()
+        try:
+            first = http.post(f"{api}/api/conversations/{cid}/tasks", json={"task": said}).json()
+            second = http.post(f"{api}/api/conversations/{cid}/tasks", json={"task": "echo:two"}).json()
+            assert set(first) == {"run_id", "task_id"} and first["run_id"].startswith("run_"), first
+            assert second["queued"] is True and second["ahead"] == 1 and "run_id" not in second, second
+            waiting = http.get(f"{api}/api/conversations/{cid}").json()["sessions"]
+            assert [(s["run_id"], s["status"], s["task"]) for s in waiting] == [
+                (first["run_id"], "running", said), (None, "queued", "echo:two")]
+        finally:
+            go.touch()  # a failed check leaves no agent waiting for it
 
         live = _stream(f"{api.replace('http://', 'ws://')}/ws/sessions/{first['run_id']}", 0)
         *events, end = live
