@@ -97,7 +97,8 @@ def driver_script(lines: list[str], port: int, clone: Path, state: Path) -> str:
         f"__tour={shlex.quote(str(state))}",
         # at the end the shell stays (at most 10 min) until the test is done with what the tour left running:
         # the registry in the background gets SIGHUP when the pane's shell, its terminal's leader, exits
-        "trap 'echo $? > \"$__tour/rc\"; "
+        # rc appears whole (written aside, then renamed): the test reads it as soon as it exists
+        "trap 'echo $? > \"$__tour/rc.part\"; mv \"$__tour/rc.part\" \"$__tour/rc\"; "
         "for _ in $(seq 6000); do [ -e \"$__tour/done\" ] && break; sleep 0.1; done' EXIT",
         "__tour_wait() {  # until file $2 or $3 holds text $1, at most 60 s",
         "  for _ in $(seq 600); do grep -qF -- \"$1\" \"$2\" \"$3\" && return 0; sleep 0.1; done; return 1",
