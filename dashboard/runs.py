@@ -87,14 +87,14 @@ async def _events(request: Request, sessions_root: Path, run_id: str) -> AsyncIt
             now = stamp(path, record)
         except OSError:
             return
-        if now != seen:
-            record = _readable(sessions_root, run_id) or record
-            seen = stamp(path, record) if record is not None else now
-            if record is not None:
-                yield f"data: {json.dumps(snapshot(record))}\n\n"
-                if record.state in FINAL_STATES:
-                    yield "event: end\ndata: {}\n\n"  # or the browser's EventSource would reconnect
-                    return
+        if now != seen and (fresh := _readable(sessions_root, run_id)) is not None:  # else read at the next poll
+            record = fresh
+            # session.json's mtime from before the read: a record replaced after the read is read at the next poll
+            seen = (now[0], *stamp(path, record)[1:])
+            yield f"data: {json.dumps(snapshot(record))}\n\n"
+            if record.state in FINAL_STATES:
+                yield "event: end\ndata: {}\n\n"  # or the browser's EventSource would reconnect
+                return
         await asyncio.sleep(POLL_SECONDS)
 
 
