@@ -19,6 +19,7 @@ from dashboard.app import create_app, home_path
 from orchestrator import questions
 from orchestrator.projects import ProjectStore
 from orchestrator.schedules import Schedule, ScheduleRun, ScheduleStore
+from strawpot.model.fs import atomic_write
 from tests.orchestrator.conftest import ProjectFixture, kill_left_in, standard_roles, standard_skills
 from tests.ui._live import no_script_errors, serving, wait_for
 
@@ -41,7 +42,7 @@ def test_the_run_page_follows_the_run_folder_live(tmp_path: Path) -> None:
     session = {"run_id": "run1", "role": "lead", "state": "running", "started_at": time.time(), "agents": [
         {"agent_id": "lead-1", "role": "lead", "agent": "stub", "parent": None, "state": "running",
          "started_at": time.time()}]}
-    (folder / "session.json").write_text(json.dumps(session))
+    atomic_write(folder / "session.json", json.dumps(session), durable=False)
     driver = start_chromium(tmp_path / "profile")
     try:
         with serving(create_app(project, SECRET, data_dir=tmp_path / "data")) as base:
@@ -57,7 +58,7 @@ def test_the_run_page_follows_the_run_folder_live(tmp_path: Path) -> None:
                                       "parent": "lead-1", "state": "cancelled", "started_at": time.time()})
             session["agents"][0]["state"] = "cancelled"
             session["state"] = "cancelled"
-            (folder / "session.json").write_text(json.dumps(session))
+            atomic_write(folder / "session.json", json.dumps(session), durable=False)
             wait_for(lambda: "impl-2" in driver.find_element(By.ID, "agents").text, "the new agent")
             assert driver.find_element(By.ID, "run-state").text == "cancelled"
             assert driver.execute_script("return window.notReloaded") is True

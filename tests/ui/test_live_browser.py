@@ -18,6 +18,7 @@ from selenium.webdriver.support.ui import Select
 
 from dashboard.app import create_app, home_path
 from strawpot.commands.ui import project_settings
+from strawpot.model.fs import atomic_write
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 from tests.ui._live import no_script_errors, serving, wait_for
 
@@ -131,7 +132,7 @@ def test_the_home_feed_shows_an_agent_at_work_and_drops_it_when_its_run_ends(tmp
                        "started_at": time.time() - 5, "agents": [
                            {"agent_id": "lead-1", "role": "lead", "agent": "stub-agent", "parent": None,
                             "state": "running", "started_at": time.time() - 5, "workspace": str(workspace)}]}
-            (folder / "session.json").write_text(json.dumps(session))
+            atomic_write(folder / "session.json", json.dumps(session), durable=False)
             wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, '#activity li[data-agent="lead-1"]'), "the agent")
             item = driver.find_element(By.CSS_SELECTOR, '#activity li[data-agent="lead-1"]')
             assert "proj" in item.text and "lead" in item.text and "stub-agent" in item.text
@@ -154,8 +155,9 @@ def test_the_home_feed_shows_an_agent_at_work_and_drops_it_when_its_run_ends(tmp
             wait_for(lambda: "pushed" in driver.find_element(By.CSS_SELECTOR, "#activity pre.lines").text,
                      "the page to catch up")
 
-            (folder / "session.json").write_text(json.dumps({**session, "state": "succeeded", "exit_code": 0,
-                                                             "ended_at": time.time(), "summary": "Fixed."}))
+            atomic_write(folder / "session.json", json.dumps({**session, "state": "succeeded", "exit_code": 0,
+                                                              "ended_at": time.time(), "summary": "Fixed."}),
+                         durable=False)
             wait_for(lambda: driver.find_element(By.ID, "idle").is_displayed(), "the feed to empty")
             assert "Fixed." in driver.find_element(By.ID, "recent").text
             assert driver.execute_script("return window.notReloaded") is True

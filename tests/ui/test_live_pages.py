@@ -26,6 +26,7 @@ from dashboard.security import COOKIE, cookie_name, csrf_token
 from orchestrator import questions
 from orchestrator.projects import ProjectStore
 from strawpot.commands.ui import STOP_GRACE, project_settings
+from strawpot.model.fs import atomic_write
 from tests._cli import STRAWPOT
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
 from tests.ui._live import PATIENCE, serving
@@ -48,7 +49,7 @@ def _run(root: Path, run_id: str, state: str = "running", agents: tuple[dict[str
                        "started_at": time.time() - 75, "workspace": str(ws), **a})
     record = {"run_id": run_id, "role": "lead", "task": "do it", "state": state, "started_at": time.time() - 75,
               "agents": listed, **extra}
-    (folder / "session.json").write_text(json.dumps(record))
+    atomic_write(folder / "session.json", json.dumps(record), durable=False)
     return folder
 
 
@@ -196,8 +197,9 @@ def test_the_project_page_streams_new_runs_state_changes_start_errors_and_waitin
         _next_where(events, "the answered question to go", lambda e: not e["items"]["waiting-list"])
 
         record = json.loads((folder / "session.json").read_text())
-        (folder / "session.json").write_text(json.dumps(
-            {**record, "state": "succeeded", "exit_code": 0, "ended_at": time.time(), "summary": "Shipped."}))
+        atomic_write(folder / "session.json", json.dumps(
+            {**record, "state": "succeeded", "exit_code": 0, "ended_at": time.time(), "summary": "Shipped."}),
+            durable=False)
         seen = _next_where(events, "the run's end", lambda e: "state-succeeded" in e["html"]["runs-body"])
         assert "Shipped." in seen["html"]["runs-body"] and "data-since" not in seen["html"]["runs-body"]
 
@@ -246,7 +248,7 @@ def test_the_home_feed_shows_running_agents_across_projects_and_recent_runs(tmp_
         assert "impl-2" in next(events)["html"]["activity"]
         folder = one / ".strawpot" / "sessions" / "run_20260101_100000_aaaaaa"
         record = json.loads((folder / "session.json").read_text())
-        (folder / "session.json").write_text(json.dumps({**record, "state": "cancelled"}))
+        atomic_write(folder / "session.json", json.dumps({**record, "state": "cancelled"}), durable=False)
         seen = _next_where(events, "the feed to empty", lambda e: e["hidden"]["idle"] is False)
         assert seen["html"]["activity"].strip() == "" and "state-cancelled" in seen["html"]["recent-body"]
 

@@ -18,6 +18,7 @@ from starlette.testclient import TestClient
 
 from dashboard.app import create_app, home_path
 from dashboard.security import COOKIE
+from strawpot.model.fs import atomic_write
 from tests._cli import strawpot
 from tests.orchestrator._merge_scenario import IDENTITY, a_git_project, git
 from tests.orchestrator.conftest import ProjectFixture, standard_roles, standard_skills
@@ -120,7 +121,7 @@ def test_an_open_run_page_shows_the_summary_merge_result_and_files_when_the_run_
                       "merge": "patch", "state": "active"},
         "agents": [{"agent_id": "lead-1", "role": "lead", "agent": "stub", "parent": None, "state": "running",
                     "started_at": time.time()}]}
-    (folder / "session.json").write_text(json.dumps(session))
+    atomic_write(folder / "session.json", json.dumps(session), durable=False)
     summary = "Fixed it.\n<script>window.pwned = true</script><b>bold?</b>"
     result = "applied the session's changes to your working tree (1 file): <b>x</b>.md"
     driver = start_chromium(tmp_path / "profile")
@@ -138,7 +139,7 @@ def test_an_open_run_page_shows_the_summary_merge_result_and_files_when_the_run_
             session["summary"], session["merge_result"] = summary, result
             session["isolation"].update(state="merged", files_total=1,
                                         files=[{"path": "<i>x</i>.md", "change": "added", "back": True}])
-            (folder / "session.json").write_text(json.dumps(session))
+            atomic_write(folder / "session.json", json.dumps(session), durable=False)
             wait_for(lambda: driver.find_element(By.ID, "summary").is_displayed(), "the summary")
             assert driver.find_element(By.ID, "summary").text == summary  # as text, inert
             assert not driver.find_element(By.ID, "summary-none").is_displayed()
