@@ -17,12 +17,12 @@ from orchestrator.isolators import end_isolation
 from orchestrator.launch import Ended, Prepared
 from orchestrator.merge import safe_git
 from orchestrator.remote_session import Job, Result, pack_tree, unpack
-from orchestrator.run_record import RunRecord, RunRecordBroken, find_run
-from orchestrator.session import STOPPED_EXIT_CODE, Session, State, command_exit_code
+from orchestrator.run_record import SESSION_FILE, RunRecord, RunRecordBroken, find_run
+from orchestrator.session import STOPPED_EXIT_CODE, TRACE_FILE, Session, State, command_exit_code
 from orchestrator.worktree import WorktreeIsolator
 from strawpot.model.child_env import EnvPolicy, child_env
 from strawpot.model.errors import IntegrityFailure, StrawpotError
-from strawpot.model.fs import read_own_file
+from strawpot.model.fs import atomic_write, read_own_file
 from strawpot.model.settings import SCHEMA, Settings
 
 REF_PREFIX = "refs/strawpot-remote/"
@@ -138,26 +138,29 @@ def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[s
     observer is told the events after the first `shown` (those it was told as the run went)."""
     if not record:
         return None
-    unpack(record, session.directory)
-    try:
-        remote = find_run(session.directory.parent, session.run_id)
-    except RunRecordBroken:
-        remote = None
-    if remote is None:
-        return None
-    trace = session.directory / "trace.jsonl"
-    events = []
-    with contextlib.suppress(OSError):
-        for line in trace.read_text(encoding="utf-8", errors="replace").splitlines():
-            with contextlib.suppress(ValueError, RecursionError):
-                event = json.loads(line)
-                if isinstance(event, dict) and event.get("event") != "run_finished":
-                    events.append(line)
-                    if event.get("event") != "run_started":
-                        if observer is not None and shown <= 0:
-                            observer(str(event.get("event")), event)
-                        shown -= 1
-        trace.write_text("".join(f"{line}\n" for line in events), encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="strawpot-landing-") as scratch:
+        # the remote record and trace land aside: readers of the run folder never see either half-written or
+        # the remote record in place of this run's (session.save below writes that)
+        aside = Path(scratch) / session.run_id
+        unpack(record, session.directory, aside=aside, names=frozenset({SESSION_FILE, TRACE_FILE}))
+        try:
+            remote = find_run(Path(scratch), session.run_id)
+        except RunRecordBroken:
+            remote = None
+        if remote is None:
+            return None
+        events = []
+        with contextlib.suppress(OSError):
+            for line in (aside / TRACE_FILE).read_text(encoding="utf-8", errors="replace").splitlines():
+                with contextlib.suppress(ValueError, RecursionError):
+                    event = json.loads(line)
+                    if isinstance(event, dict) and event.get("event") != "run_finished":
+                        events.append(line)
+                        if event.get("event") != "run_started":
+                            if observer is not None and shown <= 0:
+                                observer(str(event.get("event")), event)
+                            shown -= 1
+            atomic_write(session.directory / TRACE_FILE, "".join(f"{line}\n" for line in events), durable=False)
     session.agents = {a.agent_id: replace(a, workspace=str(session.agent_dir(a.agent_id))) for a in remote.agents}
     session.sandbox = dict(remote.sandbox)
     session.save()

@@ -78,11 +78,15 @@ def pack_tree(root: Path) -> bytes:
     return buffer.getvalue()
 
 
-def unpack(data: bytes, target: Path) -> None:
-    """tar.gz bytes into `target`; tarfile's `data` filter refuses absolute paths, `..` and links out of it."""
+def unpack(data: bytes, target: Path, *, aside: Path | None = None, names: frozenset[str] = frozenset()) -> None:
+    """tar.gz bytes into `target`, the members `names` into `aside` instead; tarfile's `data` filter refuses
+    absolute paths, `..` and links out of either."""
     target.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        tar.extractall(target, filter="data")
+        members = tar.getmembers()
+        tar.extractall(target, members=[m for m in members if m.name not in names], filter="data")
+        if aside is not None:
+            tar.extractall(aside, members=[m for m in members if m.name in names], filter="data")
 
 
 class RemoteSession:
