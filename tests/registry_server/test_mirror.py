@@ -6,6 +6,7 @@ served when upstream is down, bytes and hashes unchanged, a loop refused.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
@@ -196,10 +197,11 @@ class HostileUpstream(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", "1000")
             self.end_headers()
-            for _ in range(240):  # two minutes, unless the reader hangs up
-                self.wfile.write(b" ")
-                self.wfile.flush()
-                time.sleep(0.5)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the reader hung up, as it should
+                for _ in range(240):  # two minutes, unless the reader hangs up
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.5)
         elif self.path.endswith("/versions") and slug == "garbage":
             self._send(200, b"<html>\x00not json", "application/json")
         elif self.path.endswith("/archive") and slug == "endless":  # far more than the size it declared

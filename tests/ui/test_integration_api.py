@@ -94,8 +94,10 @@ def send(folder: Path, n: int, chat_id: str, text: str) -> None:
 
 
 def outbox(folder: Path) -> list[dict[str, Any]]:
+    """The adapter's sent messages: whole lines only (it may be appending one as this reads)."""
     path = folder / "outbox.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    text = path.read_text() if path.exists() else ""
+    return [json.loads(line) for line in text[:text.rfind("\n") + 1].splitlines()]
 
 
 def replies(folder: Path, n: int, kind: str = "reply") -> list[dict[str, Any]]:
