@@ -66,35 +66,47 @@ def _readable(sessions_root: Path, run_id: str) -> RunRecord | None:
 
 
 def stamp(session: Path, record: RunRecord | None, also: tuple[Path, ...] = ()) -> tuple[int, ...]:
-    """What changes when the run or any agent's log (or a file of `also`) does: session.json's mtime and every
-    log's size; OSError while session.json is missing."""
-    stamps = [session.stat().st_mtime_ns]
+    """What changes when the run or any agent's log (or a file of `also`) does: session.json's mtime, size and
+    inode (it is replaced, never edited: two records in one clock tick differ there) and every log's size;
+    OSError while session.json is missing."""
+    st = session.stat()
+    return st.st_mtime_ns, st.st_size, st.st_ino, *_log_sizes(record, also)
+
+
+def _log_sizes(record: RunRecord | None, also: tuple[Path, ...] = ()) -> tuple[int, ...]:
+    sizes = []
     for log in [*(_log_path(a) for a in (shown(record)[1] if record is not None else ())), *also]:
         try:
-            stamps.append(log.stat().st_size if log else -1)
+            sizes.append(log.stat().st_size if log else -1)
         except OSError:
-            stamps.append(-1)
-    return tuple(stamps)
+            sizes.append(-1)
+    return tuple(sizes)
 
 
 async def _events(request: Request, sessions_root: Path, run_id: str) -> AsyncIterator[str]:
     """A server-sent event each time the run's session.json or an agent's log changes, until the run ends."""
     path = sessions_root / run_id / SESSION_FILE
     seen: tuple[int, ...] | None = None
+    failed: tuple[int, ...] | None = None  # the stamp a read of the record last failed at
     record: RunRecord | None = None
     while not await request.is_disconnected():
         try:
             now = stamp(path, record)
         except OSError:
             return
-        if now != seen and (fresh := _readable(sessions_root, run_id)) is not None:  # else read at the next poll
-            record = fresh
-            # session.json's mtime from before the read: a record replaced after the read is read at the next poll
-            seen = (now[0], *stamp(path, record)[1:])
-            yield f"data: {json.dumps(snapshot(record))}\n\n"
-            if record.state in FINAL_STATES:
-                yield "event: end\ndata: {}\n\n"  # or the browser's EventSource would reconnect
-                return
+        if now != seen:
+            fresh = _readable(sessions_root, run_id)
+            if fresh is None and now != failed:
+                failed = now  # half written (edited in place): read once more at the next poll
+            else:
+                record = fresh or record  # one that stays unreadable: the last one read, with its logs now
+                # session.json as it was before the read: a record replaced after the read is read at the next poll
+                seen = (*now[:3], *_log_sizes(record))
+                if record is not None:
+                    yield f"data: {json.dumps(snapshot(record))}\n\n"
+                    if record.state in FINAL_STATES:
+                        yield "event: end\ndata: {}\n\n"  # or the browser's EventSource would reconnect
+                        return
         await asyncio.sleep(POLL_SECONDS)
 
 

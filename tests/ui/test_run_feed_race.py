@@ -6,11 +6,15 @@ import asyncio
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dashboard import runs
 from orchestrator.run_record import RunRecord
+from strawpot.model.fs import atomic_write
+
+TICK = 1_000_000_000  # one mtime for two writes: a clock tick coarser than the writes' spacing
 
 
 class _Open:
@@ -20,30 +24,55 @@ class _Open:
         return False
 
 
-def _write(folder: Path, state: str, mtime_ns: int) -> None:
+class _Enough(Exception):
+    pass
+
+
+def _write(folder: Path, state: str, mtime_ns: int, log: Path | None = None) -> None:
+    agents = [] if log is None else [{"agent_id": "lead-1", "role": "lead", "agent": "stub", "parent": None,
+                                      "state": "running", "started_at": 100.0, "workspace": str(log.parent)}]
     record = {"run_id": "run1", "role": "lead", "task": "t", "state": state, "started_at": 100.0,
-              "ended_at": 120.0 if state == "succeeded" else None, "agents": []}
-    (folder / "session.json").write_text(json.dumps(record))
+              "ended_at": 120.0 if state == "succeeded" else None, "agents": agents}
+    atomic_write(folder / "session.json", json.dumps(record), durable=False)
     os.utime(folder / "session.json", ns=(mtime_ns, mtime_ns))
 
 
-def _feed(root: Path, limit: int = 8) -> list[str]:
-    async def collect() -> list[str]:
-        said: list[str] = []
-        async for event in runs._events(_Open(), root, "run1"):  # type: ignore[arg-type]
-            said.append(event)
-            if len(said) == limit:
-                break
+def _feed(folder: Path, monkeypatch: pytest.MonkeyPatch, polls: int = 50,
+          between: Any = None) -> list[dict[str, Any] | str]:
+    """What the feed sends within `polls` polls (each state as a dict, `end` as "end"); `between(n)` runs after
+    poll n."""
+    count = 0
+
+    async def poll(_: float) -> None:
+        nonlocal count
+        count += 1
+        if between is not None:
+            between(count)
+        if count >= polls:
+            raise _Enough
+
+    monkeypatch.setattr(runs.asyncio, "sleep", poll)
+
+    async def collect() -> list[dict[str, Any] | str]:
+        said: list[dict[str, Any] | str] = []
+        try:
+            async for event in runs._events(_Open(), folder.parent, "run1"):  # type: ignore[arg-type]
+                said.append("end" if event.startswith("event: end") else json.loads(event.removeprefix("data: ")))
+        except _Enough:
+            pass
         return said
-    return asyncio.run(asyncio.wait_for(collect(), 30))
+    return asyncio.run(collect())
+
+
+def _states(said: list[dict[str, Any] | str]) -> list[str]:
+    return [e if isinstance(e, str) else e["state"] for e in said]
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(runs, "POLL_SECONDS", 0.01)
+def folder(tmp_path: Path) -> Path:
     run = tmp_path / "run1"
     run.mkdir()
-    _write(run, "running", 1_000_000_000)
+    _write(run, "running", TICK)
     return run
 
 
@@ -54,29 +83,72 @@ def test_a_record_replaced_between_the_read_and_the_stamp_is_read_at_the_next_po
     def read_then_finish(root: Path, run_id: str) -> RunRecord | None:
         record = read(root, run_id)
         if record is not None and record.state == "running":  # the run ends just after the feed read it
-            _write(folder, "succeeded", 2_000_000_000)
+            _write(folder, "succeeded", 2 * TICK)
         return record
 
     monkeypatch.setattr(runs, "_readable", read_then_finish)
-    said = _feed(folder.parent)
-    assert [json.loads(e.removeprefix("data: "))["state"] for e in said if e.startswith("data: {\"")] == \
-        ["running", "succeeded"]
-    assert said[-1].startswith("event: end")
+    assert _states(_feed(folder, monkeypatch)) == ["running", "succeeded", "end"]
 
 
-def test_a_half_written_record_is_read_again_at_the_next_poll_though_its_mtime_did_not_move(
+def test_a_record_replaced_in_the_same_clock_tick_as_the_one_read_is_read_at_the_next_poll(
         folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (folder / "session.json").write_text("")  # the writer truncated it; its write lands in the same clock tick
-    os.utime(folder / "session.json", ns=(1_000_000_000, 1_000_000_000))
+    read = runs._readable
+
+    def read_then_finish_in_the_same_tick(root: Path, run_id: str) -> RunRecord | None:
+        record = read(root, run_id)
+        if record is not None and record.state == "running":
+            _write(folder, "succeeded", TICK)  # another file (inode) and size, the same mtime
+        return record
+
+    monkeypatch.setattr(runs, "_readable", read_then_finish_in_the_same_tick)
+    assert _states(_feed(folder, monkeypatch)) == ["running", "succeeded", "end"]
+
+
+def test_a_half_written_record_is_read_once_more_though_its_mtime_did_not_move(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    half = folder / "session.json"
+    half.write_text("")  # the writer truncated it in place; its write lands in the same clock tick
+    os.utime(half, ns=(TICK, TICK))
     read = runs._readable
 
     def half_then_whole(root: Path, run_id: str) -> RunRecord | None:
         record = read(root, run_id)
         if record is None:
-            _write(folder, "succeeded", 1_000_000_000)
+            half.write_text(json.dumps({"run_id": "run1", "role": "lead", "task": "t", "state": "succeeded",
+                                        "started_at": 100.0, "ended_at": 120.0, "agents": []}))
+            os.utime(half, ns=(TICK, TICK))
         return record
 
     monkeypatch.setattr(runs, "_readable", half_then_whole)
-    said = _feed(folder.parent)
-    assert json.loads(said[0].removeprefix("data: "))["state"] == "succeeded"
-    assert said[-1].startswith("event: end")
+    assert _states(_feed(folder, monkeypatch)) == ["succeeded", "end"]
+
+
+def test_a_record_that_stays_unreadable_is_read_twice_and_the_logs_still_follow(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = folder.parent / "ws" / "agent.log"
+    log.parent.mkdir()
+    log.write_text("planning\n")
+    _write(folder, "running", TICK, log)
+    reads: list[int] = []
+    read = runs._readable
+    polled = 0
+
+    def counted(root: Path, run_id: str) -> RunRecord | None:
+        reads.append(polled)
+        return read(root, run_id)
+
+    def step(n: int) -> None:
+        nonlocal polled
+        polled = n
+        if n == 2:
+            atomic_write(folder / "session.json", "{not json", durable=False)  # broken for good
+        if n == 20:
+            with log.open("a") as f:
+                f.write("all tests pass\n")
+
+    monkeypatch.setattr(runs, "_readable", counted)
+    said = _feed(folder, monkeypatch, polls=40, between=step)
+    assert reads == [0, 2, 3, 20, 21], "a broken record is read once more, then only when something changes"
+    assert _states(said) == ["running", "running", "running"]
+    logs = [e["logs"][0]["log"] for e in said if isinstance(e, dict)]
+    assert logs == ["planning\n", "planning\n", "planning\nall tests pass\n"]
