@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import tarfile
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -17,7 +18,7 @@ from orchestrator.isolators import end_isolation
 from orchestrator.launch import Ended, Prepared
 from orchestrator.merge import safe_git
 from orchestrator.remote_session import Job, Result, pack_tree, unpack
-from orchestrator.run_record import SESSION_FILE, RunRecord, RunRecordBroken, find_run
+from orchestrator.run_record import PRIVATE_FILE, SESSION_FILE, RunRecord, RunRecordBroken, find_run
 from orchestrator.session import STOPPED_EXIT_CODE, TRACE_FILE, Session, State, command_exit_code
 from orchestrator.worktree import WorktreeIsolator
 from strawpot.model.child_env import EnvPolicy, child_env
@@ -95,7 +96,13 @@ def land(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: P
         session.isolation_ended(env.to_dict(), "")
         session.finish(State.CANCELLED, None)
         return Ended(session.run_id, session.role, session.state, STOPPED_EXIT_CODE, "", Merged())
-    remote = fill_folder(session, result.record, observer, shown)
+    try:
+        remote = fill_folder(session, result.record, observer, shown)
+    except (tarfile.TarError, OSError) as exc:  # a damaged or refused archive (a member out of the folder, a link)
+        fail(session, env, isolator, base)
+        raise IntegrityFailure(f"the run folder {where} sent back for run {session.run_id} cannot be unpacked: "
+                               f"{exc}", hint="your working tree is as it was; check the worker's strawpot "
+                                              "version and its disk, then start again") from None
     if result.left_out:
         session.event("runner_left_out", files=list(result.left_out[:100]), total=len(result.left_out))
         say = f"{len(result.left_out)} file(s) of the run folder on {where} were too large to bring back: " \
@@ -103,6 +110,9 @@ def land(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: P
         (warn or _stderr)(say)
     if remote is None:
         fail(session, env, isolator, base)
+        if SESSION_FILE in result.left_out:
+            raise StrawpotError(f"run {session.run_id} on {where} ended, but its {SESSION_FILE} was too large to "
+                                f"bring back: the run is failed here and its work left on the worker")
         raise StrawpotError(f"run {session.run_id} on {where} ended before its session began: "
                             f"{result.error or f'exit code {result.exit_code}'}")
     state, problem = State.CANCELLED if cancelled and remote.state == State.INTERRUPTED else remote.state, ""
@@ -142,7 +152,7 @@ def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[s
         # the remote record and trace land aside: readers of the run folder never see either half-written or
         # the remote record in place of this run's (session.save below writes that)
         aside = Path(scratch) / session.run_id
-        unpack(record, session.directory, aside=aside, names=frozenset({SESSION_FILE, TRACE_FILE}))
+        unpack(record, session.directory, {SESSION_FILE: aside, TRACE_FILE: aside})
         try:
             remote = find_run(Path(scratch), session.run_id)
         except RunRecordBroken:
@@ -160,7 +170,8 @@ def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[s
                             if observer is not None and shown <= 0:
                                 observer(str(event.get("event")), event)
                             shown -= 1
-            atomic_write(session.directory / TRACE_FILE, "".join(f"{line}\n" for line in events), durable=False)
+            atomic_write(session.directory / TRACE_FILE, "".join(f"{line}\n" for line in events), mode=PRIVATE_FILE,
+                         durable=False)
     session.agents = {a.agent_id: replace(a, workspace=str(session.agent_dir(a.agent_id))) for a in remote.agents}
     session.sandbox = dict(remote.sandbox)
     session.save()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import posixpath
 import signal
 import socket
 import subprocess
@@ -78,15 +79,22 @@ def pack_tree(root: Path) -> bytes:
     return buffer.getvalue()
 
 
-def unpack(data: bytes, target: Path, *, aside: Path | None = None, names: frozenset[str] = frozenset()) -> None:
-    """tar.gz bytes into `target`, the members `names` into `aside` instead; tarfile's `data` filter refuses
-    absolute paths, `..` and links out of either."""
+def unpack(data: bytes, target: Path, aside: Mapping[str, Path] | None = None) -> None:
+    """tar.gz bytes into `target`, but a member whose name is (once normalised) a key of `aside` into the folder
+    it maps to; tarfile's `data` filter refuses absolute paths, `..` and links out of either."""
     target.mkdir(parents=True, exist_ok=True)
+    routes = aside or {}
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         members = tar.getmembers()
-        tar.extractall(target, members=[m for m in members if m.name not in names], filter="data")
-        if aside is not None:
-            tar.extractall(aside, members=[m for m in members if m.name in names], filter="data")
+        into: dict[Path, list[tarfile.TarInfo]] = {}
+        for member in members:  # "./x", "x/" and "a/../x" are all x
+            name = posixpath.normpath(member.name)
+            if name in routes:
+                into.setdefault(routes[name], []).append(member.replace(name=name, deep=False))
+            else:
+                into.setdefault(target, []).append(member)
+        for folder, listed in into.items():
+            tar.extractall(folder, members=listed, filter="data")
 
 
 class RemoteSession:

@@ -1,16 +1,24 @@
-"""A remote run's folder landing in the local one: the local record and trace are never seen half-written."""
+"""A remote run's folder landing in the local one: the worker's record and trace are unpacked aside, never over
+this run's, and what cannot land fails the run in one line."""
 
 from __future__ import annotations
 
+import io
 import json
+import tarfile
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from orchestrator import remote_job
-from orchestrator.remote_session import pack_run
+from orchestrator.remote_session import Result, pack_run
 from orchestrator.run_record import AgentRecord, RunRecord, read_run
 from orchestrator.session import Session, State
+from strawpot.model.errors import IntegrityFailure, StrawpotError
 
 
 def _remote_folder(root: Path) -> bytes:
@@ -25,6 +33,37 @@ def _remote_folder(root: Path) -> bytes:
     record, left_out = pack_run(remote.directory)
     assert not left_out
     return record
+
+
+@pytest.fixture(autouse=True)
+def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Where the landing's temporary folder goes (checked empty after each test)."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    yield folder
+    assert not list(folder.iterdir()), "the landing left its temporary folder"
+
+
+def _tar(members: dict[str, bytes | None]) -> bytes:
+    """A tar.gz of these files (None: a folder), with the names as given."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            if data is None:
+                info.type, info.mode = tarfile.DIRTYPE, 0o700
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _local(tmp_path: Path) -> Session:
+    local = Session.create(tmp_path / "local", "lead", "fix it", run_id="run1")
+    local.event("remote_started", node="n1")
+    return local
 
 
 def test_the_local_record_stays_this_runs_while_the_remote_folder_lands(
@@ -53,3 +92,61 @@ def test_the_local_record_stays_this_runs_while_the_remote_folder_lands(
     after = read_run(local.directory.parent, "run1")
     assert after.state == State.RUNNING and [a.agent_id for a in after.agents] == ["lead-1"]
     assert after.agents[0].workspace == str(local.agent_dir("lead-1"))
+
+
+@pytest.mark.parametrize("record", [
+    {"agents/lead-1/agent.log": b"done\n"},  # the run folder came back without its record
+    {"session.json": b"{not json", "agents/lead-1/agent.log": b"done\n"},
+], ids=["no-record", "broken-record"])
+def test_no_or_a_broken_remote_record_lands_nothing_over_this_runs(tmp_path: Path, record: dict[str, bytes]) -> None:
+    local = _local(tmp_path)
+    before = (local.directory / "session.json").read_bytes(), (local.directory / "trace.jsonl").read_bytes()
+    assert remote_job.fill_folder(local, _tar(record), None) is None
+    assert ((local.directory / "session.json").read_bytes(), (local.directory / "trace.jsonl").read_bytes()) == before
+
+
+@pytest.mark.parametrize("name", ["./session.json", "agents/../session.json"])
+def test_another_spelling_of_the_records_name_still_lands_aside(tmp_path: Path, name: str) -> None:
+    local = _local(tmp_path)
+    sent = {**json.loads((local.directory / "session.json").read_text()), "state": "succeeded", "summary": "Fixed."}
+    landed = remote_job.fill_folder(local, _tar({name: json.dumps(sent).encode()}), None)
+    assert landed is not None and landed.summary == "Fixed."
+    assert read_run(tmp_path / "local", "run1").state == State.RUNNING
+
+
+def test_a_folder_named_as_the_record_is_no_record_and_lands_nothing_over_this_runs(tmp_path: Path) -> None:
+    local = _local(tmp_path)
+    assert remote_job.fill_folder(local, _tar({"session.json/": None}), None) is None
+    assert read_run(tmp_path / "local", "run1").state == State.RUNNING
+
+
+class _Isolator:
+    def __init__(self) -> None:
+        self.cleaned: list[Any] = []
+
+    def cleanup(self, env: Any, base: Path) -> None:
+        self.cleaned.append(base)
+
+
+@pytest.mark.parametrize("record, said", [
+    (b"not a tar.gz", "cannot be unpacked"),
+    (_tar({"../evil": b"x"}), "outside the destination"),
+    (_tar({"session.json/x": b"x"}), "Not a directory"),  # under this run's record, which is a file
+], ids=["not-a-tar", "out-of-the-folder", "under-the-record"])
+def test_a_run_folder_that_cannot_be_unpacked_fails_the_run_in_one_line(
+        tmp_path: Path, record: bytes, said: str) -> None:
+    local, isolator = _local(tmp_path), _Isolator()
+    env = SimpleNamespace(to_dict=dict)
+    with pytest.raises(IntegrityFailure, match=said):
+        remote_job.land(local, env, isolator, tmp_path, Result("n1", "h1", 0, record=record))  # type: ignore[arg-type]
+    assert isolator.cleaned == [tmp_path] and read_run(tmp_path / "local", "run1").state == State.FAILED
+    assert not (tmp_path / "local" / "evil").exists()
+
+
+def test_a_record_too_large_to_bring_back_fails_the_run_saying_so(tmp_path: Path) -> None:
+    local, isolator = _local(tmp_path), _Isolator()
+    result = Result("n1", "h1", 0, record=_tar({"agents/lead-1/agent.log": b"done\n"}), left_out=("session.json",))
+    with pytest.raises(StrawpotError, match="session.json was too large to bring back"):
+        remote_job.land(local, SimpleNamespace(to_dict=dict), isolator, tmp_path, result,  # type: ignore[arg-type]
+                        warn=lambda _: None)
+    assert read_run(tmp_path / "local", "run1").state == State.FAILED
