@@ -87,7 +87,7 @@ async def _events(request: Request, sessions_root: Path, run_id: str) -> AsyncIt
     """A server-sent event each time the run's session.json or an agent's log changes, until the run ends."""
     path = sessions_root / run_id / SESSION_FILE
     seen: tuple[int, ...] | None = None
-    failed: tuple[int, ...] | None = None  # the stamp a read of the record last failed at
+    failed: tuple[int, ...] | None = None  # session.json's stamp when a read of it last failed
     record: RunRecord | None = None
     while not await request.is_disconnected():
         try:
@@ -95,14 +95,16 @@ async def _events(request: Request, sessions_root: Path, run_id: str) -> AsyncIt
         except OSError:
             return
         if now != seen:
-            fresh = _readable(sessions_root, run_id)
-            if fresh is None and now != failed:
-                failed = now  # half written (edited in place): read once more at the next poll
+            changed = seen is None or now[:3] != seen[:3]  # session.json itself, not only a log
+            fresh = _readable(sessions_root, run_id) if changed else None
+            if changed and fresh is None and now[:3] != failed:
+                failed = now[:3]  # half written (edited in place): read once more at the next poll
             else:
-                record = fresh or record  # one that stays unreadable: the last one read, with its logs now
+                if fresh is not None:
+                    record, failed = fresh, None
                 # session.json as it was before the read: a record replaced after the read is read at the next poll
                 seen = (*now[:3], *_log_sizes(record))
-                if record is not None:
+                if record is not None:  # one that stays unreadable: the last one read, with its logs now
                     yield f"data: {json.dumps(snapshot(record))}\n\n"
                     if record.state in FINAL_STATES:
                         yield "event: end\ndata: {}\n\n"  # or the browser's EventSource would reconnect

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -51,7 +52,7 @@ def _feed(folder: Path, monkeypatch: pytest.MonkeyPatch, polls: int = 50,
         if count >= polls:
             raise _Enough
 
-    monkeypatch.setattr(runs.asyncio, "sleep", poll)
+    monkeypatch.setattr(runs, "asyncio", SimpleNamespace(sleep=poll))  # this module's sleep only
 
     async def collect() -> list[dict[str, Any] | str]:
         said: list[dict[str, Any] | str] = []
@@ -104,22 +105,24 @@ def test_a_record_replaced_in_the_same_clock_tick_as_the_one_read_is_read_at_the
     assert _states(_feed(folder, monkeypatch)) == ["running", "succeeded", "end"]
 
 
-def test_a_half_written_record_is_read_once_more_though_its_mtime_did_not_move(
+def test_a_record_torn_in_place_is_read_once_more_though_its_mtime_size_and_inode_did_not_move(
         folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    half = folder / "session.json"
-    half.write_text("")  # the writer truncated it in place; its write lands in the same clock tick
-    os.utime(half, ns=(TICK, TICK))
+    path = folder / "session.json"
+    whole = json.dumps({"run_id": "run1", "role": "lead", "task": "t", "state": "succeeded", "started_at": 100.0,
+                        "ended_at": 120.0, "agents": []})
+    path.write_text("{" + "x" * (len(whole) - 1))  # a writer rewriting it in place, caught halfway
+    os.utime(path, ns=(TICK, TICK))
     read = runs._readable
 
-    def half_then_whole(root: Path, run_id: str) -> RunRecord | None:
+    def torn_then_whole(root: Path, run_id: str) -> RunRecord | None:
         record = read(root, run_id)
         if record is None:
-            half.write_text(json.dumps({"run_id": "run1", "role": "lead", "task": "t", "state": "succeeded",
-                                        "started_at": 100.0, "ended_at": 120.0, "agents": []}))
-            os.utime(half, ns=(TICK, TICK))
+            with path.open("r+") as f:  # the same file, size and clock tick
+                f.write(whole)
+            os.utime(path, ns=(TICK, TICK))
         return record
 
-    monkeypatch.setattr(runs, "_readable", half_then_whole)
+    monkeypatch.setattr(runs, "_readable", torn_then_whole)
     assert _states(_feed(folder, monkeypatch)) == ["succeeded", "end"]
 
 
@@ -148,7 +151,26 @@ def test_a_record_that_stays_unreadable_is_read_twice_and_the_logs_still_follow(
 
     monkeypatch.setattr(runs, "_readable", counted)
     said = _feed(folder, monkeypatch, polls=40, between=step)
-    assert reads == [0, 2, 3, 20, 21], "a broken record is read once more, then only when something changes"
+    assert reads == [0, 2, 3], "a broken record is read once more, then only when it changes"
     assert _states(said) == ["running", "running", "running"]
     logs = [e["logs"][0]["log"] for e in said if isinstance(e, dict)]
     assert logs == ["planning\n", "planning\n", "planning\nall tests pass\n"]
+
+
+def test_a_broken_record_beside_a_log_that_grows_at_every_poll_still_sends_the_log(
+        folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = folder.parent / "ws" / "agent.log"
+    log.parent.mkdir()
+    log.write_text("")
+    _write(folder, "running", TICK, log)
+
+    def step(n: int) -> None:
+        if n == 2:
+            atomic_write(folder / "session.json", "{not json", durable=False)
+        if n >= 5:
+            with log.open("a") as f:
+                f.write(f"line {n}\n")
+
+    said = _feed(folder, monkeypatch, polls=20, between=step)
+    logs = [e["logs"][0]["log"] for e in said if isinstance(e, dict)]
+    assert len(logs) == 1 + 1 + 15 and logs[-1].endswith("line 19\n"), logs
