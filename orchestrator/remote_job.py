@@ -98,11 +98,11 @@ def land(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: P
         return Ended(session.run_id, session.role, session.state, STOPPED_EXIT_CODE, "", Merged())
     try:
         remote = fill_folder(session, result.record, observer, shown)
-    except (tarfile.TarError, OSError) as exc:  # a damaged or refused archive (a member out of the folder, a link)
+    except CannotLand as exc:
         fail(session, env, isolator, base)
-        raise IntegrityFailure(f"the run folder {where} sent back for run {session.run_id} cannot be unpacked: "
-                               f"{exc}", hint="your working tree is as it was; check the worker's strawpot "
-                                              "version and its disk, then start again") from None
+        raise IntegrityFailure(f"the run folder {where} sent back for run {session.run_id} cannot be unpacked "
+                               f"here: {exc}", hint="your working tree is as it was; the error names the archive's "
+                                                     "fault or this machine's; start again once it is mended") from None
     if result.left_out:
         session.event("runner_left_out", files=list(result.left_out[:100]), total=len(result.left_out))
         say = f"{len(result.left_out)} file(s) of the run folder on {where} were too large to bring back: " \
@@ -141,27 +141,39 @@ def fail(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: P
     session.finish(State.FAILED, None)
 
 
+class CannotLand(Exception):
+    """The run folder that came back cannot be unpacked into this one (what is wrong, as one line)."""
+
+
 def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[str, Any]], None] | None,
                 shown: int = 0) -> RunRecord | None:
     """The remote run folder's files into the local one (agents' workspaces, logs, trace), its agents into the
     local record with their workspaces here; the remote record, or None when the session never began there. The
-    observer is told the events after the first `shown` (those it was told as the run went)."""
+    observer is told the events after the first `shown` (those it was told as the run went). CannotLand when
+    what came back cannot be unpacked here."""
     if not record:
         return None
     with tempfile.TemporaryDirectory(prefix="strawpot-landing-") as scratch:
         # the remote record and trace land aside: readers of the run folder never see either half-written or
         # the remote record in place of this run's (session.save below writes that)
         aside = Path(scratch) / session.run_id
-        unpack(record, session.directory, {SESSION_FILE: aside, TRACE_FILE: aside})
+        try:
+            unpack(record, session.directory, {SESSION_FILE: aside, TRACE_FILE: aside}, links=False)
+        except (tarfile.TarError, EOFError, OSError) as exc:  # damaged, truncated, refused, or no room here
+            raise CannotLand(str(exc)) from None
         try:
             remote = find_run(Path(scratch), session.run_id)
         except RunRecordBroken:
             remote = None
         if remote is None:
             return None
-        events = []
-        with contextlib.suppress(OSError):
-            for line in (aside / TRACE_FILE).read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            lines = (aside / TRACE_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:  # no trace came back: this run's stays
+            lines = None
+        if lines is not None:
+            events = []
+            for line in lines:
                 with contextlib.suppress(ValueError, RecursionError):
                     event = json.loads(line)
                     if isinstance(event, dict) and event.get("event") != "run_finished":

@@ -79,22 +79,37 @@ def pack_tree(root: Path) -> bytes:
     return buffer.getvalue()
 
 
-def unpack(data: bytes, target: Path, aside: Mapping[str, Path] | None = None) -> None:
+class LinkRefused(tarfile.FilterError):
+    """A link in an archive that is to hold none (a run folder: `pack_run` sends no link)."""
+
+    def __init__(self, tarinfo: tarfile.TarInfo) -> None:
+        self.tarinfo = tarinfo
+        super().__init__(f"member {tarinfo.name!r} is a link, and a run folder comes back without links")
+
+
+def _no_links(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+    if member.issym() or member.islnk():
+        raise LinkRefused(member)
+    return tarfile.data_filter(member, path)
+
+
+def unpack(data: bytes, target: Path, aside: Mapping[str, Path] | None = None, *, links: bool = True) -> None:
     """tar.gz bytes into `target`, but a member whose name is (once normalised) a key of `aside` into the folder
-    it maps to; tarfile's `data` filter refuses absolute paths, `..` and links out of either."""
+    it maps to; tarfile's `data` filter refuses absolute paths, `..` and links out of either (and, without
+    `links`, any link), every member checked before one is written."""
     target.mkdir(parents=True, exist_ok=True)
     routes = aside or {}
+    check = tarfile.data_filter if links else _no_links
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        members = tar.getmembers()
         into: dict[Path, list[tarfile.TarInfo]] = {}
-        for member in members:  # "./x", "x/" and "a/../x" are all x
+        for member in tar.getmembers():  # "./x", "x/" and "a/../x" are all x
             name = posixpath.normpath(member.name)
-            if name in routes:
-                into.setdefault(routes[name], []).append(member.replace(name=name, deep=False))
-            else:
-                into.setdefault(target, []).append(member)
+            folder = routes.get(name, target)
+            routed = member.replace(name=name, deep=False) if name in routes else member
+            check(routed, str(folder))
+            into.setdefault(folder, []).append(routed)
         for folder, listed in into.items():
-            tar.extractall(folder, members=listed, filter="data")
+            tar.extractall(folder, members=listed, filter=check)
 
 
 class RemoteSession:

@@ -1,5 +1,4 @@
-"""A remote run's folder landing in the local one: the worker's record and trace are unpacked aside, never over
-this run's, and what cannot land fails the run in one line."""
+"""A remote run's folder landing here: the worker's record and trace unpacked aside; what cannot land fails the run."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ import io
 import json
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -45,14 +44,21 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     assert not list(folder.iterdir()), "the landing left its temporary folder"
 
 
-def _tar(members: dict[str, bytes | None]) -> bytes:
-    """A tar.gz of these files (None: a folder), with the names as given."""
+Entry = bytes | tuple[bytes, str] | None
+
+
+def _tar(members: Mapping[str, Entry] | list[tuple[str, Entry]]) -> bytes:
+    """A tar.gz of these files, in order and with the names as given: None is a folder, (SYMTYPE or LNKTYPE,
+    target) a link."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, data in members.items():
+        for name, data in members.items() if isinstance(members, Mapping) else members:
             info = tarfile.TarInfo(name)
             if data is None:
                 info.type, info.mode = tarfile.DIRTYPE, 0o700
+                tar.addfile(info)
+            elif isinstance(data, tuple):
+                info.type, info.linkname = data
                 tar.addfile(info)
             else:
                 info.size = len(data)
@@ -128,17 +134,32 @@ class _Isolator:
         self.cleaned.append(base)
 
 
+WHOLE = _tar({"agents/lead-1/agent.log": b"done\n" * 1000, "session.json": b"{}"})
+
+
 @pytest.mark.parametrize("record, said", [
     (b"not a tar.gz", "cannot be unpacked"),
+    (WHOLE[:len(WHOLE) // 2], "cannot be unpacked"),  # cut short on its way
     (_tar({"../evil": b"x"}), "outside the destination"),
     (_tar({"session.json/x": b"x"}), "Not a directory"),  # under this run's record, which is a file
-], ids=["not-a-tar", "out-of-the-folder", "under-the-record"])
-def test_a_run_folder_that_cannot_be_unpacked_fails_the_run_in_one_line(
-        tmp_path: Path, record: bytes, said: str) -> None:
+    (_tar({"d": (tarfile.SYMTYPE, "."), "d/session.json": b"{}"}), "is a link"),  # this run's record, by a link
+    (_tar([("x", (tarfile.LNKTYPE, "session.json")), ("x", b"{}")]), "is a link"),  # and written through
+], ids=["not-a-tar", "truncated", "out-of-the-folder", "under-the-record", "symlink-to-the-folder", "hardlink"])
+def test_a_run_folder_that_cannot_be_unpacked_fails_the_run_in_one_line_and_this_runs_record_is_untouched(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record: bytes, said: str) -> None:
     local, isolator = _local(tmp_path), _Isolator()
-    env = SimpleNamespace(to_dict=dict)
+    path = local.directory / "session.json"
+    before = path.read_bytes(), path.stat().st_ino
+    fail = remote_job.fail
+
+    def untouched_then_fail(*args: Any) -> None:
+        assert (path.read_bytes(), path.stat().st_ino) == before, "the archive was written over this run's record"
+        fail(*args)
+
+    monkeypatch.setattr(remote_job, "fail", untouched_then_fail)
     with pytest.raises(IntegrityFailure, match=said):
-        remote_job.land(local, env, isolator, tmp_path, Result("n1", "h1", 0, record=record))  # type: ignore[arg-type]
+        remote_job.land(local, SimpleNamespace(to_dict=dict), isolator, tmp_path,  # type: ignore[arg-type]
+                        Result("n1", "h1", 0, record=record))
     assert isolator.cleaned == [tmp_path] and read_run(tmp_path / "local", "run1").state == State.FAILED
     assert not (tmp_path / "local" / "evil").exists()
 
