@@ -158,13 +158,13 @@ def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[s
         # the remote record in place of this run's (session.save below writes that)
         aside = Path(scratch) / session.run_id
         try:
-            unpack(record, session.directory, {SESSION_FILE: aside, TRACE_FILE: aside}, links=False)
-        except (tarfile.TarError, EOFError, OSError) as exc:  # damaged, truncated, refused, or no room here
+            unpack(record, session.directory, {SESSION_FILE: aside, TRACE_FILE: aside}, run_folder=True)
+        except (tarfile.TarError, EOFError, OSError, ValueError) as exc:  # damaged, cut short, refused, no room
             raise CannotLand(str(exc)) from None
         try:
             remote = find_run(Path(scratch), session.run_id)
-        except RunRecordBroken:
-            remote = None
+        except RunRecordBroken as exc:  # the session began there, but what it says cannot be taken
+            raise CannotLand(f"its {SESSION_FILE} is not a run record: {exc.reason}") from None
         if remote is None:
             return None
         try:

@@ -79,34 +79,46 @@ def pack_tree(root: Path) -> bytes:
     return buffer.getvalue()
 
 
-class LinkRefused(tarfile.FilterError):
-    """A link in an archive that is to hold none (a run folder: `pack_run` sends no link)."""
+class NotARunFolder(tarfile.FilterError):
+    """A member `pack_run` never sends: a link, a name that is absolute or holds a NUL, a file over the bound."""
 
-    def __init__(self, tarinfo: tarfile.TarInfo) -> None:
+    def __init__(self, tarinfo: tarfile.TarInfo, why: str) -> None:
         self.tarinfo = tarinfo
-        super().__init__(f"member {tarinfo.name!r} is a link, and a run folder comes back without links")
+        super().__init__(f"member {tarinfo.name!r} {why}")
 
 
-def _no_links(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+def _run_folder_member(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
     if member.issym() or member.islnk():
-        raise LinkRefused(member)
+        raise NotARunFolder(member, "is a link, and a run folder comes back without links")
+    if member.name.startswith("/") or "\0" in member.name:
+        raise NotARunFolder(member, "is not a relative path")
+    if member.size > RECORD_FILE_MAX:
+        raise NotARunFolder(member, f"is over {RECORD_FILE_MAX // (1024 * 1024)} MiB")
     return tarfile.data_filter(member, path)
 
 
-def unpack(data: bytes, target: Path, aside: Mapping[str, Path] | None = None, *, links: bool = True) -> None:
+def unpack(data: bytes, target: Path, aside: Mapping[str, Path] | None = None, *, run_folder: bool = False) -> None:
     """tar.gz bytes into `target`, but a member whose name is (once normalised) a key of `aside` into the folder
-    it maps to; tarfile's `data` filter refuses absolute paths, `..` and links out of either (and, without
-    `links`, any link), every member checked before one is written."""
+    it maps to; tarfile's `data` filter refuses `..` and links out of either. A `run_folder` (as `pack_run` makes
+    it) holds relative names and no link within RECORD_FILE_MAX and RECORD_MAX, and its gzip checksum is checked
+    and every member refused or taken before one is written."""
     target.mkdir(parents=True, exist_ok=True)
     routes = aside or {}
-    check = tarfile.data_filter if links else _no_links
+    check = _run_folder_member if run_folder else tarfile.data_filter
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        members = tar.getmembers()
+        if run_folder:
+            while tar.fileobj is not None and tar.fileobj.read(1 << 20):  # gzip checks its CRC at the end only
+                pass
+            if sum(m.size for m in members) > RECORD_MAX:
+                raise tarfile.TarError(f"it holds over {RECORD_MAX // (1024 * 1024)} MiB")
         into: dict[Path, list[tarfile.TarInfo]] = {}
-        for member in tar.getmembers():  # "./x", "x/" and "a/../x" are all x
+        for member in members:  # "./x", "x/" and "a/../x" are all x
             name = posixpath.normpath(member.name)
             folder = routes.get(name, target)
             routed = member.replace(name=name, deep=False) if name in routes else member
-            check(routed, str(folder))
+            if run_folder:
+                check(routed, str(folder))
             into.setdefault(folder, []).append(routed)
         for folder, listed in into.items():
             tar.extractall(folder, members=listed, filter=check)

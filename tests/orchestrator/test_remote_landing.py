@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import tarfile
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -15,7 +16,7 @@ import pytest
 
 from orchestrator import remote_job
 from orchestrator.remote_session import Result, pack_run
-from orchestrator.run_record import AgentRecord, RunRecord, read_run
+from orchestrator.run_record import AgentRecord, RunRecord, find_run, read_run
 from orchestrator.session import Session, State
 from strawpot.model.errors import IntegrityFailure, StrawpotError
 
@@ -78,7 +79,7 @@ def test_the_local_record_stays_this_runs_while_the_remote_folder_lands(
     local = Session.create(tmp_path / "local", "lead", "fix it", run_id="run1")
     local.event("remote_started", node="n1")
     seen: list[tuple[str, str]] = []
-    read = remote_job.find_run
+    read = find_run
 
     def look_then_read(root: Path, run_id: str) -> RunRecord | None:  # the moment the remote folder has landed
         seen.append((json.loads((local.directory / "session.json").read_text())["state"],
@@ -100,14 +101,20 @@ def test_the_local_record_stays_this_runs_while_the_remote_folder_lands(
     assert after.agents[0].workspace == str(local.agent_dir("lead-1"))
 
 
-@pytest.mark.parametrize("record", [
-    {"agents/lead-1/agent.log": b"done\n"},  # the run folder came back without its record
-    {"session.json": b"{not json", "agents/lead-1/agent.log": b"done\n"},
-], ids=["no-record", "broken-record"])
-def test_no_or_a_broken_remote_record_lands_nothing_over_this_runs(tmp_path: Path, record: dict[str, bytes]) -> None:
+def test_no_remote_record_lands_nothing_over_this_runs(tmp_path: Path) -> None:
     local = _local(tmp_path)
     before = (local.directory / "session.json").read_bytes(), (local.directory / "trace.jsonl").read_bytes()
-    assert remote_job.fill_folder(local, _tar(record), None) is None
+    assert remote_job.fill_folder(local, _tar({"agents/lead-1/agent.log": b"done\n"}), None) is None
+    assert ((local.directory / "session.json").read_bytes(), (local.directory / "trace.jsonl").read_bytes()) == before
+
+
+@pytest.mark.parametrize("record", [{"session.json": b"{not json"}, {"session.json/": None}],
+                         ids=["not-json", "a-folder"])
+def test_a_broken_remote_record_cannot_land_and_leaves_this_runs(tmp_path: Path, record: dict[str, Entry]) -> None:
+    local = _local(tmp_path)
+    before = (local.directory / "session.json").read_bytes(), (local.directory / "trace.jsonl").read_bytes()
+    with pytest.raises(remote_job.CannotLand, match="its session.json is not a run record"):
+        remote_job.fill_folder(local, _tar({**record, "trace.jsonl": b'{"event": "x"}\n'}), None)
     assert ((local.directory / "session.json").read_bytes(), (local.directory / "trace.jsonl").read_bytes()) == before
 
 
@@ -120,12 +127,6 @@ def test_another_spelling_of_the_records_name_still_lands_aside(tmp_path: Path, 
     assert read_run(tmp_path / "local", "run1").state == State.RUNNING
 
 
-def test_a_folder_named_as_the_record_is_no_record_and_lands_nothing_over_this_runs(tmp_path: Path) -> None:
-    local = _local(tmp_path)
-    assert remote_job.fill_folder(local, _tar({"session.json/": None}), None) is None
-    assert read_run(tmp_path / "local", "run1").state == State.RUNNING
-
-
 class _Isolator:
     def __init__(self) -> None:
         self.cleaned: list[Any] = []
@@ -135,6 +136,22 @@ class _Isolator:
 
 
 WHOLE = _tar({"agents/lead-1/agent.log": b"done\n" * 1000, "session.json": b"{}"})
+NOISE = _tar({"agents/lead-1/agent.log": random.Random(1).randbytes(200_000)})  # stored as is: a byte flips alone
+
+
+def _flipped(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1:]
+
+
+def _nul_in_name() -> bytes:
+    """A pax header naming the member with a NUL byte in it."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("x")
+        info.pax_headers = {"path": "session.json\x00zz"}
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"{}"))
+    return buffer.getvalue()
 
 
 @pytest.mark.parametrize("record, said", [
@@ -144,7 +161,14 @@ WHOLE = _tar({"agents/lead-1/agent.log": b"done\n" * 1000, "session.json": b"{}"
     (_tar({"session.json/x": b"x"}), "Not a directory"),  # under this run's record, which is a file
     (_tar({"d": (tarfile.SYMTYPE, "."), "d/session.json": b"{}"}), "is a link"),  # this run's record, by a link
     (_tar([("x", (tarfile.LNKTYPE, "session.json")), ("x", b"{}")]), "is a link"),  # and written through
-], ids=["not-a-tar", "truncated", "out-of-the-folder", "under-the-record", "symlink-to-the-folder", "hardlink"])
+    (_tar({"/session.json": b"{}"}), "not a relative path"),  # the data filter would strip the / and write it
+    (_tar({"//trace.jsonl": b"{}"}), "not a relative path"),
+    (_nul_in_name(), "not a relative path"),
+    (_flipped(NOISE, len(NOISE) // 2), "CRC check failed"),  # tarfile alone reads no checksum
+    (_tar([("agents/a.log", b"x"), ("d", (tarfile.SYMTYPE, "."))]), "is a link"),  # after a good member
+    (_tar([("agents/a.log", b"x"), ("../evil", b"x")]), "outside the destination"),
+], ids=["not-a-tar", "truncated", "out-of-the-folder", "under-the-record", "symlink-to-the-folder", "hardlink",
+        "absolute", "absolute-trace", "nul", "flipped-byte", "link-second", "out-second"])
 def test_a_run_folder_that_cannot_be_unpacked_fails_the_run_in_one_line_and_this_runs_record_is_untouched(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record: bytes, said: str) -> None:
     local, isolator = _local(tmp_path), _Isolator()
@@ -161,7 +185,7 @@ def test_a_run_folder_that_cannot_be_unpacked_fails_the_run_in_one_line_and_this
         remote_job.land(local, SimpleNamespace(to_dict=dict), isolator, tmp_path,  # type: ignore[arg-type]
                         Result("n1", "h1", 0, record=record))
     assert isolator.cleaned == [tmp_path] and read_run(tmp_path / "local", "run1").state == State.FAILED
-    assert not (tmp_path / "local" / "evil").exists()
+    assert not (tmp_path / "local" / "evil").exists() and not (local.directory / "agents" / "a.log").exists()
 
 
 def test_a_record_too_large_to_bring_back_fails_the_run_saying_so(tmp_path: Path) -> None:
