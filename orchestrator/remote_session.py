@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import posixpath
 import signal
 import socket
 import subprocess
@@ -22,6 +21,7 @@ from orchestrator.run_record import MAX_RECORD_BYTES, SESSION_FILE
 from orchestrator.session import TRACE_FILE
 from orchestrator.spare_start import fresh
 from strawpot.model.agent_files import open_regular
+from strawpot.model.archive import tar_stream
 from strawpot.model.folders import config_env
 from strawpot.model.installed import InstalledTree
 from strawpot.model.kinds import Kind
@@ -79,8 +79,13 @@ def pack_tree(root: Path) -> bytes:
     return buffer.getvalue()
 
 
+RECORD_ENTRIES = 100_000  # files and folders of a run folder brought back at most
+# a run folder's tar stream: its bytes, padded, each entry behind a header and at most three meta headers
+RECORD_TAR_BYTES = RECORD_MAX + RECORD_ENTRIES * 5 * 512
+
+
 class NotARunFolder(tarfile.FilterError):
-    """A member `pack_run` never sends: a link, a name that is absolute or holds a NUL, a file over the bound."""
+    """A member `pack_run` never sends: not a plain file or folder at a plain relative path within the bounds."""
 
     def __init__(self, tarinfo: tarfile.TarInfo, why: str) -> None:
         self.tarinfo = tarinfo
@@ -90,36 +95,35 @@ class NotARunFolder(tarfile.FilterError):
 def _run_folder_member(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
     if member.issym() or member.islnk():
         raise NotARunFolder(member, "is a link, and a run folder comes back without links")
-    if member.name.startswith("/") or "\0" in member.name:
-        raise NotARunFolder(member, "is not a relative path")
+    if member.issparse() or not (member.isfile() or member.isdir()) or (member.isdir() and member.size):
+        raise NotARunFolder(member, "is neither a plain file nor a folder")
+    if member.name.startswith("/") or "\0" in member.name or {"", ".", ".."} & set(member.name.split("/")):
+        raise NotARunFolder(member, "is not a path within the run folder")  # as pack_run writes: a/b, no ./ or ..
     if member.size > RECORD_FILE_MAX:
         raise NotARunFolder(member, f"is over {RECORD_FILE_MAX // (1024 * 1024)} MiB")
     return tarfile.data_filter(member, path)
 
 
 def unpack(data: bytes, target: Path, aside: Mapping[str, Path] | None = None, *, run_folder: bool = False) -> None:
-    """tar.gz bytes into `target`, but a member whose name is (once normalised) a key of `aside` into the folder
-    it maps to; tarfile's `data` filter refuses `..` and links out of either. A `run_folder` (as `pack_run` makes
-    it) holds relative names and no link within RECORD_FILE_MAX and RECORD_MAX, and its gzip checksum is checked
-    and every member refused or taken before one is written."""
+    """tar.gz bytes into `target`, but a member named a key of `aside` into the folder it maps to; tarfile's `data`
+    filter refuses `..` and links out of either. A `run_folder` is read as `pack_run` makes it, every member
+    refused or taken before one is written: its headers walked and bounded before tarfile reads them, its gzip
+    checksum read, only plain files and folders at plain relative paths within RECORD_FILE_MAX and RECORD_MAX."""
     target.mkdir(parents=True, exist_ok=True)
     routes = aside or {}
     check = _run_folder_member if run_folder else tarfile.data_filter
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+    with (tarfile.open(fileobj=io.BytesIO(tar_stream(data, max_entries=RECORD_ENTRIES, max_bytes=RECORD_TAR_BYTES,
+                                                     whole=True)), mode="r:") if run_folder else
+          tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")) as tar:
         members = tar.getmembers()
-        if run_folder:
-            while tar.fileobj is not None and tar.fileobj.read(1 << 20):  # gzip checks its CRC at the end only
-                pass
-            if sum(m.size for m in members) > RECORD_MAX:
-                raise tarfile.TarError(f"it holds over {RECORD_MAX // (1024 * 1024)} MiB")
         into: dict[Path, list[tarfile.TarInfo]] = {}
-        for member in members:  # "./x", "x/" and "a/../x" are all x
-            name = posixpath.normpath(member.name)
-            folder = routes.get(name, target)
-            routed = member.replace(name=name, deep=False) if name in routes else member
+        for member in members:
+            folder = routes.get(member.name, target)
             if run_folder:
-                check(routed, str(folder))
-            into.setdefault(folder, []).append(routed)
+                check(member, str(folder))
+            into.setdefault(folder, []).append(member)
+        if run_folder and sum(m.size for m in members) > RECORD_MAX:
+            raise tarfile.TarError(f"it holds over {RECORD_MAX // (1024 * 1024)} MiB")
         for folder, listed in into.items():
             tar.extractall(folder, members=listed, filter=check)
 

@@ -57,6 +57,8 @@ _BLOCK = 512
 _CHUNK = 1 << 16  # bytes inflated at a time, at least
 # The most a package's tar stream can be: its files, padded, each behind a header and one meta header.
 MAX_TAR_BYTES = MAX_TOTAL_SIZE + MAX_ENTRIES * (3 * _BLOCK + MAX_META_BYTES) + 20 * _BLOCK
+MAX_META_RUN = 4  # meta headers in a row before a member (writers put at most pax, long name, long link)
+_TAIL = 64 * 1024  # what may follow the tar stream's end marker in the gzip stream (a writer's padding)
 _META_TYPES = {b"x": "pax", b"g": "global pax", b"L": "GNU long name", b"K": "GNU long link"}
 
 
@@ -65,7 +67,7 @@ def read_archive(data: bytes) -> list[ArchiveMember]:
 
     The gzip stream is decompressed header by header (see `_tar_stream`) before tarfile parses anything.
     """
-    raw = _tar_stream(data)
+    raw = tar_stream(data)
     members: list[ArchiveMember] = []
     total = 0
     seen: set[str] = set()
@@ -102,12 +104,15 @@ def read_archive(data: bytes) -> list[ArchiveMember]:
     return members
 
 
-def _tar_stream(data: bytes) -> bytes:
+def tar_stream(data: bytes, *, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_TAR_BYTES,
+               whole: bool = False) -> bytes:
     """The tar stream inside the gzip bytes, up to its end marker, read header by header as tarfile will
-    walk it (a pax `size` record moves the next member's data): a meta header over MAX_META_BYTES, more
-    than MAX_ENTRIES entries or more than MAX_TAR_BYTES in all is refused before it is inflated."""
+    walk it (a pax `size` record moves the next member's data): a meta header over MAX_META_BYTES, more than
+    MAX_META_RUN of them in a row (tarfile reads a chain of them by recursion), a negative size, more than
+    `max_entries` entries or more than `max_bytes` in all is refused before it is inflated. `whole`: the gzip
+    stream is also read to its end (zlib checks its CRC there), which may hold no more than a writer's padding."""
     raw = _Inflater(data)
-    entries = 0
+    entries = metas = 0
     next_size: int | None = None
     pos = 0
     while raw.ensure(pos + _BLOCK) and (block := bytes(raw.out[pos:pos + _BLOCK])).strip(b"\0"):
@@ -115,14 +120,17 @@ def _tar_stream(data: bytes) -> bytes:
         kind = _META_TYPES.get(block[156:157])
         if kind is not None and not 0 <= size <= MAX_META_BYTES:
             raise ArchiveError(f"a {kind} header of {size} bytes at byte {pos} (at most {MAX_META_BYTES})")
+        metas = metas + 1 if kind is not None else 0
+        if metas > MAX_META_RUN:
+            raise ArchiveError(f"corrupt archive: more than {MAX_META_RUN} meta headers in a row at byte {pos}")
         if kind is None:
             entries += 1
-            if entries > MAX_ENTRIES:
-                raise ArchiveError(f"archive has more than {MAX_ENTRIES} entries, over the package limits")
+            if entries > max_entries:
+                raise ArchiveError(f"archive has more than {max_entries} entries, over the limits")
             size, next_size = (next_size, None) if next_size is not None else (size, None)
         padded = -(-size // _BLOCK) * _BLOCK
-        if size < 0 or pos + _BLOCK + padded > MAX_TAR_BYTES:
-            raise ArchiveError(f"archive unpacks to more than {MAX_TAR_BYTES} bytes, over the package limits")
+        if size < 0 or pos + _BLOCK + padded > max_bytes:
+            raise ArchiveError(f"archive unpacks to more than {max_bytes} bytes, over the limits")
         if not raw.ensure(pos + _BLOCK + padded):
             raise ArchiveError("corrupt archive: the tar stream is truncated")
         if block[156:157] == b"x":
@@ -132,6 +140,8 @@ def _tar_stream(data: bytes) -> bytes:
         pos += _BLOCK + padded
     if pos == 0 or pos < len(raw.out) < pos + _BLOCK:
         raise ArchiveError("corrupt archive: the tar stream is empty or truncated")
+    if whole and raw.ensure(pos + _TAIL):
+        raise ArchiveError(f"corrupt archive: more than {_TAIL} bytes follow the tar stream's end")
     return bytes(raw.out[:pos]) + b"\0" * (2 * _BLOCK)
 
 

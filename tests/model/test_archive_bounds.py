@@ -10,22 +10,24 @@ import tracemalloc
 
 import pytest
 
-from strawpot.model.archive import MAX_ENTRIES, MAX_META_BYTES, ArchiveError, build_archive, read_archive
+from strawpot.model.archive import (
+    MAX_ENTRIES,
+    MAX_META_BYTES,
+    MAX_META_RUN,
+    ArchiveError,
+    build_archive,
+    read_archive,
+)
+from tests._tar_headers import header, with_size
 
 MB = 1024 * 1024
-
-
-def _header(name: str, size: int, typeflag: bytes) -> bytes:
-    info = tarfile.TarInfo(name)
-    info.size, info.type = size, typeflag
-    return info.tobuf(format=tarfile.USTAR_FORMAT)
 
 
 def pax_bomb(header_mb: int) -> bytes:
     """A ~1 KB-per-MB gzip whose tar stream starts with a pax header of `header_mb` MB (gzip members
     concatenated: the same compressed megabyte repeated, so building it is instant)."""
     zeros = gzip.compress(b"\0" * MB, compresslevel=9)
-    head = gzip.compress(_header("././@PaxHeader", header_mb * MB, tarfile.XHDTYPE))
+    head = gzip.compress(header("././@PaxHeader", header_mb * MB, tarfile.XHDTYPE))
     return head + zeros * header_mb
 
 
@@ -45,13 +47,13 @@ def test_a_300_mb_pax_header_is_refused_in_bounded_memory() -> None:
 @pytest.mark.parametrize("typeflag", [tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XGLTYPE])
 def test_other_meta_headers_are_bounded_too(typeflag: bytes) -> None:
     size = MAX_META_BYTES + 1
-    raw = _header("././@LongLink", size, typeflag) + b"a" * size + b"\0" * (-size % 512) + b"\0" * 1024
+    raw = header("././@LongLink", size, typeflag) + b"a" * size + b"\0" * (-size % 512) + b"\0" * 1024
     with pytest.raises(ArchiveError, match=f"header of {size} bytes"):
         read_archive(gzip.compress(raw))
 
 
 def test_thousands_of_members_are_refused_by_count() -> None:
-    raw = b"".join(_header(f"f{i}", 0, tarfile.REGTYPE) for i in range(5000)) + b"\0" * 1024
+    raw = b"".join(header(f"f{i}", 0, tarfile.REGTYPE) for i in range(5000)) + b"\0" * 1024
     with pytest.raises(ArchiveError, match=f"more than {MAX_ENTRIES} entries"):
         read_archive(gzip.compress(raw))
 
@@ -61,10 +63,10 @@ def _pax_sized(ustar_size: int, pax_size: int) -> bytes:
     bytes that start with a 50 MB pax header's header block, then the end marker."""
     records = b"22 size=" + str(pax_size).encode().rjust(13, b"0") + b"\n"
     assert len(records) == 22
-    hidden = _header("././@PaxHeader", 50 * MB, tarfile.XHDTYPE)
+    hidden = header("././@PaxHeader", 50 * MB, tarfile.XHDTYPE)
     return (
-        _header("././@PaxHeader", len(records), tarfile.XHDTYPE) + records + b"\0" * (-len(records) % 512)
-        + _header("a.txt", ustar_size, tarfile.REGTYPE)
+        header("././@PaxHeader", len(records), tarfile.XHDTYPE) + records + b"\0" * (-len(records) % 512)
+        + header("a.txt", ustar_size, tarfile.REGTYPE)
         + hidden + b"\0" * 1024
         + b"\0" * 1024
     )
@@ -85,7 +87,7 @@ def test_a_meta_header_hidden_behind_a_pax_size_is_still_refused() -> None:
 
 
 def test_an_archive_that_unpacks_past_the_package_limits_is_refused() -> None:
-    raw = _header("big.bin", 70 * MB, tarfile.REGTYPE)
+    raw = header("big.bin", 70 * MB, tarfile.REGTYPE)
     data = gzip.compress(raw) + gzip.compress(b"\0" * MB, compresslevel=9) * 71
     with pytest.raises(ArchiveError, match="unpacks to more than"):
         read_archive(data)
@@ -110,3 +112,16 @@ def test_ordinary_archives_still_read_the_same() -> None:
         info.size = 3
         tar.addfile(info, io.BytesIO(b"abc"))
     assert [m.data for m in read_archive(gzip.compress(raw.getvalue()))] == [b"abc"]
+
+
+def test_a_chain_of_meta_headers_is_refused_before_tarfile_recurses_through_it() -> None:
+    chain = (header("././@LongLink", 5, tarfile.GNUTYPE_LONGNAME) + b"name\0".ljust(512, b"\0")) * 3000
+    raw = chain + header("a.txt", 0, tarfile.REGTYPE) + b"\0" * 1024
+    with pytest.raises(ArchiveError, match=f"more than {MAX_META_RUN} meta headers in a row"):
+        read_archive(gzip.compress(raw))
+
+
+def test_a_negative_size_is_refused() -> None:
+    raw = with_size(header("d", 0, tarfile.DIRTYPE), -(1 << 40)) + header("a.txt", 0, tarfile.REGTYPE) + b"\0" * 1024
+    with pytest.raises(ArchiveError, match="more than"):
+        read_archive(gzip.compress(raw))

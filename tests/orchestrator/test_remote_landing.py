@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import random
@@ -19,6 +20,7 @@ from orchestrator.remote_session import Result, pack_run
 from orchestrator.run_record import AgentRecord, RunRecord, find_run, read_run
 from orchestrator.session import Session, State
 from strawpot.model.errors import IntegrityFailure, StrawpotError
+from tests._tar_headers import header, with_size
 
 
 def _remote_folder(root: Path) -> bytes:
@@ -118,15 +120,6 @@ def test_a_broken_remote_record_cannot_land_and_leaves_this_runs(tmp_path: Path,
     assert ((local.directory / "session.json").read_bytes(), (local.directory / "trace.jsonl").read_bytes()) == before
 
 
-@pytest.mark.parametrize("name", ["./session.json", "agents/../session.json"])
-def test_another_spelling_of_the_records_name_still_lands_aside(tmp_path: Path, name: str) -> None:
-    local = _local(tmp_path)
-    sent = {**json.loads((local.directory / "session.json").read_text()), "state": "succeeded", "summary": "Fixed."}
-    landed = remote_job.fill_folder(local, _tar({name: json.dumps(sent).encode()}), None)
-    assert landed is not None and landed.summary == "Fixed."
-    assert read_run(tmp_path / "local", "run1").state == State.RUNNING
-
-
 class _Isolator:
     def __init__(self) -> None:
         self.cleaned: list[Any] = []
@@ -137,10 +130,11 @@ class _Isolator:
 
 WHOLE = _tar({"agents/lead-1/agent.log": b"done\n" * 1000, "session.json": b"{}"})
 NOISE = _tar({"agents/lead-1/agent.log": random.Random(1).randbytes(200_000)})  # stored as is: a byte flips alone
+OUT = "not a path within the run folder"
 
 
-def _flipped(data: bytes, at: int) -> bytes:
-    return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1:]
+def _flipped(data: bytes, at: int, mask: int = 0xFF) -> bytes:
+    return data[:at] + bytes([data[at] ^ mask]) + data[at + 1:]
 
 
 def _nul_in_name() -> bytes:
@@ -154,21 +148,42 @@ def _nul_in_name() -> bytes:
     return buffer.getvalue()
 
 
+def _sparse() -> bytes:
+    """A GNU sparse member whose map makes tarfile copy 20 MiB of what follows into a 10-byte file."""
+    block = bytearray(header("agents/a.log", 512, tarfile.GNUTYPE_SPARSE))
+    block[257:265] = b"ustar  \0"  # GNU magic
+    block[386:398], block[398:410] = b"%011o\0" % 0, b"%011o\0" % (20 * 1024 * 1024)  # the map's one entry
+    block[483:495] = b"%011o\0" % 10  # its real size
+    block = with_size(bytes(block), 512)
+    return gzip.compress(block + b"x" * 512 + header("session.json", 0, tarfile.REGTYPE) + b"\0" * 1024)
+
+
 @pytest.mark.parametrize("record, said", [
     (b"not a tar.gz", "cannot be unpacked"),
     (WHOLE[:len(WHOLE) // 2], "cannot be unpacked"),  # cut short on its way
-    (_tar({"../evil": b"x"}), "outside the destination"),
+    (_tar({"../evil": b"x"}), OUT),
     (_tar({"session.json/x": b"x"}), "Not a directory"),  # under this run's record, which is a file
     (_tar({"d": (tarfile.SYMTYPE, "."), "d/session.json": b"{}"}), "is a link"),  # this run's record, by a link
     (_tar([("x", (tarfile.LNKTYPE, "session.json")), ("x", b"{}")]), "is a link"),  # and written through
-    (_tar({"/session.json": b"{}"}), "not a relative path"),  # the data filter would strip the / and write it
-    (_tar({"//trace.jsonl": b"{}"}), "not a relative path"),
-    (_nul_in_name(), "not a relative path"),
-    (_flipped(NOISE, len(NOISE) // 2), "CRC check failed"),  # tarfile alone reads no checksum
+    (_tar({"/session.json": b"{}"}), OUT),  # the data filter would strip the / and write it
+    (_tar({"//trace.jsonl": b"{}"}), OUT),
+    (_tar({"../run1/session.json": b"{}"}), OUT),  # the data filter finds it inside the folder
+    (_tar({"agents/../../run1/trace.jsonl": b"{}"}), OUT),
+    (_tar({"./session.json": b"{}"}), OUT),  # pack_run writes no such name
+    (_nul_in_name(), OUT),
+    (_flipped(NOISE, len(NOISE) // 2), "incorrect data check"),  # tarfile alone reads no checksum
+    (_flipped(WHOLE, 10, 1), "cannot be unpacked"),  # the deflate stream itself broken (zlib.error)
     (_tar([("agents/a.log", b"x"), ("d", (tarfile.SYMTYPE, "."))]), "is a link"),  # after a good member
-    (_tar([("agents/a.log", b"x"), ("../evil", b"x")]), "outside the destination"),
+    (_tar([("agents/a.log", b"x"), ("../evil", b"x")]), OUT),
+    (gzip.compress((header("././@LongLink", 5, tarfile.GNUTYPE_LONGNAME) + b"name\0".ljust(512, b"\0")) * 3000
+                   + b"\0" * 1024), "meta headers in a row"),  # tarfile would recurse through them
+    (gzip.compress(with_size(header("././@LongLink", 0, tarfile.GNUTYPE_LONGNAME), 1 << 62) + b"\0" * 1024),
+     "header of"),  # tarfile would read 2**62 bytes at once
+    (gzip.compress(with_size(header("d", 0, tarfile.DIRTYPE), -(1 << 40)) + b"\0" * 1024), "more than"),
+    (_sparse(), "neither a plain file nor a folder"),
 ], ids=["not-a-tar", "truncated", "out-of-the-folder", "under-the-record", "symlink-to-the-folder", "hardlink",
-        "absolute", "absolute-trace", "nul", "flipped-byte", "link-second", "out-second"])
+        "absolute", "absolute-trace", "up-and-back", "up-and-back-trace", "dot", "nul", "flipped-byte", "bad-deflate",
+        "link-second", "out-second", "meta-chain", "huge-meta", "negative-size", "sparse"])
 def test_a_run_folder_that_cannot_be_unpacked_fails_the_run_in_one_line_and_this_runs_record_is_untouched(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record: bytes, said: str) -> None:
     local, isolator = _local(tmp_path), _Isolator()
@@ -195,3 +210,16 @@ def test_a_record_too_large_to_bring_back_fails_the_run_saying_so(tmp_path: Path
         remote_job.land(local, SimpleNamespace(to_dict=dict), isolator, tmp_path, result,  # type: ignore[arg-type]
                         warn=lambda _: None)
     assert read_run(tmp_path / "local", "run1").state == State.FAILED
+
+
+def test_a_file_an_agent_named_oddly_still_lands(tmp_path: Path) -> None:
+    """A backslash, a newline or a leading dot is a name Linux allows: pack_run sends it, and it lands."""
+    remote = Session.create(tmp_path / "remote", "lead", "fix it", run_id="run1")
+    odd = remote.directory / "agents" / "lead-1" / ".odd\\name\n.txt"
+    odd.parent.mkdir(parents=True)
+    odd.write_text("kept\n")
+    remote.finish(State.SUCCEEDED, 0, "Fixed.")
+    record, _ = pack_run(remote.directory)
+    local = _local(tmp_path)
+    assert remote_job.fill_folder(local, record, None) is not None
+    assert (local.directory / "agents" / "lead-1" / ".odd\\name\n.txt").read_text() == "kept\n"
