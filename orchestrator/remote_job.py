@@ -159,7 +159,8 @@ def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[s
         aside = Path(scratch) / session.run_id
         try:
             unpack(record, session.directory, {SESSION_FILE: aside, TRACE_FILE: aside}, run_folder=True)
-        except (tarfile.TarError, EOFError, OSError, ValueError) as exc:  # damaged, cut short, refused, no room
+        except (tarfile.TarError, EOFError, OSError, ValueError, RecursionError, OverflowError) as exc:
+            # damaged, cut short, refused or no room here (the last two: a backstop to the walk before tarfile)
             raise CannotLand(str(exc)) from None
         try:
             remote = find_run(Path(scratch), session.run_id)

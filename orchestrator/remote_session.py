@@ -34,6 +34,9 @@ WORKER_OWN = ("PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "SHELL")  # the worke
 MAX_LISTED = 5
 RECORD_FILE_MAX = 16 * 1024 * 1024  # bytes of one run-folder file brought back at most
 RECORD_MAX = 128 * 1024 * 1024  # bytes of the run folder brought back at most
+RECORD_ENTRIES = 20_000  # files and folders of the run folder brought back at most
+# a run folder's tar stream: its bytes, padded, each entry behind a header and at most three meta headers
+RECORD_TAR_BYTES = RECORD_MAX + RECORD_ENTRIES * 5 * 512
 STOP_GRACE = 30.0  # seconds the remote `start` has to stop its agents after SIGTERM before it is killed
 ORPHANED = 120.0  # seconds without a `progress` call from the machine that sent it before a session is stopped
 PROGRESS_MAX = 1024 * 1024  # bytes of trace one `progress` call brings at most
@@ -79,9 +82,6 @@ def pack_tree(root: Path) -> bytes:
     return buffer.getvalue()
 
 
-RECORD_ENTRIES = 100_000  # files and folders of a run folder brought back at most
-# a run folder's tar stream: its bytes, padded, each entry behind a header and at most three meta headers
-RECORD_TAR_BYTES = RECORD_MAX + RECORD_ENTRIES * 5 * 512
 
 
 class NotARunFolder(tarfile.FilterError):
@@ -99,8 +99,10 @@ def _run_folder_member(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | 
         raise NotARunFolder(member, "is neither a plain file nor a folder")
     if member.name.startswith("/") or "\0" in member.name or {"", ".", ".."} & set(member.name.split("/")):
         raise NotARunFolder(member, "is not a path within the run folder")  # as pack_run writes: a/b, no ./ or ..
-    if member.size > RECORD_FILE_MAX:
-        raise NotARunFolder(member, f"is over {RECORD_FILE_MAX // (1024 * 1024)} MiB")
+    if not 0 <= member.size <= RECORD_FILE_MAX:
+        raise NotARunFolder(member, f"is not 0 to {RECORD_FILE_MAX // (1024 * 1024)} MiB")
+    if not 0 <= member.mtime < 1 << 33:  # os.utime would overflow; NaN fails this too
+        member = member.replace(mtime=0, deep=False)
     return tarfile.data_filter(member, path)
 
 
@@ -113,7 +115,8 @@ def unpack(data: bytes, target: Path, aside: Mapping[str, Path] | None = None, *
     routes = aside or {}
     check = _run_folder_member if run_folder else tarfile.data_filter
     with (tarfile.open(fileobj=io.BytesIO(tar_stream(data, max_entries=RECORD_ENTRIES, max_bytes=RECORD_TAR_BYTES,
-                                                     whole=True)), mode="r:") if run_folder else
+                                                     max_member=RECORD_FILE_MAX, whole=True, empty=True)),
+                       mode="r:") if run_folder else
           tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")) as tar:
         members = tar.getmembers()
         into: dict[Path, list[tarfile.TarInfo]] = {}
@@ -247,18 +250,19 @@ def git_patch(repo: Path, base_tree: str, new_tree: str) -> bytes:
 
 def pack_run(folder: Path) -> tuple[bytes, tuple[str, ...]]:
     """The run folder's files and folders (no socket, FIFO or link) as tar.gz bytes (b"" when there is none), and
-    the files left out: one over RECORD_FILE_MAX, or past RECORD_MAX in all (agents write what they like there)."""
+    the files left out: one over RECORD_FILE_MAX, past RECORD_MAX in all or past RECORD_ENTRIES entries (agents
+    write what they like there)."""
     if not folder.is_dir() or folder.is_symlink():
         return b"", ()
-    buffer, left_out, total = io.BytesIO(), [], 0
+    buffer, left_out, total, entries = io.BytesIO(), [], 0, 0
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for path in sorted(folder.rglob("*")):
             if path.is_symlink() or not (path.is_file() or path.is_dir()):
                 continue
             size = path.stat().st_size if path.is_file() else 0
-            if size > RECORD_FILE_MAX or total + size > RECORD_MAX:
+            if size > RECORD_FILE_MAX or total + size > RECORD_MAX or entries >= RECORD_ENTRIES:
                 left_out.append(path.relative_to(folder).as_posix())
                 continue
-            total += size
+            total, entries = total + size, entries + 1
             tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
     return buffer.getvalue(), tuple(left_out)

@@ -17,3 +17,14 @@ def with_size(block: bytes, size: int) -> bytes:
     field = b"\xff" + (size % (1 << 88)).to_bytes(11, "big") if size < 0 else b"\x80" + size.to_bytes(11, "big")
     block = block[:124] + field + block[136:148] + b" " * 8 + block[156:]
     return block[:148] + f"{sum(block):06o}\0 ".encode() + block[156:]
+
+
+def pax(*records: tuple[str, str]) -> bytes:
+    """A pax header block and its records (`LEN key=value\\n`, LEN counting itself), padded."""
+    body = b""
+    for key, value in records:
+        text = f" {key}={value}\n".encode()
+        length = len(text) + len(str(len(text)))
+        length += len(str(length)) - len(str(len(text)))
+        body += str(length).encode() + text
+    return header("././@PaxHeader", len(body), tarfile.XHDTYPE) + body + b"\0" * (-len(body) % 512)

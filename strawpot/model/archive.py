@@ -60,6 +60,8 @@ MAX_TAR_BYTES = MAX_TOTAL_SIZE + MAX_ENTRIES * (3 * _BLOCK + MAX_META_BYTES) + 2
 MAX_META_RUN = 4  # meta headers in a row before a member (writers put at most pax, long name, long link)
 _TAIL = 64 * 1024  # what may follow the tar stream's end marker in the gzip stream (a writer's padding)
 _META_TYPES = {b"x": "pax", b"g": "global pax", b"L": "GNU long name", b"K": "GNU long link"}
+_UNMODELLED = {b"S", b"X"}  # GNU sparse (extension blocks), Solaris extended (read as pax)
+_NO_DATA = {b"1", b"2", b"3", b"4", b"5", b"6"}  # tarfile reads no data behind these, whatever their size
 
 
 def read_archive(data: bytes) -> list[ArchiveMember]:
@@ -95,7 +97,7 @@ def read_archive(data: bytes) -> list[ArchiveMember]:
                 members.append(ArchiveMember(path, payload, bool(info.mode & 0o100)))
     except ArchiveError:
         raise
-    except (tarfile.TarError, OSError, EOFError, ValueError, UnicodeError) as exc:
+    except (tarfile.TarError, OSError, EOFError, ValueError, UnicodeError, RecursionError, OverflowError) as exc:
         raise ArchiveError(f"corrupt archive: {exc}") from None
     folders = {path.rpartition("/")[0] for path in seen}
     folders |= {folder.rsplit("/", n)[0] for folder in list(folders) for n in range(1, folder.count("/") + 1)}
@@ -105,21 +107,23 @@ def read_archive(data: bytes) -> list[ArchiveMember]:
 
 
 def tar_stream(data: bytes, *, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_TAR_BYTES,
-               whole: bool = False) -> bytes:
+               max_member: int | None = None, whole: bool = False, empty: bool = False) -> bytes:
     """The tar stream inside the gzip bytes, up to its end marker, read header by header as tarfile will
-    walk it (a pax `size` record moves the next member's data): a meta header over MAX_META_BYTES, more than
-    MAX_META_RUN of them in a row (tarfile reads a chain of them by recursion), a negative size, more than
-    `max_entries` entries or more than `max_bytes` in all is refused before it is inflated. `whole`: the gzip
-    stream is also read to its end (zlib checks its CRC there), which may hold no more than a writer's padding."""
+    walk it (a pax `size` record moves the next member's data), and refused before it is inflated when it
+    holds what the walk does not model the way tarfile reads it (a sparse or Solaris header, two pax headers
+    for one member, a pax record it cannot parse, data behind a folder or link), a negative size, a meta
+    header over MAX_META_BYTES or more than MAX_META_RUN of them in a row (tarfile reads a chain of them by
+    recursion), a member over `max_member`, more than `max_entries` entries or more than `max_bytes` in all.
+    `whole`: the gzip stream is also read to its end (zlib checks its CRC there), which may hold no more than
+    a writer's padding; `empty`: a stream of no member is one."""
     raw = _Inflater(data)
     entries = metas = 0
     next_size: int | None = None
+    pax = False  # a pax header waits for its member
     pos = 0
     while raw.ensure(pos + _BLOCK) and (block := bytes(raw.out[pos:pos + _BLOCK])).strip(b"\0"):
-        size = _number(block[124:136], pos)
-        kind = _META_TYPES.get(block[156:157])
-        if kind is not None and not 0 <= size <= MAX_META_BYTES:
-            raise ArchiveError(f"a {kind} header of {size} bytes at byte {pos} (at most {MAX_META_BYTES})")
+        size, flag = _number(block[124:136], pos), block[156:157]
+        kind = _check_kind(flag, size, pos, pax)
         metas = metas + 1 if kind is not None else 0
         if metas > MAX_META_RUN:
             raise ArchiveError(f"corrupt archive: more than {MAX_META_RUN} meta headers in a row at byte {pos}")
@@ -127,22 +131,48 @@ def tar_stream(data: bytes, *, max_entries: int = MAX_ENTRIES, max_bytes: int = 
             entries += 1
             if entries > max_entries:
                 raise ArchiveError(f"archive has more than {max_entries} entries, over the limits")
-            size, next_size = (next_size, None) if next_size is not None else (size, None)
+            size, next_size, pax = (next_size, None, False) if next_size is not None else (size, None, False)
+            _check_member(block, size, pos, max_member)
         padded = -(-size // _BLOCK) * _BLOCK
-        if size < 0 or pos + _BLOCK + padded > max_bytes:
+        if pos + _BLOCK + padded > max_bytes:
             raise ArchiveError(f"archive unpacks to more than {max_bytes} bytes, over the limits")
         if not raw.ensure(pos + _BLOCK + padded):
             raise ArchiveError("corrupt archive: the tar stream is truncated")
-        if block[156:157] == b"x":
-            next_size = _pax_size(bytes(raw.out[pos + _BLOCK:pos + _BLOCK + size]), next_size)
-        elif block[156:157] == b"g" and _pax_size(bytes(raw.out[pos + _BLOCK:pos + _BLOCK + size]), None) is not None:
+        if flag == b"x":
+            next_size, pax = _pax_size(bytes(raw.out[pos + _BLOCK:pos + _BLOCK + size]), next_size), True
+        elif flag == b"g" and _pax_size(bytes(raw.out[pos + _BLOCK:pos + _BLOCK + size]), None) is not None:
             raise ArchiveError(f"a global pax header sets the size of members (at byte {pos})")
         pos += _BLOCK + padded
-    if pos == 0 or pos < len(raw.out) < pos + _BLOCK:
+    if (pos == 0 and not empty) or pos < len(raw.out) < pos + _BLOCK:
         raise ArchiveError("corrupt archive: the tar stream is empty or truncated")
     if whole and raw.ensure(pos + _TAIL):
         raise ArchiveError(f"corrupt archive: more than {_TAIL} bytes follow the tar stream's end")
-    return bytes(raw.out[:pos]) + b"\0" * (2 * _BLOCK)
+    del raw.out[pos:]
+    raw.out += b"\0" * (2 * _BLOCK)
+    return bytes(raw.out)
+
+
+def _check_kind(flag: bytes, size: int, pos: int, pax: bool) -> str | None:
+    """A header's kind when it is a meta header (else None), refused when the walk does not model it as tarfile
+    reads it (`pax`: a pax header already waits for its member) or when it is a meta header over MAX_META_BYTES."""
+    if flag in _UNMODELLED or (flag == b"x" and pax):
+        raise ArchiveError(f"corrupt archive: a header of a kind this reader refuses at byte {pos}")
+    kind = _META_TYPES.get(flag)
+    if kind is not None and not 0 <= size <= MAX_META_BYTES:
+        raise ArchiveError(f"a {kind} header of {size} bytes at byte {pos} (at most {MAX_META_BYTES})")
+    return kind
+
+
+def _check_member(block: bytes, size: int, pos: int, max_member: int | None) -> None:
+    """A member's size as the walk will skip it: never negative, none behind a folder or link (tarfile skips
+    nothing there), at most `max_member`."""
+    if size < 0:
+        raise ArchiveError(f"corrupt archive: a member of negative size at byte {pos}")
+    flag = block[156:157]
+    if size and (flag in _NO_DATA or (flag == b"\0" and block[:100].rstrip(b"\0").endswith(b"/"))):
+        raise ArchiveError(f"corrupt archive: a folder or link of {size} bytes at byte {pos}")
+    if max_member is not None and size > max_member:
+        raise ArchiveError(f"a member of {size} bytes at byte {pos} is over the limit of {max_member}")
 
 
 class _Inflater:
@@ -187,14 +217,19 @@ def _number(field: bytes, offset: int) -> int:
 
 
 def _pax_size(records: bytes, found: int | None) -> int | None:
-    """The `size` record of a pax header, else `found` (records are `LEN key=value\\n`)."""
+    """The `size` record of a pax header, else `found` (records are `LEN key=value\\n`); a record this cannot
+    parse, or a GNU sparse one, is refused (tarfile might read it otherwise)."""
     pos = 0
     while pos < len(records):
-        length_text, space, _ = records[pos : pos + 24].partition(b" ")
-        if not space or not length_text.isdigit() or int(length_text) <= 0:
-            break  # padding, or a malformed record tarfile itself rejects
+        length_text, space, _ = records[pos:].partition(b" ")
+        if not records[pos:].strip(b"\0"):
+            break  # padding
+        if not space or not length_text.isdigit() or not 0 < int(length_text) <= len(records) - pos:
+            raise ArchiveError("corrupt archive: a pax record this reader cannot parse")
         record = records[pos : pos + int(length_text)]
         key, _, value = record[len(length_text) + 1 :].rstrip(b"\n").partition(b"=")
+        if key.startswith(b"GNU.sparse."):
+            raise ArchiveError("corrupt archive: a GNU sparse pax record")
         if key == b"size":
             try:
                 found = int(value)

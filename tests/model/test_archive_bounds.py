@@ -123,5 +123,5 @@ def test_a_chain_of_meta_headers_is_refused_before_tarfile_recurses_through_it()
 
 def test_a_negative_size_is_refused() -> None:
     raw = with_size(header("d", 0, tarfile.DIRTYPE), -(1 << 40)) + header("a.txt", 0, tarfile.REGTYPE) + b"\0" * 1024
-    with pytest.raises(ArchiveError, match="more than"):
+    with pytest.raises(ArchiveError, match="negative size"):
         read_archive(gzip.compress(raw))

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from orchestrator import remote_job
+from orchestrator import remote_job, remote_session
 from orchestrator.remote_session import Result, pack_run
 from orchestrator.run_record import AgentRecord, RunRecord, find_run, read_run
 from orchestrator.session import Session, State
 from strawpot.model.errors import IntegrityFailure, StrawpotError
-from tests._tar_headers import header, with_size
+from tests._tar_headers import header, pax, with_size
 
 
 def _remote_folder(root: Path) -> bytes:
@@ -131,6 +131,7 @@ class _Isolator:
 WHOLE = _tar({"agents/lead-1/agent.log": b"done\n" * 1000, "session.json": b"{}"})
 NOISE = _tar({"agents/lead-1/agent.log": random.Random(1).randbytes(200_000)})  # stored as is: a byte flips alone
 OUT = "not a path within the run folder"
+CHAIN = (header("././@LongLink", 5, tarfile.GNUTYPE_LONGNAME) + b"name\0".ljust(512, b"\0")) * 3000
 
 
 def _flipped(data: bytes, at: int, mask: int = 0xFF) -> bytes:
@@ -175,15 +176,24 @@ def _sparse() -> bytes:
     (_flipped(WHOLE, 10, 1), "cannot be unpacked"),  # the deflate stream itself broken (zlib.error)
     (_tar([("agents/a.log", b"x"), ("d", (tarfile.SYMTYPE, "."))]), "is a link"),  # after a good member
     (_tar([("agents/a.log", b"x"), ("../evil", b"x")]), OUT),
-    (gzip.compress((header("././@LongLink", 5, tarfile.GNUTYPE_LONGNAME) + b"name\0".ljust(512, b"\0")) * 3000
-                   + b"\0" * 1024), "meta headers in a row"),  # tarfile would recurse through them
+    (gzip.compress(CHAIN + b"\0" * 1024), "meta headers in a row"),  # tarfile would recurse through them
     (gzip.compress(with_size(header("././@LongLink", 0, tarfile.GNUTYPE_LONGNAME), 1 << 62) + b"\0" * 1024),
      "header of"),  # tarfile would read 2**62 bytes at once
-    (gzip.compress(with_size(header("d", 0, tarfile.DIRTYPE), -(1 << 40)) + b"\0" * 1024), "more than"),
-    (_sparse(), "neither a plain file nor a folder"),
+    (gzip.compress(with_size(header("d", 0, tarfile.DIRTYPE), -(1 << 40)) + b"\0" * 1024), "negative size"),
+    (_sparse(), "a kind this reader refuses"),
+    (gzip.compress(header("d", 5 * 512, tarfile.DIRTYPE) + CHAIN[:5 * 512] + b"\0" * 1024), "folder or link of"),
+    (gzip.compress(pax(("size", "0")) + pax(("size", "512")) + header("a", 0, tarfile.REGTYPE) + b"\0" * 1024),
+     "a kind this reader refuses"),  # two pax headers for one member: tarfile takes the outer size
+    (gzip.compress(pax(("GNU.sparse.major", "1"), ("size", "0")) + header("a", 0, tarfile.REGTYPE) + b"\0" * 1024),
+     "GNU sparse"),
+    (gzip.compress(header("././@PaxHeader", 0, b"X") + header("a", 0, tarfile.REGTYPE) + b"\0" * 1024),
+     "a kind this reader refuses"),  # Solaris: read as pax by tarfile
+    (gzip.compress(header("././@PaxHeader", 512, tarfile.XHDTYPE) + b"12 size".ljust(512, b"!") + header("a", 0, b"0")
+                   + b"\0" * 1024), "cannot parse"),
 ], ids=["not-a-tar", "truncated", "out-of-the-folder", "under-the-record", "symlink-to-the-folder", "hardlink",
         "absolute", "absolute-trace", "up-and-back", "up-and-back-trace", "dot", "nul", "flipped-byte", "bad-deflate",
-        "link-second", "out-second", "meta-chain", "huge-meta", "negative-size", "sparse"])
+        "link-second", "out-second", "meta-chain", "huge-meta", "negative-size", "sparse", "folder-with-data",
+        "two-pax", "pax-sparse", "solaris", "bad-pax-record"])
 def test_a_run_folder_that_cannot_be_unpacked_fails_the_run_in_one_line_and_this_runs_record_is_untouched(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record: bytes, said: str) -> None:
     local, isolator = _local(tmp_path), _Isolator()
@@ -223,3 +233,42 @@ def test_a_file_an_agent_named_oddly_still_lands(tmp_path: Path) -> None:
     local = _local(tmp_path)
     assert remote_job.fill_folder(local, record, None) is not None
     assert (local.directory / "agents" / "lead-1" / ".odd\\name\n.txt").read_text() == "kept\n"
+
+
+def test_the_gzip_checksum_is_read_to_the_end(tmp_path: Path) -> None:
+    """A flipped byte that the tar walk alone would read past: only the gzip trailer's CRC tells."""
+    rnd = random.Random(1)
+    record = _tar([("agents/a.log", rnd.randbytes(200_000)), ("trace.jsonl", rnd.randbytes(64_216))])
+    with pytest.raises(remote_job.CannotLand, match="incorrect data check"):
+        remote_job.fill_folder(_local(tmp_path), _flipped(record, len(record) // 3), None)
+
+
+@pytest.mark.parametrize("bound, files, said", [
+    ("RECORD_FILE_MAX", [("agents/a.log", b"x" * 2048)], "over the limit"),
+    ("RECORD_MAX", [("agents/a.log", b"x" * 1024), ("agents/b.log", b"x" * 1024)], "holds over"),
+])
+def test_what_is_over_the_bounds_pack_run_keeps_cannot_land(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str, files: list[tuple[str, Entry]], said: str) -> None:
+    monkeypatch.setattr(remote_session, bound, 1536)
+    with pytest.raises(remote_job.CannotLand, match=said):
+        remote_job.fill_folder(_local(tmp_path), _tar(files), None)
+
+
+def test_an_mtime_out_of_range_lands_as_0(tmp_path: Path) -> None:
+    """A pax mtime of 1e300 made os.utime overflow after files were written."""
+    local = _local(tmp_path)
+    sent = json.dumps({**json.loads((local.directory / "session.json").read_text()), "summary": "Fixed."}).encode()
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        for name, data, mtime in [("session.json", sent, 0.0), ("agents/a.log", b"hi\n", 1e300)]:
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), mtime
+            tar.addfile(info, io.BytesIO(data))
+    assert remote_job.fill_folder(local, buffer.getvalue(), None) is not None
+    assert (local.directory / "agents" / "a.log").stat().st_mtime == 0
+
+
+def test_an_empty_run_folder_is_a_session_that_never_began(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    record, _ = pack_run(tmp_path / "empty")
+    assert record and remote_job.fill_folder(_local(tmp_path), record, None) is None
