@@ -69,6 +69,15 @@ def _states(said: list[dict[str, Any] | str]) -> list[str]:
     return [e if isinstance(e, str) else e["state"] for e in said]
 
 
+def _with_log(folder: Path, text: str) -> Path:
+    """The run's record, running with one agent whose log holds `text`; the log's path."""
+    log = folder.parent / "ws" / "agent.log"
+    log.parent.mkdir()
+    log.write_text(text)
+    _write(folder, "running", TICK, log)
+    return log
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     run = tmp_path / "run1"
@@ -128,10 +137,7 @@ def test_a_record_torn_in_place_is_read_once_more_though_its_mtime_size_and_inod
 
 def test_a_record_that_stays_unreadable_is_read_twice_and_the_logs_still_follow(
         folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    log = folder.parent / "ws" / "agent.log"
-    log.parent.mkdir()
-    log.write_text("planning\n")
-    _write(folder, "running", TICK, log)
+    log = _with_log(folder, "planning\n")
     reads: list[int] = []
     read = runs._readable
     polled = 0
@@ -159,10 +165,7 @@ def test_a_record_that_stays_unreadable_is_read_twice_and_the_logs_still_follow(
 
 def test_a_broken_record_beside_a_log_that_grows_at_every_poll_still_sends_the_log(
         folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    log = folder.parent / "ws" / "agent.log"
-    log.parent.mkdir()
-    log.write_text("")
-    _write(folder, "running", TICK, log)
+    log = _with_log(folder, "")
 
     def step(n: int) -> None:
         if n == 2:
