@@ -105,7 +105,8 @@ def land(session: Session, env: IsolatedEnv, isolator: WorktreeIsolator, base: P
                                                      "fault or this machine's; start again once it is mended") from None
     if result.left_out:
         session.event("runner_left_out", files=list(result.left_out[:100]), total=len(result.left_out))
-        say = f"{len(result.left_out)} file(s) of the run folder on {where} were too large to bring back: " \
+        say = f"{len(result.left_out)} file(s) or folder(s) of the run folder on {where} were too large or too " \
+              f"many to bring back: " \
               f"{', '.join(result.left_out[:3])}{' …' if len(result.left_out) > 3 else ''}"
         (warn or _stderr)(say)
     if remote is None:

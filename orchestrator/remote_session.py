@@ -82,8 +82,6 @@ def pack_tree(root: Path) -> bytes:
     return buffer.getvalue()
 
 
-
-
 class NotARunFolder(tarfile.FilterError):
     """A member `pack_run` never sends: not a plain file or folder at a plain relative path within the bounds."""
 
@@ -110,7 +108,7 @@ def unpack(data: bytes, target: Path, aside: Mapping[str, Path] | None = None, *
     """tar.gz bytes into `target`, but a member named a key of `aside` into the folder it maps to; tarfile's `data`
     filter refuses `..` and links out of either. A `run_folder` is read as `pack_run` makes it, every member
     refused or taken before one is written: its headers walked and bounded before tarfile reads them, its gzip
-    checksum read, only plain files and folders at plain relative paths within RECORD_FILE_MAX and RECORD_MAX."""
+    checksum read, only plain files and folders at plain relative paths within the bounds pack_run keeps."""
     target.mkdir(parents=True, exist_ok=True)
     routes = aside or {}
     check = _run_folder_member if run_folder else tarfile.data_filter
@@ -249,20 +247,24 @@ def git_patch(repo: Path, base_tree: str, new_tree: str) -> bytes:
 
 
 def pack_run(folder: Path) -> tuple[bytes, tuple[str, ...]]:
-    """The run folder's files and folders (no socket, FIFO or link) as tar.gz bytes (b"" when there is none), and
-    the files left out: one over RECORD_FILE_MAX, past RECORD_MAX in all or past RECORD_ENTRIES entries (agents
-    write what they like there)."""
+    """The run folder's files and folders (no socket, FIFO or link) as tar.gz bytes (b"" when there is none), the
+    record and trace first, and what is left out: a file over RECORD_FILE_MAX, or what comes past RECORD_MAX in
+    all, RECORD_ENTRIES entries or RECORD_TAR_BYTES of tar stream (agents write what they like there)."""
     if not folder.is_dir() or folder.is_symlink():
         return b"", ()
+    first = [folder / SESSION_FILE, folder / TRACE_FILE]
     buffer, left_out, total, entries = io.BytesIO(), [], 0, 0
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for path in sorted(folder.rglob("*")):
+        for path in [*first, *(p for p in sorted(folder.rglob("*")) if p not in first)]:
             if path.is_symlink() or not (path.is_file() or path.is_dir()):
                 continue
+            name = path.relative_to(folder).as_posix()
             size = path.stat().st_size if path.is_file() else 0
-            if size > RECORD_FILE_MAX or total + size > RECORD_MAX or entries >= RECORD_ENTRIES:
-                left_out.append(path.relative_to(folder).as_posix())
+            stream = tar.offset + 512 * (5 + len(name.encode()) // 256) + size  # its headers, a pax one, its data
+            if size > RECORD_FILE_MAX or total + size > RECORD_MAX or entries >= RECORD_ENTRIES or \
+                    stream > RECORD_TAR_BYTES:
+                left_out.append(name)
                 continue
             total, entries = total + size, entries + 1
-            tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
+            tar.add(path, arcname=name, recursive=False)
     return buffer.getvalue(), tuple(left_out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import re
 import tarfile
 import zlib
 from collections.abc import Iterable, Mapping
@@ -62,12 +63,13 @@ _TAIL = 64 * 1024  # what may follow the tar stream's end marker in the gzip str
 _META_TYPES = {b"x": "pax", b"g": "global pax", b"L": "GNU long name", b"K": "GNU long link"}
 _UNMODELLED = {b"S", b"X"}  # GNU sparse (extension blocks), Solaris extended (read as pax)
 _NO_DATA = {b"1", b"2", b"3", b"4", b"5", b"6"}  # tarfile reads no data behind these, whatever their size
+_PAX_RECORD = re.compile(rb"(\d+) ([^=]+)=")  # tarfile's own pattern for a record's start
 
 
 def read_archive(data: bytes) -> list[ArchiveMember]:
     """Every member, checked: only regular files at safe relative paths, within the package limits.
 
-    The gzip stream is decompressed header by header (see `_tar_stream`) before tarfile parses anything.
+    The gzip stream is decompressed header by header (see `tar_stream`) before tarfile parses anything.
     """
     raw = tar_stream(data)
     members: list[ArchiveMember] = []
@@ -138,9 +140,10 @@ def tar_stream(data: bytes, *, max_entries: int = MAX_ENTRIES, max_bytes: int = 
             raise ArchiveError(f"archive unpacks to more than {max_bytes} bytes, over the limits")
         if not raw.ensure(pos + _BLOCK + padded):
             raise ArchiveError("corrupt archive: the tar stream is truncated")
+        records = bytes(raw.out[pos + _BLOCK:pos + _BLOCK + padded])  # tarfile reads the padding as records too
         if flag == b"x":
-            next_size, pax = _pax_size(bytes(raw.out[pos + _BLOCK:pos + _BLOCK + size]), next_size), True
-        elif flag == b"g" and _pax_size(bytes(raw.out[pos + _BLOCK:pos + _BLOCK + size]), None) is not None:
+            next_size, pax = _pax_size(records, next_size), True
+        elif flag == b"g" and _pax_size(records, None) is not None:
             raise ArchiveError(f"a global pax header sets the size of members (at byte {pos})")
         pos += _BLOCK + padded
     if (pos == 0 and not empty) or pos < len(raw.out) < pos + _BLOCK:
@@ -169,7 +172,7 @@ def _check_member(block: bytes, size: int, pos: int, max_member: int | None) -> 
     if size < 0:
         raise ArchiveError(f"corrupt archive: a member of negative size at byte {pos}")
     flag = block[156:157]
-    if size and (flag in _NO_DATA or (flag == b"\0" and block[:100].rstrip(b"\0").endswith(b"/"))):
+    if size and (flag in _NO_DATA or (flag == b"\0" and block[:100].split(b"\0", 1)[0].endswith(b"/"))):
         raise ArchiveError(f"corrupt archive: a folder or link of {size} bytes at byte {pos}")
     if max_member is not None and size > max_member:
         raise ArchiveError(f"a member of {size} bytes at byte {pos} is over the limit of {max_member}")
@@ -217,17 +220,17 @@ def _number(field: bytes, offset: int) -> int:
 
 
 def _pax_size(records: bytes, found: int | None) -> int | None:
-    """The `size` record of a pax header, else `found` (records are `LEN key=value\\n`); a record this cannot
-    parse, or a GNU sparse one, is refused (tarfile might read it otherwise)."""
+    """The `size` record of a pax header's padded block, else `found`, read as tarfile reads them: `LEN key=value`
+    and the record's last byte, from the block's start until a NUL. A record tarfile would read otherwise (one
+    not ending in a newline, one past the block) is refused, as is anything after the records but NULs and a
+    GNU sparse record."""
     pos = 0
-    while pos < len(records):
-        length_text, space, _ = records[pos:].partition(b" ")
-        if not records[pos:].strip(b"\0"):
-            break  # padding
-        if not space or not length_text.isdigit() or not 0 < int(length_text) <= len(records) - pos:
+    while pos < len(records) and records[pos] != 0:
+        match = _PAX_RECORD.match(records, pos)
+        length = int(match.group(1)) if match else 0
+        if not match or not 0 < length <= len(records) - pos or records[pos + length - 1:pos + length] != b"\n":
             raise ArchiveError("corrupt archive: a pax record this reader cannot parse")
-        record = records[pos : pos + int(length_text)]
-        key, _, value = record[len(length_text) + 1 :].rstrip(b"\n").partition(b"=")
+        key, value = match.group(2), records[match.end():pos + length - 1]
         if key.startswith(b"GNU.sparse."):
             raise ArchiveError("corrupt archive: a GNU sparse pax record")
         if key == b"size":
@@ -235,5 +238,7 @@ def _pax_size(records: bytes, found: int | None) -> int | None:
                 found = int(value)
             except ValueError:
                 raise ArchiveError("corrupt archive: a pax size record is not a number") from None
-        pos += int(length_text)
+        pos += length
+    if records[pos:].strip(b"\0"):
+        raise ArchiveError("corrupt archive: a pax record this reader cannot parse")
     return found

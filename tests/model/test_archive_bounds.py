@@ -10,6 +10,7 @@ import tracemalloc
 
 import pytest
 
+from strawpot.model import archive
 from strawpot.model.archive import (
     MAX_ENTRIES,
     MAX_META_BYTES,
@@ -125,3 +126,37 @@ def test_a_negative_size_is_refused() -> None:
     raw = with_size(header("d", 0, tarfile.DIRTYPE), -(1 << 40)) + header("a.txt", 0, tarfile.REGTYPE) + b"\0" * 1024
     with pytest.raises(ArchiveError, match="negative size"):
         read_archive(gzip.compress(raw))
+
+
+def test_a_pax_record_in_the_padding_is_read_as_tarfile_reads_it() -> None:
+    """tarfile reads records on into the header's padding: a `size=0` there hides what follows from a walk that
+    stops at the header's size, here a pax header over the bound."""
+    block = b"10 a=bcde\n" + b"9 size=0\n"
+    hidden = header("././@PaxHeader", MAX_META_BYTES + 1, tarfile.XHDTYPE) + b"\0" * 512
+    raw = (header("././@PaxHeader", 10, tarfile.XHDTYPE) + block.ljust(512, b"\0")
+           + header("a.txt", len(hidden), tarfile.REGTYPE) + hidden + b"\0" * 1024)
+    with pytest.raises(ArchiveError, match=f"pax header of {MAX_META_BYTES + 1} bytes"):
+        read_archive(gzip.compress(raw))
+
+
+def test_a_pax_record_without_its_newline_is_refused() -> None:
+    raw = (header("././@PaxHeader", 12, tarfile.XHDTYPE) + b"12 size=1024".ljust(512, b"\0")
+           + header("a.txt", 0, tarfile.REGTYPE) + b"\0" * 1024)
+    with pytest.raises(ArchiveError, match="pax record this reader cannot parse"):
+        read_archive(gzip.compress(raw))
+
+
+def test_a_v7_folder_named_up_to_a_nul_holds_no_data() -> None:
+    """tarfile cuts the name at its first NUL: `d/\\0x` is a folder, and it skips none of the size."""
+    folder = bytearray(header("d/", 0, tarfile.AREGTYPE))
+    folder[:4] = b"d/\0x"
+    raw = with_size(bytes(folder), 1024) + b"\0" * 1024 + header("a.txt", 0, tarfile.REGTYPE) + b"\0" * 1024
+    with pytest.raises(ArchiveError, match="folder or link of 1024 bytes"):
+        read_archive(gzip.compress(raw))
+
+
+def test_a_recursion_past_the_walk_is_still_one_archive_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(archive, "tar_stream", lambda data: gzip.decompress(data))  # as if the walk missed it
+    chain = (header("././@LongLink", 5, tarfile.GNUTYPE_LONGNAME) + b"name\0".ljust(512, b"\0")) * 3000
+    with pytest.raises(ArchiveError, match="corrupt archive"):
+        read_archive(gzip.compress(chain + header("a.txt", 0, tarfile.REGTYPE) + b"\0" * 1024))

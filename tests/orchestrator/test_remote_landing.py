@@ -272,3 +272,18 @@ def test_an_empty_run_folder_is_a_session_that_never_began(tmp_path: Path) -> No
     (tmp_path / "empty").mkdir()
     record, _ = pack_run(tmp_path / "empty")
     assert record and remote_job.fill_folder(_local(tmp_path), record, None) is None
+
+
+def test_a_run_folder_past_the_entry_bound_still_brings_back_its_record_and_trace(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record and trace go first: `agents/…` sorts before them, and a workspace of many files left them out."""
+    remote = Session.create(tmp_path / "remote", "lead", "fix it", run_id="run1")
+    (remote.directory / "agents").mkdir()
+    for i in range(5):
+        (remote.directory / "agents" / f"f{i}.js").write_text("x")
+    remote.finish(State.SUCCEEDED, 0, "Fixed.")
+    monkeypatch.setattr(remote_session, "RECORD_ENTRIES", 3)
+    record, left_out = pack_run(remote.directory)
+    assert left_out == tuple(f"agents/f{i}.js" for i in range(5))  # the folder took the last place
+    landed = remote_job.fill_folder(_local(tmp_path), record, None)
+    assert landed is not None and landed.summary == "Fixed."
