@@ -125,7 +125,7 @@ def tar_stream(data: bytes, *, max_entries: int = MAX_ENTRIES, max_bytes: int = 
     pos = 0
     while raw.ensure(pos + _BLOCK) and (block := bytes(raw.out[pos:pos + _BLOCK])).strip(b"\0"):
         size, flag = _number(block[124:136], pos), block[156:157]
-        kind = _check_kind(flag, size, pos, pax)
+        kind = _check_kind(block, size, pos, pax)
         metas = metas + 1 if kind is not None else 0
         if metas > MAX_META_RUN:
             raise ArchiveError(f"corrupt archive: more than {MAX_META_RUN} meta headers in a row at byte {pos}")
@@ -155,9 +155,15 @@ def tar_stream(data: bytes, *, max_entries: int = MAX_ENTRIES, max_bytes: int = 
     return bytes(raw.out)
 
 
-def _check_kind(flag: bytes, size: int, pos: int, pax: bool) -> str | None:
-    """A header's kind when it is a meta header (else None), refused when the walk does not model it as tarfile
-    reads it (`pax`: a pax header already waits for its member) or when it is a meta header over MAX_META_BYTES."""
+def _check_kind(block: bytes, size: int, pos: int, pax: bool) -> str | None:
+    """A header's kind when it is a meta header (else None), refused when tarfile cannot read it (after the first
+    header it would take that for the end, silently), when the walk does not model it as tarfile reads it (`pax`:
+    a pax header already waits for its member) or when it is a meta header over MAX_META_BYTES."""
+    try:
+        tarfile.TarInfo.frombuf(block, tarfile.ENCODING, "surrogateescape")
+    except tarfile.HeaderError as exc:
+        raise ArchiveError(f"corrupt archive: a header tarfile cannot read at byte {pos} ({exc})") from None
+    flag = block[156:157]
     if flag in _UNMODELLED or (flag == b"x" and pax):
         raise ArchiveError(f"corrupt archive: a header of a kind this reader refuses at byte {pos}")
     kind = _META_TYPES.get(flag)

@@ -160,3 +160,14 @@ def test_a_recursion_past_the_walk_is_still_one_archive_error(monkeypatch: pytes
     chain = (header("././@LongLink", 5, tarfile.GNUTYPE_LONGNAME) + b"name\0".ljust(512, b"\0")) * 3000
     with pytest.raises(ArchiveError, match="corrupt archive"):
         read_archive(gzip.compress(chain + header("a.txt", 0, tarfile.REGTYPE) + b"\0" * 1024))
+
+
+@pytest.mark.parametrize("at, damage", [(148, b"0000000\0"), (100, b"zzzzzzz\0")], ids=["checksum", "mode"])
+def test_a_damaged_header_after_the_first_is_refused_not_taken_for_the_end(at: int, damage: bytes) -> None:
+    """tarfile ends an archive quietly at a header it cannot read past the first: two files of three came back."""
+    raw = bytearray(gzip.decompress(build_archive({"a.txt": b"A", "b.txt": b"B", "c.txt": b"C"})))
+    third = raw.index(b"c.txt") // 512 * 512  # c.txt's own header (its pax header names it first)
+    third = raw.index(b"c.txt", third + 512) // 512 * 512 if raw[third + 156:third + 157] == b"x" else third
+    raw[third + at:third + at + len(damage)] = damage
+    with pytest.raises(ArchiveError, match="a header tarfile cannot read"):
+        read_archive(gzip.compress(bytes(raw)))

@@ -287,3 +287,11 @@ def test_a_run_folder_past_the_entry_bound_still_brings_back_its_record_and_trac
     assert left_out == tuple(f"agents/f{i}.js" for i in range(5))  # the folder took the last place
     landed = remote_job.fill_folder(_local(tmp_path), record, None)
     assert landed is not None and landed.summary == "Fixed."
+
+
+def test_a_damaged_header_past_the_first_cannot_land_as_a_shorter_folder(tmp_path: Path) -> None:
+    raw = bytearray(gzip.decompress(_tar({"session.json": b"{}", "agents/a.log": b"a", "agents/b.log": b"b"})))
+    last = raw.rindex(b"agents/b.log") // 512 * 512
+    raw[last + 148:last + 156] = b"0000000\0"  # its checksum
+    with pytest.raises(remote_job.CannotLand, match="a header tarfile cannot read"):
+        remote_job.fill_folder(_local(tmp_path), gzip.compress(bytes(raw)), None)
