@@ -133,18 +133,19 @@ def tar_stream(data: bytes, *, max_entries: int = MAX_ENTRIES, max_bytes: int = 
             entries += 1
             if entries > max_entries:
                 raise ArchiveError(f"archive has more than {max_entries} entries, over the limits")
-            size, next_size, pax = (next_size, None, False) if next_size is not None else (size, None, False)
+            size, next_size, pax = size if next_size is None else next_size, None, False
             _check_member(block, size, pos, max_member)
         padded = -(-size // _BLOCK) * _BLOCK
         if pos + _BLOCK + padded > max_bytes:
             raise ArchiveError(f"archive unpacks to more than {max_bytes} bytes, over the limits")
         if not raw.ensure(pos + _BLOCK + padded):
             raise ArchiveError("corrupt archive: the tar stream is truncated")
-        records = bytes(raw.out[pos + _BLOCK:pos + _BLOCK + padded])  # tarfile reads the padding as records too
-        if flag == b"x":
-            next_size, pax = _pax_size(records, next_size), True
-        elif flag == b"g" and _pax_size(records, None) is not None:
-            raise ArchiveError(f"a global pax header sets the size of members (at byte {pos})")
+        if flag in (b"x", b"g"):  # tarfile reads the padding as records too
+            records = bytes(raw.out[pos + _BLOCK:pos + _BLOCK + padded])
+            if flag == b"x":
+                next_size, pax = _pax_size(records, next_size), True
+            elif _pax_size(records, None) is not None:
+                raise ArchiveError(f"a global pax header sets the size of members (at byte {pos})")
         pos += _BLOCK + padded
     if (pos == 0 and not empty) or pos < len(raw.out) < pos + _BLOCK:
         raise ArchiveError("corrupt archive: the tar stream is empty or truncated")
