@@ -17,7 +17,7 @@ from orchestrator.isolation import IsolatedEnv, Merged
 from orchestrator.isolators import end_isolation
 from orchestrator.launch import Ended, Prepared
 from orchestrator.merge import safe_git
-from orchestrator.remote_session import Job, Result, pack_tree, unpack
+from orchestrator.remote_session import Job, Result, pack_tree, unpack_run_folder
 from orchestrator.run_record import PRIVATE_FILE, SESSION_FILE, RunRecord, RunRecordBroken, find_run
 from orchestrator.session import STOPPED_EXIT_CODE, TRACE_FILE, Session, State, command_exit_code
 from orchestrator.worktree import WorktreeIsolator
@@ -159,7 +159,7 @@ def fill_folder(session: Session, record: bytes, observer: Callable[[str, dict[s
         # the remote record in place of this run's (session.save below writes that)
         aside = Path(scratch) / session.run_id
         try:
-            unpack(record, session.directory, {SESSION_FILE: aside, TRACE_FILE: aside}, run_folder=True)
+            unpack_run_folder(record, session.directory, {SESSION_FILE: aside, TRACE_FILE: aside})
         except (tarfile.TarError, EOFError, OSError, ValueError, RecursionError, OverflowError) as exc:
             # damaged, cut short, refused or no room here (the last two: a backstop to the walk before tarfile)
             raise CannotLand(str(exc)) from None

@@ -82,8 +82,15 @@ def pack_tree(root: Path) -> bytes:
     return buffer.getvalue()
 
 
+def unpack(data: bytes, target: Path) -> None:
+    """tar.gz bytes into `target`; tarfile's `data` filter refuses absolute paths, `..` and links out of it."""
+    target.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        tar.extractall(target, filter="data")
+
+
 class NotARunFolder(tarfile.FilterError):
-    """A member `pack_run` never sends: not a plain file or folder at a plain relative path within the bounds."""
+    """A member `pack_run` never sends: a link, or a name that is not a plain relative path."""
 
     def __init__(self, tarinfo: tarfile.TarInfo, why: str) -> None:
         self.tarinfo = tarinfo
@@ -91,42 +98,36 @@ class NotARunFolder(tarfile.FilterError):
 
 
 def _run_folder_member(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+    """The data filter, after what `tar_stream` has not refused already: links, names as pack_run never writes
+    them, an mtime os.utime cannot take."""
     if member.issym() or member.islnk():
         raise NotARunFolder(member, "is a link, and a run folder comes back without links")
-    if member.issparse() or not (member.isfile() or member.isdir()) or (member.isdir() and member.size):
-        raise NotARunFolder(member, "is neither a plain file nor a folder")
     if member.name.startswith("/") or "\0" in member.name or {"", ".", ".."} & set(member.name.split("/")):
         raise NotARunFolder(member, "is not a path within the run folder")  # as pack_run writes: a/b, no ./ or ..
-    if not 0 <= member.size <= RECORD_FILE_MAX:
-        raise NotARunFolder(member, f"is not 0 to {RECORD_FILE_MAX // (1024 * 1024)} MiB")
     if not 0 <= member.mtime < 1 << 33:  # os.utime would overflow; NaN fails this too
         member = member.replace(mtime=0, deep=False)
     return tarfile.data_filter(member, path)
 
 
-def unpack(data: bytes, target: Path, aside: Mapping[str, Path] | None = None, *, run_folder: bool = False) -> None:
-    """tar.gz bytes into `target`, but a member named a key of `aside` into the folder it maps to; tarfile's `data`
-    filter refuses `..` and links out of either. A `run_folder` is read as `pack_run` makes it, every member
-    refused or taken before one is written: its headers walked and bounded before tarfile reads them, its gzip
-    checksum read, only plain files and folders at plain relative paths within the bounds pack_run keeps."""
+def unpack_run_folder(data: bytes, target: Path, aside: Mapping[str, Path]) -> None:
+    """A run folder as `pack_run` makes it into `target`, but a member named a key of `aside` into the folder it
+    maps to. Every member is refused or taken before one is written: the headers walked and bounded before
+    tarfile reads them (sparse files, data behind a folder, a member over RECORD_FILE_MAX refused there), the gzip
+    checksum read, then links, names pack_run never writes and more than RECORD_MAX in all refused."""
     target.mkdir(parents=True, exist_ok=True)
-    routes = aside or {}
-    check = _run_folder_member if run_folder else tarfile.data_filter
-    with (tarfile.open(fileobj=io.BytesIO(tar_stream(data, max_entries=RECORD_ENTRIES, max_bytes=RECORD_TAR_BYTES,
-                                                     max_member=RECORD_FILE_MAX, whole=True, empty=True)),
-                       mode="r:") if run_folder else
-          tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")) as tar:
+    raw = tar_stream(data, max_entries=RECORD_ENTRIES, max_bytes=RECORD_TAR_BYTES, max_member=RECORD_FILE_MAX,
+                     whole=True, empty=True)
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
         members = tar.getmembers()
         into: dict[Path, list[tarfile.TarInfo]] = {}
         for member in members:
-            folder = routes.get(member.name, target)
-            if run_folder:
-                check(member, str(folder))
+            folder = aside.get(member.name, target)
+            _run_folder_member(member, str(folder))
             into.setdefault(folder, []).append(member)
-        if run_folder and sum(m.size for m in members) > RECORD_MAX:
+        if sum(m.size for m in members) > RECORD_MAX:
             raise tarfile.TarError(f"it holds over {RECORD_MAX // (1024 * 1024)} MiB")
         for folder, listed in into.items():
-            tar.extractall(folder, members=listed, filter=check)
+            tar.extractall(folder, members=listed, filter=_run_folder_member)
 
 
 class RemoteSession:
